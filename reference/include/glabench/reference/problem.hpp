@@ -1,0 +1,64 @@
+// The three operations of DESIGN §1 and the tensors that go in and out of them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "glabench/reference/tensor.hpp"
+
+namespace glabench {
+
+enum class op_kind { gla, rwkv6, softmax_attn };
+
+std::string_view op_name(op_kind op);
+std::optional<op_kind> parse_op(std::string_view name);
+
+// Sizes and scalars of one problem. For softmax_attn, K is the q/k head size D.
+struct problem {
+  op_kind op = op_kind::gla;
+  int64_t B = 1, T = 1, H = 1, K = 1, V = 1;
+  double scale = 1.0;
+  bool causal = true;  // softmax_attn only
+
+  std::vector<int64_t> qk_shape() const { return {B, T, H, K}; }
+  std::vector<int64_t> v_shape() const { return {B, T, H, V}; }
+  std::vector<int64_t> state_shape() const { return {B, H, K, V}; }
+  std::vector<int64_t> u_shape() const { return {H, K}; }
+  std::vector<int64_t> lse_shape() const { return {B, H, T}; }
+  bool has_gate() const { return op != op_kind::softmax_attn; }
+  bool has_state() const { return op != op_kind::softmax_attn; }
+  bool has_bonus() const { return op == op_kind::rwkv6; }
+};
+
+// Inputs in the ABI's convention: rwkv6 stores r in q and w in g. `g` and `u` are
+// empty where the op has none. `d_o` and `dht` are the cotangents of o and ht.
+struct op_inputs {
+  tensor q, k, v, g, u;
+  std::optional<tensor> h0;
+  std::optional<tensor> d_o;
+  std::optional<tensor> dht;
+};
+
+struct op_outputs {
+  tensor o;
+  tensor ht;   // gla, rwkv6
+  tensor lse;  // softmax_attn
+};
+
+// du for rwkv6 only; dh0 only when h0 was given; dg empty for softmax_attn.
+struct op_gradients {
+  tensor dq, dk, dv, dg, du, dh0;
+};
+
+// A named view of the differentiable inputs and their gradients, in one fixed order
+// (q, k, v, g, u, h0), skipping those the problem does not have.
+struct named_tensor_ref {
+  std::string name;
+  tensor* value;
+};
+std::vector<named_tensor_ref> differentiable_inputs(const problem& p, op_inputs& in);
+std::vector<named_tensor_ref> gradient_tensors(const problem& p, bool has_h0, op_gradients& grads);
+
+}  // namespace glabench

@@ -1,0 +1,44 @@
+// Deterministic random problems, the same on every platform (std::normal_distribution
+// is implementation-defined, so we draw normals ourselves). Used by the fixture
+// generator, the tests, the finite-difference checker and the benchmarks.
+#pragma once
+
+#include <cstdint>
+
+#include "glabench/reference/problem.hpp"
+
+namespace glabench {
+
+// splitmix64 for bits, Box–Muller for normals.
+class normal_rng {
+ public:
+  explicit normal_rng(uint64_t seed) : state_(seed) {}
+  uint64_t next_u64();
+  double uniform();  // in (0, 1)
+  double normal();
+  void fill_normal(tensor& t, double stddev = 1.0);
+
+ private:
+  uint64_t state_;
+  bool has_spare_ = false;
+  double spare_ = 0;
+};
+
+enum class gate_kind {
+  logsigmoid,  // g = log σ(x), x ~ N(2,1): realistic gates, mostly in (−1, 0), mean ≈ −0.15
+  zero,        // g = 0: no decay
+  reset,       // g = −30: the state is forgotten at every token
+};
+
+struct random_problem_options {
+  gate_kind gates = gate_kind::logsigmoid;
+  bool with_h0 = true;
+  bool with_do = true;
+  bool with_dht = true;
+  uint64_t seed = 0;
+};
+
+// q, k scaled by K^-0.25 so that q·k is of order one; v, h0, d_o, dht standard normal.
+op_inputs make_random_inputs(const problem& p, const random_problem_options& opts);
+
+}  // namespace glabench

@@ -1,0 +1,36 @@
+#include "glabench/reference/problem.hpp"
+
+namespace glabench {
+
+std::string_view op_name(op_kind op) {
+  switch (op) {
+    case op_kind::gla: return "gla";
+    case op_kind::rwkv6: return "rwkv6";
+    case op_kind::softmax_attn: return "softmax_attn";
+  }
+  return "?";
+}
+
+std::optional<op_kind> parse_op(std::string_view name) {
+  for (op_kind op : {op_kind::gla, op_kind::rwkv6, op_kind::softmax_attn})
+    if (op_name(op) == name) return op;
+  return std::nullopt;
+}
+
+std::vector<named_tensor_ref> differentiable_inputs(const problem& p, op_inputs& in) {
+  std::vector<named_tensor_ref> refs = {{"q", &in.q}, {"k", &in.k}, {"v", &in.v}};
+  if (p.has_gate()) refs.push_back({"g", &in.g});
+  if (p.has_bonus()) refs.push_back({"u", &in.u});
+  if (p.has_state() && in.h0) refs.push_back({"h0", &*in.h0});
+  return refs;
+}
+
+std::vector<named_tensor_ref> gradient_tensors(const problem& p, bool has_h0, op_gradients& g) {
+  std::vector<named_tensor_ref> refs = {{"dq", &g.dq}, {"dk", &g.dk}, {"dv", &g.dv}};
+  if (p.has_gate()) refs.push_back({"dg", &g.dg});
+  if (p.has_bonus()) refs.push_back({"du", &g.du});
+  if (p.has_state() && has_h0) refs.push_back({"dh0", &g.dh0});
+  return refs;
+}
+
+}  // namespace glabench

@@ -1,0 +1,76 @@
+#include "glabench/reference/random_inputs.hpp"
+
+#include <cmath>
+#include <numbers>
+
+namespace glabench {
+
+uint64_t normal_rng::next_u64() {
+  uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+double normal_rng::uniform() { return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1.0p-53; }
+
+double normal_rng::normal() {
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
+  const double r = std::sqrt(-2.0 * std::log(uniform()));
+  const double phi = 2.0 * std::numbers::pi * uniform();
+  spare_ = r * std::sin(phi);
+  has_spare_ = true;
+  return r * std::cos(phi);
+}
+
+void normal_rng::fill_normal(tensor& t, double stddev) {
+  for (double& x : t.data) x = stddev * normal();
+}
+
+namespace {
+double log_sigmoid(double x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }
+}  // namespace
+
+op_inputs make_random_inputs(const problem& p, const random_problem_options& opts) {
+  normal_rng rng(opts.seed);
+  op_inputs in;
+  const double qk_std = std::pow(static_cast<double>(p.K), -0.25);
+  in.q = tensor(p.qk_shape());
+  in.k = tensor(p.qk_shape());
+  in.v = tensor(p.v_shape());
+  rng.fill_normal(in.q, qk_std);
+  rng.fill_normal(in.k, qk_std);
+  rng.fill_normal(in.v);
+  if (p.has_gate()) {
+    in.g = tensor(p.qk_shape());
+    for (double& g : in.g.data) {
+      switch (opts.gates) {
+        case gate_kind::logsigmoid: g = log_sigmoid(rng.normal() + 2.0); break;
+        case gate_kind::zero: g = 0.0; break;
+        case gate_kind::reset: g = -30.0; break;
+      }
+    }
+  }
+  if (p.has_bonus()) {
+    in.u = tensor(p.u_shape());
+    rng.fill_normal(in.u, 0.5);
+  }
+  if (p.has_state() && opts.with_h0) {
+    in.h0 = tensor(p.state_shape());
+    rng.fill_normal(*in.h0);
+  }
+  if (opts.with_do) {
+    in.d_o = tensor(p.v_shape());
+    rng.fill_normal(*in.d_o);
+    if (p.has_state() && opts.with_dht) {
+      in.dht = tensor(p.state_shape());
+      rng.fill_normal(*in.dht);
+    }
+  }
+  return in;
+}
+
+}  // namespace glabench
