@@ -160,6 +160,7 @@ gradcheck_report gradcheck(const problem& p, const op_inputs& in, const differen
     report.jacobian_error = max_diff / std::max(max_abs, 1e-300);
     report.worst_error = std::max(report.worst_error, report.jacobian_error);
   }
+  report.tolerance = opts.tolerance;
   report.passed = std::isfinite(report.worst_error) && report.worst_error <= opts.tolerance;
   return report;
 }

@@ -49,6 +49,7 @@ struct gradcheck_report {
   bool jacobian_checked = false;
   double jacobian_error = 0;  // max |J_fd − J_analytic| / max |J_analytic|
   double worst_error = 0;
+  double tolerance = 0;  // the options' tolerance it was judged against
   bool passed = false;
 };
 

@@ -1,0 +1,137 @@
+// The naive recurrent backend: the plugin-ABI glue around recurrence.hpp. CPU only,
+// gla and rwkv6, fp64 and fp32, forward and backward.
+#include <string>
+
+#include "glabench/backend.h"
+#include "glabench/backend_support.hpp"
+#include "recurrence.hpp"
+
+namespace {
+
+using namespace glabench::backend_support;
+namespace naive = glabench::naive;
+
+constexpr glabench_capability kCapabilities[] = {
+    {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_GLA, kFloat32, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_GLA, kFloat32, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_RWKV6, kFloat64, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_RWKV6, kFloat64, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_RWKV6, kFloat32, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_RWKV6, kFloat32, GLABENCH_MODE_BACKWARD},
+};
+
+extern const glabench_backend kBackend;
+
+naive::sizes sizes_of(const glabench_problem& p) {
+  return {p.B, p.T, p.H, p.K, p.V, p.op == GLABENCH_OP_RWKV6};
+}
+
+glabench_status device_available(glabench_message*) { return GLABENCH_OK; }
+
+glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
+  if (!has_capability(kBackend, p->op, p->dtype, mode))
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "naive_recurrent runs gla and rwkv6 in fp64 and fp32");
+  return GLABENCH_OK;
+}
+
+glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
+                               glabench_message*) {
+  const size_t value_bytes = p->dtype.bits / 8;
+  *bytes = static_cast<size_t>(naive::workspace_values(sizes_of(*p), mode == GLABENCH_MODE_BACKWARD)) *
+           value_bytes;
+  return GLABENCH_OK;
+}
+
+// Offsets of (b, h) into token and state tensors.
+int64_t token_at(const glabench_problem& p, int64_t b, int64_t h, int64_t D) {
+  return (b * p.T * p.H + h) * D;
+}
+int64_t state_at(const glabench_problem& p, int64_t b, int64_t h) { return (b * p.H + h) * p.K * p.V; }
+
+template <typename real>
+naive::head<real> head_of(const glabench_problem& p, int64_t b, int64_t h, const DLTensor* q,
+                          const DLTensor* k, const DLTensor* v, const DLTensor* g, const DLTensor* u,
+                          const DLTensor* h0, DLTensor* o, DLTensor* ht) {
+  naive::head<real> x{};
+  x.q = data_of<const real>(q) + token_at(p, b, h, p.K);
+  x.k = data_of<const real>(k) + token_at(p, b, h, p.K);
+  x.g = data_of<const real>(g) + token_at(p, b, h, p.K);
+  x.v = data_of<const real>(v) + token_at(p, b, h, p.V);
+  x.u = u ? data_of<const real>(u) + h * p.K : nullptr;
+  x.h0 = h0 ? data_of<const real>(h0) + state_at(p, b, h) : nullptr;
+  x.o = o ? data_of<real>(o) + token_at(p, b, h, p.V) : nullptr;
+  x.ht = ht ? data_of<real>(ht) + state_at(p, b, h) : nullptr;
+  x.stride_k = p.H * p.K;
+  x.stride_v = p.H * p.V;
+  return x;
+}
+
+template <typename real>
+glabench_status run_forward(const glabench_problem& p, const glabench_forward_args& a) {
+  const naive::sizes n = sizes_of(p);
+  real* S = static_cast<real*>(a.workspace);
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h)
+      naive::forward_head(n, head_of<real>(p, b, h, a.q, a.k, a.v, a.g, a.u, a.h0, a.o, a.ht),
+                          static_cast<real>(p.scale), S);
+  return GLABENCH_OK;
+}
+
+template <typename real>
+glabench_status run_backward(const glabench_problem& p, const glabench_backward_args& a) {
+  const naive::sizes n = sizes_of(p);
+  if (a.du) std::fill_n(data_of<real>(a.du), p.H * p.K, real(0));
+  for (int64_t b = 0; b < p.B; ++b)
+    for (int64_t h = 0; h < p.H; ++h) {
+      naive::head_grads<real> d{};
+      d.d_o = data_of<const real>(a.d_o) + token_at(p, b, h, p.V);
+      d.dht = a.dht ? data_of<const real>(a.dht) + state_at(p, b, h) : nullptr;
+      d.dq = data_of<real>(a.dq) + token_at(p, b, h, p.K);
+      d.dk = data_of<real>(a.dk) + token_at(p, b, h, p.K);
+      d.dg = data_of<real>(a.dg) + token_at(p, b, h, p.K);
+      d.dv = data_of<real>(a.dv) + token_at(p, b, h, p.V);
+      d.du = a.du ? data_of<real>(a.du) + h * p.K : nullptr;
+      d.dh0 = a.dh0 ? data_of<real>(a.dh0) + state_at(p, b, h) : nullptr;
+      naive::backward_head(n, head_of<real>(p, b, h, a.q, a.k, a.v, a.g, a.u, a.h0, nullptr, nullptr),
+                           d, static_cast<real>(p.scale), static_cast<real*>(a.workspace));
+    }
+  return GLABENCH_OK;
+}
+
+glabench_status check_args(const glabench_problem* p, glabench_mode mode, size_t workspace_bytes,
+                           glabench_message* error) {
+  if (supports(p, mode, error) != GLABENCH_OK) return GLABENCH_ERROR_UNSUPPORTED;
+  size_t needed = 0;
+  workspace_size(p, mode, &needed, error);
+  if (workspace_bytes < needed)
+    return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT,
+                "workspace of " + std::to_string(workspace_bytes) + " bytes, need " + std::to_string(needed));
+  return GLABENCH_OK;
+}
+
+glabench_status forward(const glabench_problem* p, const glabench_forward_args* a, glabench_message* error) {
+  return guarded(error, [&] {
+    if (glabench_status s = check_args(p, GLABENCH_MODE_FORWARD, a->workspace_bytes, error)) return s;
+    return p->dtype.bits == 64 ? run_forward<double>(*p, *a) : run_forward<float>(*p, *a);
+  });
+}
+
+glabench_status backward(const glabench_problem* p, const glabench_backward_args* a, glabench_message* error) {
+  return guarded(error, [&] {
+    if (glabench_status s = check_args(p, GLABENCH_MODE_BACKWARD, a->workspace_bytes, error)) return s;
+    return p->dtype.bits == 64 ? run_backward<double>(*p, *a) : run_backward<float>(*p, *a);
+  });
+}
+
+const glabench_backend kBackend = {
+    GLABENCH_ABI_MAJOR, GLABENCH_ABI_MINOR, sizeof(glabench_backend),
+    "naive_recurrent", "1.0.0", kDLCPU,
+    kCapabilities, sizeof(kCapabilities) / sizeof(kCapabilities[0]),
+    device_available, supports, workspace_size, forward, backward,
+};
+
+}  // namespace
+
+extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) { return &kBackend; }

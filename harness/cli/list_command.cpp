@@ -1,0 +1,61 @@
+// glabench list: every backend found, what it supports, and whether it can run here.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+
+#include "commands.hpp"
+#include "device_context.hpp"
+#include "dtype.hpp"
+
+namespace glabench::cli {
+namespace {
+
+std::string availability(const loaded_backend& b) {
+  char text[1024] = "";
+  glabench_message msg{text, sizeof text};
+  if (b.table->device_available(&msg) != GLABENCH_OK) return std::string("unavailable: ") + text;
+  if (b.table->device_type == kDLCUDA) {
+    std::string reason;
+    if (cuda_device_count(&reason) == 0) return "unavailable: " + reason;
+  }
+  return "available";
+}
+
+std::string capabilities(const glabench_backend& t) {
+  // op → dtype → "fwd" / "fwd+bwd"
+  std::map<std::string, std::map<std::string, std::string>> table;
+  for (size_t i = 0; i < t.num_capabilities; ++i) {
+    const glabench_capability& c = t.capabilities[i];
+    const char* op = c.op == GLABENCH_OP_GLA ? "gla" : c.op == GLABENCH_OP_RWKV6 ? "rwkv6" : "softmax_attn";
+    const auto d = from_dlpack(c.dtype);
+    std::string& modes = table[op][d ? std::string(dtype_name(*d)) : "?"];
+    modes += modes.empty() ? "" : "+";
+    modes += c.mode == GLABENCH_MODE_FORWARD ? "fwd" : "bwd";
+  }
+  std::string out;
+  for (const auto& [op, dtypes] : table) {
+    out += fmt::format("\n    {:<13}", op);
+    for (const auto& [d, modes] : dtypes) out += fmt::format(" {}({})", d, modes);
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_list_command(CLI::App& app, const global_options& global, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand("list", "list the backends found, what they support, and why one cannot run here");
+  cmd->callback([&global, &exit_code] {
+    const backend_registry reg = global.discover();
+    for (const auto& b : reg.backends) {
+      const glabench_backend& t = *b.table;
+      fmt::print("{} {} [{}] — {}\n  {}{}\n", t.name, t.version, t.device_type == kDLCUDA ? "cuda" : "cpu",
+                 availability(b), b.path, capabilities(t));
+    }
+    if (reg.backends.empty()) fmt::print("no backends found (searched {} and GLABENCH_BACKEND_PATH)\n", GLABENCH_DEFAULT_BACKEND_DIR);
+    for (const auto& broken : reg.broken) fmt::print("not loaded: {}\n", broken);
+    exit_code = kExitOk;
+  });
+}
+
+}  // namespace glabench::cli

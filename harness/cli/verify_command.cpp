@@ -1,0 +1,132 @@
+// glabench verify: every (backend, fixture, dtype) selected, checked per DESIGN §5.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <set>
+
+#include "commands.hpp"
+#include "fixture.hpp"
+#include "glabench/backend_support.hpp"
+#include "run_context.hpp"
+#include "verify_report.hpp"
+
+namespace glabench::cli {
+namespace {
+
+struct verify_args {
+  std::vector<std::string> backends, ops, fixtures, dtypes;
+  std::optional<double> tolerance;
+  bool no_gradcheck = false;
+  std::string json_out;
+};
+
+// The dtypes to run a backend at for an op: those asked for, else every dtype it
+// has a forward for.
+std::vector<dtype> dtypes_for(const loaded_backend& b, op_kind op, const std::vector<dtype>& asked) {
+  if (!asked.empty()) return asked;
+  std::vector<dtype> out;
+  for (dtype d : kAllDtypes)
+    for (size_t i = 0; i < b.table->num_capabilities; ++i) {
+      const glabench_capability& c = b.table->capabilities[i];
+      if (c.mode == GLABENCH_MODE_FORWARD && static_cast<int>(c.op) == static_cast<int>(op) &&
+          backend_support::same_dtype(c.dtype, to_dlpack(d))) {
+        out.push_back(d);
+        break;
+      }
+    }
+  return out;
+}
+
+class progress_line {
+ public:
+  progress_line() : enabled_(isatty(STDERR_FILENO)) {}
+  void show(size_t i, size_t n, const std::string& what) {
+    if (enabled_) fmt::print(stderr, "\r\033[K[{}/{}] {}", i, n, what);
+  }
+  ~progress_line() {
+    if (enabled_) fmt::print(stderr, "\r\033[K");
+  }
+
+ private:
+  bool enabled_;
+};
+
+int run_verify(const verify_args& args, const global_options& global) {
+  // Everything is validated before anything runs, so bad input writes nothing.
+  std::vector<dtype> dtypes;
+  for (const auto& name : args.dtypes) {
+    auto d = parse_dtype(name);
+    if (!d) throw std::invalid_argument("--dtype '" + name + "' is not one of fp64, fp32, fp16, bf16");
+    dtypes.push_back(*d);
+  }
+  std::set<op_kind> ops;
+  for (const auto& name : args.ops) {
+    auto op = parse_op(name);
+    if (!op) throw std::invalid_argument("--op '" + name + "' is not one of gla, rwkv6, softmax_attn");
+    ops.insert(*op);
+  }
+  const backend_registry reg = global.discover();
+  std::vector<const loaded_backend*> backends;
+  for (const auto& name : args.backends) {
+    const loaded_backend* b = reg.find(name);
+    if (!b) throw std::invalid_argument("--backend '" + name + "' is not a known backend (found: " + reg.names() + ")");
+    backends.push_back(b);
+  }
+  if (args.backends.empty())
+    for (const auto& b : reg.backends) backends.push_back(&b);
+  if (backends.empty()) throw std::invalid_argument("no backends found; build them or pass --backend-lib");
+
+  std::vector<fixture> fixtures;
+  for (const auto& path : expand_fixture_paths(args.fixtures)) {
+    fixture f = read_fixture(path);
+    if (ops.empty() || ops.count(f.prob.op)) fixtures.push_back(std::move(f));
+  }
+
+  struct job {
+    const loaded_backend* backend;
+    const fixture* fix;
+    dtype storage;
+  };
+  std::vector<job> jobs;
+  for (const auto* b : backends)
+    for (const auto& f : fixtures)
+      for (dtype d : dtypes_for(*b, f.prob.op, dtypes)) jobs.push_back({b, &f, d});
+
+  verify_options opts;
+  opts.tolerance = args.tolerance;
+  opts.gradcheck = !args.no_gradcheck;
+  std::vector<verify_case_result> results;
+  {
+    progress_line progress;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      const job& j = jobs[i];
+      progress.show(i + 1, jobs.size(), fmt::format("{} {} {}", j.backend->name(), j.fix->name(), dtype_name(j.storage)));
+      results.push_back(verify_case(*j.backend, *j.fix, j.storage, opts));
+    }
+  }
+  print_verify_table(std::cout, results);
+  if (!args.json_out.empty()) {
+    write_json_file(args.json_out, verify_results_json(results));
+    fmt::print("results written to {}\n", args.json_out);
+  }
+  return verify_exit_code(results);
+}
+
+}  // namespace
+
+void add_verify_command(CLI::App& app, const global_options& global, int& exit_code) {
+  static verify_args args;
+  CLI::App* cmd = app.add_subcommand("verify", "check backends against the fp64 reference on fixtures");
+  cmd->add_option("--backend", args.backends, "backend name (repeatable; default: all found)");
+  cmd->add_option("--op", args.ops, "gla, rwkv6 or softmax_attn (repeatable; default: all)");
+  cmd->add_option("--fixture", args.fixtures, "fixture file or folder (repeatable)")
+      ->default_val(std::vector<std::string>{GLABENCH_SOURCE_DIR "/datasets/fixtures"});
+  cmd->add_option("--dtype", args.dtypes, "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
+  cmd->add_option("--tolerance", args.tolerance, "override the per-dtype rel_l2 threshold");
+  cmd->add_flag("--no-gradcheck", args.no_gradcheck, "skip the finite-difference gradient check");
+  cmd->add_option("--json", args.json_out, "write the results as JSON to this file");
+  cmd->callback([&global, &exit_code] { exit_code = run_verify(args, global); });
+}
+
+}  // namespace glabench::cli

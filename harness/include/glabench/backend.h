@@ -1,0 +1,179 @@
+/* glabench backend ABI — the one header a backend needs (DESIGN §3).
+ *
+ * A backend is a shared library that exports
+ *
+ *     const glabench_backend* glabench_backend_entry(void);
+ *
+ * returning a pointer to a static, const table of function pointers. Plain C types
+ * only cross the boundary; tensors cross as DLPack DLTensors; the harness owns all
+ * memory (inputs, outputs, workspace) and passes the CUDA stream.
+ *
+ * Versioning (as in the PJRT C API and DLPack): the table starts with the ABI major
+ * and minor version and its own struct_size. Members are only ever appended, with a
+ * minor bump; a change that breaks existing backends bumps the major, and the loader
+ * refuses a major it was not built for. Every struct handed to a backend starts with
+ * struct_size too, so a backend built against an older minor can tell which members
+ * exist (GLABENCH_HAS_MEMBER).
+ *
+ * Errors: every call returns a glabench_status and, on failure, writes a
+ * NUL-terminated message into the caller's buffer. A backend never aborts the
+ * process and never lets a C++ exception escape.
+ */
+#ifndef GLABENCH_BACKEND_H_
+#define GLABENCH_BACKEND_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GLABENCH_ABI_MAJOR 1
+#define GLABENCH_ABI_MINOR 0
+
+#define GLABENCH_ENTRY_SYMBOL "glabench_backend_entry"
+
+#if defined(_WIN32)
+#define GLABENCH_EXPORT __declspec(dllexport)
+#else
+#define GLABENCH_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* True when a struct of the given struct_size contains `member`. */
+#define GLABENCH_HAS_MEMBER(ptr, type, member) \
+  ((ptr)->struct_size >= offsetof(type, member) + sizeof(((type*)0)->member))
+
+typedef enum glabench_status {
+  GLABENCH_OK = 0,
+  GLABENCH_ERROR_UNSUPPORTED = 1,      /* this problem, dtype or mode is not handled */
+  GLABENCH_ERROR_INVALID_ARGUMENT = 2, /* a tensor or field is malformed */
+  GLABENCH_ERROR_NO_DEVICE = 3,        /* the device the backend needs is absent */
+  GLABENCH_ERROR_RUNTIME = 4           /* a CUDA, NCCL or other run-time failure */
+} glabench_status;
+
+typedef enum glabench_op {
+  GLABENCH_OP_GLA = 0,
+  GLABENCH_OP_RWKV6 = 1,
+  GLABENCH_OP_SOFTMAX_ATTN = 2
+} glabench_op;
+
+typedef enum glabench_mode {
+  GLABENCH_MODE_FORWARD = 0,
+  GLABENCH_MODE_BACKWARD = 1
+} glabench_mode;
+
+/* A caller-owned buffer for error and refusal messages. */
+typedef struct glabench_message {
+  char* text;
+  size_t capacity;
+} glabench_message;
+
+/* One supported op × storage dtype × mode. */
+typedef struct glabench_capability {
+  glabench_op op;
+  DLDataType dtype;
+  glabench_mode mode;
+} glabench_capability;
+
+/* The problem: sizes, scalars, dtype, which optional tensors are present, and the
+ * devices to use. Token tensors are [B,T,H,K] / [B,T,H,V], states [B,H,K,V], u [H,K],
+ * lse [B,H,T]; all row-major and contiguous (DESIGN §1). */
+typedef struct glabench_problem {
+  size_t struct_size;
+  glabench_op op;
+  int64_t B, T, H, K, V;
+  double scale;
+  int32_t causal; /* softmax_attn only */
+  DLDataType dtype; /* storage dtype of every tensor */
+  int32_t has_h0;
+  int32_t has_dht;
+  /* Devices to run on (device_ids[0] holds every tensor). A single-device backend
+   * uses device_ids[0]; a multi-GPU backend (the NCCL ring) shards over all of them. */
+  int32_t num_devices;
+  const int32_t* device_ids;
+} glabench_problem;
+
+/* Forward: inputs and outputs. Absent optional tensors are NULL. rwkv6 passes r in
+ * q and w in g; softmax_attn has no g, u, h0, ht. */
+typedef struct glabench_forward_args {
+  size_t struct_size;
+  const DLTensor* q;
+  const DLTensor* k;
+  const DLTensor* v;
+  const DLTensor* g;
+  const DLTensor* u;
+  const DLTensor* h0;
+  DLTensor* o;
+  DLTensor* ht;  /* gla, rwkv6 */
+  DLTensor* lse; /* softmax_attn */
+  void* workspace;
+  size_t workspace_bytes;
+  void* stream; /* cudaStream_t for CUDA backends; NULL for CPU backends */
+} glabench_forward_args;
+
+/* Backward: the forward's inputs, its outputs (o, lse) from a forward call of the
+ * same backend on the same inputs, the cotangents, and the gradients to write. */
+typedef struct glabench_backward_args {
+  size_t struct_size;
+  const DLTensor* q;
+  const DLTensor* k;
+  const DLTensor* v;
+  const DLTensor* g;
+  const DLTensor* u;
+  const DLTensor* h0;
+  const DLTensor* o;
+  const DLTensor* lse;
+  const DLTensor* d_o;
+  const DLTensor* dht; /* NULL when there is no cotangent for ht */
+  DLTensor* dq;
+  DLTensor* dk;
+  DLTensor* dv;
+  DLTensor* dg;  /* gla: dg, rwkv6: dw */
+  DLTensor* du;  /* rwkv6 */
+  DLTensor* dh0; /* when h0 was given */
+  void* workspace;
+  size_t workspace_bytes;
+  void* stream;
+} glabench_backward_args;
+
+typedef struct glabench_backend {
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  size_t struct_size;
+
+  const char* name;    /* unique; "naive_recurrent" */
+  const char* version; /* the backend's own version */
+  DLDeviceType device_type; /* kDLCPU or kDLCUDA */
+
+  const glabench_capability* capabilities;
+  size_t num_capabilities;
+
+  /* Whether the backend can run on this machine now (e.g. a GPU is present). */
+  glabench_status (*device_available)(glabench_message* reason);
+
+  /* GLABENCH_OK, or GLABENCH_ERROR_UNSUPPORTED with the reason it refuses this
+   * particular problem (say, a head size it cannot handle). */
+  glabench_status (*supports)(const glabench_problem* problem, glabench_mode mode,
+                              glabench_message* reason);
+
+  /* Scratch memory the harness must pass to forward / backward, in bytes. */
+  glabench_status (*workspace_size)(const glabench_problem* problem, glabench_mode mode,
+                                    size_t* bytes, glabench_message* error);
+
+  glabench_status (*forward)(const glabench_problem* problem, const glabench_forward_args* args,
+                             glabench_message* error);
+
+  /* NULL when no capability has mode BACKWARD. */
+  glabench_status (*backward)(const glabench_problem* problem,
+                              const glabench_backward_args* args, glabench_message* error);
+} glabench_backend;
+
+typedef const glabench_backend* (*glabench_backend_entry_fn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GLABENCH_BACKEND_H_ */

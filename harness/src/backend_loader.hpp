@@ -1,0 +1,53 @@
+// Finding and loading backend plugins (DESIGN §3). Backends are found in the build's
+// backend folder, in the folders of GLABENCH_BACKEND_PATH (':'-separated), and as
+// explicit --backend-lib paths. The loader refuses, with a message naming the file:
+// a file that is not a shared library, one without the entry symbol, an entry that
+// returns NULL, a major ABI mismatch, a table shorter than its version promises,
+// a table with missing members, and two backends with the same name.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "glabench/backend.h"
+
+namespace glabench {
+
+class backend_load_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct loaded_backend {
+  std::string path;
+  const glabench_backend* table = nullptr;
+  std::shared_ptr<void> library;  // dlclose on last release
+
+  std::string name() const { return table->name; }
+};
+
+// Loads one file; throws backend_load_error.
+loaded_backend load_backend(const std::string& path);
+
+struct backend_registry {
+  std::vector<loaded_backend> backends;
+  // Files in the searched folders that failed to load: "path: reason". Not fatal,
+  // but `glabench list` shows them.
+  std::vector<std::string> broken;
+
+  const loaded_backend* find(const std::string& name) const;
+  std::string names() const;  // "a, b, c"
+};
+
+// File names a folder scan considers: glabench_backend_<name>.so
+bool looks_like_backend_file(const std::string& filename);
+
+// Searches the default folder (unless empty), GLABENCH_BACKEND_PATH and the explicit
+// libraries. An explicit library that fails to load, and a duplicate name anywhere,
+// throw backend_load_error.
+backend_registry discover_backends(const std::string& default_dir,
+                                   const std::vector<std::string>& explicit_libs);
+
+}  // namespace glabench

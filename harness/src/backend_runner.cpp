@@ -1,0 +1,247 @@
+#include "backend_runner.hpp"
+
+#include <limits>
+
+namespace glabench {
+
+std::string status_name(glabench_status s) {
+  switch (s) {
+    case GLABENCH_OK: return "ok";
+    case GLABENCH_ERROR_UNSUPPORTED: return "unsupported";
+    case GLABENCH_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case GLABENCH_ERROR_NO_DEVICE: return "no device";
+    case GLABENCH_ERROR_RUNTIME: return "runtime error";
+  }
+  return "status " + std::to_string(static_cast<int>(s));
+}
+
+struct backend_runner::device_tensor {
+  std::vector<int64_t> shape;
+  device_buffer buffer;
+  DLTensor dl{};
+};
+
+namespace {
+constexpr size_t kMessageCapacity = 2048;
+
+glabench_op abi_op(op_kind op) {
+  switch (op) {
+    case op_kind::gla: return GLABENCH_OP_GLA;
+    case op_kind::rwkv6: return GLABENCH_OP_RWKV6;
+    case op_kind::softmax_attn: return GLABENCH_OP_SOFTMAX_ATTN;
+  }
+  return GLABENCH_OP_GLA;
+}
+}  // namespace
+
+backend_runner::backend_runner(const loaded_backend& backend, const problem& p, dtype d, bool has_h0,
+                               bool need_backward)
+    : backend_(backend), problem_(p), dtype_(d), has_h0_(has_h0 && p.has_state()) {
+  const glabench_backend& t = *backend_.table;
+  char text[kMessageCapacity] = "";
+  glabench_message msg{text, sizeof text};
+  if (t.device_available(&msg) != GLABENCH_OK)
+    throw backend_call_error(GLABENCH_ERROR_NO_DEVICE, backend.name() + " cannot run here: " + text);
+  if (t.device_type == kDLCUDA) {
+    std::string reason;
+    if (cuda_device_count(&reason) == 0)
+      throw backend_call_error(GLABENCH_ERROR_NO_DEVICE, backend.name() + " needs a CUDA GPU: " + reason);
+    ctx_ = make_cuda_context(device_ids_[0]);
+  } else {
+    ctx_ = make_host_context();
+  }
+
+  abi_problem_.struct_size = sizeof(glabench_problem);
+  abi_problem_.op = abi_op(p.op);
+  abi_problem_.B = p.B;
+  abi_problem_.T = p.T;
+  abi_problem_.H = p.H;
+  abi_problem_.K = p.K;
+  abi_problem_.V = p.V;
+  abi_problem_.scale = p.scale;
+  abi_problem_.causal = p.causal ? 1 : 0;
+  abi_problem_.dtype = to_dlpack(d);
+  abi_problem_.has_h0 = has_h0_ ? 1 : 0;
+  abi_problem_.has_dht = 0;
+  abi_problem_.num_devices = static_cast<int32_t>(device_ids_.size());
+  abi_problem_.device_ids = device_ids_.data();
+
+  for (glabench_mode mode : {GLABENCH_MODE_FORWARD, GLABENCH_MODE_BACKWARD}) {
+    if (mode == GLABENCH_MODE_BACKWARD && !need_backward) break;
+    text[0] = '\0';
+    if (t.supports(&abi_problem_, mode, &msg) != GLABENCH_OK)
+      throw backend_call_error(GLABENCH_ERROR_UNSUPPORTED,
+                               backend.name() + (mode == GLABENCH_MODE_FORWARD ? " forward" : " backward") +
+                                   " refuses this problem: " + text);
+  }
+}
+
+backend_runner::~backend_runner() = default;
+
+void backend_runner::check(glabench_status status, const char* call, const char* msg) const {
+  if (status != GLABENCH_OK)
+    throw backend_call_error(status, backend_.name() + " " + call + " failed (" + status_name(status) +
+                                         "): " + (msg && *msg ? msg : "no message"));
+}
+
+void backend_runner::ensure(slot s, const std::vector<int64_t>& shape) {
+  auto& dt = slots_[s];
+  if (dt && dt->shape == shape) return;
+  dt = std::make_unique<device_tensor>();
+  dt->shape = shape;
+  int64_t n = 1;
+  for (int64_t x : shape) n *= x;
+  dt->buffer = device_buffer(*ctx_, static_cast<size_t>(n) * dtype_bytes(dtype_));
+  dt->dl.data = dt->buffer.data();
+  dt->dl.device = ctx_->device();
+  dt->dl.ndim = static_cast<int32_t>(dt->shape.size());
+  dt->dl.dtype = to_dlpack(dtype_);
+  dt->dl.shape = dt->shape.data();
+  dt->dl.strides = nullptr;  // compact row-major
+  dt->dl.byte_offset = 0;
+}
+
+void backend_runner::upload_slot(slot s, const tensor& t) {
+  ensure(s, t.shape);
+  const std::vector<std::byte> bytes = pack(t, dtype_);
+  ctx_->copy_to_device(slots_[s]->buffer.data(), bytes.data(), bytes.size());
+}
+
+tensor backend_runner::download_slot(slot s) const {
+  const auto& dt = slots_[s];
+  if (!dt) return {};
+  std::vector<std::byte> bytes(dt->buffer.bytes());
+  ctx_->copy_to_host(bytes.data(), dt->buffer.data(), bytes.size());
+  return unpack(bytes.data(), dt->shape, dtype_);
+}
+
+const DLTensor* backend_runner::in(slot s) const { return slots_[s] ? &slots_[s]->dl : nullptr; }
+DLTensor* backend_runner::out(slot s) { return slots_[s] ? &slots_[s]->dl : nullptr; }
+
+void backend_runner::upload(const op_inputs& x) {
+  const problem& p = problem_;
+  upload_slot(q, x.q);
+  upload_slot(k, x.k);
+  upload_slot(v, x.v);
+  if (p.has_gate()) upload_slot(g, x.g);
+  if (p.has_bonus()) upload_slot(u, x.u);
+  if (has_h0_) upload_slot(h0, *x.h0);
+  if (x.d_o) upload_slot(d_o, *x.d_o);
+  has_dht_ = p.has_state() && x.dht.has_value();
+  if (has_dht_) upload_slot(dht, *x.dht);
+  abi_problem_.has_dht = has_dht_ ? 1 : 0;
+
+  ensure(o, p.v_shape());
+  if (p.has_state()) ensure(ht, p.state_shape());
+  if (p.op == op_kind::softmax_attn) ensure(lse, p.lse_shape());
+  if (x.d_o) {
+    ensure(dq, p.qk_shape());
+    ensure(dk, p.qk_shape());
+    ensure(dv, p.v_shape());
+    if (p.has_gate()) ensure(dg, p.qk_shape());
+    if (p.has_bonus()) ensure(du, p.u_shape());
+    if (has_h0_) ensure(dh0, p.state_shape());
+  }
+}
+
+void backend_runner::poison_outputs() {
+  for (slot s : {o, ht, lse, dq, dk, dv, dg, du, dh0}) {
+    if (!slots_[s]) continue;
+    tensor nan(slots_[s]->shape, std::numeric_limits<double>::quiet_NaN());
+    const std::vector<std::byte> bytes = pack(nan, dtype_);
+    ctx_->copy_to_device(slots_[s]->buffer.data(), bytes.data(), bytes.size());
+  }
+}
+
+void backend_runner::ensure_workspace(glabench_mode mode) {
+  char text[kMessageCapacity] = "";
+  glabench_message msg{text, sizeof text};
+  size_t bytes = 0;
+  check(backend_.table->workspace_size(&abi_problem_, mode, &bytes, &msg), "workspace_size", text);
+  if (bytes > workspace_.bytes()) workspace_ = device_buffer(*ctx_, bytes);
+}
+
+void backend_runner::launch_forward() {
+  glabench_forward_args a{};
+  a.struct_size = sizeof a;
+  a.q = in(q);
+  a.k = in(k);
+  a.v = in(v);
+  a.g = in(g);
+  a.u = in(u);
+  a.h0 = has_h0_ ? in(h0) : nullptr;
+  a.o = out(o);
+  a.ht = out(ht);
+  a.lse = out(lse);
+  a.workspace = workspace_.data();
+  a.workspace_bytes = workspace_.bytes();
+  a.stream = ctx_->stream();
+  char text[kMessageCapacity] = "";
+  glabench_message msg{text, sizeof text};
+  check(backend_.table->forward(&abi_problem_, &a, &msg), "forward", text);
+}
+
+void backend_runner::launch_backward() {
+  glabench_backward_args a{};
+  a.struct_size = sizeof a;
+  a.q = in(q);
+  a.k = in(k);
+  a.v = in(v);
+  a.g = in(g);
+  a.u = in(u);
+  a.h0 = has_h0_ ? in(h0) : nullptr;
+  a.o = in(o);
+  a.lse = in(lse);
+  a.d_o = in(d_o);
+  a.dht = has_dht_ ? in(dht) : nullptr;
+  a.dq = out(dq);
+  a.dk = out(dk);
+  a.dv = out(dv);
+  a.dg = out(dg);
+  a.du = out(du);
+  a.dh0 = has_h0_ ? out(dh0) : nullptr;
+  a.workspace = workspace_.data();
+  a.workspace_bytes = workspace_.bytes();
+  a.stream = ctx_->stream();
+  char text[kMessageCapacity] = "";
+  glabench_message msg{text, sizeof text};
+  if (!backend_.table->backward) check(GLABENCH_ERROR_UNSUPPORTED, "backward", "the backend has no backward");
+  check(backend_.table->backward(&abi_problem_, &a, &msg), "backward", text);
+}
+
+op_outputs backend_runner::download_outputs() const {
+  return {download_slot(o), download_slot(ht), download_slot(lse)};
+}
+
+op_gradients backend_runner::download_gradients() const {
+  op_gradients grads{download_slot(dq), download_slot(dk), download_slot(dv),
+                     download_slot(dg), download_slot(du), {}};
+  if (has_h0_) grads.dh0 = download_slot(dh0);
+  return grads;
+}
+
+op_outputs backend_runner::forward(const op_inputs& x) {
+  op_inputs forward_only = x;
+  forward_only.d_o.reset();
+  forward_only.dht.reset();
+  upload(forward_only);
+  ensure_workspace(GLABENCH_MODE_FORWARD);
+  poison_outputs();
+  launch_forward();
+  ctx_->synchronize();
+  return download_outputs();
+}
+
+op_gradients backend_runner::backward(const op_inputs& x) {
+  if (!x.d_o) throw std::invalid_argument("backward needs the cotangent d_o");
+  upload(x);
+  ensure_workspace(GLABENCH_MODE_FORWARD);
+  ensure_workspace(GLABENCH_MODE_BACKWARD);
+  poison_outputs();
+  launch_forward();
+  launch_backward();
+  ctx_->synchronize();
+  return download_gradients();
+}
+
+}  // namespace glabench

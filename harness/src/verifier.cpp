@@ -1,0 +1,132 @@
+#include "verifier.hpp"
+
+#include <chrono>
+
+#include "backend_runner.hpp"
+#include "glabench/backend_support.hpp"
+#include "glabench/reference/ops.hpp"
+
+namespace glabench {
+namespace {
+
+glabench_op abi_op(op_kind op) {
+  return op == op_kind::gla ? GLABENCH_OP_GLA : op == op_kind::rwkv6 ? GLABENCH_OP_RWKV6 : GLABENCH_OP_SOFTMAX_ATTN;
+}
+
+// The inputs as the backend sees them: every tensor rounded to the storage dtype.
+op_inputs rounded_inputs(const op_inputs& in, dtype d) {
+  op_inputs r;
+  r.q = round_to(in.q, d);
+  r.k = round_to(in.k, d);
+  r.v = round_to(in.v, d);
+  if (!in.g.empty()) r.g = round_to(in.g, d);
+  if (!in.u.empty()) r.u = round_to(in.u, d);
+  if (in.h0) r.h0 = round_to(*in.h0, d);
+  if (in.d_o) r.d_o = round_to(*in.d_o, d);
+  if (in.dht) r.dht = round_to(*in.dht, d);
+  return r;
+}
+
+void compare_outputs(const problem& p, const op_outputs& got, const op_outputs& want, double tol,
+                     std::vector<tensor_check>& checks) {
+  checks.push_back(compare_tensor("o", got.o, want.o, tol));
+  if (p.has_state()) checks.push_back(compare_tensor("ht", got.ht, want.ht, tol));
+  if (p.op == op_kind::softmax_attn) checks.push_back(compare_tensor("lse", got.lse, want.lse, tol));
+}
+
+}  // namespace
+
+std::string_view case_status_name(case_status s) {
+  switch (s) {
+    case case_status::passed: return "passed";
+    case case_status::failed: return "failed";
+    case case_status::unsupported: return "unsupported";
+    case case_status::unavailable: return "unavailable";
+  }
+  return "?";
+}
+
+verify_case_result verify_case(const loaded_backend& backend, const fixture& f, dtype storage,
+                               const verify_options& opts) {
+  using backend_support::has_capability;
+  const auto start = std::chrono::steady_clock::now();
+  verify_case_result r;
+  r.backend = backend.name();
+  r.fixture = f.name();
+  r.fixture_path = f.path;
+  r.op = f.prob.op;
+  r.storage = storage;
+  auto finish = [&]() -> verify_case_result {
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  };
+
+  const glabench_backend& t = *backend.table;
+  const glabench_op op = abi_op(f.prob.op);
+  if (!has_capability(t, op, to_dlpack(storage), GLABENCH_MODE_FORWARD)) {
+    r.status = case_status::unsupported;
+    r.message = "no " + std::string(op_name(f.prob.op)) + " forward in " + std::string(dtype_name(storage));
+    return finish();
+  }
+  const bool with_backward =
+      f.has_gradients() && has_capability(t, op, to_dlpack(storage), GLABENCH_MODE_BACKWARD);
+  if (f.has_gradients() && !with_backward) r.message = "the backend has no backward here; gradients not checked";
+
+  const double tol = opts.tolerance.value_or(default_tolerance(storage));
+  const bool has_h0 = f.inputs.h0.has_value();
+  try {
+    backend_runner runner(backend, f.prob, storage, has_h0, with_backward);
+    const op_inputs seen = rounded_inputs(f.inputs, storage);
+    // Expected values on exactly the inputs the backend saw.
+    op_outputs want = f.expected;
+    std::optional<op_gradients> want_grads = f.expected_grads;
+    if (storage != dtype::fp64) {
+      want = reference::forward(f.prob, seen);
+      if (with_backward) want_grads = reference::backward(f.prob, seen);
+    }
+
+    compare_outputs(f.prob, runner.forward(seen), want, tol, r.checks);
+    if (with_backward) {
+      op_gradients got = runner.backward(seen);
+      auto got_refs = gradient_tensors(f.prob, has_h0, got);
+      auto want_refs = gradient_tensors(f.prob, has_h0, *want_grads);
+      for (size_t i = 0; i < got_refs.size(); ++i)
+        r.checks.push_back(compare_tensor(got_refs[i].name, *got_refs[i].value, *want_refs[i].value, tol));
+    }
+    if (opts.gradcheck && with_backward && storage == dtype::fp64) {
+      const reference::differentiable_op through_abi{
+          [&](const op_inputs& x) { return runner.forward(x); },
+          [&](const op_inputs& x) { return runner.backward(x); }};
+      r.gradcheck = reference::gradcheck(f.prob, seen, through_abi);
+    }
+  } catch (const backend_call_error& e) {
+    r.status = e.status() == GLABENCH_ERROR_NO_DEVICE     ? case_status::unavailable
+               : e.status() == GLABENCH_ERROR_UNSUPPORTED ? case_status::unsupported
+                                                          : case_status::failed;
+    // A refusal during a call (rather than from supports()) is still a failure.
+    if (e.status() == GLABENCH_ERROR_UNSUPPORTED && !r.checks.empty()) r.status = case_status::failed;
+    r.message = e.what();
+    return finish();
+  } catch (const std::exception& e) {
+    r.status = case_status::failed;
+    r.message = e.what();
+    return finish();
+  }
+
+  bool ok = !r.checks.empty();
+  for (const auto& c : r.checks) ok = ok && c.passed;
+  if (r.gradcheck) ok = ok && r.gradcheck->passed;
+  r.status = ok ? case_status::passed : case_status::failed;
+  return finish();
+}
+
+int verify_exit_code(const std::vector<verify_case_result>& results) {
+  bool any_ran = false;
+  for (const auto& r : results) {
+    if (r.status == case_status::failed) return 1;
+    any_ran = any_ran || r.status == case_status::passed;
+  }
+  return any_ran ? 0 : 77;
+}
+
+}  // namespace glabench

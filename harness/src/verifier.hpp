@@ -1,0 +1,52 @@
+// `glabench verify` for one (backend, fixture, dtype): run the backend on the
+// fixture's inputs rounded to the dtype, compare every output and gradient with the
+// fp64 result on those same rounded inputs, and — for an fp64 backward — check the
+// backend's gradients against finite differences of its own forward.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend_loader.hpp"
+#include "dtype.hpp"
+#include "fixture.hpp"
+#include "glabench/reference/gradcheck.hpp"
+#include "tensor_comparison.hpp"
+
+namespace glabench {
+
+enum class case_status {
+  passed,
+  failed,       // a check failed, or the backend returned an error on a problem it accepts
+  unsupported,  // the backend does not handle this op, dtype or problem
+  unavailable,  // the backend cannot run on this machine (no GPU)
+};
+std::string_view case_status_name(case_status s);
+
+struct verify_options {
+  std::optional<double> tolerance;  // overrides the per-dtype default
+  bool gradcheck = true;
+};
+
+struct verify_case_result {
+  std::string backend;
+  std::string fixture;  // name
+  std::string fixture_path;
+  op_kind op = op_kind::gla;
+  dtype storage = dtype::fp64;
+  case_status status = case_status::passed;
+  std::string message;  // why it failed, was skipped or was unavailable; notes
+  std::vector<tensor_check> checks;
+  std::optional<reference::gradcheck_report> gradcheck;
+  double seconds = 0;
+};
+
+verify_case_result verify_case(const loaded_backend& backend, const fixture& f, dtype storage,
+                               const verify_options& opts);
+
+// Exit code of a whole verify run (DESIGN §5): 1 if any case failed; 77 if none ran
+// (all unsupported or unavailable); else 0.
+int verify_exit_code(const std::vector<verify_case_result>& results);
+
+}  // namespace glabench
