@@ -1,0 +1,51 @@
+// Deliberately broken or minimal backends for the loader and runner tests. One source,
+// compiled once per variant (TEST_PLUGIN_VARIANT), each into its own module:
+//   no_entry       exports no entry symbol
+//   null_entry     entry returns NULL
+//   abi_major      declares ABI major 99
+//   short_table    struct_size shorter than ABI 1.0 promises
+//   null_forward   leaves forward NULL
+//   duplicate      a valid table named "naive_recurrent"
+//   silent         valid; forward returns OK and writes nothing
+//   failing        valid; forward returns a runtime error with a message
+#include "glabench/backend.h"
+#include "glabench/backend_support.hpp"
+
+namespace {
+using namespace glabench::backend_support;
+
+#define VARIANT_IS(name) (__builtin_strcmp(TEST_PLUGIN_VARIANT, #name) == 0)
+
+constexpr glabench_capability kCapabilities[] = {{GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD}};
+
+glabench_status device_available(glabench_message*) { return GLABENCH_OK; }
+glabench_status supports(const glabench_problem*, glabench_mode, glabench_message*) { return GLABENCH_OK; }
+glabench_status workspace_size(const glabench_problem*, glabench_mode, size_t* bytes, glabench_message*) {
+  *bytes = 0;
+  return GLABENCH_OK;
+}
+glabench_status forward(const glabench_problem*, const glabench_forward_args*, glabench_message* error) {
+  if (VARIANT_IS(failing)) return fail(error, GLABENCH_ERROR_RUNTIME, "deliberate failure from the test plugin");
+  return GLABENCH_OK;  // writes nothing
+}
+
+glabench_backend make_table() {
+  glabench_backend t = {GLABENCH_ABI_MAJOR, GLABENCH_ABI_MINOR, sizeof(glabench_backend),
+                        "test_" TEST_PLUGIN_VARIANT, "0.0.0", kDLCPU, kCapabilities, 1,
+                        device_available, supports, workspace_size, forward, nullptr};
+  if (VARIANT_IS(abi_major)) t.abi_major = 99;
+  if (VARIANT_IS(short_table)) t.struct_size = offsetof(glabench_backend, capabilities);
+  if (VARIANT_IS(null_forward)) t.forward = nullptr;
+  if (VARIANT_IS(duplicate)) t.name = "naive_recurrent";
+  return t;
+}
+
+const glabench_backend kTable = make_table();
+
+}  // namespace
+
+#ifndef TEST_PLUGIN_NO_ENTRY
+extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) {
+  return VARIANT_IS(null_entry) ? nullptr : &kTable;
+}
+#endif
