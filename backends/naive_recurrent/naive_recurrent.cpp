@@ -28,19 +28,23 @@ naive::sizes sizes_of(const glabench_problem& p) {
   return {p.B, p.T, p.H, p.K, p.V, p.op == GLABENCH_OP_RWKV6};
 }
 
-glabench_status device_available(glabench_message*) { return GLABENCH_OK; }
+glabench_status device_available(glabench_message*) {
+  return GLABENCH_OK;
+}
 
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "naive_recurrent runs gla and rwkv6 in fp64 and fp32");
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "naive_recurrent runs gla and rwkv6 in fp64 and fp32");
   return GLABENCH_OK;
 }
 
 glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
                                glabench_message*) {
   const size_t value_bytes = p->dtype.bits / 8;
-  *bytes = static_cast<size_t>(naive::workspace_values(sizes_of(*p), mode == GLABENCH_MODE_BACKWARD)) *
-           value_bytes;
+  *bytes =
+      static_cast<size_t>(naive::workspace_values(sizes_of(*p), mode == GLABENCH_MODE_BACKWARD)) *
+      value_bytes;
   return GLABENCH_OK;
 }
 
@@ -48,12 +52,14 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
 int64_t token_at(const glabench_problem& p, int64_t b, int64_t h, int64_t D) {
   return (b * p.T * p.H + h) * D;
 }
-int64_t state_at(const glabench_problem& p, int64_t b, int64_t h) { return (b * p.H + h) * p.K * p.V; }
+int64_t state_at(const glabench_problem& p, int64_t b, int64_t h) {
+  return (b * p.H + h) * p.K * p.V;
+}
 
 template <typename real>
 naive::head<real> head_of(const glabench_problem& p, int64_t b, int64_t h, const DLTensor* q,
-                          const DLTensor* k, const DLTensor* v, const DLTensor* g, const DLTensor* u,
-                          const DLTensor* h0, DLTensor* o, DLTensor* ht) {
+                          const DLTensor* k, const DLTensor* v, const DLTensor* g,
+                          const DLTensor* u, const DLTensor* h0, DLTensor* o, DLTensor* ht) {
   naive::head<real> x{};
   x.q = data_of<const real>(q) + token_at(p, b, h, p.K);
   x.k = data_of<const real>(k) + token_at(p, b, h, p.K);
@@ -94,7 +100,8 @@ glabench_status run_backward(const glabench_problem& p, const glabench_backward_
       d.dv = data_of<real>(a.dv) + token_at(p, b, h, p.V);
       d.du = a.du ? data_of<real>(a.du) + h * p.K : nullptr;
       d.dh0 = a.dh0 ? data_of<real>(a.dh0) + state_at(p, b, h) : nullptr;
-      naive::backward_head(n, head_of<real>(p, b, h, a.q, a.k, a.v, a.g, a.u, a.h0, nullptr, nullptr),
+      naive::backward_head(n,
+                           head_of<real>(p, b, h, a.q, a.k, a.v, a.g, a.u, a.h0, nullptr, nullptr),
                            d, static_cast<real>(p.scale), static_cast<real*>(a.workspace));
     }
   return GLABENCH_OK;
@@ -107,31 +114,47 @@ glabench_status check_args(const glabench_problem* p, glabench_mode mode, size_t
   workspace_size(p, mode, &needed, error);
   if (workspace_bytes < needed)
     return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT,
-                "workspace of " + std::to_string(workspace_bytes) + " bytes, need " + std::to_string(needed));
+                "workspace of " + std::to_string(workspace_bytes) + " bytes, need " +
+                    std::to_string(needed));
   return GLABENCH_OK;
 }
 
-glabench_status forward(const glabench_problem* p, const glabench_forward_args* a, glabench_message* error) {
+glabench_status forward(const glabench_problem* p, const glabench_forward_args* a,
+                        glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_args(p, GLABENCH_MODE_FORWARD, a->workspace_bytes, error)) return s;
+    if (glabench_status s = check_args(p, GLABENCH_MODE_FORWARD, a->workspace_bytes, error))
+      return s;
     return p->dtype.bits == 64 ? run_forward<double>(*p, *a) : run_forward<float>(*p, *a);
   });
 }
 
-glabench_status backward(const glabench_problem* p, const glabench_backward_args* a, glabench_message* error) {
+glabench_status backward(const glabench_problem* p, const glabench_backward_args* a,
+                         glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_args(p, GLABENCH_MODE_BACKWARD, a->workspace_bytes, error)) return s;
+    if (glabench_status s = check_args(p, GLABENCH_MODE_BACKWARD, a->workspace_bytes, error))
+      return s;
     return p->dtype.bits == 64 ? run_backward<double>(*p, *a) : run_backward<float>(*p, *a);
   });
 }
 
 const glabench_backend kBackend = {
-    GLABENCH_ABI_MAJOR, GLABENCH_ABI_MINOR, sizeof(glabench_backend),
-    "naive_recurrent", "1.0.0", kDLCPU,
-    kCapabilities, sizeof(kCapabilities) / sizeof(kCapabilities[0]),
-    device_available, supports, workspace_size, forward, backward,
+    GLABENCH_ABI_MAJOR,
+    GLABENCH_ABI_MINOR,
+    sizeof(glabench_backend),
+    "naive_recurrent",
+    "1.0.0",
+    kDLCPU,
+    kCapabilities,
+    sizeof(kCapabilities) / sizeof(kCapabilities[0]),
+    device_available,
+    supports,
+    workspace_size,
+    forward,
+    backward,
 };
 
 }  // namespace
 
-extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) { return &kBackend; }
+extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) {
+  return &kBackend;
+}

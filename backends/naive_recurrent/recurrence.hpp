@@ -94,7 +94,7 @@ void backward_head(const sizes& n, const head<real>& x, const head_grads<real>& 
                    real* workspace) {
   const int64_t KV = n.K * n.V;
   const int64_t chunks = (n.T + kChunk - 1) / kChunk;
-  real* checkpoints = workspace;                // chunks × KV: S at each chunk start
+  real* checkpoints = workspace;                   // chunks × KV: S at each chunk start
   real* chunk_states = checkpoints + chunks * KV;  // (kChunk + 1) × KV
   real* G = chunk_states + (kChunk + 1) * KV;      // KV
 
@@ -119,7 +119,7 @@ void backward_head(const sizes& n, const head<real>& x, const head_grads<real>& 
       advance_state(n, x, t, chunk_states + (t - t0 + 1) * KV);
     }
     for (int64_t t = t1 - 1; t >= t0; --t) {
-      const real* before = chunk_states + (t - t0) * KV;  // S_{t-1}
+      const real* before = chunk_states + (t - t0) * KV;     // S_{t-1}
       const real* after = chunk_states + (t - t0 + 1) * KV;  // S_t
       const real* q = x.q + t * x.stride_k;
       const real* k = x.k + t * x.stride_k;

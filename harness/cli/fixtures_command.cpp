@@ -13,14 +13,15 @@ namespace {
 
 void show(const fixture& f) {
   const problem& p = f.prob;
-  fmt::print("{}\n  op={} B={} T={} H={} K={} V={} scale={:.6g}{}\n", f.path, op_name(p.op), p.B, p.T, p.H, p.K,
-             p.V, p.scale, p.op == op_kind::softmax_attn ? fmt::format(" causal={}", p.causal ? 1 : 0) : "");
+  fmt::print("{}\n  op={} B={} T={} H={} K={} V={} scale={:.6g}{}\n", f.path, op_name(p.op), p.B,
+             p.T, p.H, p.K, p.V, p.scale,
+             p.op == op_kind::softmax_attn ? fmt::format(" causal={}", p.causal ? 1 : 0) : "");
   if (!f.description.empty()) fmt::print("  description: {}\n", f.description);
   auto row = [](const std::string& path, const tensor& t) {
     if (t.data.empty()) return;
     const auto [lo, hi] = std::minmax_element(t.data.begin(), t.data.end());
-    fmt::print("  {:<14} {:<18} min {:>10.3e}  max {:>10.3e}  l2 {:>10.3e}\n", path, shape_string(t.shape), *lo,
-               *hi, l2_norm(t));
+    fmt::print("  {:<14} {:<18} min {:>10.3e}  max {:>10.3e}  l2 {:>10.3e}\n", path,
+               shape_string(t.shape), *lo, *hi, l2_norm(t));
   };
   const op_inputs& in = f.inputs;
   row("/inputs/q", in.q);
@@ -51,7 +52,8 @@ void add_fixtures_command(CLI::App& app, int& exit_code) {
   CLI::App* fixtures = app.add_subcommand("fixtures", "make or inspect HDF5 fixtures");
   fixtures->require_subcommand(1);
 
-  CLI::App* make = fixtures->add_subcommand("make", "write the deterministic fixture set (expected values from the fp64 reference)");
+  CLI::App* make = fixtures->add_subcommand(
+      "make", "write the deterministic fixture set (expected values from the fp64 reference)");
   static std::string out_dir, preset = "small";
   static std::vector<std::string> only;
   make->add_option("--out", out_dir, "folder to write into")->required();
@@ -70,11 +72,13 @@ void add_fixtures_command(CLI::App& app, int& exit_code) {
       fmt::print("wrote {} ({} bytes)\n", f.path, std::filesystem::file_size(f.path));
       ++written;
     }
-    if (written == 0) throw std::invalid_argument("--only named no fixture of preset '" + preset + "'");
+    if (written == 0)
+      throw std::invalid_argument("--only named no fixture of preset '" + preset + "'");
     exit_code = kExitOk;
   });
 
-  CLI::App* show_cmd = fixtures->add_subcommand("show", "print a fixture's attributes, shapes and value ranges");
+  CLI::App* show_cmd =
+      fixtures->add_subcommand("show", "print a fixture's attributes, shapes and value ranges");
   static std::vector<std::string> files;
   show_cmd->add_option("files", files, "fixture files or folders")->required();
   show_cmd->callback([&exit_code] {

@@ -27,7 +27,9 @@ std::string capabilities(const glabench_backend& t) {
   std::map<std::string, std::map<std::string, std::string>> table;
   for (size_t i = 0; i < t.num_capabilities; ++i) {
     const glabench_capability& c = t.capabilities[i];
-    const char* op = c.op == GLABENCH_OP_GLA ? "gla" : c.op == GLABENCH_OP_RWKV6 ? "rwkv6" : "softmax_attn";
+    const char* op = c.op == GLABENCH_OP_GLA     ? "gla"
+                     : c.op == GLABENCH_OP_RWKV6 ? "rwkv6"
+                                                 : "softmax_attn";
     const auto d = from_dlpack(c.dtype);
     std::string& modes = table[op][d ? std::string(dtype_name(*d)) : "?"];
     modes += modes.empty() ? "" : "+";
@@ -44,15 +46,19 @@ std::string capabilities(const glabench_backend& t) {
 }  // namespace
 
 void add_list_command(CLI::App& app, const global_options& global, int& exit_code) {
-  CLI::App* cmd = app.add_subcommand("list", "list the backends found, what they support, and why one cannot run here");
+  CLI::App* cmd = app.add_subcommand(
+      "list", "list the backends found, what they support, and why one cannot run here");
   cmd->callback([&global, &exit_code] {
     const backend_registry reg = global.discover();
     for (const auto& b : reg.backends) {
       const glabench_backend& t = *b.table;
-      fmt::print("{} {} [{}] — {}\n  {}{}\n", t.name, t.version, t.device_type == kDLCUDA ? "cuda" : "cpu",
-                 availability(b), b.path, capabilities(t));
+      fmt::print("{} {} [{}] — {}\n  {}{}\n", t.name, t.version,
+                 t.device_type == kDLCUDA ? "cuda" : "cpu", availability(b), b.path,
+                 capabilities(t));
     }
-    if (reg.backends.empty()) fmt::print("no backends found (searched {} and GLABENCH_BACKEND_PATH)\n", GLABENCH_DEFAULT_BACKEND_DIR);
+    if (reg.backends.empty())
+      fmt::print("no backends found (searched {} and GLABENCH_BACKEND_PATH)\n",
+                 GLABENCH_DEFAULT_BACKEND_DIR);
     for (const auto& broken : reg.broken) fmt::print("not loaded: {}\n", broken);
     exit_code = kExitOk;
   });

@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("glabench ") + GLABENCH_VERSION);
   global_options global;
-  app.add_option("--backend-lib", global.backend_libs, "load this backend library as well (repeatable)");
+  app.add_option("--backend-lib", global.backend_libs,
+                 "load this backend library as well (repeatable)");
 
   int exit_code = kExitOk;
   add_list_command(app, global, exit_code);

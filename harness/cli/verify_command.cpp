@@ -23,7 +23,8 @@ struct verify_args {
 
 // The dtypes to run a backend at for an op: those asked for, else every dtype it
 // has a forward for.
-std::vector<dtype> dtypes_for(const loaded_backend& b, op_kind op, const std::vector<dtype>& asked) {
+std::vector<dtype> dtypes_for(const loaded_backend& b, op_kind op,
+                              const std::vector<dtype>& asked) {
   if (!asked.empty()) return asked;
   std::vector<dtype> out;
   for (dtype d : kAllDtypes)
@@ -57,25 +58,30 @@ int run_verify(const verify_args& args, const global_options& global) {
   std::vector<dtype> dtypes;
   for (const auto& name : args.dtypes) {
     auto d = parse_dtype(name);
-    if (!d) throw std::invalid_argument("--dtype '" + name + "' is not one of fp64, fp32, fp16, bf16");
+    if (!d)
+      throw std::invalid_argument("--dtype '" + name + "' is not one of fp64, fp32, fp16, bf16");
     dtypes.push_back(*d);
   }
   std::set<op_kind> ops;
   for (const auto& name : args.ops) {
     auto op = parse_op(name);
-    if (!op) throw std::invalid_argument("--op '" + name + "' is not one of gla, rwkv6, softmax_attn");
+    if (!op)
+      throw std::invalid_argument("--op '" + name + "' is not one of gla, rwkv6, softmax_attn");
     ops.insert(*op);
   }
   const backend_registry reg = global.discover();
   std::vector<const loaded_backend*> backends;
   for (const auto& name : args.backends) {
     const loaded_backend* b = reg.find(name);
-    if (!b) throw std::invalid_argument("--backend '" + name + "' is not a known backend (found: " + reg.names() + ")");
+    if (!b)
+      throw std::invalid_argument("--backend '" + name +
+                                  "' is not a known backend (found: " + reg.names() + ")");
     backends.push_back(b);
   }
   if (args.backends.empty())
     for (const auto& b : reg.backends) backends.push_back(&b);
-  if (backends.empty()) throw std::invalid_argument("no backends found; build them or pass --backend-lib");
+  if (backends.empty())
+    throw std::invalid_argument("no backends found; build them or pass --backend-lib");
 
   std::vector<fixture> fixtures;
   for (const auto& path : expand_fixture_paths(args.fixtures)) {
@@ -101,7 +107,9 @@ int run_verify(const verify_args& args, const global_options& global) {
     progress_line progress;
     for (size_t i = 0; i < jobs.size(); ++i) {
       const job& j = jobs[i];
-      progress.show(i + 1, jobs.size(), fmt::format("{} {} {}", j.backend->name(), j.fix->name(), dtype_name(j.storage)));
+      progress.show(
+          i + 1, jobs.size(),
+          fmt::format("{} {} {}", j.backend->name(), j.fix->name(), dtype_name(j.storage)));
       results.push_back(verify_case(*j.backend, *j.fix, j.storage, opts));
     }
   }
@@ -117,12 +125,14 @@ int run_verify(const verify_args& args, const global_options& global) {
 
 void add_verify_command(CLI::App& app, const global_options& global, int& exit_code) {
   static verify_args args;
-  CLI::App* cmd = app.add_subcommand("verify", "check backends against the fp64 reference on fixtures");
+  CLI::App* cmd =
+      app.add_subcommand("verify", "check backends against the fp64 reference on fixtures");
   cmd->add_option("--backend", args.backends, "backend name (repeatable; default: all found)");
   cmd->add_option("--op", args.ops, "gla, rwkv6 or softmax_attn (repeatable; default: all)");
   cmd->add_option("--fixture", args.fixtures, "fixture file or folder (repeatable)")
       ->default_val(std::vector<std::string>{GLABENCH_SOURCE_DIR "/datasets/fixtures"});
-  cmd->add_option("--dtype", args.dtypes, "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
+  cmd->add_option("--dtype", args.dtypes,
+                  "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
   cmd->add_option("--tolerance", args.tolerance, "override the per-dtype rel_l2 threshold");
   cmd->add_flag("--no-gradcheck", args.no_gradcheck, "skip the finite-difference gradient check");
   cmd->add_option("--json", args.json_out, "write the results as JSON to this file");

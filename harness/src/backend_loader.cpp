@@ -2,12 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <algorithm>
 #include <set>
 
 namespace glabench {
@@ -24,14 +24,16 @@ bool is_elf(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char magic[4] = {};
   f.read(magic, 4);
-  return f.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+  return f.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
+         magic[3] == 'F';
 }
 
 void validate_table(const std::string& path, const glabench_backend* t) {
   auto refuse = [&](const std::string& why) { throw backend_load_error(path + ": " + why); };
   if (t->abi_major != GLABENCH_ABI_MAJOR)
-    refuse("ABI major version " + std::to_string(t->abi_major) + ", but this glabench speaks ABI major " +
-           std::to_string(GLABENCH_ABI_MAJOR) + " (rebuild the backend against this glabench's backend.h)");
+    refuse("ABI major version " + std::to_string(t->abi_major) +
+           ", but this glabench speaks ABI major " + std::to_string(GLABENCH_ABI_MAJOR) +
+           " (rebuild the backend against this glabench's backend.h)");
   const size_t promised = table_size_for_minor(t->abi_minor);
   if (t->struct_size < promised)
     refuse("table struct_size " + std::to_string(t->struct_size) + " is shorter than the " +
@@ -43,13 +45,15 @@ void validate_table(const std::string& path, const glabench_backend* t) {
     refuse("backend '" + std::string(t->name) + "' declares device type " +
            std::to_string(t->device_type) + "; only CPU and CUDA are supported");
   if (!t->device_available || !t->supports || !t->workspace_size || !t->forward)
-    refuse("backend '" + std::string(t->name) +
-           "' leaves a required function (device_available, supports, workspace_size, forward) NULL");
+    refuse(
+        "backend '" + std::string(t->name) +
+        "' leaves a required function (device_available, supports, workspace_size, forward) NULL");
   if (t->num_capabilities > 0 && !t->capabilities)
     refuse("backend '" + std::string(t->name) + "' declares capabilities but gives no table");
   for (size_t i = 0; i < t->num_capabilities; ++i)
     if (t->capabilities[i].mode == GLABENCH_MODE_BACKWARD && !t->backward)
-      refuse("backend '" + std::string(t->name) + "' declares a backward capability but backward is NULL");
+      refuse("backend '" + std::string(t->name) +
+             "' declares a backward capability but backward is NULL");
 }
 
 }  // namespace
@@ -63,7 +67,8 @@ loaded_backend load_backend(const std::string& path) {
   dlerror();
   auto entry = reinterpret_cast<glabench_backend_entry_fn>(dlsym(handle, GLABENCH_ENTRY_SYMBOL));
   if (!entry)
-    throw backend_load_error(path + ": no entry symbol '" GLABENCH_ENTRY_SYMBOL "' (is it a glabench backend?)");
+    throw backend_load_error(path + ": no entry symbol '" GLABENCH_ENTRY_SYMBOL
+                                    "' (is it a glabench backend?)");
   const glabench_backend* table = entry();
   if (!table) throw backend_load_error(path + ": " GLABENCH_ENTRY_SYMBOL "() returned NULL");
   validate_table(path, table);
@@ -103,8 +108,8 @@ backend_registry discover_backends(const std::string& default_dir,
   std::set<std::string> seen_paths;
   auto add = [&](loaded_backend b) {
     if (const loaded_backend* other = reg.find(b.name()))
-      throw backend_load_error("two backends are named '" + b.name() + "': " + other->path + " and " +
-                               b.path);
+      throw backend_load_error("two backends are named '" + b.name() + "': " + other->path +
+                               " and " + b.path);
     reg.backends.push_back(std::move(b));
   };
   auto canonical = [](const std::string& p) {
@@ -118,7 +123,8 @@ backend_registry discover_backends(const std::string& default_dir,
     if (!fs::is_directory(dir, ec)) continue;
     std::vector<std::string> files;
     for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (looks_like_backend_file(entry.path().filename().string())) files.push_back(entry.path().string());
+      if (looks_like_backend_file(entry.path().filename().string()))
+        files.push_back(entry.path().string());
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
       if (!seen_paths.insert(canonical(file)).second) continue;

@@ -6,11 +6,16 @@ namespace glabench {
 
 std::string status_name(glabench_status s) {
   switch (s) {
-    case GLABENCH_OK: return "ok";
-    case GLABENCH_ERROR_UNSUPPORTED: return "unsupported";
-    case GLABENCH_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case GLABENCH_ERROR_NO_DEVICE: return "no device";
-    case GLABENCH_ERROR_RUNTIME: return "runtime error";
+    case GLABENCH_OK:
+      return "ok";
+    case GLABENCH_ERROR_UNSUPPORTED:
+      return "unsupported";
+    case GLABENCH_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case GLABENCH_ERROR_NO_DEVICE:
+      return "no device";
+    case GLABENCH_ERROR_RUNTIME:
+      return "runtime error";
   }
   return "status " + std::to_string(static_cast<int>(s));
 }
@@ -26,26 +31,31 @@ constexpr size_t kMessageCapacity = 2048;
 
 glabench_op abi_op(op_kind op) {
   switch (op) {
-    case op_kind::gla: return GLABENCH_OP_GLA;
-    case op_kind::rwkv6: return GLABENCH_OP_RWKV6;
-    case op_kind::softmax_attn: return GLABENCH_OP_SOFTMAX_ATTN;
+    case op_kind::gla:
+      return GLABENCH_OP_GLA;
+    case op_kind::rwkv6:
+      return GLABENCH_OP_RWKV6;
+    case op_kind::softmax_attn:
+      return GLABENCH_OP_SOFTMAX_ATTN;
   }
   return GLABENCH_OP_GLA;
 }
 }  // namespace
 
-backend_runner::backend_runner(const loaded_backend& backend, const problem& p, dtype d, bool has_h0,
-                               bool need_backward)
+backend_runner::backend_runner(const loaded_backend& backend, const problem& p, dtype d,
+                               bool has_h0, bool need_backward)
     : backend_(backend), problem_(p), dtype_(d), has_h0_(has_h0 && p.has_state()) {
   const glabench_backend& t = *backend_.table;
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
   if (t.device_available(&msg) != GLABENCH_OK)
-    throw backend_call_error(GLABENCH_ERROR_NO_DEVICE, backend.name() + " cannot run here: " + text);
+    throw backend_call_error(GLABENCH_ERROR_NO_DEVICE,
+                             backend.name() + " cannot run here: " + text);
   if (t.device_type == kDLCUDA) {
     std::string reason;
     if (cuda_device_count(&reason) == 0)
-      throw backend_call_error(GLABENCH_ERROR_NO_DEVICE, backend.name() + " needs a CUDA GPU: " + reason);
+      throw backend_call_error(GLABENCH_ERROR_NO_DEVICE,
+                               backend.name() + " needs a CUDA GPU: " + reason);
     ctx_ = make_cuda_context(device_ids_[0]);
   } else {
     ctx_ = make_host_context();
@@ -71,7 +81,8 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
     text[0] = '\0';
     if (t.supports(&abi_problem_, mode, &msg) != GLABENCH_OK)
       throw backend_call_error(GLABENCH_ERROR_UNSUPPORTED,
-                               backend.name() + (mode == GLABENCH_MODE_FORWARD ? " forward" : " backward") +
+                               backend.name() +
+                                   (mode == GLABENCH_MODE_FORWARD ? " forward" : " backward") +
                                    " refuses this problem: " + text);
   }
 }
@@ -80,7 +91,8 @@ backend_runner::~backend_runner() = default;
 
 void backend_runner::check(glabench_status status, const char* call, const char* msg) const {
   if (status != GLABENCH_OK)
-    throw backend_call_error(status, backend_.name() + " " + call + " failed (" + status_name(status) +
+    throw backend_call_error(status, backend_.name() + " " + call + " failed (" +
+                                         status_name(status) +
                                          "): " + (msg && *msg ? msg : "no message"));
 }
 
@@ -115,8 +127,12 @@ tensor backend_runner::download_slot(slot s) const {
   return unpack(bytes.data(), dt->shape, dtype_);
 }
 
-const DLTensor* backend_runner::in(slot s) const { return slots_[s] ? &slots_[s]->dl : nullptr; }
-DLTensor* backend_runner::out(slot s) { return slots_[s] ? &slots_[s]->dl : nullptr; }
+const DLTensor* backend_runner::in(slot s) const {
+  return slots_[s] ? &slots_[s]->dl : nullptr;
+}
+DLTensor* backend_runner::out(slot s) {
+  return slots_[s] ? &slots_[s]->dl : nullptr;
+}
 
 void backend_runner::upload(const op_inputs& x) {
   const problem& p = problem_;
@@ -205,7 +221,8 @@ void backend_runner::launch_backward() {
   a.stream = ctx_->stream();
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
-  if (!backend_.table->backward) check(GLABENCH_ERROR_UNSUPPORTED, "backward", "the backend has no backward");
+  if (!backend_.table->backward)
+    check(GLABENCH_ERROR_UNSUPPORTED, "backward", "the backend has no backward");
   check(backend_.table->backward(&abi_problem_, &a, &msg), "backward", text);
 }
 

@@ -2,11 +2,11 @@
 // its own stream) for CUDA backends. The harness owns every allocation (DESIGN §3).
 #pragma once
 
+#include <dlpack/dlpack.h>
+
 #include <cstddef>
 #include <memory>
 #include <string>
-
-#include <dlpack/dlpack.h>
 
 namespace glabench {
 

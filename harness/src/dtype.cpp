@@ -11,11 +11,13 @@ namespace {
 uint16_t float_to_bf16(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   if (std::isnan(f)) return static_cast<uint16_t>((x >> 16) | 0x40);  // stay a NaN
-  x += 0x7fff + ((x >> 16) & 1);  // round to nearest even
+  x += 0x7fff + ((x >> 16) & 1);                                      // round to nearest even
   return static_cast<uint16_t>(x >> 16);
 }
 
-float bf16_to_float(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+float bf16_to_float(uint16_t h) {
+  return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+}
 
 uint16_t float_to_fp16(float f) {
   const uint32_t x = std::bit_cast<uint32_t>(f);
@@ -55,10 +57,14 @@ float fp16_to_float(uint16_t h) {
 
 std::string_view dtype_name(dtype d) {
   switch (d) {
-    case dtype::fp64: return "fp64";
-    case dtype::fp32: return "fp32";
-    case dtype::fp16: return "fp16";
-    case dtype::bf16: return "bf16";
+    case dtype::fp64:
+      return "fp64";
+    case dtype::fp32:
+      return "fp32";
+    case dtype::fp16:
+      return "fp16";
+    case dtype::bf16:
+      return "bf16";
   }
   return "?";
 }
@@ -71,10 +77,14 @@ std::optional<dtype> parse_dtype(std::string_view name) {
 
 DLDataType to_dlpack(dtype d) {
   switch (d) {
-    case dtype::fp64: return {kDLFloat, 64, 1};
-    case dtype::fp32: return {kDLFloat, 32, 1};
-    case dtype::fp16: return {kDLFloat, 16, 1};
-    case dtype::bf16: return {kDLBfloat, 16, 1};
+    case dtype::fp64:
+      return {kDLFloat, 64, 1};
+    case dtype::fp32:
+      return {kDLFloat, 32, 1};
+    case dtype::fp16:
+      return {kDLFloat, 16, 1};
+    case dtype::bf16:
+      return {kDLBfloat, 16, 1};
   }
   return {};
 }
@@ -87,14 +97,20 @@ std::optional<dtype> from_dlpack(DLDataType t) {
   return std::nullopt;
 }
 
-size_t dtype_bytes(dtype d) { return to_dlpack(d).bits / 8; }
+size_t dtype_bytes(dtype d) {
+  return to_dlpack(d).bits / 8;
+}
 
 double default_tolerance(dtype d) {
   switch (d) {
-    case dtype::fp64: return 1e-12;
-    case dtype::fp32: return 1e-5;
-    case dtype::fp16: return 5e-3;
-    case dtype::bf16: return 1e-2;
+    case dtype::fp64:
+      return 1e-12;
+    case dtype::fp32:
+      return 1e-5;
+    case dtype::fp16:
+      return 5e-3;
+    case dtype::bf16:
+      return 1e-2;
   }
   return 0;
 }
@@ -105,7 +121,9 @@ std::vector<std::byte> pack(const tensor& t, dtype d) {
   for (size_t i = 0; i < t.data.size(); ++i) {
     const double x = t.data[i];
     switch (d) {
-      case dtype::fp64: std::memcpy(dst + 8 * i, &x, 8); break;
+      case dtype::fp64:
+        std::memcpy(dst + 8 * i, &x, 8);
+        break;
       case dtype::fp32: {
         const float f = static_cast<float>(x);
         std::memcpy(dst + 4 * i, &f, 4);
@@ -130,7 +148,9 @@ tensor unpack(const std::byte* src, const std::vector<int64_t>& shape, dtype d) 
   tensor t(shape);
   for (size_t i = 0; i < t.data.size(); ++i) {
     switch (d) {
-      case dtype::fp64: std::memcpy(&t.data[i], src + 8 * i, 8); break;
+      case dtype::fp64:
+        std::memcpy(&t.data[i], src + 8 * i, 8);
+        break;
       case dtype::fp32: {
         float f;
         std::memcpy(&f, src + 4 * i, 4);

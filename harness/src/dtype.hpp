@@ -2,12 +2,12 @@
 // and conversion of fp64 host tensors to and from their packed bytes.
 #pragma once
 
+#include <dlpack/dlpack.h>
+
 #include <cstddef>
 #include <optional>
 #include <string_view>
 #include <vector>
-
-#include <dlpack/dlpack.h>
 
 #include "glabench/reference/tensor.hpp"
 

@@ -28,7 +28,10 @@ struct fixture {
 class fixture_error : public std::runtime_error {
  public:
   fixture_error(const std::string& file, const std::string& field, const std::string& rule)
-      : std::runtime_error(file + ": " + field + ": " + rule), file_(file), field_(field), rule_(rule) {}
+      : std::runtime_error(file + ": " + field + ": " + rule),
+        file_(file),
+        field_(field),
+        rule_(rule) {}
   const std::string& file() const { return file_; }
   const std::string& field() const { return field_; }
   const std::string& rule() const { return rule_; }

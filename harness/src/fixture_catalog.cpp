@@ -23,8 +23,8 @@ problem make_problem(op_kind op, shape s, bool causal = true) {
   return {op, s.B, s.T, s.H, s.K, s.V, 1.0 / std::sqrt(static_cast<double>(s.K)), causal};
 }
 
-random_problem_options options(gate_kind gates = gate_kind::logsigmoid, bool h0 = true, bool d_o = true,
-                               bool dht = true) {
+random_problem_options options(gate_kind gates = gate_kind::logsigmoid, bool h0 = true,
+                               bool d_o = true, bool dht = true) {
   random_problem_options o;
   o.gates = gates;
   o.with_h0 = h0;
@@ -36,32 +36,44 @@ random_problem_options options(gate_kind gates = gate_kind::logsigmoid, bool h0 
 void add_recurrent_set(std::vector<fixture_recipe>& out, op_kind op) {
   const std::string n(op_name(op));
   const auto lg = gate_kind::logsigmoid;
-  out.push_back({n + "_basic", "h0, do and dht present", make_problem(op, {2, 16, 2, 8, 8}), options()});
+  out.push_back(
+      {n + "_basic", "h0, do and dht present", make_problem(op, {2, 16, 2, 8, 8}), options()});
   out.push_back({n + "_t1", "a single token", make_problem(op, {1, 1, 2, 4, 4}), options()});
-  out.push_back({n + "_odd_t_k_ne_v", "odd T and K != V", make_problem(op, {1, 17, 2, 6, 10}), options()});
-  out.push_back({n + "_k100", "K = 100, the seed's head size", make_problem(op, {1, 8, 1, 100, 16}), options()});
-  out.push_back({n + "_no_decay", "g = 0: no decay", make_problem(op, {1, 12, 2, 4, 6}), options(gate_kind::zero)});
+  out.push_back(
+      {n + "_odd_t_k_ne_v", "odd T and K != V", make_problem(op, {1, 17, 2, 6, 10}), options()});
+  out.push_back({n + "_k100", "K = 100, the seed's head size", make_problem(op, {1, 8, 1, 100, 16}),
+                 options()});
+  out.push_back({n + "_no_decay", "g = 0: no decay", make_problem(op, {1, 12, 2, 4, 6}),
+                 options(gate_kind::zero)});
   out.push_back({n + "_reset", "g = -30: the state is forgotten at every token",
                  make_problem(op, {1, 12, 2, 4, 6}), options(gate_kind::reset)});
-  out.push_back({n + "_no_h0", "no initial state", make_problem(op, {2, 9, 1, 5, 4}), options(lg, false)});
-  out.push_back({n + "_no_dht", "do without dht", make_problem(op, {1, 10, 2, 4, 4}), options(lg, true, true, false)});
-  out.push_back({n + "_forward_only", "no cotangents: forward checks only", make_problem(op, {1, 20, 2, 8, 8}),
-                 options(lg, true, false, false)});
+  out.push_back(
+      {n + "_no_h0", "no initial state", make_problem(op, {2, 9, 1, 5, 4}), options(lg, false)});
+  out.push_back({n + "_no_dht", "do without dht", make_problem(op, {1, 10, 2, 4, 4}),
+                 options(lg, true, true, false)});
+  out.push_back({n + "_forward_only", "no cotangents: forward checks only",
+                 make_problem(op, {1, 20, 2, 8, 8}), options(lg, true, false, false)});
   out.push_back({n + "_tiny", "small enough for the full finite-difference Jacobian",
                  make_problem(op, {1, 3, 1, 2, 3}), options()});
-  out.push_back({n + "_long", "T = 300: long-range decay", make_problem(op, {1, 300, 1, 8, 8}), options()});
+  out.push_back(
+      {n + "_long", "T = 300: long-range decay", make_problem(op, {1, 300, 1, 8, 8}), options()});
 }
 
 void add_softmax_set(std::vector<fixture_recipe>& out) {
   const op_kind op = op_kind::softmax_attn;
-  out.push_back({"softmax_attn_causal", "causal", make_problem(op, {2, 16, 2, 8, 8}, true), options()});
-  out.push_back({"softmax_attn_noncausal", "non-causal", make_problem(op, {2, 16, 2, 8, 8}, false), options()});
-  out.push_back({"softmax_attn_odd_t_d_ne_v", "odd T and D != V", make_problem(op, {1, 17, 2, 6, 10}, true), options()});
-  out.push_back({"softmax_attn_t1", "a single token", make_problem(op, {1, 1, 2, 4, 4}, true), options()});
+  out.push_back(
+      {"softmax_attn_causal", "causal", make_problem(op, {2, 16, 2, 8, 8}, true), options()});
+  out.push_back({"softmax_attn_noncausal", "non-causal", make_problem(op, {2, 16, 2, 8, 8}, false),
+                 options()});
+  out.push_back({"softmax_attn_odd_t_d_ne_v", "odd T and D != V",
+                 make_problem(op, {1, 17, 2, 6, 10}, true), options()});
+  out.push_back(
+      {"softmax_attn_t1", "a single token", make_problem(op, {1, 1, 2, 4, 4}, true), options()});
   out.push_back({"softmax_attn_tiny", "small enough for the full finite-difference Jacobian",
                  make_problem(op, {1, 4, 1, 3, 2}, false), options()});
   out.push_back({"softmax_attn_forward_only", "no cotangents: forward checks only",
-                 make_problem(op, {1, 20, 2, 8, 8}, true), options(gate_kind::logsigmoid, false, false, false)});
+                 make_problem(op, {1, 20, 2, 8, 8}, true),
+                 options(gate_kind::logsigmoid, false, false, false)});
 }
 
 }  // namespace
@@ -75,13 +87,14 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
   } else if (preset == "bench") {
     for (op_kind op : {op_kind::gla, op_kind::rwkv6, op_kind::softmax_attn}) {
       const std::string n(op_name(op));
-      out.push_back({n + "_seed_b4_t1024_h4_d100", "the seed's shape", make_problem(op, {4, 1024, 4, 100, 100}),
-                     options()});
+      out.push_back({n + "_seed_b4_t1024_h4_d100", "the seed's shape",
+                     make_problem(op, {4, 1024, 4, 100, 100}), options()});
       out.push_back({n + "_b2_t1024_h4_d128", "the accuracy shape of the CUDA backends",
                      make_problem(op, {2, 1024, 4, 128, 128}), options()});
     }
   } else {
-    throw std::invalid_argument("unknown fixture preset '" + std::string(preset) + "' (expected small or bench)");
+    throw std::invalid_argument("unknown fixture preset '" + std::string(preset) +
+                                "' (expected small or bench)");
   }
   for (auto& r : out) r.opts.seed = seed_from_name(r.name);
   return out;

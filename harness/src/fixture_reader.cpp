@@ -12,10 +12,14 @@ namespace {
 
 std::string class_name(H5T_class_t c, size_t size) {
   switch (c) {
-    case H5T_INTEGER: return "integer";
-    case H5T_FLOAT: return size == 4 ? "float32" : size == 2 ? "float16" : "float" + std::to_string(size * 8);
-    case H5T_STRING: return "string";
-    default: return "a non-numeric type";
+    case H5T_INTEGER:
+      return "integer";
+    case H5T_FLOAT:
+      return size == 4 ? "float32" : size == 2 ? "float16" : "float" + std::to_string(size * 8);
+    case H5T_STRING:
+      return "string";
+    default:
+      return "a non-numeric type";
   }
 }
 
@@ -39,9 +43,11 @@ class fixture_file {
     h5_handle type(H5Aget_type(a.get()), H5Tclose);
     if (H5Tget_class(type.get()) != H5T_INTEGER)
       fail(std::string("attribute '") + name + "'",
-           "must be an integer, found " + class_name(H5Tget_class(type.get()), H5Tget_size(type.get())));
+           "must be an integer, found " +
+               class_name(H5Tget_class(type.get()), H5Tget_size(type.get())));
     int64_t value = 0;
-    if (H5Aread(a.get(), H5T_NATIVE_INT64, &value) < 0) fail(std::string("attribute '") + name + "'", "cannot be read");
+    if (H5Aread(a.get(), H5T_NATIVE_INT64, &value) < 0)
+      fail(std::string("attribute '") + name + "'", "cannot be read");
     return value;
   }
 
@@ -50,9 +56,11 @@ class fixture_file {
     h5_handle type(H5Aget_type(a.get()), H5Tclose);
     const H5T_class_t c = H5Tget_class(type.get());
     if (c != H5T_FLOAT && c != H5T_INTEGER)
-      fail(std::string("attribute '") + name + "'", "must be a number, found " + class_name(c, H5Tget_size(type.get())));
+      fail(std::string("attribute '") + name + "'",
+           "must be a number, found " + class_name(c, H5Tget_size(type.get())));
     double value = 0;
-    if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &value) < 0) fail(std::string("attribute '") + name + "'", "cannot be read");
+    if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &value) < 0)
+      fail(std::string("attribute '") + name + "'", "cannot be read");
     return value;
   }
 
@@ -61,7 +69,8 @@ class fixture_file {
     h5_handle a = open_attr(name);
     h5_handle type(H5Aget_type(a.get()), H5Tclose);
     if (H5Tget_class(type.get()) != H5T_STRING)
-      fail(field, "must be a string, found " + class_name(H5Tget_class(type.get()), H5Tget_size(type.get())));
+      fail(field, "must be a string, found " +
+                      class_name(H5Tget_class(type.get()), H5Tget_size(type.get())));
     if (H5Tis_variable_str(type.get()) > 0) {
       h5_handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
       H5Tset_size(mem.get(), H5T_VARIABLE);
@@ -82,14 +91,16 @@ class fixture_file {
 
   bool has_dataset(const std::string& path) const {
     const size_t slash = path.find('/', 1);
-    if (slash != std::string::npos && H5Lexists(file_.get(), path.substr(0, slash).c_str(), H5P_DEFAULT) <= 0)
+    if (slash != std::string::npos &&
+        H5Lexists(file_.get(), path.substr(0, slash).c_str(), H5P_DEFAULT) <= 0)
       return false;
     return H5Lexists(file_.get(), path.c_str(), H5P_DEFAULT) > 0;
   }
 
   // Reads a float64 dataset of exactly `shape`, all values finite.
   tensor dataset(const std::string& path, const std::vector<int64_t>& shape) const {
-    if (!has_dataset(path)) fail(path, "is missing; this fixture needs it with shape " + shape_string(shape));
+    if (!has_dataset(path))
+      fail(path, "is missing; this fixture needs it with shape " + shape_string(shape));
     h5_handle d(H5Dopen2(file_.get(), path.c_str(), H5P_DEFAULT), H5Dclose);
     if (!d.valid()) fail(path, "is not a dataset");
     h5_handle type(H5Dget_type(d.get()), H5Tclose);
@@ -102,20 +113,23 @@ class fixture_file {
     if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
     const std::vector<int64_t> found(dims.begin(), dims.end());
     if (rank != static_cast<int>(shape.size()))
-      fail(path, "must have rank " + std::to_string(shape.size()) + " " + shape_string(shape) + ", found rank " +
-                     std::to_string(rank) + " " + shape_string(found));
-    if (found != shape) fail(path, "must have shape " + shape_string(shape) + ", found " + shape_string(found));
+      fail(path, "must have rank " + std::to_string(shape.size()) + " " + shape_string(shape) +
+                     ", found rank " + std::to_string(rank) + " " + shape_string(found));
+    if (found != shape)
+      fail(path, "must have shape " + shape_string(shape) + ", found " + shape_string(found));
     tensor t(shape);
     if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.ptr()) < 0)
       fail(path, "cannot be read (truncated or corrupt file)");
     for (size_t i = 0; i < t.data.size(); ++i)
       if (!std::isfinite(t.data[i]))
-        fail(path, "element " + std::to_string(i) + " is " + (std::isnan(t.data[i]) ? "NaN" : "infinite") +
+        fail(path, "element " + std::to_string(i) + " is " +
+                       (std::isnan(t.data[i]) ? "NaN" : "infinite") +
                        "; every value must be finite");
     return t;
   }
 
-  std::optional<tensor> optional_dataset(const std::string& path, const std::vector<int64_t>& shape) const {
+  std::optional<tensor> optional_dataset(const std::string& path,
+                                         const std::vector<int64_t>& shape) const {
     if (!has_dataset(path)) return std::nullopt;
     return dataset(path, shape);
   }
@@ -126,7 +140,8 @@ class fixture_file {
 
  private:
   h5_handle open_attr(const char* name) const {
-    if (!has_attr(name)) fail(std::string("attribute '") + name + "'", "is missing from the root group");
+    if (!has_attr(name))
+      fail(std::string("attribute '") + name + "'", "is missing from the root group");
     return h5_handle(H5Aopen(file_.get(), name, H5P_DEFAULT), H5Aclose);
   }
 
@@ -136,7 +151,9 @@ class fixture_file {
 
 }  // namespace
 
-std::string fixture::name() const { return std::filesystem::path(path).stem().string(); }
+std::string fixture::name() const {
+  return std::filesystem::path(path).stem().string();
+}
 
 fixture read_fixture(const std::string& path) {
   silence_hdf5_errors();
@@ -146,23 +163,29 @@ fixture read_fixture(const std::string& path) {
 
   const int64_t version = file.int_attr("glabench_fixture");
   if (version != kFixtureSchemaVersion)
-    file.fail("attribute 'glabench_fixture'", "schema version " + std::to_string(version) +
-                                                  " is not supported (this glabench reads version 1)");
+    file.fail("attribute 'glabench_fixture'",
+              "schema version " + std::to_string(version) +
+                  " is not supported (this glabench reads version 1)");
   const std::string op = file.string_attr("op");
   const auto kind = parse_op(op);
-  if (!kind) file.fail("attribute 'op'", "unknown op '" + op + "' (expected gla, rwkv6 or softmax_attn)");
+  if (!kind)
+    file.fail("attribute 'op'", "unknown op '" + op + "' (expected gla, rwkv6 or softmax_attn)");
   problem& p = f.prob;
   p.op = *kind;
-  const std::pair<const char*, int64_t*> sizes[] = {{"B", &p.B}, {"T", &p.T}, {"H", &p.H}, {"K", &p.K}, {"V", &p.V}};
+  const std::pair<const char*, int64_t*> sizes[] = {
+      {"B", &p.B}, {"T", &p.T}, {"H", &p.H}, {"K", &p.K}, {"V", &p.V}};
   for (auto [name, field] : sizes) {
     *field = file.int_attr(name);
-    if (*field < 1) file.fail(std::string("attribute '") + name + "'", "must be ≥ 1, found " + std::to_string(*field));
+    if (*field < 1)
+      file.fail(std::string("attribute '") + name + "'",
+                "must be ≥ 1, found " + std::to_string(*field));
   }
   p.scale = file.float_attr("scale");
   if (!std::isfinite(p.scale)) file.fail("attribute 'scale'", "must be finite");
   if (p.op == op_kind::softmax_attn) {
     const int64_t causal = file.int_attr("causal");
-    if (causal != 0 && causal != 1) file.fail("attribute 'causal'", "must be 0 or 1, found " + std::to_string(causal));
+    if (causal != 0 && causal != 1)
+      file.fail("attribute 'causal'", "must be 0 or 1, found " + std::to_string(causal));
     p.causal = causal == 1;
   }
   if (file.has_attr("description")) f.description = file.string_attr("description");
@@ -176,8 +199,9 @@ fixture read_fixture(const std::string& path) {
     in.g = file.dataset("/inputs/g", p.qk_shape());
     for (size_t i = 0; i < in.g.data.size(); ++i)
       if (in.g.data[i] > 0)
-        file.fail("/inputs/g", "element " + std::to_string(i) + " is " + std::to_string(in.g.data[i]) +
-                                   " > 0; " + op_label + " gates are natural-log decays and must be ≤ 0");
+        file.fail("/inputs/g", "element " + std::to_string(i) + " is " +
+                                   std::to_string(in.g.data[i]) + " > 0; " + op_label +
+                                   " gates are natural-log decays and must be ≤ 0");
   } else {
     file.require_absent("/inputs/g", "softmax_attn fixtures have no gate");
   }
@@ -193,7 +217,8 @@ fixture read_fixture(const std::string& path) {
   }
   in.d_o = file.optional_dataset("/inputs/do", p.v_shape());
   if (p.has_state()) in.dht = file.optional_dataset("/inputs/dht", p.state_shape());
-  if (in.dht && !in.d_o) file.fail("/inputs/dht", "is present without /inputs/do; gradients need /inputs/do");
+  if (in.dht && !in.d_o)
+    file.fail("/inputs/dht", "is present without /inputs/do; gradients need /inputs/do");
 
   f.expected.o = file.dataset("/expected/o", p.v_shape());
   if (p.has_state()) f.expected.ht = file.dataset("/expected/ht", p.state_shape());
@@ -202,7 +227,8 @@ fixture read_fixture(const std::string& path) {
   else
     file.require_absent("/expected/lse", "only softmax_attn fixtures have lse");
 
-  const char* grad_paths[] = {"/expected/dq", "/expected/dk", "/expected/dv", "/expected/dg", "/expected/du", "/expected/dh0"};
+  const char* grad_paths[] = {"/expected/dq", "/expected/dk", "/expected/dv",
+                              "/expected/dg", "/expected/du", "/expected/dh0"};
   if (!in.d_o) {
     for (const char* path : grad_paths)
       file.require_absent(path, "an expected gradient needs the cotangent /inputs/do");
@@ -210,20 +236,27 @@ fixture read_fixture(const std::string& path) {
   }
   auto need = [&](const char* path, const std::vector<int64_t>& shape) {
     if (!file.has_dataset(path))
-      file.fail(path, "is missing; /inputs/do is present, so every expected gradient must be (shape " +
-                          shape_string(shape) + ")");
+      file.fail(path,
+                "is missing; /inputs/do is present, so every expected gradient must be (shape " +
+                    shape_string(shape) + ")");
     return file.dataset(path, shape);
   };
   op_gradients& g = f.expected_grads.emplace();
   g.dq = need("/expected/dq", p.qk_shape());
   g.dk = need("/expected/dk", p.qk_shape());
   g.dv = need("/expected/dv", p.v_shape());
-  if (p.has_gate()) g.dg = need("/expected/dg", p.qk_shape());
-  else file.require_absent("/expected/dg", "softmax_attn has no gate");
-  if (p.has_bonus()) g.du = need("/expected/du", p.u_shape());
-  else file.require_absent("/expected/du", "only rwkv6 has a bonus u");
-  if (in.h0) g.dh0 = need("/expected/dh0", p.state_shape());
-  else file.require_absent("/expected/dh0", "dh0 needs /inputs/h0");
+  if (p.has_gate())
+    g.dg = need("/expected/dg", p.qk_shape());
+  else
+    file.require_absent("/expected/dg", "softmax_attn has no gate");
+  if (p.has_bonus())
+    g.du = need("/expected/du", p.u_shape());
+  else
+    file.require_absent("/expected/du", "only rwkv6 has a bonus u");
+  if (in.h0)
+    g.dh0 = need("/expected/dh0", p.state_shape());
+  else
+    file.require_absent("/expected/dh0", "dh0 needs /inputs/h0");
   return f;
 }
 

@@ -1,9 +1,10 @@
 // Writing a v1 fixture (DESIGN §4): fixed-length string attributes, int64 sizes, and
 // float64 datasets under /inputs and /expected. Written to a temporary file and
 // renamed into place.
+#include <unistd.h>
+
 #include <filesystem>
 #include <stdexcept>
-#include <unistd.h>
 
 #include "fixture.hpp"
 #include "hdf5_handle.hpp"
@@ -22,8 +23,12 @@ class fixture_file_writer {
     }
   }
 
-  void int_attr(const char* name, int64_t value) { attr(name, H5T_NATIVE_INT64, H5T_STD_I64LE, &value); }
-  void float_attr(const char* name, double value) { attr(name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, &value); }
+  void int_attr(const char* name, int64_t value) {
+    attr(name, H5T_NATIVE_INT64, H5T_STD_I64LE, &value);
+  }
+  void float_attr(const char* name, double value) {
+    attr(name, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, &value);
+  }
   void string_attr(const char* name, const std::string& value) {
     h5_handle type(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(type.get(), value.size() + 1);
@@ -33,11 +38,13 @@ class fixture_file_writer {
 
   void dataset(const std::string& path, const tensor& t) {
     std::vector<hsize_t> dims(t.shape.begin(), t.shape.end());
-    h5_handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-    h5_handle d(H5Dcreate2(file_.get(), path.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT,
-                           H5P_DEFAULT),
+    h5_handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                    H5Sclose);
+    h5_handle d(H5Dcreate2(file_.get(), path.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                           H5P_DEFAULT, H5P_DEFAULT),
                 H5Dclose);
-    if (!d.valid() || H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.ptr()) < 0)
+    if (!d.valid() ||
+        H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.ptr()) < 0)
       throw std::runtime_error(path_ + ": cannot write " + path);
   }
   void optional_dataset(const std::string& path, const tensor& t) {
@@ -52,7 +59,8 @@ class fixture_file_writer {
  private:
   void attr(const char* name, hid_t mem_type, hid_t file_type, const void* value) {
     h5_handle space(H5Screate(H5S_SCALAR), H5Sclose);
-    h5_handle a(H5Acreate2(file_.get(), name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    h5_handle a(H5Acreate2(file_.get(), name, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose);
     if (!a.valid() || H5Awrite(a.get(), mem_type, value) < 0)
       throw std::runtime_error(path_ + ": cannot write attribute " + name);
   }

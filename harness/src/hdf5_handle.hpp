@@ -12,7 +12,8 @@ class h5_handle {
   using closer = herr_t (*)(hid_t);
   h5_handle() = default;
   h5_handle(hid_t id, closer close) : id_(id), close_(close) {}
-  h5_handle(h5_handle&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)), close_(o.close_) {}
+  h5_handle(h5_handle&& o) noexcept
+      : id_(std::exchange(o.id_, H5I_INVALID_HID)), close_(o.close_) {}
   h5_handle& operator=(h5_handle&& o) noexcept {
     reset();
     id_ = std::exchange(o.id_, H5I_INVALID_HID);
@@ -36,6 +37,8 @@ class h5_handle {
 };
 
 // HDF5 prints its error stack to stderr by default; glabench reports its own errors.
-inline void silence_hdf5_errors() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+inline void silence_hdf5_errors() {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
 
 }  // namespace glabench

@@ -17,14 +17,20 @@ class host_context final : public device_context {
     return p;
   }
   void release(void* ptr) noexcept override { std::free(ptr); }
-  void copy_to_device(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
-  void copy_to_host(void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy_to_device(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+  }
   void* stream() override { return nullptr; }
   void synchronize() override {}
 };
 
 }  // namespace
 
-std::unique_ptr<device_context> make_host_context() { return std::make_unique<host_context>(); }
+std::unique_ptr<device_context> make_host_context() {
+  return std::make_unique<host_context>();
+}
 
 }  // namespace glabench

@@ -10,7 +10,9 @@ namespace glabench {
 namespace {
 
 glabench_op abi_op(op_kind op) {
-  return op == op_kind::gla ? GLABENCH_OP_GLA : op == op_kind::rwkv6 ? GLABENCH_OP_RWKV6 : GLABENCH_OP_SOFTMAX_ATTN;
+  return op == op_kind::gla     ? GLABENCH_OP_GLA
+         : op == op_kind::rwkv6 ? GLABENCH_OP_RWKV6
+                                : GLABENCH_OP_SOFTMAX_ATTN;
 }
 
 // The inputs as the backend sees them: every tensor rounded to the storage dtype.
@@ -31,17 +33,22 @@ void compare_outputs(const problem& p, const op_outputs& got, const op_outputs& 
                      std::vector<tensor_check>& checks) {
   checks.push_back(compare_tensor("o", got.o, want.o, tol));
   if (p.has_state()) checks.push_back(compare_tensor("ht", got.ht, want.ht, tol));
-  if (p.op == op_kind::softmax_attn) checks.push_back(compare_tensor("lse", got.lse, want.lse, tol));
+  if (p.op == op_kind::softmax_attn)
+    checks.push_back(compare_tensor("lse", got.lse, want.lse, tol));
 }
 
 }  // namespace
 
 std::string_view case_status_name(case_status s) {
   switch (s) {
-    case case_status::passed: return "passed";
-    case case_status::failed: return "failed";
-    case case_status::unsupported: return "unsupported";
-    case case_status::unavailable: return "unavailable";
+    case case_status::passed:
+      return "passed";
+    case case_status::failed:
+      return "failed";
+    case case_status::unsupported:
+      return "unsupported";
+    case case_status::unavailable:
+      return "unavailable";
   }
   return "?";
 }
@@ -65,12 +72,14 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
   const glabench_op op = abi_op(f.prob.op);
   if (!has_capability(t, op, to_dlpack(storage), GLABENCH_MODE_FORWARD)) {
     r.status = case_status::unsupported;
-    r.message = "no " + std::string(op_name(f.prob.op)) + " forward in " + std::string(dtype_name(storage));
+    r.message =
+        "no " + std::string(op_name(f.prob.op)) + " forward in " + std::string(dtype_name(storage));
     return finish();
   }
   const bool with_backward =
       f.has_gradients() && has_capability(t, op, to_dlpack(storage), GLABENCH_MODE_BACKWARD);
-  if (f.has_gradients() && !with_backward) r.message = "the backend has no backward here; gradients not checked";
+  if (f.has_gradients() && !with_backward)
+    r.message = "the backend has no backward here; gradients not checked";
 
   const double tol = opts.tolerance.value_or(default_tolerance(storage));
   const bool has_h0 = f.inputs.h0.has_value();
@@ -91,7 +100,8 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
       auto got_refs = gradient_tensors(f.prob, has_h0, got);
       auto want_refs = gradient_tensors(f.prob, has_h0, *want_grads);
       for (size_t i = 0; i < got_refs.size(); ++i)
-        r.checks.push_back(compare_tensor(got_refs[i].name, *got_refs[i].value, *want_refs[i].value, tol));
+        r.checks.push_back(
+            compare_tensor(got_refs[i].name, *got_refs[i].value, *want_refs[i].value, tol));
     }
     if (opts.gradcheck && with_backward && storage == dtype::fp64) {
       const reference::differentiable_op through_abi{
@@ -104,7 +114,8 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
                : e.status() == GLABENCH_ERROR_UNSUPPORTED ? case_status::unsupported
                                                           : case_status::failed;
     // A refusal during a call (rather than from supports()) is still a failure.
-    if (e.status() == GLABENCH_ERROR_UNSUPPORTED && !r.checks.empty()) r.status = case_status::failed;
+    if (e.status() == GLABENCH_ERROR_UNSUPPORTED && !r.checks.empty())
+      r.status = case_status::failed;
     r.message = e.what();
     return finish();
   } catch (const std::exception& e) {

@@ -10,7 +10,9 @@
 namespace glabench {
 namespace {
 
-std::string sci(double x) { return std::isnan(x) ? "nan" : fmt::format("{:.2e}", x); }
+std::string sci(double x) {
+  return std::isnan(x) ? "nan" : fmt::format("{:.2e}", x);
+}
 
 }  // namespace
 
@@ -20,37 +22,46 @@ void print_verify_table(std::ostream& os, const std::vector<verify_case_result>&
     w_backend = std::max(w_backend, r.backend.size());
     w_fixture = std::max(w_fixture, r.fixture.size());
   }
-  const std::string header = fmt::format("{:<{}}  {:<{}}  {:<5}  {:<6}  {:>9}  {:>9}  {:>7}  {}", "backend",
-                                         w_backend, "fixture", w_fixture, "dtype", "tensor", "rel_l2", "max_abs",
-                                         "limit", "result");
+  const std::string header =
+      fmt::format("{:<{}}  {:<{}}  {:<5}  {:<6}  {:>9}  {:>9}  {:>7}  {}", "backend", w_backend,
+                  "fixture", w_fixture, "dtype", "tensor", "rel_l2", "max_abs", "limit", "result");
   fmt::print(os, "{}\n{}\n", header, std::string(header.size(), '-'));
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : results) {
-    std::string lead = fmt::format("{:<{}}  {:<{}}  {:<5}", r.backend, w_backend, r.fixture, w_fixture,
-                                   dtype_name(r.storage));
+    std::string lead = fmt::format("{:<{}}  {:<{}}  {:<5}", r.backend, w_backend, r.fixture,
+                                   w_fixture, dtype_name(r.storage));
     const std::string blank(lead.size(), ' ');
     switch (r.status) {
-      case case_status::passed: ++passed; break;
-      case case_status::failed: ++failed; break;
-      default: ++skipped; break;
+      case case_status::passed:
+        ++passed;
+        break;
+      case case_status::failed:
+        ++failed;
+        break;
+      default:
+        ++skipped;
+        break;
     }
     if (r.checks.empty()) {
-      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}: {}\n", lead, "-", "", "", "", case_status_name(r.status),
-                 r.message);
+      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}: {}\n", lead, "-", "", "", "",
+                 case_status_name(r.status), r.message);
       continue;
     }
     for (const auto& c : r.checks) {
-      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}\n", lead, c.name, sci(c.rel_l2), sci(c.max_abs),
-                 fmt::format("{:.0e}", c.threshold), c.passed ? "ok" : "FAIL");
+      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}\n", lead, c.name, sci(c.rel_l2),
+                 sci(c.max_abs), fmt::format("{:.0e}", c.threshold), c.passed ? "ok" : "FAIL");
       lead = blank;
     }
     if (r.gradcheck) {
       const auto& g = *r.gradcheck;
-      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {} ({} directions{})\n", lead, "fd", sci(g.worst_error), "",
-                 fmt::format("{:.0e}", g.tolerance), g.passed ? "ok" : "FAIL", g.directional.size(), g.jacobian_checked ? ", full Jacobian" : "");
+      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {} ({} directions{})\n", lead, "fd",
+                 sci(g.worst_error), "", fmt::format("{:.0e}", g.tolerance),
+                 g.passed ? "ok" : "FAIL", g.directional.size(),
+                 g.jacobian_checked ? ", full Jacobian" : "");
     }
     if (r.status == case_status::failed || !r.message.empty())
-      fmt::print(os, "{}  {}: {}\n", blank, case_status_name(r.status), r.message.empty() ? "a check failed" : r.message);
+      fmt::print(os, "{}  {}: {}\n", blank, case_status_name(r.status),
+                 r.message.empty() ? "a check failed" : r.message);
   }
   fmt::print(os, "\n{} passed, {} failed, {} skipped\n", passed, failed, skipped);
 }
@@ -58,18 +69,16 @@ void print_verify_table(std::ostream& os, const std::vector<verify_case_result>&
 nlohmann::json verify_results_json(const std::vector<verify_case_result>& results) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : results) {
-    nlohmann::json row = {{"backend", r.backend},
-                          {"fixture", r.fixture},
-                          {"fixture_path", r.fixture_path},
-                          {"op", op_name(r.op)},
-                          {"dtype", dtype_name(r.storage)},
-                          {"status", case_status_name(r.status)},
-                          {"message", r.message},
-                          {"seconds", r.seconds}};
+    nlohmann::json row = {{"backend", r.backend},           {"fixture", r.fixture},
+                          {"fixture_path", r.fixture_path}, {"op", op_name(r.op)},
+                          {"dtype", dtype_name(r.storage)}, {"status", case_status_name(r.status)},
+                          {"message", r.message},           {"seconds", r.seconds}};
     nlohmann::json tensors = nlohmann::json::array();
     for (const auto& c : r.checks) {
       // NaN is not JSON: a non-finite result is recorded as null with finite=false.
-      auto num = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); };
+      auto num = [](double x) {
+        return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+      };
       tensors.push_back({{"name", c.name},
                          {"rel_l2", num(c.rel_l2)},
                          {"max_abs", num(c.max_abs)},
@@ -94,7 +103,10 @@ nlohmann::json verify_results_json(const std::vector<verify_case_result>& result
     }
     rows.push_back(row);
   }
-  return {{"glabench_results", "verify"}, {"schema_version", 1}, {"context", run_context()}, {"results", rows}};
+  return {{"glabench_results", "verify"},
+          {"schema_version", 1},
+          {"context", run_context()},
+          {"results", rows}};
 }
 
 }  // namespace glabench

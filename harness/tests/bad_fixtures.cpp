@@ -40,17 +40,22 @@ class editor {
     write_attr(name, H5T_STD_I64LE, &value, H5T_NATIVE_INT64);
   }
   // Replaces a dataset with one of the given shape and file type, filled from values.
-  void dataset(const char* path, const std::vector<hsize_t>& dims, hid_t file_type, const std::vector<double>& values) {
+  void dataset(const char* path, const std::vector<hsize_t>& dims, hid_t file_type,
+               const std::vector<double>& values) {
     delete_dataset(path);
-    h5_handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-    h5_handle d(H5Dcreate2(file_.get(), path, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
+    h5_handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                    H5Sclose);
+    h5_handle d(H5Dcreate2(file_.get(), path, file_type, space.get(), H5P_DEFAULT, H5P_DEFAULT,
+                           H5P_DEFAULT),
+                H5Dclose);
     H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
   }
 
  private:
   void write_attr(const char* name, hid_t type, const void* value, hid_t mem_type = -1) {
     h5_handle space(H5Screate(H5S_SCALAR), H5Sclose);
-    h5_handle a(H5Acreate2(file_.get(), name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    h5_handle a(H5Acreate2(file_.get(), name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose);
     H5Awrite(a.get(), mem_type < 0 ? type : mem_type, value);
   }
   h5_handle file_;
@@ -64,7 +69,8 @@ std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
   fixture f = valid_fixture("gla_basic");  // B2 T16 H2 K8 V8, with do and dht
   const problem& p = f.prob;
   std::vector<bad_fixture> out;
-  auto variant = [&](const std::string& name, const std::string& field, const std::string& rule, auto edit) {
+  auto variant = [&](const std::string& name, const std::string& field, const std::string& rule,
+                     auto edit) {
     const std::string path = (fs::path(dir) / (name + ".h5")).string();
     write_fixture(path, f);
     {
@@ -77,15 +83,21 @@ std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
   std::vector<double> qk_values = f.inputs.q.data;
 
   variant("missing_op", "attribute 'op'", "missing", [](editor& e) { e.delete_attr("op"); });
-  variant("unknown_op", "attribute 'op'", "unknown op 'mamba'", [](editor& e) { e.string_attr("op", "mamba"); });
-  variant("op_not_a_string", "attribute 'op'", "must be a string", [](editor& e) { e.int_attr("op", 3); });
-  variant("schema_version", "attribute 'glabench_fixture'", "not supported", [](editor& e) { e.int_attr("glabench_fixture", 2); });
+  variant("unknown_op", "attribute 'op'", "unknown op 'mamba'",
+          [](editor& e) { e.string_attr("op", "mamba"); });
+  variant("op_not_a_string", "attribute 'op'", "must be a string",
+          [](editor& e) { e.int_attr("op", 3); });
+  variant("schema_version", "attribute 'glabench_fixture'", "not supported",
+          [](editor& e) { e.int_attr("glabench_fixture", 2); });
   variant("wrong_rank", "/inputs/q", "must have rank 4", [&](editor& e) {
-    e.dataset("/inputs/q", {hsize_t(p.B * p.T), hsize_t(p.H), hsize_t(p.K)}, H5T_IEEE_F64LE, qk_values);
+    e.dataset("/inputs/q", {hsize_t(p.B * p.T), hsize_t(p.H), hsize_t(p.K)}, H5T_IEEE_F64LE,
+              qk_values);
   });
-  variant("wrong_shape", "/inputs/k", "must have shape [2, 16, 2, 8], found [2, 16, 2, 4]", [&](editor& e) {
-    e.dataset("/inputs/k", {hsize_t(p.B), hsize_t(p.T), hsize_t(p.H), 4}, H5T_IEEE_F64LE, qk_values);
-  });
+  variant("wrong_shape", "/inputs/k", "must have shape [2, 16, 2, 8], found [2, 16, 2, 4]",
+          [&](editor& e) {
+            e.dataset("/inputs/k", {hsize_t(p.B), hsize_t(p.T), hsize_t(p.H), 4}, H5T_IEEE_F64LE,
+                      qk_values);
+          });
   variant("integer_dataset", "/inputs/k", "must be float64, found integer",
           [&](editor& e) { e.dataset("/inputs/k", qk, H5T_STD_I32LE, qk_values); });
   variant("float32_dataset", "/inputs/q", "must be float64, found float32",
@@ -102,7 +114,8 @@ std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
   });
   variant("missing_expected_gradient", "/expected/dg", "/inputs/do is present",
           [](editor& e) { e.delete_dataset("/expected/dg"); });
-  variant("missing_input", "/inputs/v", "is missing", [](editor& e) { e.delete_dataset("/inputs/v"); });
+  variant("missing_input", "/inputs/v", "is missing",
+          [](editor& e) { e.delete_dataset("/inputs/v"); });
 
   // A file cut short, and a file that is not HDF5 at all.
   const std::string truncated = (fs::path(dir) / "truncated.h5").string();

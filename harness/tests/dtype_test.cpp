@@ -1,8 +1,8 @@
+#include "dtype.hpp"
+
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <limits>
-
-#include "dtype.hpp"
 
 using namespace glabench;
 
@@ -20,7 +20,8 @@ BOOST_AUTO_TEST_CASE(exactly_representable_values_survive) {
   const tensor t({6}, 0.0);
   tensor x = t;
   x.data = {1.0, -2.5, 0.15625, 1024.0, -0.0, 3.0};
-  for (dtype d : kAllDtypes) BOOST_TEST(round_to(x, d).data == x.data, boost::test_tools::per_element());
+  for (dtype d : kAllDtypes)
+    BOOST_TEST(round_to(x, d).data == x.data, boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(rounding_is_to_nearest_even) {
@@ -39,7 +40,8 @@ BOOST_AUTO_TEST_CASE(rounding_is_to_nearest_even) {
 
 BOOST_AUTO_TEST_CASE(fp16_range_and_nan) {
   tensor x({4});
-  x.data = {70000.0, std::ldexp(1.0, -24), std::numeric_limits<double>::quiet_NaN(), -std::ldexp(1.0, -20)};
+  x.data = {70000.0, std::ldexp(1.0, -24), std::numeric_limits<double>::quiet_NaN(),
+            -std::ldexp(1.0, -20)};
   const tensor h = round_to(x, dtype::fp16);
   BOOST_TEST(std::isinf(h.data[0]));
   BOOST_TEST(h.data[1] == std::ldexp(1.0, -24));  // smallest subnormal

@@ -19,8 +19,8 @@ void require_same(const std::string& what, const tensor& a, const tensor& b) {
 
 void require_same_fixture(const fixture& a, const fixture& b) {
   BOOST_TEST(op_name(a.prob.op) == op_name(b.prob.op));
-  BOOST_TEST((a.prob.B == b.prob.B && a.prob.T == b.prob.T && a.prob.H == b.prob.H && a.prob.K == b.prob.K &&
-              a.prob.V == b.prob.V && a.prob.causal == b.prob.causal));
+  BOOST_TEST((a.prob.B == b.prob.B && a.prob.T == b.prob.T && a.prob.H == b.prob.H &&
+              a.prob.K == b.prob.K && a.prob.V == b.prob.V && a.prob.causal == b.prob.causal));
   BOOST_TEST(a.prob.scale == b.prob.scale);
   BOOST_TEST(a.description == b.description);
   require_same("q", a.inputs.q, b.inputs.q);

@@ -41,7 +41,8 @@ BOOST_AUTO_TEST_CASE(loads_the_naive_backend) {
 BOOST_AUTO_TEST_CASE(refuses_broken_plugins) {
   require_refused(plugin("no_entry"), "no entry symbol 'glabench_backend_entry'");
   require_refused(plugin("null_entry"), "returned NULL");
-  require_refused(plugin("abi_major"), "ABI major version 99, but this glabench speaks ABI major 1");
+  require_refused(plugin("abi_major"),
+                  "ABI major version 99, but this glabench speaks ABI major 1");
   require_refused(plugin("short_table"), "shorter than");
   require_refused(plugin("null_forward"), "leaves a required function");
 }
@@ -52,7 +53,8 @@ BOOST_AUTO_TEST_CASE(refuses_files_that_are_not_libraries) {
   std::ofstream(text) << "not a library\n";
   require_refused(text, "not a shared library");
   const std::string fake_elf = SCRATCH_DIR "/glabench_backend_fake_elf.so";
-  std::ofstream(fake_elf) << "\x7f" "ELF but nothing else";
+  std::ofstream(fake_elf) << "\x7f"
+                             "ELF but nothing else";
   require_refused(fake_elf, "cannot be loaded");
   require_refused(SCRATCH_DIR "/missing.so", "no such file");
 }

@@ -50,7 +50,8 @@ BOOST_AUTO_TEST_CASE(backend_errors_carry_their_message) {
   const fixture f = recipe_fixture("gla_forward_only");
   const verify_case_result r = verify_case(failing, f, dtype::fp64, {});
   BOOST_TEST(case_status_name(r.status) == "failed");
-  BOOST_TEST(r.message.find("deliberate failure from the test plugin") != std::string::npos, r.message);
+  BOOST_TEST(r.message.find("deliberate failure from the test plugin") != std::string::npos,
+             r.message);
   BOOST_TEST(r.message.find("runtime error") != std::string::npos, r.message);
 }
 

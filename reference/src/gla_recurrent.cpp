@@ -45,9 +45,8 @@ void gla_head_forward(const problem& p, const op_inputs& in, int64_t b, int64_t 
 
 op_outputs gla_forward_recurrent(const problem& p, const op_inputs& in) {
   op_outputs out = allocate_outputs(p);
-  parallel_for(p.B * p.H, [&](int64_t bh) {
-    gla_head_forward(p, in, bh / p.H, bh % p.H, out, nullptr);
-  });
+  parallel_for(p.B * p.H,
+               [&](int64_t bh) { gla_head_forward(p, in, bh / p.H, bh % p.H, out, nullptr); });
   return out;
 }
 

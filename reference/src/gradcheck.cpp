@@ -120,7 +120,8 @@ gradcheck_report gradcheck(const problem& p, const op_inputs& in, const differen
       r.input = which == n_inputs ? "all" : inputs[which].name;
       r.finite_difference = numeric;
       r.analytic = analytic;
-      r.error = std::abs(numeric - analytic) / std::max({std::sqrt(grad_norm_sq), norm_floor, 1e-300});
+      r.error =
+          std::abs(numeric - analytic) / std::max({std::sqrt(grad_norm_sq), norm_floor, 1e-300});
       report.worst_error = std::max(report.worst_error, r.error);
       report.directional.push_back(r);
     }

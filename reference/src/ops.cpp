@@ -11,7 +11,8 @@ op_gradients gla_backward(const problem& p, const op_inputs& in, formulation f) 
   return f == formulation::recurrent ? gla_backward_recurrent(p, in) : gla_backward_parallel(p, in);
 }
 op_outputs rwkv6_forward(const problem& p, const op_inputs& in, formulation f) {
-  return f == formulation::recurrent ? rwkv6_forward_recurrent(p, in) : rwkv6_forward_parallel(p, in);
+  return f == formulation::recurrent ? rwkv6_forward_recurrent(p, in)
+                                     : rwkv6_forward_parallel(p, in);
 }
 op_gradients rwkv6_backward(const problem& p, const op_inputs& in, formulation f) {
   return f == formulation::recurrent ? rwkv6_backward_recurrent(p, in)
@@ -20,18 +21,24 @@ op_gradients rwkv6_backward(const problem& p, const op_inputs& in, formulation f
 
 op_outputs forward(const problem& p, const op_inputs& in, formulation f) {
   switch (p.op) {
-    case op_kind::gla: return gla_forward(p, in, f);
-    case op_kind::rwkv6: return rwkv6_forward(p, in, f);
-    case op_kind::softmax_attn: return softmax_attn_forward(p, in);
+    case op_kind::gla:
+      return gla_forward(p, in, f);
+    case op_kind::rwkv6:
+      return rwkv6_forward(p, in, f);
+    case op_kind::softmax_attn:
+      return softmax_attn_forward(p, in);
   }
   return {};
 }
 
 op_gradients backward(const problem& p, const op_inputs& in, formulation f) {
   switch (p.op) {
-    case op_kind::gla: return gla_backward(p, in, f);
-    case op_kind::rwkv6: return rwkv6_backward(p, in, f);
-    case op_kind::softmax_attn: return softmax_attn_backward(p, in);
+    case op_kind::gla:
+      return gla_backward(p, in, f);
+    case op_kind::rwkv6:
+      return rwkv6_backward(p, in, f);
+    case op_kind::softmax_attn:
+      return softmax_attn_backward(p, in);
   }
   return {};
 }

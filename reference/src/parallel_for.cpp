@@ -10,8 +10,7 @@
 namespace glabench::reference {
 
 void parallel_for(int64_t n, const std::function<void(int64_t)>& fn) {
-  const int64_t workers =
-      std::min<int64_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  const int64_t workers = std::min<int64_t>(n, std::max(1u, std::thread::hardware_concurrency()));
   if (workers <= 1) {
     for (int64_t i = 0; i < n; ++i) fn(i);
     return;

@@ -38,12 +38,15 @@ struct head_form {
   std::vector<double> log_cum;
 
   head_form(const problem& p_, const op_inputs& in_, int64_t b_, int64_t h_)
-      : p(p_), in(in_), b(b_), h(h_), reads_state_before_token(p_.op == op_kind::rwkv6),
+      : p(p_),
+        in(in_),
+        b(b_),
+        h(h_),
+        reads_state_before_token(p_.op == op_kind::rwkv6),
         log_cum((p_.T + 1) * p_.K, 0.0) {
     for (int64_t t = 0; t < p.T; ++t) {
       const double* g = in.g.ptr() + token_offset(p, b, t, h, p.K);
-      for (int64_t i = 0; i < p.K; ++i)
-        log_cum[(t + 1) * p.K + i] = log_cum[t * p.K + i] + g[i];
+      for (int64_t i = 0; i < p.K; ++i) log_cum[(t + 1) * p.K + i] = log_cum[t * p.K + i] + g[i];
     }
   }
   // Row of log_cum that query t decays from: b_t (gla) or b_{t-1} (rwkv6).
@@ -218,7 +221,8 @@ void backward_head(const head_form& f, const tensor& d_o, const tensor* dht, op_
 
 op_outputs forward_parallel(const problem& p, const op_inputs& in) {
   op_outputs out = allocate_outputs(p);
-  parallel_for(p.B * p.H, [&](int64_t bh) { forward_head(head_form(p, in, bh / p.H, bh % p.H), out); });
+  parallel_for(p.B * p.H,
+               [&](int64_t bh) { forward_head(head_form(p, in, bh / p.H, bh % p.H), out); });
   return out;
 }
 
@@ -232,15 +236,24 @@ op_gradients backward_parallel(const problem& p, const op_inputs& in) {
   });
   if (p.has_bonus())
     for (int64_t bh = 0; bh < p.B * p.H; ++bh)
-      for (int64_t i = 0; i < p.K; ++i) grad.du.ptr()[(bh % p.H) * p.K + i] += du_per_bh[bh * p.K + i];
+      for (int64_t i = 0; i < p.K; ++i)
+        grad.du.ptr()[(bh % p.H) * p.K + i] += du_per_bh[bh * p.K + i];
   return grad;
 }
 
 }  // namespace
 
-op_outputs gla_forward_parallel(const problem& p, const op_inputs& in) { return forward_parallel(p, in); }
-op_gradients gla_backward_parallel(const problem& p, const op_inputs& in) { return backward_parallel(p, in); }
-op_outputs rwkv6_forward_parallel(const problem& p, const op_inputs& in) { return forward_parallel(p, in); }
-op_gradients rwkv6_backward_parallel(const problem& p, const op_inputs& in) { return backward_parallel(p, in); }
+op_outputs gla_forward_parallel(const problem& p, const op_inputs& in) {
+  return forward_parallel(p, in);
+}
+op_gradients gla_backward_parallel(const problem& p, const op_inputs& in) {
+  return backward_parallel(p, in);
+}
+op_outputs rwkv6_forward_parallel(const problem& p, const op_inputs& in) {
+  return forward_parallel(p, in);
+}
+op_gradients rwkv6_backward_parallel(const problem& p, const op_inputs& in) {
+  return backward_parallel(p, in);
+}
 
 }  // namespace glabench::reference

@@ -4,9 +4,12 @@ namespace glabench {
 
 std::string_view op_name(op_kind op) {
   switch (op) {
-    case op_kind::gla: return "gla";
-    case op_kind::rwkv6: return "rwkv6";
-    case op_kind::softmax_attn: return "softmax_attn";
+    case op_kind::gla:
+      return "gla";
+    case op_kind::rwkv6:
+      return "rwkv6";
+    case op_kind::softmax_attn:
+      return "softmax_attn";
   }
   return "?";
 }

@@ -12,7 +12,9 @@ uint64_t normal_rng::next_u64() {
   return z ^ (z >> 31);
 }
 
-double normal_rng::uniform() { return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1.0p-53; }
+double normal_rng::uniform() {
+  return (static_cast<double>(next_u64() >> 11) + 0.5) * 0x1.0p-53;
+}
 
 double normal_rng::normal() {
   if (has_spare_) {
@@ -31,7 +33,9 @@ void normal_rng::fill_normal(tensor& t, double stddev) {
 }
 
 namespace {
-double log_sigmoid(double x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }
+double log_sigmoid(double x) {
+  return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x));
+}
 }  // namespace
 
 op_inputs make_random_inputs(const problem& p, const random_problem_options& opts) {
@@ -48,9 +52,15 @@ op_inputs make_random_inputs(const problem& p, const random_problem_options& opt
     in.g = tensor(p.qk_shape());
     for (double& g : in.g.data) {
       switch (opts.gates) {
-        case gate_kind::logsigmoid: g = log_sigmoid(rng.normal() + 2.0); break;
-        case gate_kind::zero: g = 0.0; break;
-        case gate_kind::reset: g = -30.0; break;
+        case gate_kind::logsigmoid:
+          g = log_sigmoid(rng.normal() + 2.0);
+          break;
+        case gate_kind::zero:
+          g = 0.0;
+          break;
+        case gate_kind::reset:
+          g = -30.0;
+          break;
       }
     }
   }

@@ -46,9 +46,8 @@ void rwkv6_head_forward(const problem& p, const op_inputs& in, int64_t b, int64_
 
 op_outputs rwkv6_forward_recurrent(const problem& p, const op_inputs& in) {
   op_outputs out = allocate_outputs(p);
-  parallel_for(p.B * p.H, [&](int64_t bh) {
-    rwkv6_head_forward(p, in, bh / p.H, bh % p.H, out, nullptr);
-  });
+  parallel_for(p.B * p.H,
+               [&](int64_t bh) { rwkv6_head_forward(p, in, bh / p.H, bh % p.H, out, nullptr); });
   return out;
 }
 

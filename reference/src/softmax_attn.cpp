@@ -69,7 +69,9 @@ op_gradients softmax_attn_backward(const problem& p, const op_inputs& in) {
   op_gradients grad = allocate_gradients(p, false);
   parallel_for(p.B * p.H, [&](int64_t bh) {
     const head_rows rows{p, in, bh / p.H, bh % p.H};
-    auto at_k = [&](tensor& x, int64_t t) { return x.ptr() + token_offset(p, rows.b, t, rows.h, p.K); };
+    auto at_k = [&](tensor& x, int64_t t) {
+      return x.ptr() + token_offset(p, rows.b, t, rows.h, p.K);
+    };
     for (int64_t t = 0; t < p.T; ++t) {
       const int64_t tv = token_offset(p, rows.b, t, rows.h, p.V);
       const double* dout = d_o.ptr() + tv;

@@ -28,6 +28,8 @@ double dot(const tensor& a, const tensor& b) {
   return sum;
 }
 
-double l2_norm(const tensor& a) { return std::sqrt(dot(a, a)); }
+double l2_norm(const tensor& a) {
+  return std::sqrt(dot(a, a));
+}
 
 }  // namespace glabench

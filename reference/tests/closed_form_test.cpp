@@ -16,8 +16,11 @@ void check_single_token(op_kind op, formulation f) {
   const problem p{op, 1, 1, 1, 3, 2, 0.8, true};
   const op_inputs in = make_random_inputs(p, {});
   const op_outputs out = reference::forward(p, in, f);
-  const auto& q = in.q.data; const auto& k = in.k.data; const auto& v = in.v.data;
-  const auto& g = in.g.data; const auto& h0 = in.h0->data;
+  const auto& q = in.q.data;
+  const auto& k = in.k.data;
+  const auto& v = in.v.data;
+  const auto& g = in.g.data;
+  const auto& h0 = in.h0->data;
   for (int j = 0; j < 2; ++j) {
     double expected = 0;
     for (int i = 0; i < 3; ++i) {
@@ -64,7 +67,8 @@ BOOST_AUTO_TEST_CASE(softmax_first_row_and_uniform_keys) {
   double qk = 0;
   for (int i = 0; i < 3; ++i) qk += in.q.data[i] * in.k.data[i];
   BOOST_TEST(out.lse.data[0] == p.scale * qk, boost::test_tools::tolerance(1e-14));
-  for (int j = 0; j < 2; ++j) BOOST_TEST(out.o.data[j] == in.v.data[j], boost::test_tools::tolerance(1e-14));
+  for (int j = 0; j < 2; ++j)
+    BOOST_TEST(out.o.data[j] == in.v.data[j], boost::test_tools::tolerance(1e-14));
 
   problem nc = p;
   nc.causal = false;

@@ -16,7 +16,9 @@ struct edge_case {
   random_problem_options opts;
 };
 
-inline std::ostream& operator<<(std::ostream& os, const edge_case& c) { return os << c.name; }
+inline std::ostream& operator<<(std::ostream& os, const edge_case& c) {
+  return os << c.name;
+}
 
 inline std::vector<edge_case> recurrent_edge_cases() {
   random_problem_options base;

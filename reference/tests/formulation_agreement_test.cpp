@@ -46,7 +46,9 @@ void check_formulations(op_kind op, const edge_case& c) {
 
 BOOST_AUTO_TEST_SUITE(formulation_agreement)
 
-BOOST_DATA_TEST_CASE(gla, bdata::make(recurrent_edge_cases()), c) { check_formulations(op_kind::gla, c); }
+BOOST_DATA_TEST_CASE(gla, bdata::make(recurrent_edge_cases()), c) {
+  check_formulations(op_kind::gla, c);
+}
 
 BOOST_DATA_TEST_CASE(rwkv6, bdata::make(recurrent_edge_cases()), c) {
   check_formulations(op_kind::rwkv6, c);

@@ -24,8 +24,8 @@ reference::gradcheck_report run_check(const problem& p, const random_problem_opt
 
 void require_passed(const reference::gradcheck_report& r, bool want_jacobian) {
   for (const auto& d : r.directional)
-    BOOST_TEST_CONTEXT("direction on " << d.input << ": fd " << d.finite_difference
-                                       << " analytic " << d.analytic) {
+    BOOST_TEST_CONTEXT("direction on " << d.input << ": fd " << d.finite_difference << " analytic "
+                                       << d.analytic) {
       BOOST_TEST(d.error <= 1e-8);
     }
   BOOST_TEST(r.jacobian_checked == want_jacobian);
@@ -64,7 +64,8 @@ BOOST_AUTO_TEST_CASE(full_jacobian_tiny_softmax) {
 }
 
 BOOST_DATA_TEST_CASE(directional_gla, bdata::make(recurrent_edge_cases()), c) {
-  for (formulation f : kBoth) require_passed(run_check(make_problem(op_kind::gla, c), c.opts, f, 0), false);
+  for (formulation f : kBoth)
+    require_passed(run_check(make_problem(op_kind::gla, c), c.opts, f, 0), false);
 }
 
 BOOST_DATA_TEST_CASE(directional_rwkv6, bdata::make(recurrent_edge_cases()), c) {

@@ -59,10 +59,7 @@ typedef enum glabench_op {
   GLABENCH_OP_SOFTMAX_ATTN = 2
 } glabench_op;
 
-typedef enum glabench_mode {
-  GLABENCH_MODE_FORWARD = 0,
-  GLABENCH_MODE_BACKWARD = 1
-} glabench_mode;
+typedef enum glabench_mode { GLABENCH_MODE_FORWARD = 0, GLABENCH_MODE_BACKWARD = 1 } glabench_mode;
 
 /* A caller-owned buffer for error and refusal messages. */
 typedef struct glabench_message {
@@ -85,7 +82,7 @@ typedef struct glabench_problem {
   glabench_op op;
   int64_t B, T, H, K, V;
   double scale;
-  int32_t causal; /* softmax_attn only */
+  int32_t causal;   /* softmax_attn only */
   DLDataType dtype; /* storage dtype of every tensor */
   int32_t has_h0;
   int32_t has_dht;
@@ -143,8 +140,8 @@ typedef struct glabench_backend {
   uint32_t abi_minor;
   size_t struct_size;
 
-  const char* name;    /* unique; "naive_recurrent" */
-  const char* version; /* the backend's own version */
+  const char* name;         /* unique; "naive_recurrent" */
+  const char* version;      /* the backend's own version */
   DLDeviceType device_type; /* kDLCPU or kDLCUDA */
 
   const glabench_capability* capabilities;
@@ -166,8 +163,8 @@ typedef struct glabench_backend {
                              glabench_message* error);
 
   /* NULL when no capability has mode BACKWARD. */
-  glabench_status (*backward)(const glabench_problem* problem,
-                              const glabench_backward_args* args, glabench_message* error);
+  glabench_status (*backward)(const glabench_problem* problem, const glabench_backward_args* args,
+                              glabench_message* error);
 } glabench_backend;
 
 typedef const glabench_backend* (*glabench_backend_entry_fn)(void);

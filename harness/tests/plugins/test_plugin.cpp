@@ -16,23 +16,41 @@ using namespace glabench::backend_support;
 
 #define VARIANT_IS(name) (__builtin_strcmp(TEST_PLUGIN_VARIANT, #name) == 0)
 
-constexpr glabench_capability kCapabilities[] = {{GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD}};
+constexpr glabench_capability kCapabilities[] = {
+    {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD}};
 
-glabench_status device_available(glabench_message*) { return GLABENCH_OK; }
-glabench_status supports(const glabench_problem*, glabench_mode, glabench_message*) { return GLABENCH_OK; }
-glabench_status workspace_size(const glabench_problem*, glabench_mode, size_t* bytes, glabench_message*) {
+glabench_status device_available(glabench_message*) {
+  return GLABENCH_OK;
+}
+glabench_status supports(const glabench_problem*, glabench_mode, glabench_message*) {
+  return GLABENCH_OK;
+}
+glabench_status workspace_size(const glabench_problem*, glabench_mode, size_t* bytes,
+                               glabench_message*) {
   *bytes = 0;
   return GLABENCH_OK;
 }
-glabench_status forward(const glabench_problem*, const glabench_forward_args*, glabench_message* error) {
-  if (VARIANT_IS(failing)) return fail(error, GLABENCH_ERROR_RUNTIME, "deliberate failure from the test plugin");
+glabench_status forward(const glabench_problem*, const glabench_forward_args*,
+                        glabench_message* error) {
+  if (VARIANT_IS(failing))
+    return fail(error, GLABENCH_ERROR_RUNTIME, "deliberate failure from the test plugin");
   return GLABENCH_OK;  // writes nothing
 }
 
 glabench_backend make_table() {
-  glabench_backend t = {GLABENCH_ABI_MAJOR, GLABENCH_ABI_MINOR, sizeof(glabench_backend),
-                        "test_" TEST_PLUGIN_VARIANT, "0.0.0", kDLCPU, kCapabilities, 1,
-                        device_available, supports, workspace_size, forward, nullptr};
+  glabench_backend t = {GLABENCH_ABI_MAJOR,
+                        GLABENCH_ABI_MINOR,
+                        sizeof(glabench_backend),
+                        "test_" TEST_PLUGIN_VARIANT,
+                        "0.0.0",
+                        kDLCPU,
+                        kCapabilities,
+                        1,
+                        device_available,
+                        supports,
+                        workspace_size,
+                        forward,
+                        nullptr};
   if (VARIANT_IS(abi_major)) t.abi_major = 99;
   if (VARIANT_IS(short_table)) t.struct_size = offsetof(glabench_backend, capabilities);
   if (VARIANT_IS(null_forward)) t.forward = nullptr;

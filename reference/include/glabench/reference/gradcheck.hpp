@@ -28,9 +28,9 @@ struct differentiable_op {
 };
 
 struct gradcheck_options {
-  int directions = 4;             // random (u, v) pairs per input, plus one joint
-  double step = 1e-3;             // h, relative to inputs of order one
-  double tolerance = 1e-8;        // on directional_result::error and the Jacobian's
+  int directions = 4;                    // random (u, v) pairs per input, plus one joint
+  double step = 1e-3;                    // h, relative to inputs of order one
+  double tolerance = 1e-8;               // on directional_result::error and the Jacobian's
   int64_t max_jacobian_elements = 4096;  // full Jacobian when inputs×outputs ≤ this
   uint64_t seed = 12345;
 };

@@ -25,8 +25,7 @@ op_gradients softmax_attn_backward(const problem& p, const op_inputs& in);
 
 // Dispatch on p.op. The backward reads in.d_o (required) and in.dht (optional; zero
 // when absent). softmax_attn ignores the formulation.
-op_outputs forward(const problem& p, const op_inputs& in,
-                   formulation f = formulation::recurrent);
+op_outputs forward(const problem& p, const op_inputs& in, formulation f = formulation::recurrent);
 op_gradients backward(const problem& p, const op_inputs& in,
                       formulation f = formulation::recurrent);
 

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what glabench needs to build and test on Debian/Ubuntu, skipping what is
+# already there: compilers and CMake, HDF5, Boost.Test, Google Benchmark, CLI11,
+# nlohmann-json, fmt, DLPack, and Python's numpy, h5py and matplotlib (for the h5py
+# fixture test and the plots). The CUDA toolkit is optional and never installed here:
+# when nvcc is on PATH (or at /usr/local/cuda/bin) the CUDA backends build too.
+set -euo pipefail
+
+debian_packages=(build-essential cmake git pkg-config python3 python3-pip
+  libhdf5-dev libboost-test-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdlpack-dev)
+
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! python3 -c 'import numpy, h5py, matplotlib' 2>/dev/null; then
+  echo "setup: installing numpy, h5py and matplotlib for python3"
+  python3 -m pip install --quiet numpy h5py matplotlib 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages numpy h5py matplotlib ||
+    echo "setup: could not install the Python packages; the h5py fixture test will be skipped"
+fi
