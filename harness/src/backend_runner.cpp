@@ -237,12 +237,17 @@ op_gradients backend_runner::download_gradients() const {
   return grads;
 }
 
+void backend_runner::prepare(const op_inputs& x) {
+  upload(x);
+  ensure_workspace(GLABENCH_MODE_FORWARD);
+  if (x.d_o) ensure_workspace(GLABENCH_MODE_BACKWARD);
+}
+
 op_outputs backend_runner::forward(const op_inputs& x) {
   op_inputs forward_only = x;
   forward_only.d_o.reset();
   forward_only.dht.reset();
-  upload(forward_only);
-  ensure_workspace(GLABENCH_MODE_FORWARD);
+  prepare(forward_only);
   poison_outputs();
   launch_forward();
   ctx_->synchronize();
@@ -251,9 +256,7 @@ op_outputs backend_runner::forward(const op_inputs& x) {
 
 op_gradients backend_runner::backward(const op_inputs& x) {
   if (!x.d_o) throw std::invalid_argument("backward needs the cotangent d_o");
-  upload(x);
-  ensure_workspace(GLABENCH_MODE_FORWARD);
-  ensure_workspace(GLABENCH_MODE_BACKWARD);
+  prepare(x);
   poison_outputs();
   launch_forward();
   launch_backward();

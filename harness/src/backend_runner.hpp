@@ -44,9 +44,10 @@ class backend_runner {
   op_outputs forward(const op_inputs& in);
   op_gradients backward(const op_inputs& in);
 
-  // The same in pieces, for timing: inputs are uploaded once, launches touch nothing
-  // else (no allocation, no poisoning, no copies).
-  void upload(const op_inputs& in);
+  // The same in pieces, for timing: prepare() uploads the inputs and allocates the
+  // outputs and workspaces once; launches touch nothing else (no allocation, no
+  // poisoning, no copies).
+  void prepare(const op_inputs& in);
   void poison_outputs();
   void launch_forward();
   void launch_backward();
@@ -58,6 +59,7 @@ class backend_runner {
   struct device_tensor;
   enum slot : int { q, k, v, g, u, h0, d_o, dht, o, ht, lse, dq, dk, dv, dg, du, dh0, num_slots };
 
+  void upload(const op_inputs& in);
   void ensure(slot s, const std::vector<int64_t>& shape);
   void upload_slot(slot s, const tensor& t);
   tensor download_slot(slot s) const;

@@ -1,0 +1,93 @@
+// Backward, column layout, tokens in reverse: each thread keeps a K-strip of CJ
+// columns of G, the adjoint of the state, in registers:
+//   G += scale q_tᵀ do_t;   dv_t[j] = Σ_i k_t[i] G[i][j];   G *= exp(g_t)  (→ adjoint of S_{t-1})
+// starting from G = dht; dh0 is the final G.
+#pragma once
+
+#include "column_stage.cuh"
+
+namespace glabench::parallel_scan {
+
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+__global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
+  using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
+  using C = typename stage::C;
+  extern __shared__ __align__(16) unsigned char smem_bytes[];
+  C* buffers[2] = {reinterpret_cast<C*>(smem_bytes), reinterpret_cast<C*>(smem_bytes) + stage::kBufferValues};
+
+  const int lane = threadIdx.x % NL, group = threadIdx.x / NL;
+  const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
+  const int64_t col0 = int64_t(blockIdx.x) * stage::kColumns, j0 = col0 + group * CJ;
+  const int64_t state0 = (b * a.H + h) * a.K * a.V;
+  const typename stage::source src{static_cast<const Elem*>(a.g), static_cast<const Elem*>(a.k),
+                                   static_cast<const Elem*>(a.q), static_cast<const Elem*>(a.d_o)};
+  const C scale = static_cast<C>(a.scale);
+
+  C G[L][CJ];
+#pragma unroll
+  for (int e = 0; e < L; ++e)
+#pragma unroll
+    for (int c = 0; c < CJ; ++c) {
+      const int64_t i = lane * L + e, j = j0 + c;
+      G[e][c] = (a.dht && i < a.K && j < a.V)
+                    ? to_compute<C>(static_cast<const Elem*>(a.dht)[state0 + i * a.V + j])
+                    : C(0);
+    }
+
+  const int64_t chunks = (a.T + TC - 1) / TC;
+  typename stage::prefetch next;
+  stage::load(next, src, a, b, h, (chunks - 1) * TC, col0);
+  stage::commit(next, buffers[0], scale, a, (chunks - 1) * TC);
+  __syncthreads();
+  Elem* dv_out = static_cast<Elem*>(a.dv);
+  for (int64_t n = 0; n < chunks; ++n) {
+    const int64_t chunk = chunks - 1 - n;
+    if (chunk > 0) stage::load(next, src, a, b, h, (chunk - 1) * TC, col0);
+    const C* buf = buffers[n & 1];
+#pragma unroll 1
+    for (int tt = TC - 1; tt >= 0; --tt) {
+      const int64_t t = chunk * TC + tt;
+      if (t >= a.T) continue;
+      const C* decay = stage::vec(buf, 0, tt) + lane * stage::layout::kStride;
+      const C* key = stage::vec(buf, 1, tt) + lane * stage::layout::kStride;
+      const C* query = stage::vec(buf, 2, tt) + lane * stage::layout::kStride;  // already × scale
+      const C* grad_out = stage::cols(buf, tt) + group * CJ;
+      C d_o[CJ], dv[CJ];
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) {
+        d_o[c] = grad_out[c];
+        dv[c] = C(0);
+      }
+#pragma unroll
+      for (int e = 0; e < L; ++e) {
+        const C ae = decay[e], ke = key[e], qe = query[e];
+#pragma unroll
+        for (int c = 0; c < CJ; ++c) {
+          G[e][c] += qe * d_o[c];
+          dv[c] += ke * G[e][c];
+          G[e][c] *= ae;
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) dv[c] = group_sum<NL>(dv[c]);
+      if (lane == 0)
+#pragma unroll
+        for (int c = 0; c < CJ; ++c)
+          if (j0 + c < a.V) dv_out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(dv[c]);
+    }
+    if (chunk > 0) stage::commit(next, buffers[(n + 1) & 1], scale, a, (chunk - 1) * TC);
+    __syncthreads();
+  }
+
+  if (!a.dh0) return;
+  Elem* dh0 = static_cast<Elem*>(a.dh0);
+#pragma unroll
+  for (int e = 0; e < L; ++e)
+#pragma unroll
+    for (int c = 0; c < CJ; ++c) {
+      const int64_t i = lane * L + e, j = j0 + c;
+      if (i < a.K && j < a.V) dh0[state0 + i * a.V + j] = to_storage<Elem>(G[e][c]);
+    }
+}
+
+}  // namespace glabench::parallel_scan

@@ -1,0 +1,89 @@
+// Forward (seed 002, column layout): each thread keeps a K-strip of CJ columns of the
+// state S (K×V) in registers and walks the tokens:
+//   S[i][j] = exp(g_t[i]) S[i][j] + k_t[i] v_t[j],   o_t[j] = scale Σ_i q_t[i] S[i][j]
+// The Σ_i is L FMAs in the thread plus a shuffle reduction over its NL lanes.
+#pragma once
+
+#include "column_stage.cuh"
+
+namespace glabench::parallel_scan {
+
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+__global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
+  using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
+  using C = typename stage::C;
+  extern __shared__ __align__(16) unsigned char smem_bytes[];
+  C* buffers[2] = {reinterpret_cast<C*>(smem_bytes), reinterpret_cast<C*>(smem_bytes) + stage::kBufferValues};
+
+  const int lane = threadIdx.x % NL, group = threadIdx.x / NL;
+  const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
+  const int64_t col0 = int64_t(blockIdx.x) * stage::kColumns, j0 = col0 + group * CJ;
+  const int64_t state0 = (b * a.H + h) * a.K * a.V;
+  const typename stage::source src{static_cast<const Elem*>(a.g), static_cast<const Elem*>(a.k),
+                                   static_cast<const Elem*>(a.q), static_cast<const Elem*>(a.v)};
+
+  C S[L][CJ];
+#pragma unroll
+  for (int e = 0; e < L; ++e)
+#pragma unroll
+    for (int c = 0; c < CJ; ++c) {
+      const int64_t i = lane * L + e, j = j0 + c;
+      S[e][c] = (a.h0 && i < a.K && j < a.V) ? to_compute<C>(static_cast<const Elem*>(a.h0)[state0 + i * a.V + j])
+                                             : C(0);
+    }
+
+  const int64_t chunks = (a.T + TC - 1) / TC;
+  typename stage::prefetch next;
+  stage::load(next, src, a, b, h, 0, col0);
+  stage::commit(next, buffers[0], C(1), a, 0);
+  __syncthreads();
+  Elem* out = static_cast<Elem*>(a.o);
+  const C scale = static_cast<C>(a.scale);
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    if (chunk + 1 < chunks) stage::load(next, src, a, b, h, (chunk + 1) * TC, col0);
+    const C* buf = buffers[chunk & 1];
+#pragma unroll 1
+    for (int tt = 0; tt < TC; ++tt) {
+      const int64_t t = chunk * TC + tt;
+      if (t >= a.T) break;
+      const C* decay = stage::vec(buf, 0, tt) + lane * stage::layout::kStride;
+      const C* key = stage::vec(buf, 1, tt) + lane * stage::layout::kStride;
+      const C* query = stage::vec(buf, 2, tt) + lane * stage::layout::kStride;
+      const C* value = stage::cols(buf, tt) + group * CJ;
+      C v[CJ], o[CJ];
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) {
+        v[c] = value[c];
+        o[c] = C(0);
+      }
+#pragma unroll
+      for (int e = 0; e < L; ++e) {
+        const C ae = decay[e], ke = key[e], qe = query[e];
+#pragma unroll
+        for (int c = 0; c < CJ; ++c) {
+          S[e][c] = ae * S[e][c] + ke * v[c];
+          o[c] += qe * S[e][c];
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) o[c] = group_sum<NL>(o[c]);
+      if (lane == 0)
+#pragma unroll
+        for (int c = 0; c < CJ; ++c)
+          if (j0 + c < a.V) out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(scale * o[c]);
+    }
+    if (chunk + 1 < chunks) stage::commit(next, buffers[(chunk + 1) & 1], C(1), a, (chunk + 1) * TC);
+    __syncthreads();
+  }
+
+  Elem* ht = static_cast<Elem*>(a.ht);
+#pragma unroll
+  for (int e = 0; e < L; ++e)
+#pragma unroll
+    for (int c = 0; c < CJ; ++c) {
+      const int64_t i = lane * L + e, j = j0 + c;
+      if (i < a.K && j < a.V) ht[state0 + i * a.V + j] = to_storage<Elem>(S[e][c]);
+    }
+}
+
+}  // namespace glabench::parallel_scan

@@ -1,0 +1,121 @@
+// Launch configuration and dispatch: picks the lane count NL from the head size (a
+// compile-time variant per power of two, masks for the rest), sets the dynamic shared
+// memory, and checks every launch.
+#include <cuda_bf16.h>
+
+#include "backward_dq_dk_dg_kernel.cuh"
+#include "backward_dv_kernel.cuh"
+#include "forward_kernel.cuh"
+#include "scan_args.hpp"
+
+namespace glabench::parallel_scan {
+namespace {
+
+// Tile sizes per storage type. fp64 halves the owned columns/rows and the chunk so its
+// doubles fit the same register budget.
+template <typename Elem>
+struct tiles {
+  static constexpr int L = 16;        // strip length along the reduced axis
+  static constexpr int CJ = 4;        // columns per thread (forward, dv)
+  static constexpr int RJ = 4;        // rows per thread (dq, dk, dg)
+  static constexpr int TC = 4;        // tokens per staged chunk (8 spills: see README)
+  static constexpr int THREADS = 128;
+};
+template <>
+struct tiles<double> {
+  static constexpr int L = 16, CJ = 2, RJ = 2, TC = 2, THREADS = 128;
+};
+
+// At least 4 lanes: fewer would put hundreds of columns in one block and its staging
+// would not fit in registers; small heads are masked instead.
+int lanes_for(int64_t head_size, int L) {
+  int lanes = 4;
+  while (lanes * L < head_size) lanes *= 2;
+  return lanes;
+}
+
+template <typename Kernel>
+cudaError_t launch(Kernel kernel, dim3 grid, int threads, size_t smem_bytes, const scan_args& a) {
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)))
+    return e;
+  kernel<<<grid, threads, smem_bytes, a.stream>>>(a);
+  return cudaGetLastError();
+}
+
+template <typename Elem, int NL>
+cudaError_t forward_with(const scan_args& a) {
+  using t = tiles<Elem>;
+  using stage = column_stage<Elem, NL, t::L, t::CJ, t::TC, t::THREADS>;
+  const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
+  const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
+  return launch(forward_kernel<Elem, NL, t::L, t::CJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
+}
+
+template <typename Elem, int NL>
+cudaError_t backward_dv_with(const scan_args& a) {
+  using t = tiles<Elem>;
+  using stage = column_stage<Elem, NL, t::L, t::CJ, t::TC, t::THREADS>;
+  const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
+  const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
+  return launch(backward_dv_kernel<Elem, NL, t::L, t::CJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
+}
+
+template <typename Elem, int NL>
+cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
+  using t = tiles<Elem>;
+  using stage = row_stage<Elem, NL, t::L, t::RJ, t::TC, t::THREADS>;
+  const dim3 grid(unsigned((a.K + stage::kRows - 1) / stage::kRows), unsigned(a.B * a.H));
+  const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
+  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, t::RJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
+}
+
+// NL ∈ {4, 8, 16}: head sizes ≤ 64, ≤ 128, ≤ 256.
+template <typename Fn>
+cudaError_t with_lanes(int lanes, Fn&& fn) {
+  switch (lanes) {
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 8: return fn(std::integral_constant<int, 8>{});
+    case 16: return fn(std::integral_constant<int, 16>{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+template <typename Elem>
+cudaError_t forward_for(const scan_args& a) {
+  return with_lanes(lanes_for(a.K, tiles<Elem>::L), [&](auto nl) { return forward_with<Elem, nl()>(a); });
+}
+
+template <typename Elem>
+cudaError_t backward_for(const scan_args& a) {
+  const int L = tiles<Elem>::L;
+  // dv and dh0 (column layout over K), then dq, dk, dg (row layout over V).
+  if (cudaError_t e = with_lanes(lanes_for(a.K, L), [&](auto nl) { return backward_dv_with<Elem, nl()>(a); }))
+    return e;
+  return with_lanes(lanes_for(a.V, L), [&](auto nl) { return backward_dq_dk_dg_with<Elem, nl()>(a); });
+}
+
+}  // namespace
+
+size_t backward_workspace_bytes(storage s, int64_t B, int64_t T, int64_t H, int64_t K) {
+  return static_cast<size_t>(B * T * H * K) * (s == storage::fp64 ? sizeof(double) : sizeof(float));
+}
+
+cudaError_t launch_forward(storage s, const scan_args& a) {
+  switch (s) {
+    case storage::fp64: return forward_for<double>(a);
+    case storage::fp32: return forward_for<float>(a);
+    case storage::bf16: return forward_for<__nv_bfloat16>(a);
+  }
+  return cudaErrorInvalidValue;
+}
+
+cudaError_t launch_backward(storage s, const scan_args& a) {
+  switch (s) {
+    case storage::fp64: return backward_for<double>(a);
+    case storage::fp32: return backward_for<float>(a);
+    case storage::bf16: return backward_for<__nv_bfloat16>(a);
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace glabench::parallel_scan

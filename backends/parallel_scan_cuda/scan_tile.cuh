@@ -1,0 +1,70 @@
+// Building blocks shared by the three kernels, ThunderKittens-style: the storage ↔
+// compute conversions, the lane-group reduction, and the tile geometry.
+//
+// Geometry. A thread owns a *strip* of L consecutive elements along the axis its
+// kernel reduces over (K for the column kernels, V for the row kernel), for several
+// owned indices along the other axis. NL consecutive lanes (a power of two ≤ 16) own
+// the strips of one index set, so NL·L ≥ the reduced head size, and a reduction over
+// the head is L in-register FMAs plus log2(NL) shuffles. Elements of the last strip
+// past the head size are masked to zero when staged.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+namespace glabench::parallel_scan {
+
+template <typename T>
+struct compute_of {
+  using type = float;  // fp32 state and accumulation for fp32 and bf16
+};
+template <>
+struct compute_of<double> {
+  using type = double;
+};
+template <typename T>
+using compute_t = typename compute_of<T>::type;
+
+template <typename C>
+__device__ __forceinline__ C to_compute(double x) { return static_cast<C>(x); }
+template <typename C>
+__device__ __forceinline__ C to_compute(float x) { return static_cast<C>(x); }
+template <typename C>
+__device__ __forceinline__ C to_compute(__nv_bfloat16 x) { return static_cast<C>(__bfloat162float(x)); }
+
+template <typename T, typename C>
+__device__ __forceinline__ T to_storage(C x) { return static_cast<T>(x); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 to_storage<__nv_bfloat16, float>(float x) { return __float2bfloat16_rn(x); }
+
+template <typename C>
+__device__ __forceinline__ C exp_of(C x) { return exp(x); }
+template <>
+__device__ __forceinline__ float exp_of<float>(float x) { return __expf(x); }
+
+// Sum over the NL consecutive lanes of a group; every lane gets the total.
+template <int NL, typename C>
+__device__ __forceinline__ C group_sum(C x) {
+#pragma unroll
+  for (int offset = NL / 2; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffffu, x, offset);
+  return x;
+}
+
+// Strip geometry along the reduced axis, and its shared-memory layout: strip s sits
+// at s·kStride, padded by 16 bytes so the NL lanes' vector loads hit distinct banks.
+template <typename C, int NL, int L>
+struct strip_layout {
+  static constexpr int kPadded = NL * L;                   // reduced axis, padded
+  static constexpr int kStride = L + 16 / int(sizeof(C));  // floats (or doubles) per strip in smem
+  static constexpr int kRow = NL * kStride;                // one token's vector in smem
+  __device__ static constexpr int slot(int index) { return (index / L) * kStride + index % L; }
+};
+
+// Element (b, t, h, d) of a [B, T, H, D] tensor.
+__device__ __forceinline__ int64_t token_index(int64_t b, int64_t t, int64_t h, int64_t d, int64_t T, int64_t H,
+                                               int64_t D) {
+  return ((b * T + t) * H + h) * D + d;
+}
+
+}  // namespace glabench::parallel_scan
