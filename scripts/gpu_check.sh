@@ -9,7 +9,7 @@ set -uo pipefail
 build=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-{ date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv; } | tee "$out/device.txt"
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
 ctest --test-dir "$build" -L gpu -j4 --output-on-failure 2>&1 | tail -40 | tee "$out/ctest_gpu.log"
 "$build/glabench" verify --backend parallel_scan_cuda --op gla --json "$out/verify_fixtures.json" > "$out/verify_fixtures.txt" 2>&1
 echo "verify on committed fixtures: exit $?"; tail -1 "$out/verify_fixtures.txt"
@@ -18,4 +18,4 @@ echo "verify on committed fixtures: exit $?"; tail -1 "$out/verify_fixtures.txt"
   --json "$out/verify_b2_t1024_h4_d128.json" > "$out/verify_b2_t1024_h4_d128.txt" 2>&1
 echo "verify at B2 T1024 H4 D128: exit $?"; cat "$out/verify_b2_t1024_h4_d128.txt"
 "$build/glabench_time" --backend parallel_scan_cuda --shape 4,1024,4,100,100 --shape 4,2048,16,128,128 \
-  --shape 2,16384,16,128,128 --json "$out/time.json" 2>&1 | tee "$out/time.txt"
+  --shape 2,16384,16,128,128 --json "$out/time.json" 2>&1
