@@ -25,7 +25,7 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS, int UNROLL = 1>
 __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   using C = typename stage::C;
@@ -61,7 +61,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     if (chunk + 1 < chunks) stage::load(next, a, b, h, (chunk + 1) * TC, row0);
     const C* buf = buffers[chunk & 1];
-#pragma unroll 1
+#pragma unroll UNROLL
     for (int tt = 0; tt < TC; ++tt) {
       const int64_t t = chunk * TC + tt;
       if (t >= a.T) break;
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
     const int64_t chunk = chunks - 1 - n;
     if (chunk > 0) stage::load(next, a, b, h, (chunk - 1) * TC, row0);
     const C* buf = buffers[n & 1];
-#pragma unroll 1
+#pragma unroll UNROLL
     for (int tt = TC - 1; tt >= 0; --tt) {
       const int64_t t = chunk * TC + tt;
       if (t >= a.T) continue;

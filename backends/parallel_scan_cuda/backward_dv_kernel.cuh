@@ -8,7 +8,9 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+// UNROLL tokens are unrolled together so that one token's reduction overlaps the next
+// token's state update.
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int UNROLL = 1>
 __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
@@ -44,7 +46,7 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
     const int64_t chunk = chunks - 1 - n;
     if (chunk > 0) stage::load(next, src, a, b, h, (chunk - 1) * TC, col0);
     const C* buf = buffers[n & 1];
-#pragma unroll 1
+#pragma unroll UNROLL
     for (int tt = TC - 1; tt >= 0; --tt) {
       const int64_t t = chunk * TC + tt;
       if (t >= a.T) continue;

@@ -18,13 +18,22 @@ struct column_stage {
   using layout = strip_layout<C, NL, L>;
   static constexpr int kGroups = THREADS / NL;       // column groups per block
   static constexpr int kColumns = kGroups * CJ;      // value columns per block
-  static constexpr int kVecElems = 3 * TC * layout::kPadded;
-  static constexpr int kColElems = TC * kColumns;
-  static constexpr int kPerThread = (kVecElems + kColElems + THREADS - 1) / THREADS;
   static constexpr int kBufferValues = 3 * TC * layout::kRow + TC * kColumns;
 
+  // Which staged element a thread handles: a K-vector row of one token is spread over
+  // the threads (kVecRowsPerPass rows at once when the block is wider than the row),
+  // likewise the column values. Addresses are then a row pointer plus a lane offset.
+  static_assert(THREADS % layout::kPadded == 0 || layout::kPadded % THREADS == 0, "powers of two");
+  static constexpr int kVecRowsPerPass = THREADS >= layout::kPadded ? THREADS / layout::kPadded : 1;
+  static constexpr int kVecSplits = layout::kPadded > THREADS ? layout::kPadded / THREADS : 1;
+  static constexpr int kVecPasses = (TC + kVecRowsPerPass - 1) / kVecRowsPerPass;
+  static_assert(THREADS % kColumns == 0, "column values: whole rows per pass");
+  static constexpr int kColRowsPerPass = THREADS / kColumns;
+  static constexpr int kColPasses = (TC + kColRowsPerPass - 1) / kColRowsPerPass;
+
   struct prefetch {
-    Elem raw[kPerThread];
+    Elem vec[3][kVecPasses][kVecSplits];
+    Elem col[kColPasses];
   };
 
   // The compute-type views of one buffer.
@@ -38,42 +47,58 @@ struct column_stage {
     const Elem* x;  // per-column input, [B,T,H,V]
   };
 
+  __device__ static int vec_row() { return threadIdx.x / layout::kPadded % kVecRowsPerPass; }
+  __device__ static int vec_index(int split) { return threadIdx.x % layout::kPadded + split * THREADS; }
+  __device__ static int col_row() { return threadIdx.x / kColumns; }
+  __device__ static int col_index() { return threadIdx.x % kColumns; }
+
   __device__ static void load(prefetch& r, const source& s, const scan_args& a, int64_t b, int64_t h, int64_t t0,
                               int64_t col0) {
+    const int64_t bh_k = (b * a.T * a.H + h) * a.K, bh_v = (b * a.T * a.H + h) * a.V;
+    const int64_t step_k = a.H * a.K, step_v = a.H * a.V;
 #pragma unroll
-    for (int n = 0; n < kPerThread; ++n) {
-      const int e = threadIdx.x + n * THREADS;
-      Elem value = Elem(0.0f);
-      if (e < kVecElems) {
-        const int which = e / (TC * layout::kPadded), rem = e % (TC * layout::kPadded);
-        const int64_t t = t0 + rem / layout::kPadded, i = rem % layout::kPadded;
-        const Elem* src = which == 0 ? s.g : which == 1 ? s.k : s.q;
-        if (i < a.K && t < a.T) value = src[token_index(b, t, h, i, a.T, a.H, a.K)];
-      } else if (e < kVecElems + kColElems) {
-        const int rem = e - kVecElems;
-        const int64_t t = t0 + rem / kColumns, j = col0 + rem % kColumns;
-        if (j < a.V && t < a.T) value = s.x[token_index(b, t, h, j, a.T, a.H, a.V)];
+    for (int which = 0; which < 3; ++which) {
+      const Elem* src = which == 0 ? s.g : which == 1 ? s.k : s.q;
+#pragma unroll
+      for (int pass = 0; pass < kVecPasses; ++pass) {
+        const int64_t t = t0 + pass * kVecRowsPerPass + vec_row();
+        const Elem* row = src + bh_k + t * step_k;
+#pragma unroll
+        for (int split = 0; split < kVecSplits; ++split) {
+          const int i = vec_index(split);
+          r.vec[which][pass][split] = (i < a.K && t < a.T) ? row[i] : Elem(0.0f);
+        }
       }
-      r.raw[n] = value;
+    }
+#pragma unroll
+    for (int pass = 0; pass < kColPasses; ++pass) {
+      const int64_t t = t0 + pass * kColRowsPerPass + col_row(), j = col0 + col_index();
+      r.col[pass] = (j < a.V && t < a.T) ? s.x[bh_v + t * step_v + j] : Elem(0.0f);
     }
   }
 
   __device__ static void commit(const prefetch& r, C* buf, C q_scale, const scan_args& a, int64_t t0) {
 #pragma unroll
-    for (int n = 0; n < kPerThread; ++n) {
-      const int e = threadIdx.x + n * THREADS;
-      if (e < kVecElems) {
-        const int which = e / (TC * layout::kPadded), rem = e % (TC * layout::kPadded);
-        const int tt = rem / layout::kPadded, i = rem % layout::kPadded;
-        C value = to_compute<C>(r.raw[n]);
-        // Padded rows get a = 0 so their state stays 0; the log-space gate becomes a
-        // decay factor once, here, not in every thread that reads it.
-        if (which == 0) value = (i < a.K && t0 + tt < a.T) ? exp_of(value) : C(0);
-        if (which == 2) value *= q_scale;
-        buf[(which * TC + tt) * layout::kRow + layout::slot(i)] = value;
-      } else if (e < kVecElems + kColElems) {
-        buf[3 * TC * layout::kRow + (e - kVecElems)] = to_compute<C>(r.raw[n]);
+    for (int which = 0; which < 3; ++which)
+#pragma unroll
+      for (int pass = 0; pass < kVecPasses; ++pass) {
+        const int tt = pass * kVecRowsPerPass + vec_row();
+        if (tt >= TC) continue;
+#pragma unroll
+        for (int split = 0; split < kVecSplits; ++split) {
+          const int i = vec_index(split);
+          C value = to_compute<C>(r.vec[which][pass][split]);
+          // Padded rows get a = 0 so their state stays 0; the log-space gate becomes a
+          // decay factor once, here, not in every thread that reads it.
+          if (which == 0) value = (i < a.K && t0 + tt < a.T) ? exp_of(value) : C(0);
+          if (which == 2) value *= q_scale;
+          buf[(which * TC + tt) * layout::kRow + layout::slot(i)] = value;
+        }
       }
+#pragma unroll
+    for (int pass = 0; pass < kColPasses; ++pass) {
+      const int tt = pass * kColRowsPerPass + col_row();
+      if (tt < TC) buf[3 * TC * layout::kRow + tt * kColumns + col_index()] = to_compute<C>(r.col[pass]);
     }
   }
 };

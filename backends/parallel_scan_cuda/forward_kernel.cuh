@@ -8,7 +8,9 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+// UNROLL tokens are unrolled together so that one token's reduction overlaps the next
+// token's state update.
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int UNROLL = 1>
 __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
@@ -42,7 +44,7 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     if (chunk + 1 < chunks) stage::load(next, src, a, b, h, (chunk + 1) * TC, col0);
     const C* buf = buffers[chunk & 1];
-#pragma unroll 1
+#pragma unroll UNROLL
     for (int tt = 0; tt < TC; ++tt) {
       const int64_t t = chunk * TC + tt;
       if (t >= a.T) break;

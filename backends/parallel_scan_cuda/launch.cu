@@ -11,19 +11,22 @@
 namespace glabench::parallel_scan {
 namespace {
 
-// Tile sizes per storage type. fp64 halves the owned columns/rows and the chunk so its
-// doubles fit the same register budget.
+// Tile sizes per storage type, from bench/tile_sweep.cu on an H200 (2026-11-21,
+// reports/2026-11-21-h200-parallel_scan_cuda-v1/tile_sweep_*.txt): at B4 T2048 H16
+// D128 fp32 the forward took 1.14 ms with 2 columns per thread and 8-token chunks,
+// against 1.29–4.28 ms for CJ 1 or 4, TC 4–32, 2- or 4-token unrolling, L 8 or 32.
+// fp64 uses 4-token chunks to keep its doubles in registers.
 template <typename Elem>
 struct tiles {
-  static constexpr int L = 16;        // strip length along the reduced axis
-  static constexpr int CJ = 4;        // columns per thread (forward, dv)
-  static constexpr int RJ = 4;        // rows per thread (dq, dk, dg)
-  static constexpr int TC = 4;        // tokens per staged chunk (8 spills: see README)
+  static constexpr int L = 16;   // strip length along the reduced axis
+  static constexpr int CJ = 2;   // columns per thread (forward, dv)
+  static constexpr int RJ = 2;   // rows per thread (dq, dk, dg)
+  static constexpr int TC = 8;   // tokens per staged chunk
   static constexpr int THREADS = 128;
 };
 template <>
 struct tiles<double> {
-  static constexpr int L = 16, CJ = 2, RJ = 2, TC = 2, THREADS = 128;
+  static constexpr int L = 16, CJ = 2, RJ = 2, TC = 4, THREADS = 128;
 };
 
 // At least 4 lanes: fewer would put hundreds of columns in one block and its staging

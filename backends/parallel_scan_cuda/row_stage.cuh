@@ -14,13 +14,21 @@ struct row_stage {
   using layout = strip_layout<C, NL, L>;
   static constexpr int kGroups = THREADS / NL;
   static constexpr int kRows = kGroups * RJ;  // key rows per block
-  static constexpr int kVecElems = 2 * TC * layout::kPadded;
-  static constexpr int kRowElems = 3 * TC * kRows;
-  static constexpr int kPerThread = (kVecElems + kRowElems + THREADS - 1) / THREADS;
   static constexpr int kBufferValues = 2 * TC * layout::kRow + 3 * TC * kRows;
 
+  // As in column_stage: each staged V-vector row is spread over the threads, and so
+  // are the per-row scalars; addresses are a row pointer plus a lane offset.
+  static_assert(THREADS % layout::kPadded == 0 || layout::kPadded % THREADS == 0, "powers of two");
+  static constexpr int kVecRowsPerPass = THREADS >= layout::kPadded ? THREADS / layout::kPadded : 1;
+  static constexpr int kVecSplits = layout::kPadded > THREADS ? layout::kPadded / THREADS : 1;
+  static constexpr int kVecPasses = (TC + kVecRowsPerPass - 1) / kVecRowsPerPass;
+  static_assert(THREADS % kRows == 0, "row scalars: whole rows per pass");
+  static constexpr int kScalarRowsPerPass = THREADS / kRows;
+  static constexpr int kScalarPasses = (TC + kScalarRowsPerPass - 1) / kScalarRowsPerPass;
+
   struct prefetch {
-    Elem raw[kPerThread];
+    Elem vec[2][kVecPasses][kVecSplits];
+    Elem scalar[3][kScalarPasses];
   };
 
   __device__ static const C* vec(const C* buf, int which, int tt) { return buf + (which * TC + tt) * layout::kRow; }
@@ -28,44 +36,61 @@ struct row_stage {
     return buf + 2 * TC * layout::kRow + (which * TC + tt) * kRows;
   }
 
+  __device__ static int vec_row() { return threadIdx.x / layout::kPadded % kVecRowsPerPass; }
+  __device__ static int vec_index(int split) { return threadIdx.x % layout::kPadded + split * THREADS; }
+  __device__ static int scalar_row() { return threadIdx.x / kRows; }
+  __device__ static int scalar_index() { return threadIdx.x % kRows; }
+
   __device__ static void load(prefetch& r, const scan_args& a, int64_t b, int64_t h, int64_t t0, int64_t row0) {
+    const int64_t bh_k = (b * a.T * a.H + h) * a.K, bh_v = (b * a.T * a.H + h) * a.V;
+    const int64_t step_k = a.H * a.K, step_v = a.H * a.V;
 #pragma unroll
-    for (int n = 0; n < kPerThread; ++n) {
-      const int e = threadIdx.x + n * THREADS;
-      Elem value = Elem(0.0f);
-      if (e < kVecElems) {
-        const int which = e / (TC * layout::kPadded), rem = e % (TC * layout::kPadded);
-        const int64_t t = t0 + rem / layout::kPadded, j = rem % layout::kPadded;
-        const Elem* src = static_cast<const Elem*>(which == 0 ? a.v : a.d_o);
-        if (j < a.V && t < a.T) value = src[token_index(b, t, h, j, a.T, a.H, a.V)];
-      } else if (e < kVecElems + kRowElems) {
-        const int rem = e - kVecElems;
-        const int which = rem / (TC * kRows), r2 = rem % (TC * kRows);
-        const int64_t t = t0 + r2 / kRows, i = row0 + r2 % kRows;
-        const Elem* src = static_cast<const Elem*>(which == 0 ? a.g : which == 1 ? a.k : a.q);
-        if (i < a.K && t < a.T) value = src[token_index(b, t, h, i, a.T, a.H, a.K)];
+    for (int which = 0; which < 2; ++which) {
+      const Elem* src = static_cast<const Elem*>(which == 0 ? a.v : a.d_o);
+#pragma unroll
+      for (int pass = 0; pass < kVecPasses; ++pass) {
+        const int64_t t = t0 + pass * kVecRowsPerPass + vec_row();
+        const Elem* row = src + bh_v + t * step_v;
+#pragma unroll
+        for (int split = 0; split < kVecSplits; ++split) {
+          const int j = vec_index(split);
+          r.vec[which][pass][split] = (j < a.V && t < a.T) ? row[j] : Elem(0.0f);
+        }
       }
-      r.raw[n] = value;
+    }
+#pragma unroll
+    for (int which = 0; which < 3; ++which) {
+      const Elem* src = static_cast<const Elem*>(which == 0 ? a.g : which == 1 ? a.k : a.q);
+#pragma unroll
+      for (int pass = 0; pass < kScalarPasses; ++pass) {
+        const int64_t t = t0 + pass * kScalarRowsPerPass + scalar_row(), i = row0 + scalar_index();
+        r.scalar[which][pass] = (i < a.K && t < a.T) ? src[bh_k + t * step_k + i] : Elem(0.0f);
+      }
     }
   }
 
   __device__ static void commit(const prefetch& r, C* buf, const scan_args& a, int64_t t0, int64_t row0) {
 #pragma unroll
-    for (int n = 0; n < kPerThread; ++n) {
-      const int e = threadIdx.x + n * THREADS;
-      if (e < kVecElems) {
-        const int which = e / (TC * layout::kPadded), rem = e % (TC * layout::kPadded);
-        const int tt = rem / layout::kPadded, j = rem % layout::kPadded;
-        buf[(which * TC + tt) * layout::kRow + layout::slot(j)] = to_compute<C>(r.raw[n]);
-      } else if (e < kVecElems + kRowElems) {
-        const int rem = e - kVecElems;
-        const int which = rem / (TC * kRows), r2 = rem % (TC * kRows);
-        const int tt = r2 / kRows;
-        C value = to_compute<C>(r.raw[n]);
-        if (which == 0) value = (row0 + r2 % kRows < a.K && t0 + tt < a.T) ? exp_of(value) : C(0);
-        buf[2 * TC * layout::kRow + rem] = value;
+    for (int which = 0; which < 2; ++which)
+#pragma unroll
+      for (int pass = 0; pass < kVecPasses; ++pass) {
+        const int tt = pass * kVecRowsPerPass + vec_row();
+        if (tt >= TC) continue;
+#pragma unroll
+        for (int split = 0; split < kVecSplits; ++split)
+          buf[(which * TC + tt) * layout::kRow + layout::slot(vec_index(split))] =
+              to_compute<C>(r.vec[which][pass][split]);
       }
-    }
+#pragma unroll
+    for (int which = 0; which < 3; ++which)
+#pragma unroll
+      for (int pass = 0; pass < kScalarPasses; ++pass) {
+        const int tt = pass * kScalarRowsPerPass + scalar_row();
+        if (tt >= TC) continue;
+        C value = to_compute<C>(r.scalar[which][pass]);
+        if (which == 0) value = (row0 + scalar_index() < a.K && t0 + tt < a.T) ? exp_of(value) : C(0);
+        buf[2 * TC * layout::kRow + (which * TC + tt) * kRows + scalar_index()] = value;
+      }
   }
 };
 
