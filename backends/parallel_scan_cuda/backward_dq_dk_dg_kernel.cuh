@@ -30,7 +30,10 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   using C = typename stage::C;
   extern __shared__ __align__(16) unsigned char smem_bytes[];
-  C* buffers[2] = {reinterpret_cast<C*>(smem_bytes), reinterpret_cast<C*>(smem_bytes) + stage::kBufferValues};
+  // Double buffer, addressed arithmetically: an array of the two pointers would live in
+  // local memory and hide from the compiler that these are shared-memory accesses.
+  C* const smem = reinterpret_cast<C*>(smem_bytes);
+  auto buffer = [smem](int64_t n) { return smem + (n & 1) * stage::kBufferValues; };
 
   const int lane = threadIdx.x % NL, group = threadIdx.x / NL;
   const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
@@ -42,7 +45,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   const int64_t chunks = (a.T + TC - 1) / TC;
   typename stage::prefetch next;
 
-  auto load_strip = [&](const Elem* src, C (&x)[RJ][L]) {
+  auto load_state_rows = [&](const Elem* src, C (&x)[RJ][L]) {
 #pragma unroll
     for (int r = 0; r < RJ; ++r)
 #pragma unroll
@@ -54,19 +57,20 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
 
   // ---- forward walk: dq and the hist part of ∂L/∂b ----
   C S[RJ][L];
-  load_strip(static_cast<const Elem*>(a.h0), S);
+  load_state_rows(static_cast<const Elem*>(a.h0), S);
   stage::load(next, a, b, h, 0, row0);
-  stage::commit(next, buffers[0], a, 0, row0);
+  stage::commit(next, buffer(0), a, 0, row0);
   __syncthreads();
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     if (chunk + 1 < chunks) stage::load(next, a, b, h, (chunk + 1) * TC, row0);
-    const C* buf = buffers[chunk & 1];
+    const C* buf = buffer(chunk);
 #pragma unroll UNROLL
     for (int tt = 0; tt < TC; ++tt) {
       const int64_t t = chunk * TC + tt;
       if (t >= a.T) break;
-      const C* v = stage::vec(buf, 0, tt) + lane * stage::layout::kStride;
-      const C* d_o = stage::vec(buf, 1, tt) + lane * stage::layout::kStride;
+      C v[L], d_o[L];
+      load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, v);
+      load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, d_o);
       C hist[RJ], last[RJ], v_do = C(0);
 #pragma unroll
       for (int r = 0; r < RJ; ++r) hist[r] = last[r] = C(0);
@@ -79,7 +83,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       const bool final_token = t == a.T - 1 && dht;  // uniform across the block
       if (final_token) {
         C D[RJ][L];
-        load_strip(dht, D);
+        load_state_rows(dht, D);
 #pragma unroll
         for (int r = 0; r < RJ; ++r)
 #pragma unroll
@@ -105,28 +109,29 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
           partial_db[at] = scale * qr * (ar * hist[r]) + ar * last[r];
         }
     }
-    if (chunk + 1 < chunks) stage::commit(next, buffers[(chunk + 1) & 1], a, (chunk + 1) * TC, row0);
+    if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), a, (chunk + 1) * TC, row0);
     __syncthreads();
   }
 
   // ---- reverse walk: dk, and dg as the suffix sum of ∂L/∂b ----
   C G[RJ][L], dg_suffix[RJ];
-  load_strip(dht, G);
+  load_state_rows(dht, G);
 #pragma unroll
   for (int r = 0; r < RJ; ++r) dg_suffix[r] = C(0);
   stage::load(next, a, b, h, (chunks - 1) * TC, row0);
-  stage::commit(next, buffers[0], a, (chunks - 1) * TC, row0);
+  stage::commit(next, buffer(0), a, (chunks - 1) * TC, row0);
   __syncthreads();
   for (int64_t n = 0; n < chunks; ++n) {
     const int64_t chunk = chunks - 1 - n;
     if (chunk > 0) stage::load(next, a, b, h, (chunk - 1) * TC, row0);
-    const C* buf = buffers[n & 1];
+    const C* buf = buffer(n);
 #pragma unroll UNROLL
     for (int tt = TC - 1; tt >= 0; --tt) {
       const int64_t t = chunk * TC + tt;
       if (t >= a.T) continue;
-      const C* v = stage::vec(buf, 0, tt) + lane * stage::layout::kStride;
-      const C* d_o = stage::vec(buf, 1, tt) + lane * stage::layout::kStride;
+      C v[L], d_o[L];
+      load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, v);
+      load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, d_o);
       C fut[RJ], v_do = C(0);
 #pragma unroll
       for (int r = 0; r < RJ; ++r) fut[r] = C(0);
@@ -155,7 +160,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
           static_cast<Elem*>(a.dg)[at] = to_storage<Elem>(dg_suffix[r]);
         }
     }
-    if (chunk > 0) stage::commit(next, buffers[(n + 1) & 1], a, (chunk - 1) * TC, row0);
+    if (chunk > 0) stage::commit(next, buffer(n + 1), a, (chunk - 1) * TC, row0);
     __syncthreads();
   }
 }

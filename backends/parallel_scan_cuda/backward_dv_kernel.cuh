@@ -15,7 +15,10 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
   extern __shared__ __align__(16) unsigned char smem_bytes[];
-  C* buffers[2] = {reinterpret_cast<C*>(smem_bytes), reinterpret_cast<C*>(smem_bytes) + stage::kBufferValues};
+  // Double buffer, addressed arithmetically: an array of the two pointers would live in
+  // local memory and hide from the compiler that these are shared-memory accesses.
+  C* const smem = reinterpret_cast<C*>(smem_bytes);
+  auto buffer = [smem](int64_t n) { return smem + (n & 1) * stage::kBufferValues; };
 
   const int lane = threadIdx.x % NL, group = threadIdx.x / NL;
   const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
@@ -39,37 +42,38 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   const int64_t chunks = (a.T + TC - 1) / TC;
   typename stage::prefetch next;
   stage::load(next, src, a, b, h, (chunks - 1) * TC, col0);
-  stage::commit(next, buffers[0], scale, a, (chunks - 1) * TC);
+  stage::commit(next, buffer(0), scale, a, (chunks - 1) * TC);
   __syncthreads();
   Elem* dv_out = static_cast<Elem*>(a.dv);
   for (int64_t n = 0; n < chunks; ++n) {
     const int64_t chunk = chunks - 1 - n;
     if (chunk > 0) stage::load(next, src, a, b, h, (chunk - 1) * TC, col0);
-    const C* buf = buffers[n & 1];
+    const C* buf = buffer(n);
 #pragma unroll UNROLL
     for (int tt = TC - 1; tt >= 0; --tt) {
       const int64_t t = chunk * TC + tt;
       if (t >= a.T) continue;
-      const C* decay = stage::vec(buf, 0, tt) + lane * stage::layout::kStride;
-      const C* key = stage::vec(buf, 1, tt) + lane * stage::layout::kStride;
-      const C* query = stage::vec(buf, 2, tt) + lane * stage::layout::kStride;  // already × scale
+      C ae[L], ke[L], qe[L];  // qe already × scale
+      load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, ae);
+      load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, ke);
+      load_strip<L>(stage::vec(buf, 2, tt) + lane * stage::layout::kStride, qe);
       const C* grad_out = stage::cols(buf, tt) + group * CJ;
-      C d_o[CJ], dv[CJ];
+      C d_o[CJ], dv[CJ], dv_odd[CJ];
 #pragma unroll
       for (int c = 0; c < CJ; ++c) {
         d_o[c] = grad_out[c];
-        dv[c] = C(0);
+        dv[c] = dv_odd[c] = C(0);
       }
 #pragma unroll
-      for (int e = 0; e < L; ++e) {
-        const C ae = decay[e], ke = key[e], qe = query[e];
+      for (int e = 0; e < L; ++e)
 #pragma unroll
         for (int c = 0; c < CJ; ++c) {
-          G[e][c] += qe * d_o[c];
-          dv[c] += ke * G[e][c];
-          G[e][c] *= ae;
+          G[e][c] += qe[e] * d_o[c];
+          (e % 2 ? dv_odd : dv)[c] += ke[e] * G[e][c];
+          G[e][c] *= ae[e];
         }
-      }
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) dv[c] += dv_odd[c];
 #pragma unroll
       for (int c = 0; c < CJ; ++c) dv[c] = group_sum<NL>(dv[c]);
       if (lane == 0)
@@ -77,7 +81,7 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
         for (int c = 0; c < CJ; ++c)
           if (j0 + c < a.V) dv_out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(dv[c]);
     }
-    if (chunk > 0) stage::commit(next, buffers[(n + 1) & 1], scale, a, (chunk - 1) * TC);
+    if (chunk > 0) stage::commit(next, buffer(n + 1), scale, a, (chunk - 1) * TC);
     __syncthreads();
   }
 

@@ -15,7 +15,10 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
   extern __shared__ __align__(16) unsigned char smem_bytes[];
-  C* buffers[2] = {reinterpret_cast<C*>(smem_bytes), reinterpret_cast<C*>(smem_bytes) + stage::kBufferValues};
+  // Double buffer, addressed arithmetically: an array of the two pointers would live in
+  // local memory and hide from the compiler that these are shared-memory accesses.
+  C* const smem = reinterpret_cast<C*>(smem_bytes);
+  auto buffer = [smem](int64_t n) { return smem + (n & 1) * stage::kBufferValues; };
 
   const int lane = threadIdx.x % NL, group = threadIdx.x / NL;
   const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
@@ -37,36 +40,38 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   const int64_t chunks = (a.T + TC - 1) / TC;
   typename stage::prefetch next;
   stage::load(next, src, a, b, h, 0, col0);
-  stage::commit(next, buffers[0], C(1), a, 0);
+  stage::commit(next, buffer(0), C(1), a, 0);
   __syncthreads();
   Elem* out = static_cast<Elem*>(a.o);
   const C scale = static_cast<C>(a.scale);
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     if (chunk + 1 < chunks) stage::load(next, src, a, b, h, (chunk + 1) * TC, col0);
-    const C* buf = buffers[chunk & 1];
+    const C* buf = buffer(chunk);
 #pragma unroll UNROLL
     for (int tt = 0; tt < TC; ++tt) {
       const int64_t t = chunk * TC + tt;
       if (t >= a.T) break;
-      const C* decay = stage::vec(buf, 0, tt) + lane * stage::layout::kStride;
-      const C* key = stage::vec(buf, 1, tt) + lane * stage::layout::kStride;
-      const C* query = stage::vec(buf, 2, tt) + lane * stage::layout::kStride;
+      C ae[L], ke[L], qe[L];
+      load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, ae);
+      load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, ke);
+      load_strip<L>(stage::vec(buf, 2, tt) + lane * stage::layout::kStride, qe);
       const C* value = stage::cols(buf, tt) + group * CJ;
-      C v[CJ], o[CJ];
+      // Two interleaved partial sums per column halve the dependent-FMA chain.
+      C v[CJ], o[CJ], o_odd[CJ];
 #pragma unroll
       for (int c = 0; c < CJ; ++c) {
         v[c] = value[c];
-        o[c] = C(0);
+        o[c] = o_odd[c] = C(0);
       }
 #pragma unroll
-      for (int e = 0; e < L; ++e) {
-        const C ae = decay[e], ke = key[e], qe = query[e];
+      for (int e = 0; e < L; ++e)
 #pragma unroll
         for (int c = 0; c < CJ; ++c) {
-          S[e][c] = ae * S[e][c] + ke * v[c];
-          o[c] += qe * S[e][c];
+          S[e][c] = ae[e] * S[e][c] + ke[e] * v[c];
+          (e % 2 ? o_odd : o)[c] += qe[e] * S[e][c];
         }
-      }
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) o[c] += o_odd[c];
 #pragma unroll
       for (int c = 0; c < CJ; ++c) o[c] = group_sum<NL>(o[c]);
       if (lane == 0)
@@ -74,7 +79,7 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
         for (int c = 0; c < CJ; ++c)
           if (j0 + c < a.V) out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(scale * o[c]);
     }
-    if (chunk + 1 < chunks) stage::commit(next, buffers[(chunk + 1) & 1], C(1), a, (chunk + 1) * TC);
+    if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), C(1), a, (chunk + 1) * TC);
     __syncthreads();
   }
 

@@ -11,23 +11,34 @@
 namespace glabench::parallel_scan {
 namespace {
 
-// Tile sizes per storage type, from bench/tile_sweep.cu on an H200 (2026-11-21,
-// reports/2026-11-21-h200-parallel_scan_cuda-v1/tile_sweep_*.txt): at B4 T2048 H16
-// D128 fp32 the forward took 1.14 ms with 2 columns per thread and 8-token chunks,
-// against 1.29–4.28 ms for CJ 1 or 4, TC 4–32, 2- or 4-token unrolling, L 8 or 32.
+// Tile sizes, from bench/tile_sweep.cu on an H200 (2026-11-21; the sweeps are in
+// reports/2026-11-21-h200-parallel_scan_cuda-v3/). fp32 forward at B4 T2048 H16 D128:
+// 2 columns per thread and 8-token chunks 0.97 ms, against 1.0–4.3 ms for 1, 4 or 8
+// columns, chunks of 4–32 tokens, 2–4-token unrolling, strips of 8 or 32, 256-thread
+// blocks. With fewer blocks than SMs (small B·H) 1 column per thread wins instead
+// (B4 T1024 H4 D100: 0.27 against 0.40 ms; B2 T16384 H16 D128: 5.67 against 6.31 ms).
 // fp64 uses 4-token chunks to keep its doubles in registers.
 template <typename Elem>
 struct tiles {
   static constexpr int L = 16;   // strip length along the reduced axis
-  static constexpr int CJ = 2;   // columns per thread (forward, dv)
-  static constexpr int RJ = 2;   // rows per thread (dq, dk, dg)
+  static constexpr int WIDE = 2;  // columns (rows) per thread when the grid is large
   static constexpr int TC = 8;   // tokens per staged chunk
   static constexpr int THREADS = 128;
 };
 template <>
 struct tiles<double> {
-  static constexpr int L = 16, CJ = 2, RJ = 2, TC = 4, THREADS = 128;
+  static constexpr int L = 16, WIDE = 2, TC = 4, THREADS = 128;
 };
+
+// 1 column (row) per thread when the wide tile would leave SMs idle.
+int per_thread_for(int64_t owned, int64_t heads, int lanes, int threads, int wide) {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
+    return wide;
+  const int64_t per_block = int64_t(threads / lanes) * wide;
+  return (owned + per_block - 1) / per_block * heads < sms ? 1 : wide;
+}
 
 // At least 4 lanes: fewer would put hundreds of columns in one block and its staging
 // would not fit in registers; small heads are masked instead.
@@ -45,31 +56,31 @@ cudaError_t launch(Kernel kernel, dim3 grid, int threads, size_t smem_bytes, con
   return cudaGetLastError();
 }
 
-template <typename Elem, int NL>
+template <typename Elem, int NL, int CJ>
 cudaError_t forward_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = column_stage<Elem, NL, t::L, t::CJ, t::TC, t::THREADS>;
+  using stage = column_stage<Elem, NL, t::L, CJ, t::TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(forward_kernel<Elem, NL, t::L, t::CJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
+  return launch(forward_kernel<Elem, NL, t::L, CJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
 }
 
-template <typename Elem, int NL>
+template <typename Elem, int NL, int CJ>
 cudaError_t backward_dv_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = column_stage<Elem, NL, t::L, t::CJ, t::TC, t::THREADS>;
+  using stage = column_stage<Elem, NL, t::L, CJ, t::TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(backward_dv_kernel<Elem, NL, t::L, t::CJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
+  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
 }
 
-template <typename Elem, int NL>
+template <typename Elem, int NL, int RJ>
 cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = row_stage<Elem, NL, t::L, t::RJ, t::TC, t::THREADS>;
+  using stage = row_stage<Elem, NL, t::L, RJ, t::TC, t::THREADS>;
   const dim3 grid(unsigned((a.K + stage::kRows - 1) / stage::kRows), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, t::RJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
+  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
 }
 
 // NL ∈ {4, 8, 16}: head sizes ≤ 64, ≤ 128, ≤ 256.
@@ -83,18 +94,37 @@ cudaError_t with_lanes(int lanes, Fn&& fn) {
   return cudaErrorInvalidValue;
 }
 
+// The owned-index count per thread: 1 or tiles::WIDE, as compile-time variants.
+template <typename Elem, typename Fn>
+cudaError_t with_per_thread(int per_thread, Fn&& fn) {
+  if (per_thread == 1) return fn(std::integral_constant<int, 1>{});
+  return fn(std::integral_constant<int, tiles<Elem>::WIDE>{});
+}
+
 template <typename Elem>
 cudaError_t forward_for(const scan_args& a) {
-  return with_lanes(lanes_for(a.K, tiles<Elem>::L), [&](auto nl) { return forward_with<Elem, nl()>(a); });
+  using t = tiles<Elem>;
+  const int lanes = lanes_for(a.K, t::L);
+  return with_lanes(lanes, [&](auto nl) {
+    return with_per_thread<Elem>(per_thread_for(a.V, a.B * a.H, lanes, t::THREADS, t::WIDE),
+                                 [&](auto cj) { return forward_with<Elem, nl(), cj()>(a); });
+  });
 }
 
 template <typename Elem>
 cudaError_t backward_for(const scan_args& a) {
-  const int L = tiles<Elem>::L;
+  using t = tiles<Elem>;
   // dv and dh0 (column layout over K), then dq, dk, dg (row layout over V).
-  if (cudaError_t e = with_lanes(lanes_for(a.K, L), [&](auto nl) { return backward_dv_with<Elem, nl()>(a); }))
+  const int lanes_k = lanes_for(a.K, t::L), lanes_v = lanes_for(a.V, t::L);
+  if (cudaError_t e = with_lanes(lanes_k, [&](auto nl) {
+        return with_per_thread<Elem>(per_thread_for(a.V, a.B * a.H, lanes_k, t::THREADS, t::WIDE),
+                                     [&](auto cj) { return backward_dv_with<Elem, nl(), cj()>(a); });
+      }))
     return e;
-  return with_lanes(lanes_for(a.V, L), [&](auto nl) { return backward_dq_dk_dg_with<Elem, nl()>(a); });
+  return with_lanes(lanes_v, [&](auto nl) {
+    return with_per_thread<Elem>(per_thread_for(a.K, a.B * a.H, lanes_v, t::THREADS, t::WIDE),
+                                 [&](auto rj) { return backward_dq_dk_dg_with<Elem, nl(), rj()>(a); });
+  });
 }
 
 }  // namespace
