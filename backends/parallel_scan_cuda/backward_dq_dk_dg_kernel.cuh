@@ -29,35 +29,21 @@ template <typename Elem, int NL, int L, int RJ, int TC, int THREADS, int UNROLL 
 __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   using C = typename stage::C;
-  extern __shared__ __align__(16) unsigned char smem_bytes[];
-  // Double buffer, addressed arithmetically: an array of the two pointers would live in
-  // local memory and hide from the compiler that these are shared-memory accesses.
-  C* const smem = reinterpret_cast<C*>(smem_bytes);
-  auto buffer = [smem](int64_t n) { return smem + (n & 1) * stage::kBufferValues; };
+  const double_buffer<C, stage::kBufferValues> buffer;
 
-  const int lane = threadIdx.x % NL, group = threadIdx.x / NL;
-  const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
+  const thread_place<NL> at(a);
+  const int lane = at.lane, group = at.group;
+  const int64_t b = at.b, h = at.h, state0 = at.state0;
   const int64_t row0 = int64_t(blockIdx.x) * stage::kRows, i0 = row0 + group * RJ;
-  const int64_t state0 = (b * a.H + h) * a.K * a.V;
   const C scale = static_cast<C>(a.scale);
   C* partial_db = static_cast<C*>(a.workspace);  // [B,T,H,K]: the hist part of ∂L/∂b
   const Elem* dht = static_cast<const Elem*>(a.dht);
   const int64_t chunks = (a.T + TC - 1) / TC;
   typename stage::prefetch next;
 
-  auto load_state_rows = [&](const Elem* src, C (&x)[RJ][L]) {
-#pragma unroll
-    for (int r = 0; r < RJ; ++r)
-#pragma unroll
-      for (int e = 0; e < L; ++e) {
-        const int64_t i = i0 + r, j = lane * L + e;
-        x[r][e] = (src && i < a.K && j < a.V) ? to_compute<C>(src[state0 + i * a.V + j]) : C(0);
-      }
-  };
-
   // ---- forward walk: dq and the hist part of ∂L/∂b ----
   C S[RJ][L];
-  load_state_rows(static_cast<const Elem*>(a.h0), S);
+  stage::load_state(static_cast<const Elem*>(a.h0), S, a, state0, lane, i0);
   stage::load(next, a, b, h, 0, row0);
   stage::commit(next, buffer(0), a, 0, row0);
   __syncthreads();
@@ -83,7 +69,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       const bool final_token = t == a.T - 1 && dht;  // uniform across the block
       if (final_token) {
         C D[RJ][L];
-        load_state_rows(dht, D);
+        stage::load_state(dht, D, a, state0, lane, i0);
 #pragma unroll
         for (int r = 0; r < RJ; ++r)
 #pragma unroll
@@ -91,7 +77,8 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       }
 #pragma unroll
       for (int r = 0; r < RJ; ++r) {
-        const C ar = stage::rows(buf, 0, tt)[group * RJ + r], kr = stage::rows(buf, 1, tt)[group * RJ + r];
+        const C ar = stage::rows(buf, 0, tt)[group * RJ + r],
+                kr = stage::rows(buf, 1, tt)[group * RJ + r];
 #pragma unroll
         for (int e = 0; e < L; ++e) S[r][e] = ar * S[r][e] + kr * v[e];
         hist[r] = group_sum<NL>(hist[r]);
@@ -102,7 +89,8 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
 #pragma unroll
         for (int r = 0; r < RJ; ++r) {
           if (i0 + r >= a.K) continue;
-          const C ar = stage::rows(buf, 0, tt)[group * RJ + r], kr = stage::rows(buf, 1, tt)[group * RJ + r];
+          const C ar = stage::rows(buf, 0, tt)[group * RJ + r],
+                  kr = stage::rows(buf, 1, tt)[group * RJ + r];
           const C qr = stage::rows(buf, 2, tt)[group * RJ + r];
           const int64_t at = token_index(b, t, h, i0 + r, a.T, a.H, a.K);
           static_cast<Elem*>(a.dq)[at] = to_storage<Elem>(scale * (ar * hist[r] + kr * v_do));
@@ -115,7 +103,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
 
   // ---- reverse walk: dk, and dg as the suffix sum of ∂L/∂b ----
   C G[RJ][L], dg_suffix[RJ];
-  load_state_rows(dht, G);
+  stage::load_state(dht, G, a, state0, lane, i0);
 #pragma unroll
   for (int r = 0; r < RJ; ++r) dg_suffix[r] = C(0);
   stage::load(next, a, b, h, (chunks - 1) * TC, row0);
@@ -143,7 +131,8 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       }
 #pragma unroll
       for (int r = 0; r < RJ; ++r) {
-        const C ar = stage::rows(buf, 0, tt)[group * RJ + r], qr = stage::rows(buf, 2, tt)[group * RJ + r];
+        const C ar = stage::rows(buf, 0, tt)[group * RJ + r],
+                qr = stage::rows(buf, 2, tt)[group * RJ + r];
 #pragma unroll
         for (int e = 0; e < L; ++e) G[r][e] = ar * (G[r][e] + scale * qr * d_o[e]);
         fut[r] = group_sum<NL>(fut[r]);
@@ -153,7 +142,8 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
 #pragma unroll
         for (int r = 0; r < RJ; ++r) {
           if (i0 + r >= a.K) continue;
-          const C kr = stage::rows(buf, 1, tt)[group * RJ + r], qr = stage::rows(buf, 2, tt)[group * RJ + r];
+          const C kr = stage::rows(buf, 1, tt)[group * RJ + r],
+                  qr = stage::rows(buf, 2, tt)[group * RJ + r];
           const int64_t at = token_index(b, t, h, i0 + r, a.T, a.H, a.K);
           static_cast<Elem*>(a.dk)[at] = to_storage<Elem>(scale * qr * v_do + fut[r]);
           dg_suffix[r] += partial_db[at] - (t < a.T - 1 ? kr * fut[r] : C(0));

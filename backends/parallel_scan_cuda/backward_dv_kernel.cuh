@@ -14,30 +14,18 @@ template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int UNROLL 
 __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
-  extern __shared__ __align__(16) unsigned char smem_bytes[];
-  // Double buffer, addressed arithmetically: an array of the two pointers would live in
-  // local memory and hide from the compiler that these are shared-memory accesses.
-  C* const smem = reinterpret_cast<C*>(smem_bytes);
-  auto buffer = [smem](int64_t n) { return smem + (n & 1) * stage::kBufferValues; };
+  const double_buffer<C, stage::kBufferValues> buffer;
 
-  const int lane = threadIdx.x % NL, group = threadIdx.x / NL;
-  const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
+  const thread_place<NL> at(a);
+  const int lane = at.lane, group = at.group;
+  const int64_t b = at.b, h = at.h, state0 = at.state0;
   const int64_t col0 = int64_t(blockIdx.x) * stage::kColumns, j0 = col0 + group * CJ;
-  const int64_t state0 = (b * a.H + h) * a.K * a.V;
   const typename stage::source src{static_cast<const Elem*>(a.g), static_cast<const Elem*>(a.k),
                                    static_cast<const Elem*>(a.q), static_cast<const Elem*>(a.d_o)};
   const C scale = static_cast<C>(a.scale);
 
   C G[L][CJ];
-#pragma unroll
-  for (int e = 0; e < L; ++e)
-#pragma unroll
-    for (int c = 0; c < CJ; ++c) {
-      const int64_t i = lane * L + e, j = j0 + c;
-      G[e][c] = (a.dht && i < a.K && j < a.V)
-                    ? to_compute<C>(static_cast<const Elem*>(a.dht)[state0 + i * a.V + j])
-                    : C(0);
-    }
+  stage::load_state(static_cast<const Elem*>(a.dht), G, a, state0, lane, j0);
 
   const int64_t chunks = (a.T + TC - 1) / TC;
   typename stage::prefetch next;
@@ -79,21 +67,14 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
       if (lane == 0)
 #pragma unroll
         for (int c = 0; c < CJ; ++c)
-          if (j0 + c < a.V) dv_out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(dv[c]);
+          if (j0 + c < a.V)
+            dv_out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(dv[c]);
     }
     if (chunk > 0) stage::commit(next, buffer(n + 1), scale, a, (chunk - 1) * TC);
     __syncthreads();
   }
 
-  if (!a.dh0) return;
-  Elem* dh0 = static_cast<Elem*>(a.dh0);
-#pragma unroll
-  for (int e = 0; e < L; ++e)
-#pragma unroll
-    for (int c = 0; c < CJ; ++c) {
-      const int64_t i = lane * L + e, j = j0 + c;
-      if (i < a.K && j < a.V) dh0[state0 + i * a.V + j] = to_storage<Elem>(G[e][c]);
-    }
+  if (a.dh0) stage::store_state(static_cast<Elem*>(a.dh0), G, a, state0, lane, j0);
 }
 
 }  // namespace glabench::parallel_scan

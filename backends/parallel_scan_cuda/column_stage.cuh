@@ -16,8 +16,8 @@ template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 struct column_stage {
   using C = compute_t<Elem>;
   using layout = strip_layout<C, NL, L>;
-  static constexpr int kGroups = THREADS / NL;       // column groups per block
-  static constexpr int kColumns = kGroups * CJ;      // value columns per block
+  static constexpr int kGroups = THREADS / NL;   // column groups per block
+  static constexpr int kColumns = kGroups * CJ;  // value columns per block
   static constexpr int kBufferValues = 3 * TC * layout::kRow + TC * kColumns;
 
   // Which staged element a thread handles: a K-vector row of one token is spread over
@@ -37,8 +37,12 @@ struct column_stage {
   };
 
   // The compute-type views of one buffer.
-  __device__ static const C* vec(const C* buf, int which, int tt) { return buf + (which * TC + tt) * layout::kRow; }
-  __device__ static const C* cols(const C* buf, int tt) { return buf + 3 * TC * layout::kRow + tt * kColumns; }
+  __device__ static const C* vec(const C* buf, int which, int tt) {
+    return buf + (which * TC + tt) * layout::kRow;
+  }
+  __device__ static const C* cols(const C* buf, int tt) {
+    return buf + 3 * TC * layout::kRow + tt * kColumns;
+  }
 
   struct source {
     const Elem* g;
@@ -48,12 +52,14 @@ struct column_stage {
   };
 
   __device__ static int vec_row() { return threadIdx.x / layout::kPadded % kVecRowsPerPass; }
-  __device__ static int vec_index(int split) { return threadIdx.x % layout::kPadded + split * THREADS; }
+  __device__ static int vec_index(int split) {
+    return threadIdx.x % layout::kPadded + split * THREADS;
+  }
   __device__ static int col_row() { return threadIdx.x / kColumns; }
   __device__ static int col_index() { return threadIdx.x % kColumns; }
 
-  __device__ static void load(prefetch& r, const source& s, const scan_args& a, int64_t b, int64_t h, int64_t t0,
-                              int64_t col0) {
+  __device__ static void load(prefetch& r, const source& s, const scan_args& a, int64_t b,
+                              int64_t h, int64_t t0, int64_t col0) {
     const int64_t bh_k = (b * a.T * a.H + h) * a.K, bh_v = (b * a.T * a.H + h) * a.V;
     const int64_t step_k = a.H * a.K, step_v = a.H * a.V;
 #pragma unroll
@@ -77,7 +83,31 @@ struct column_stage {
     }
   }
 
-  __device__ static void commit(const prefetch& r, C* buf, C q_scale, const scan_args& a, int64_t t0) {
+  // A thread's K-strip × CJ columns of a [B,H,K,V] state (h0, dht): zero where the
+  // tensor is absent or the element is masked.
+  __device__ static void load_state(const Elem* src, C (&x)[L][CJ], const scan_args& a,
+                                    int64_t state0, int lane, int64_t j0) {
+#pragma unroll
+    for (int e = 0; e < L; ++e)
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) {
+        const int64_t i = lane * L + e, j = j0 + c;
+        x[e][c] = (src && i < a.K && j < a.V) ? to_compute<C>(src[state0 + i * a.V + j]) : C(0);
+      }
+  }
+  __device__ static void store_state(Elem* dst, const C (&x)[L][CJ], const scan_args& a,
+                                     int64_t state0, int lane, int64_t j0) {
+#pragma unroll
+    for (int e = 0; e < L; ++e)
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) {
+        const int64_t i = lane * L + e, j = j0 + c;
+        if (i < a.K && j < a.V) dst[state0 + i * a.V + j] = to_storage<Elem>(x[e][c]);
+      }
+  }
+
+  __device__ static void commit(const prefetch& r, C* buf, C q_scale, const scan_args& a,
+                                int64_t t0) {
 #pragma unroll
     for (int which = 0; which < 3; ++which)
 #pragma unroll
@@ -98,7 +128,8 @@ struct column_stage {
 #pragma unroll
     for (int pass = 0; pass < kColPasses; ++pass) {
       const int tt = pass * kColRowsPerPass + col_row();
-      if (tt < TC) buf[3 * TC * layout::kRow + tt * kColumns + col_index()] = to_compute<C>(r.col[pass]);
+      if (tt < TC)
+        buf[3 * TC * layout::kRow + tt * kColumns + col_index()] = to_compute<C>(r.col[pass]);
     }
   }
 };

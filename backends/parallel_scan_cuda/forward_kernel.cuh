@@ -14,28 +14,17 @@ template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int UNROLL 
 __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
-  extern __shared__ __align__(16) unsigned char smem_bytes[];
-  // Double buffer, addressed arithmetically: an array of the two pointers would live in
-  // local memory and hide from the compiler that these are shared-memory accesses.
-  C* const smem = reinterpret_cast<C*>(smem_bytes);
-  auto buffer = [smem](int64_t n) { return smem + (n & 1) * stage::kBufferValues; };
+  const double_buffer<C, stage::kBufferValues> buffer;
 
-  const int lane = threadIdx.x % NL, group = threadIdx.x / NL;
-  const int64_t b = blockIdx.y / a.H, h = blockIdx.y % a.H;
+  const thread_place<NL> at(a);
+  const int lane = at.lane, group = at.group;
+  const int64_t b = at.b, h = at.h, state0 = at.state0;
   const int64_t col0 = int64_t(blockIdx.x) * stage::kColumns, j0 = col0 + group * CJ;
-  const int64_t state0 = (b * a.H + h) * a.K * a.V;
   const typename stage::source src{static_cast<const Elem*>(a.g), static_cast<const Elem*>(a.k),
                                    static_cast<const Elem*>(a.q), static_cast<const Elem*>(a.v)};
 
   C S[L][CJ];
-#pragma unroll
-  for (int e = 0; e < L; ++e)
-#pragma unroll
-    for (int c = 0; c < CJ; ++c) {
-      const int64_t i = lane * L + e, j = j0 + c;
-      S[e][c] = (a.h0 && i < a.K && j < a.V) ? to_compute<C>(static_cast<const Elem*>(a.h0)[state0 + i * a.V + j])
-                                             : C(0);
-    }
+  stage::load_state(static_cast<const Elem*>(a.h0), S, a, state0, lane, j0);
 
   const int64_t chunks = (a.T + TC - 1) / TC;
   typename stage::prefetch next;
@@ -77,20 +66,14 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
       if (lane == 0)
 #pragma unroll
         for (int c = 0; c < CJ; ++c)
-          if (j0 + c < a.V) out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(scale * o[c]);
+          if (j0 + c < a.V)
+            out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(scale * o[c]);
     }
     if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), C(1), a, (chunk + 1) * TC);
     __syncthreads();
   }
 
-  Elem* ht = static_cast<Elem*>(a.ht);
-#pragma unroll
-  for (int e = 0; e < L; ++e)
-#pragma unroll
-    for (int c = 0; c < CJ; ++c) {
-      const int64_t i = lane * L + e, j = j0 + c;
-      if (i < a.K && j < a.V) ht[state0 + i * a.V + j] = to_storage<Elem>(S[e][c]);
-    }
+  stage::store_state(static_cast<Elem*>(a.ht), S, a, state0, lane, j0);
 }
 
 }  // namespace glabench::parallel_scan

@@ -20,9 +20,9 @@ namespace {
 // fp64 uses 4-token chunks to keep its doubles in registers.
 template <typename Elem>
 struct tiles {
-  static constexpr int L = 16;   // strip length along the reduced axis
+  static constexpr int L = 16;    // strip length along the reduced axis
   static constexpr int WIDE = 2;  // columns (rows) per thread when the grid is large
-  static constexpr int TC = 8;   // tokens per staged chunk
+  static constexpr int TC = 8;    // tokens per staged chunk
   static constexpr int THREADS = 128;
 };
 template <>
@@ -50,7 +50,8 @@ int lanes_for(int64_t head_size, int L) {
 
 template <typename Kernel>
 cudaError_t launch(Kernel kernel, dim3 grid, int threads, size_t smem_bytes, const scan_args& a) {
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes)))
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(smem_bytes)))
     return e;
   kernel<<<grid, threads, smem_bytes, a.stream>>>(a);
   return cudaGetLastError();
@@ -71,7 +72,8 @@ cudaError_t backward_dv_with(const scan_args& a) {
   using stage = column_stage<Elem, NL, t::L, CJ, t::TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
+  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, t::TC, t::THREADS>, grid, t::THREADS, smem,
+                a);
 }
 
 template <typename Elem, int NL, int RJ>
@@ -80,16 +82,20 @@ cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
   using stage = row_stage<Elem, NL, t::L, RJ, t::TC, t::THREADS>;
   const dim3 grid(unsigned((a.K + stage::kRows - 1) / stage::kRows), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
+  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, t::TC, t::THREADS>, grid, t::THREADS,
+                smem, a);
 }
 
 // NL ∈ {4, 8, 16}: head sizes ≤ 64, ≤ 128, ≤ 256.
 template <typename Fn>
 cudaError_t with_lanes(int lanes, Fn&& fn) {
   switch (lanes) {
-    case 4: return fn(std::integral_constant<int, 4>{});
-    case 8: return fn(std::integral_constant<int, 8>{});
-    case 16: return fn(std::integral_constant<int, 16>{});
+    case 4:
+      return fn(std::integral_constant<int, 4>{});
+    case 8:
+      return fn(std::integral_constant<int, 8>{});
+    case 16:
+      return fn(std::integral_constant<int, 16>{});
   }
   return cudaErrorInvalidValue;
 }
@@ -117,13 +123,15 @@ cudaError_t backward_for(const scan_args& a) {
   // dv and dh0 (column layout over K), then dq, dk, dg (row layout over V).
   const int lanes_k = lanes_for(a.K, t::L), lanes_v = lanes_for(a.V, t::L);
   if (cudaError_t e = with_lanes(lanes_k, [&](auto nl) {
-        return with_per_thread<Elem>(per_thread_for(a.V, a.B * a.H, lanes_k, t::THREADS, t::WIDE),
-                                     [&](auto cj) { return backward_dv_with<Elem, nl(), cj()>(a); });
+        return with_per_thread<Elem>(
+            per_thread_for(a.V, a.B * a.H, lanes_k, t::THREADS, t::WIDE),
+            [&](auto cj) { return backward_dv_with<Elem, nl(), cj()>(a); });
       }))
     return e;
   return with_lanes(lanes_v, [&](auto nl) {
-    return with_per_thread<Elem>(per_thread_for(a.K, a.B * a.H, lanes_v, t::THREADS, t::WIDE),
-                                 [&](auto rj) { return backward_dq_dk_dg_with<Elem, nl(), rj()>(a); });
+    return with_per_thread<Elem>(
+        per_thread_for(a.K, a.B * a.H, lanes_v, t::THREADS, t::WIDE),
+        [&](auto rj) { return backward_dq_dk_dg_with<Elem, nl(), rj()>(a); });
   });
 }
 
@@ -135,18 +143,24 @@ size_t backward_workspace_bytes(storage s, int64_t B, int64_t T, int64_t H, int6
 
 cudaError_t launch_forward(storage s, const scan_args& a) {
   switch (s) {
-    case storage::fp64: return forward_for<double>(a);
-    case storage::fp32: return forward_for<float>(a);
-    case storage::bf16: return forward_for<__nv_bfloat16>(a);
+    case storage::fp64:
+      return forward_for<double>(a);
+    case storage::fp32:
+      return forward_for<float>(a);
+    case storage::bf16:
+      return forward_for<__nv_bfloat16>(a);
   }
   return cudaErrorInvalidValue;
 }
 
 cudaError_t launch_backward(storage s, const scan_args& a) {
   switch (s) {
-    case storage::fp64: return backward_for<double>(a);
-    case storage::fp32: return backward_for<float>(a);
-    case storage::bf16: return backward_for<__nv_bfloat16>(a);
+    case storage::fp64:
+      return backward_for<double>(a);
+    case storage::fp32:
+      return backward_for<float>(a);
+    case storage::bf16:
+      return backward_for<__nv_bfloat16>(a);
   }
   return cudaErrorInvalidValue;
 }

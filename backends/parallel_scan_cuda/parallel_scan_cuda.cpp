@@ -14,15 +14,20 @@ using namespace glabench::backend_support;
 namespace scan = glabench::parallel_scan;
 
 constexpr glabench_capability kCapabilities[] = {
-    {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD},  {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_BACKWARD},
-    {GLABENCH_OP_GLA, kFloat32, GLABENCH_MODE_FORWARD},  {GLABENCH_OP_GLA, kFloat32, GLABENCH_MODE_BACKWARD},
-    {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_FORWARD}, {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_GLA, kFloat32, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_GLA, kFloat32, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_BACKWARD},
 };
 
 extern const glabench_backend kBackend;
 
 scan::storage storage_of(DLDataType d) {
-  return d.bits == 64 ? scan::storage::fp64 : d.code == kDLBfloat ? scan::storage::bf16 : scan::storage::fp32;
+  return d.bits == 64          ? scan::storage::fp64
+         : d.code == kDLBfloat ? scan::storage::bf16
+                               : scan::storage::fp32;
 }
 
 glabench_status device_available(glabench_message* reason) {
@@ -31,25 +36,31 @@ glabench_status device_available(glabench_message* reason) {
   if (e != cudaSuccess || count == 0) {
     cudaGetLastError();
     return fail(reason, GLABENCH_ERROR_NO_DEVICE,
-                e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e) : "no CUDA device");
+                e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
+                                 : "no CUDA device");
   }
   return GLABENCH_OK;
 }
 
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "parallel_scan_cuda runs gla in fp64, fp32 and bf16");
-  if (p->K > scan::kMaxHeadSize || p->V > scan::kMaxHeadSize)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "head sizes up to 256 (K=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
+                "parallel_scan_cuda runs gla in fp64, fp32 and bf16");
+  if (p->K > scan::kMaxHeadSize || p->V > scan::kMaxHeadSize)
+    return fail(
+        reason, GLABENCH_ERROR_UNSUPPORTED,
+        "head sizes up to 256 (K=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
   if (p->B * p->H > 65535)
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid's y dimension");
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "B·H above 65535 does not fit the grid's y dimension");
   return GLABENCH_OK;
 }
 
-glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes, glabench_message*) {
-  *bytes = mode == GLABENCH_MODE_BACKWARD ? scan::backward_workspace_bytes(storage_of(p->dtype), p->B, p->T, p->H, p->K)
-                                          : 0;
+glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
+                               glabench_message*) {
+  *bytes = mode == GLABENCH_MODE_BACKWARD
+               ? scan::backward_workspace_bytes(storage_of(p->dtype), p->B, p->T, p->H, p->K)
+               : 0;
   return GLABENCH_OK;
 }
 
@@ -60,14 +71,15 @@ glabench_status check(const glabench_problem* p, glabench_mode mode, size_t work
   workspace_size(p, mode, &needed, error);
   if (workspace_bytes < needed)
     return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT,
-                "workspace of " + std::to_string(workspace_bytes) + " bytes, need " + std::to_string(needed));
+                "workspace of " + std::to_string(workspace_bytes) + " bytes, need " +
+                    std::to_string(needed));
   return GLABENCH_OK;
 }
 
 glabench_status finish(cudaError_t e, const char* what, glabench_message* error) {
   if (e == cudaSuccess) return GLABENCH_OK;
-  return fail(error, GLABENCH_ERROR_RUNTIME, std::string(what) + ": " + cudaGetErrorName(e) + " (" +
-                                                 cudaGetErrorString(e) + ")");
+  return fail(error, GLABENCH_ERROR_RUNTIME,
+              std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
 }
 
 scan::scan_args base_args(const glabench_problem* p, void* workspace, void* stream) {
@@ -83,7 +95,8 @@ scan::scan_args base_args(const glabench_problem* p, void* workspace, void* stre
   return a;
 }
 
-glabench_status forward(const glabench_problem* p, const glabench_forward_args* f, glabench_message* error) {
+glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
+                        glabench_message* error) {
   return guarded(error, [&] {
     if (glabench_status s = check(p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error)) return s;
     scan::scan_args a = base_args(p, f->workspace, f->stream);
@@ -98,7 +111,8 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
   });
 }
 
-glabench_status backward(const glabench_problem* p, const glabench_backward_args* bw, glabench_message* error) {
+glabench_status backward(const glabench_problem* p, const glabench_backward_args* bw,
+                         glabench_message* error) {
   return guarded(error, [&] {
     if (glabench_status s = check(p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error)) return s;
     scan::scan_args a = base_args(p, bw->workspace, bw->stream);
@@ -119,12 +133,23 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
 }
 
 const glabench_backend kBackend = {
-    GLABENCH_ABI_MAJOR, GLABENCH_ABI_MINOR, sizeof(glabench_backend),
-    "parallel_scan_cuda", "1.0.0", kDLCUDA,
-    kCapabilities, sizeof(kCapabilities) / sizeof(kCapabilities[0]),
-    device_available, supports, workspace_size, forward, backward,
+    GLABENCH_ABI_MAJOR,
+    GLABENCH_ABI_MINOR,
+    sizeof(glabench_backend),
+    "parallel_scan_cuda",
+    "1.0.0",
+    kDLCUDA,
+    kCapabilities,
+    sizeof(kCapabilities) / sizeof(kCapabilities[0]),
+    device_available,
+    supports,
+    workspace_size,
+    forward,
+    backward,
 };
 
 }  // namespace
 
-extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) { return &kBackend; }
+extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) {
+  return &kBackend;
+}

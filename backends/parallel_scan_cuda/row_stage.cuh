@@ -31,17 +31,22 @@ struct row_stage {
     Elem scalar[3][kScalarPasses];
   };
 
-  __device__ static const C* vec(const C* buf, int which, int tt) { return buf + (which * TC + tt) * layout::kRow; }
+  __device__ static const C* vec(const C* buf, int which, int tt) {
+    return buf + (which * TC + tt) * layout::kRow;
+  }
   __device__ static const C* rows(const C* buf, int which, int tt) {
     return buf + 2 * TC * layout::kRow + (which * TC + tt) * kRows;
   }
 
   __device__ static int vec_row() { return threadIdx.x / layout::kPadded % kVecRowsPerPass; }
-  __device__ static int vec_index(int split) { return threadIdx.x % layout::kPadded + split * THREADS; }
+  __device__ static int vec_index(int split) {
+    return threadIdx.x % layout::kPadded + split * THREADS;
+  }
   __device__ static int scalar_row() { return threadIdx.x / kRows; }
   __device__ static int scalar_index() { return threadIdx.x % kRows; }
 
-  __device__ static void load(prefetch& r, const scan_args& a, int64_t b, int64_t h, int64_t t0, int64_t row0) {
+  __device__ static void load(prefetch& r, const scan_args& a, int64_t b, int64_t h, int64_t t0,
+                              int64_t row0) {
     const int64_t bh_k = (b * a.T * a.H + h) * a.K, bh_v = (b * a.T * a.H + h) * a.V;
     const int64_t step_k = a.H * a.K, step_v = a.H * a.V;
 #pragma unroll
@@ -69,7 +74,21 @@ struct row_stage {
     }
   }
 
-  __device__ static void commit(const prefetch& r, C* buf, const scan_args& a, int64_t t0, int64_t row0) {
+  // A thread's RJ rows × V-strip of a [B,H,K,V] state (h0, dht): zero where the
+  // tensor is absent or the element is masked.
+  __device__ static void load_state(const Elem* src, C (&x)[RJ][L], const scan_args& a,
+                                    int64_t state0, int lane, int64_t i0) {
+#pragma unroll
+    for (int r = 0; r < RJ; ++r)
+#pragma unroll
+      for (int e = 0; e < L; ++e) {
+        const int64_t i = i0 + r, j = lane * L + e;
+        x[r][e] = (src && i < a.K && j < a.V) ? to_compute<C>(src[state0 + i * a.V + j]) : C(0);
+      }
+  }
+
+  __device__ static void commit(const prefetch& r, C* buf, const scan_args& a, int64_t t0,
+                                int64_t row0) {
 #pragma unroll
     for (int which = 0; which < 2; ++which)
 #pragma unroll
@@ -88,7 +107,8 @@ struct row_stage {
         const int tt = pass * kScalarRowsPerPass + scalar_row();
         if (tt >= TC) continue;
         C value = to_compute<C>(r.scalar[which][pass]);
-        if (which == 0) value = (row0 + scalar_index() < a.K && t0 + tt < a.T) ? exp_of(value) : C(0);
+        if (which == 0)
+          value = (row0 + scalar_index() < a.K && t0 + tt < a.T) ? exp_of(value) : C(0);
         buf[2 * TC * layout::kRow + (which * TC + tt) * kRows + scalar_index()] = value;
       }
   }

@@ -2,9 +2,9 @@
 // (already offset by each DLTensor's byte_offset). Absent optional tensors are null.
 #pragma once
 
-#include <cstdint>
-
 #include <cuda_runtime_api.h>
+
+#include <cstdint>
 
 namespace glabench::parallel_scan {
 

@@ -28,21 +28,35 @@ template <typename T>
 using compute_t = typename compute_of<T>::type;
 
 template <typename C>
-__device__ __forceinline__ C to_compute(double x) { return static_cast<C>(x); }
+__device__ __forceinline__ C to_compute(double x) {
+  return static_cast<C>(x);
+}
 template <typename C>
-__device__ __forceinline__ C to_compute(float x) { return static_cast<C>(x); }
+__device__ __forceinline__ C to_compute(float x) {
+  return static_cast<C>(x);
+}
 template <typename C>
-__device__ __forceinline__ C to_compute(__nv_bfloat16 x) { return static_cast<C>(__bfloat162float(x)); }
+__device__ __forceinline__ C to_compute(__nv_bfloat16 x) {
+  return static_cast<C>(__bfloat162float(x));
+}
 
 template <typename T, typename C>
-__device__ __forceinline__ T to_storage(C x) { return static_cast<T>(x); }
+__device__ __forceinline__ T to_storage(C x) {
+  return static_cast<T>(x);
+}
 template <>
-__device__ __forceinline__ __nv_bfloat16 to_storage<__nv_bfloat16, float>(float x) { return __float2bfloat16_rn(x); }
+__device__ __forceinline__ __nv_bfloat16 to_storage<__nv_bfloat16, float>(float x) {
+  return __float2bfloat16_rn(x);
+}
 
 template <typename C>
-__device__ __forceinline__ C exp_of(C x) { return exp(x); }
+__device__ __forceinline__ C exp_of(C x) {
+  return exp(x);
+}
 template <>
-__device__ __forceinline__ float exp_of<float>(float x) { return __expf(x); }
+__device__ __forceinline__ float exp_of<float>(float x) {
+  return __expf(x);
+}
 
 // Sum over the NL consecutive lanes of a group; every lane gets the total.
 template <int NL, typename C>
@@ -84,9 +98,37 @@ struct strip_layout {
   __device__ static constexpr int slot(int index) { return (index / L) * kStride + index % L; }
 };
 
+// Where a thread sits: its lane within its group of NL lanes, the group, and the
+// (b, h) its block works on; state0 is element (b, h, 0, 0) of a [B,H,K,V] state.
+template <int NL>
+struct thread_place {
+  int lane, group;
+  int64_t b, h, state0;
+  template <typename Args>
+  __device__ explicit thread_place(const Args& a)
+      : lane(threadIdx.x % NL),
+        group(threadIdx.x / NL),
+        b(blockIdx.y / a.H),
+        h(blockIdx.y % a.H),
+        state0(int64_t(blockIdx.y) * a.K * a.V) {}
+};
+
+// The kernels' two staging buffers in dynamic shared memory, addressed
+// arithmetically: an array of the two pointers would live in local memory and hide
+// from the compiler that these are shared-memory accesses (generic LD/ST in the SASS).
+template <typename C, int kBufferValues>
+struct double_buffer {
+  C* base;
+  __device__ double_buffer() {
+    extern __shared__ __align__(16) unsigned char smem_bytes[];
+    base = reinterpret_cast<C*>(smem_bytes);
+  }
+  __device__ C* operator()(int64_t n) const { return base + (n & 1) * kBufferValues; }
+};
+
 // Element (b, t, h, d) of a [B, T, H, D] tensor.
-__device__ __forceinline__ int64_t token_index(int64_t b, int64_t t, int64_t h, int64_t d, int64_t T, int64_t H,
-                                               int64_t D) {
+__device__ __forceinline__ int64_t token_index(int64_t b, int64_t t, int64_t h, int64_t d,
+                                               int64_t T, int64_t H, int64_t D) {
   return ((b * T + t) * H + h) * D + d;
 }
 

@@ -4,14 +4,14 @@
 // calls; then each sample clears a buffer twice the L2 size on the stream (so no
 // input is L2-resident) and times only the backend call(s) with CUDA events;
 // reports median, p20, p80 and min over the samples.
-#include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "backend_runner.hpp"
 #include "glabench/reference/random_inputs.hpp"
@@ -62,18 +62,21 @@ int main(int argc, char** argv) {
   try {
     const backend_registry reg = discover_backends(GLABENCH_DEFAULT_BACKEND_DIR, libs);
     const loaded_backend* backend = reg.find(backend_name);
-    if (!backend) throw std::invalid_argument("unknown backend '" + backend_name + "' (found: " + reg.names() + ")");
+    if (!backend)
+      throw std::invalid_argument("unknown backend '" + backend_name + "' (found: " + reg.names() +
+                                  ")");
     int l2_bytes = 0;
     check(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, 0), "L2 size");
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, 0), "device properties");
 
     nlohmann::json rows = nlohmann::json::array();
-    fmt::print("{:<24} {:<5} {:<7} {:>10} {:>10} {:>10} {:>10}\n", "shape", "dtype", "mode", "median_ms", "p20_ms",
-               "p80_ms", "min_ms");
+    fmt::print("{:<24} {:<5} {:<7} {:>10} {:>10} {:>10} {:>10}\n", "shape", "dtype", "mode",
+               "median_ms", "p20_ms", "p80_ms", "min_ms");
     for (const auto& shape_text : shapes) {
       const auto s = parse_shape(shape_text);
-      const problem p{op_kind::gla, s[0], s[1], s[2], s[3], s[4], 1.0 / std::sqrt(double(s[3])), true};
+      const problem p{op_kind::gla, s[0], s[1], s[2], s[3], s[4], 1.0 / std::sqrt(double(s[3])),
+                      true};
       random_problem_options opts;
       opts.seed = 20261121;
       const op_inputs inputs = make_random_inputs(p, opts);
@@ -109,11 +112,18 @@ int main(int argc, char** argv) {
           cudaEventDestroy(start);
           cudaEventDestroy(stop);
           const sample_stats st = summarize(ms);
-          fmt::print("{:<24} {:<5} {:<7} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f}\n", shape_text, dtype_text, mode,
-                     st.median_ms, st.p20_ms, st.p80_ms, st.min_ms);
-          rows.push_back({{"backend", backend_name}, {"shape", shape_text}, {"dtype", dtype_text}, {"mode", mode},
-                          {"samples", samples}, {"median_ms", st.median_ms}, {"p20_ms", st.p20_ms},
-                          {"p80_ms", st.p80_ms}, {"min_ms", st.min_ms}, {"all_ms", ms}});
+          fmt::print("{:<24} {:<5} {:<7} {:>10.4f} {:>10.4f} {:>10.4f} {:>10.4f}\n", shape_text,
+                     dtype_text, mode, st.median_ms, st.p20_ms, st.p80_ms, st.min_ms);
+          rows.push_back({{"backend", backend_name},
+                          {"shape", shape_text},
+                          {"dtype", dtype_text},
+                          {"mode", mode},
+                          {"samples", samples},
+                          {"median_ms", st.median_ms},
+                          {"p20_ms", st.p20_ms},
+                          {"p80_ms", st.p80_ms},
+                          {"min_ms", st.min_ms},
+                          {"all_ms", ms}});
         }
       }
     }
@@ -122,7 +132,8 @@ int main(int argc, char** argv) {
       context["device"] = prop.name;
       context["sm_count"] = prop.multiProcessorCount;
       context["l2_bytes"] = l2_bytes;
-      write_json_file(json_out, {{"glabench_results", "time"}, {"context", context}, {"results", rows}});
+      write_json_file(json_out,
+                      {{"glabench_results", "time"}, {"context", context}, {"results", rows}});
     }
   } catch (const std::exception& e) {
     std::cerr << "glabench_time: " << e.what() << "\n";

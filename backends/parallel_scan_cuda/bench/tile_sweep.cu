@@ -1,7 +1,7 @@
 // Measures forward-kernel tile shapes (strip length L, columns per thread CJ, chunk TC,
 // block size) on one problem, so launch.cu's choice rests on numbers. Random inputs
 // (gates log σ of normals), 5 warm-ups, median of 20 CUDA-event samples, L2 flushed.
-// usage: tile_sweep [B T H K V]   (default 4 2048 16 128 128, fp32)
+// usage: build/hopper/parallel_scan_cuda_tile_sweep [B T H K V]   (default 4 2048 16 128 128, fp32)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -15,13 +15,13 @@
 
 using namespace glabench::parallel_scan;
 
-#define CHECK(x)                                                                        \
-  do {                                                                                  \
-    cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                            \
+#define CHECK(x)                                                                              \
+  do {                                                                                        \
+    cudaError_t e_ = (x);                                                                     \
+    if (e_ != cudaSuccess) {                                                                  \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                     \
-    }                                                                                   \
+      std::exit(1);                                                                           \
+    }                                                                                         \
   } while (0)
 
 template <int NL, int L, int CJ, int TC, int THREADS, int UNROLL = 1>
@@ -49,8 +49,11 @@ void time_variant(const scan_args& a, void* flush, size_t flush_bytes) {
     if (n >= 5) ms.push_back(t);
   }
   std::sort(ms.begin(), ms.end());
-  std::printf("L=%2d NL=%2d CJ=%d TC=%2d U=%d threads=%3d  regs=%3d local=%4zu B  blocks=%5u  median %.4f ms  min %.4f ms\n", L,
-              NL, CJ, TC, UNROLL, THREADS, attr.numRegs, attr.localSizeBytes, grid.x * grid.y, ms[ms.size() / 2], ms[0]);
+  std::printf(
+      "L=%2d NL=%2d CJ=%d TC=%2d U=%d threads=%3d  regs=%3d local=%4zu B  blocks=%5u  median %.4f "
+      "ms  min %.4f ms\n",
+      L, NL, CJ, TC, UNROLL, THREADS, attr.numRegs, attr.localSizeBytes, grid.x * grid.y,
+      ms[ms.size() / 2], ms[0]);
 }
 
 int main(int argc, char** argv) {
@@ -85,8 +88,8 @@ int main(int argc, char** argv) {
   CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   void* flush = nullptr;
   CHECK(cudaMalloc(&flush, 2 * size_t(l2)));
-  std::printf("forward fp32 B=%lld T=%lld H=%lld K=%lld V=%lld\n", (long long)a.B, (long long)a.T, (long long)a.H,
-              (long long)a.K, (long long)a.V);
+  std::printf("forward fp32 B=%lld T=%lld H=%lld K=%lld V=%lld\n", (long long)a.B, (long long)a.T,
+              (long long)a.H, (long long)a.K, (long long)a.V);
   const size_t fb = 2 * size_t(l2);
   time_variant<8, 16, 2, 8, 128>(a, flush, fb);  // best so far
   time_variant<8, 16, 1, 8, 128>(a, flush, fb);
