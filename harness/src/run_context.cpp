@@ -10,6 +10,8 @@
 
 namespace glabench {
 
+const char* build_git_commit();  // generated at build time by cmake/write_git_commit.cmake
+
 nlohmann::json run_context() {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
@@ -17,7 +19,7 @@ nlohmann::json run_context() {
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   return {{"glabench_version", GLABENCH_VERSION},
-          {"git_commit", GLABENCH_GIT_COMMIT},
+          {"git_commit", build_git_commit()},
           {"build_type", GLABENCH_BUILD_TYPE},
           {"cuda_build", GLABENCH_WITH_CUDA != 0},
           {"host_name", host},
