@@ -107,22 +107,11 @@ glabench_status run_backward(const glabench_problem& p, const glabench_backward_
   return GLABENCH_OK;
 }
 
-glabench_status check_args(const glabench_problem* p, glabench_mode mode, size_t workspace_bytes,
-                           glabench_message* error) {
-  if (supports(p, mode, error) != GLABENCH_OK) return GLABENCH_ERROR_UNSUPPORTED;
-  size_t needed = 0;
-  workspace_size(p, mode, &needed, error);
-  if (workspace_bytes < needed)
-    return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT,
-                "workspace of " + std::to_string(workspace_bytes) + " bytes, need " +
-                    std::to_string(needed));
-  return GLABENCH_OK;
-}
-
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* a,
                         glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_args(p, GLABENCH_MODE_FORWARD, a->workspace_bytes, error))
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_FORWARD, a->workspace_bytes, error))
       return s;
     return p->dtype.bits == 64 ? run_forward<double>(*p, *a) : run_forward<float>(*p, *a);
   });
@@ -131,7 +120,8 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
 glabench_status backward(const glabench_problem* p, const glabench_backward_args* a,
                          glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_args(p, GLABENCH_MODE_BACKWARD, a->workspace_bytes, error))
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_BACKWARD, a->workspace_bytes, error))
       return s;
     return p->dtype.bits == 64 ? run_backward<double>(*p, *a) : run_backward<float>(*p, *a);
   });

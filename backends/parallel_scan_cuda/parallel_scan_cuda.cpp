@@ -64,18 +64,6 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
   return GLABENCH_OK;
 }
 
-glabench_status check(const glabench_problem* p, glabench_mode mode, size_t workspace_bytes,
-                      glabench_message* error) {
-  if (glabench_status s = supports(p, mode, error)) return s;
-  size_t needed = 0;
-  workspace_size(p, mode, &needed, error);
-  if (workspace_bytes < needed)
-    return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT,
-                "workspace of " + std::to_string(workspace_bytes) + " bytes, need " +
-                    std::to_string(needed));
-  return GLABENCH_OK;
-}
-
 glabench_status finish(cudaError_t e, const char* what, glabench_message* error) {
   if (e == cudaSuccess) return GLABENCH_OK;
   return fail(error, GLABENCH_ERROR_RUNTIME,
@@ -98,7 +86,9 @@ scan::scan_args base_args(const glabench_problem* p, void* workspace, void* stre
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
                         glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check(p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error)) return s;
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error))
+      return s;
     scan::scan_args a = base_args(p, f->workspace, f->stream);
     a.q = data_of<void>(f->q);
     a.k = data_of<void>(f->k);
@@ -114,7 +104,9 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
 glabench_status backward(const glabench_problem* p, const glabench_backward_args* bw,
                          glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check(p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error)) return s;
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error))
+      return s;
     scan::scan_args a = base_args(p, bw->workspace, bw->stream);
     a.q = data_of<void>(bw->q);
     a.k = data_of<void>(bw->k);

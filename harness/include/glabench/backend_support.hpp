@@ -7,6 +7,7 @@
 #include <exception>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include "glabench/backend.h"
@@ -48,6 +49,21 @@ inline bool has_capability(const glabench_backend& b, glabench_op op, DLDataType
     if (c.op == op && c.mode == mode && same_dtype(c.dtype, dtype)) return true;
   }
   return false;
+}
+
+// The checks every forward / backward starts with: the backend's own supports(), and
+// a workspace at least as large as its workspace_size() asks for.
+inline glabench_status check_call(const glabench_backend& b, const glabench_problem* p,
+                                  glabench_mode mode, size_t workspace_bytes,
+                                  glabench_message* error) {
+  if (glabench_status s = b.supports(p, mode, error)) return s;
+  size_t needed = 0;
+  if (glabench_status s = b.workspace_size(p, mode, &needed, error)) return s;
+  if (workspace_bytes < needed)
+    return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT,
+                "workspace of " + std::to_string(workspace_bytes) + " bytes, need " +
+                    std::to_string(needed));
+  return GLABENCH_OK;
 }
 
 // Runs fn() -> glabench_status; any exception becomes GLABENCH_ERROR_RUNTIME with its
