@@ -25,7 +25,7 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS, int UNROLL = 1>
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   using C = typename stage::C;
@@ -42,38 +42,43 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   typename stage::prefetch next;
 
   // ---- forward walk: dq and the hist part of ∂L/∂b ----
-  C S[RJ][L];
+  // Per token, in-thread partial sums (hist per row, then v·do) are reduced over the
+  // lanes once per chunk; the writes are spread over the lanes.
+  C S[RJ][L], last[RJ];
   stage::load_state(static_cast<const Elem*>(a.h0), S, a, state0, lane, i0);
+#pragma unroll
+  for (int r = 0; r < RJ; ++r) last[r] = C(0);
   stage::load(next, a, b, h, 0, row0);
   stage::commit(next, buffer(0), a, 0, row0);
   __syncthreads();
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     if (chunk + 1 < chunks) stage::load(next, a, b, h, (chunk + 1) * TC, row0);
     const C* buf = buffer(chunk);
-#pragma unroll UNROLL
+    C part[TC][RJ + 1];
+#pragma unroll
     for (int tt = 0; tt < TC; ++tt) {
       const int64_t t = chunk * TC + tt;
-      if (t >= a.T) break;
+#pragma unroll
+      for (int n = 0; n <= RJ; ++n) part[tt][n] = C(0);
+      if (t >= a.T) continue;  // staged zeros past T would reset the state
       C v[L], d_o[L];
       load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, v);
       load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, d_o);
-      C hist[RJ], last[RJ], v_do = C(0);
-#pragma unroll
-      for (int r = 0; r < RJ; ++r) hist[r] = last[r] = C(0);
 #pragma unroll
       for (int e = 0; e < L; ++e) {
-        v_do += v[e] * d_o[e];
+        part[tt][RJ] += v[e] * d_o[e];
 #pragma unroll
-        for (int r = 0; r < RJ; ++r) hist[r] += S[r][e] * d_o[e];
+        for (int r = 0; r < RJ; ++r) part[tt][r] += S[r][e] * d_o[e];
       }
-      const bool final_token = t == a.T - 1 && dht;  // uniform across the block
-      if (final_token) {
+      if (t == a.T - 1 && dht) {  // once per kernel, uniform across the block
         C D[RJ][L];
         stage::load_state(dht, D, a, state0, lane, i0);
 #pragma unroll
-        for (int r = 0; r < RJ; ++r)
+        for (int r = 0; r < RJ; ++r) {
 #pragma unroll
           for (int e = 0; e < L; ++e) last[r] += D[r][e] * S[r][e];
+          last[r] = group_sum<NL>(last[r]);
+        }
       }
 #pragma unroll
       for (int r = 0; r < RJ; ++r) {
@@ -81,27 +86,29 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
                 kr = stage::rows(buf, 1, tt)[group * RJ + r];
 #pragma unroll
         for (int e = 0; e < L; ++e) S[r][e] = ar * S[r][e] + kr * v[e];
-        hist[r] = group_sum<NL>(hist[r]);
-        if (final_token) last[r] = group_sum<NL>(last[r]);
       }
-      v_do = group_sum<NL>(v_do);
-      if (lane == 0)
-#pragma unroll
-        for (int r = 0; r < RJ; ++r) {
-          if (i0 + r >= a.K) continue;
-          const C ar = stage::rows(buf, 0, tt)[group * RJ + r],
-                  kr = stage::rows(buf, 1, tt)[group * RJ + r];
-          const C qr = stage::rows(buf, 2, tt)[group * RJ + r];
-          const int64_t at = token_index(b, t, h, i0 + r, a.T, a.H, a.K);
-          static_cast<Elem*>(a.dq)[at] = to_storage<Elem>(scale * (ar * hist[r] + kr * v_do));
-          partial_db[at] = scale * qr * (ar * hist[r]) + ar * last[r];
-        }
     }
+    reduce_chunk<NL>(part);
+#pragma unroll
+    for (int tt = 0; tt < TC; ++tt)
+#pragma unroll
+      for (int r = 0; r < RJ; ++r) {
+        const int64_t t = chunk * TC + tt;
+        if (lane != (tt * RJ + r) % NL || t >= a.T || i0 + r >= a.K) continue;
+        const C ar = stage::rows(buf, 0, tt)[group * RJ + r],
+                kr = stage::rows(buf, 1, tt)[group * RJ + r],
+                qr = stage::rows(buf, 2, tt)[group * RJ + r];
+        const C hist = ar * part[tt][r];
+        const int64_t at = token_index(b, t, h, i0 + r, a.T, a.H, a.K);
+        static_cast<Elem*>(a.dq)[at] = to_storage<Elem>(scale * (hist + kr * part[tt][RJ]));
+        partial_db[at] = scale * qr * hist + (t == a.T - 1 ? ar * last[r] : C(0));
+      }
     if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), a, (chunk + 1) * TC, row0);
     __syncthreads();
   }
 
   // ---- reverse walk: dk, and dg as the suffix sum of ∂L/∂b ----
+  // Row r's running suffix sum lives in lane r of its group.
   C G[RJ][L], dg_suffix[RJ];
   stage::load_state(dht, G, a, state0, lane, i0);
 #pragma unroll
@@ -113,21 +120,21 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
     const int64_t chunk = chunks - 1 - n;
     if (chunk > 0) stage::load(next, a, b, h, (chunk - 1) * TC, row0);
     const C* buf = buffer(n);
-#pragma unroll UNROLL
+    C part[TC][RJ + 1];  // fut per row, then v·do
+#pragma unroll
     for (int tt = TC - 1; tt >= 0; --tt) {
       const int64_t t = chunk * TC + tt;
+#pragma unroll
+      for (int m = 0; m <= RJ; ++m) part[tt][m] = C(0);
       if (t >= a.T) continue;
       C v[L], d_o[L];
       load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, v);
       load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, d_o);
-      C fut[RJ], v_do = C(0);
-#pragma unroll
-      for (int r = 0; r < RJ; ++r) fut[r] = C(0);
 #pragma unroll
       for (int e = 0; e < L; ++e) {
-        v_do += v[e] * d_o[e];
+        part[tt][RJ] += v[e] * d_o[e];
 #pragma unroll
-        for (int r = 0; r < RJ; ++r) fut[r] += G[r][e] * v[e];
+        for (int r = 0; r < RJ; ++r) part[tt][r] += G[r][e] * v[e];
       }
 #pragma unroll
       for (int r = 0; r < RJ; ++r) {
@@ -135,20 +142,24 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
                 qr = stage::rows(buf, 2, tt)[group * RJ + r];
 #pragma unroll
         for (int e = 0; e < L; ++e) G[r][e] = ar * (G[r][e] + scale * qr * d_o[e]);
-        fut[r] = group_sum<NL>(fut[r]);
       }
-      v_do = group_sum<NL>(v_do);
-      if (lane == 0)
+    }
+    reduce_chunk<NL>(part);
 #pragma unroll
-        for (int r = 0; r < RJ; ++r) {
-          if (i0 + r >= a.K) continue;
-          const C kr = stage::rows(buf, 1, tt)[group * RJ + r],
-                  qr = stage::rows(buf, 2, tt)[group * RJ + r];
-          const int64_t at = token_index(b, t, h, i0 + r, a.T, a.H, a.K);
-          static_cast<Elem*>(a.dk)[at] = to_storage<Elem>(scale * qr * v_do + fut[r]);
-          dg_suffix[r] += partial_db[at] - (t < a.T - 1 ? kr * fut[r] : C(0));
-          static_cast<Elem*>(a.dg)[at] = to_storage<Elem>(dg_suffix[r]);
-        }
+    for (int r = 0; r < RJ; ++r) {
+      if (lane != r || i0 + r >= a.K) continue;
+#pragma unroll
+      for (int tt = TC - 1; tt >= 0; --tt) {
+        const int64_t t = chunk * TC + tt;
+        if (t >= a.T) continue;
+        const C kr = stage::rows(buf, 1, tt)[group * RJ + r],
+                qr = stage::rows(buf, 2, tt)[group * RJ + r];
+        const C fut = part[tt][r];
+        const int64_t at = token_index(b, t, h, i0 + r, a.T, a.H, a.K);
+        static_cast<Elem*>(a.dk)[at] = to_storage<Elem>(scale * qr * part[tt][RJ] + fut);
+        dg_suffix[r] += partial_db[at] - (t < a.T - 1 ? kr * fut : C(0));
+        static_cast<Elem*>(a.dg)[at] = to_storage<Elem>(dg_suffix[r]);
+      }
     }
     if (chunk > 0) stage::commit(next, buffer(n + 1), a, (chunk - 1) * TC, row0);
     __syncthreads();

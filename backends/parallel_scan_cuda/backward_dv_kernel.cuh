@@ -8,9 +8,7 @@
 
 namespace glabench::parallel_scan {
 
-// UNROLL tokens are unrolled together so that one token's reduction overlaps the next
-// token's state update.
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int UNROLL = 1>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
@@ -37,39 +35,40 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
     const int64_t chunk = chunks - 1 - n;
     if (chunk > 0) stage::load(next, src, a, b, h, (chunk - 1) * TC, col0);
     const C* buf = buffer(n);
-#pragma unroll UNROLL
+    C dv_part[TC][CJ];  // per-token partial sums, reduced once per chunk
+#pragma unroll
     for (int tt = TC - 1; tt >= 0; --tt) {
       const int64_t t = chunk * TC + tt;
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) dv_part[tt][c] = C(0);
       if (t >= a.T) continue;
       C ae[L], ke[L], qe[L];  // qe already × scale
       load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, ae);
       load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, ke);
       load_strip<L>(stage::vec(buf, 2, tt) + lane * stage::layout::kStride, qe);
       const C* grad_out = stage::cols(buf, tt) + group * CJ;
-      C d_o[CJ], dv[CJ], dv_odd[CJ];
+      C d_o[CJ], dv_odd[CJ];
 #pragma unroll
       for (int c = 0; c < CJ; ++c) {
         d_o[c] = grad_out[c];
-        dv[c] = dv_odd[c] = C(0);
+        dv_odd[c] = C(0);
       }
 #pragma unroll
       for (int e = 0; e < L; ++e)
 #pragma unroll
         for (int c = 0; c < CJ; ++c) {
           G[e][c] += qe[e] * d_o[c];
-          (e % 2 ? dv_odd : dv)[c] += ke[e] * G[e][c];
+          (e % 2 ? dv_odd[c] : dv_part[tt][c]) += ke[e] * G[e][c];
           G[e][c] *= ae[e];
         }
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) dv[c] += dv_odd[c];
-#pragma unroll
-      for (int c = 0; c < CJ; ++c) dv[c] = group_sum<NL>(dv[c]);
-      if (lane == 0)
-#pragma unroll
-        for (int c = 0; c < CJ; ++c)
-          if (j0 + c < a.V)
-            dv_out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(dv[c]);
+      for (int c = 0; c < CJ; ++c) dv_part[tt][c] += dv_odd[c];
     }
+    reduce_and_write<NL>(dv_part, lane, [&](int tt, int c, C sum) {
+      const int64_t t = chunk * TC + tt;
+      if (t < a.T && j0 + c < a.V)
+        dv_out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(sum);
+    });
     if (chunk > 0) stage::commit(next, buffer(n + 1), scale, a, (chunk - 1) * TC);
     __syncthreads();
   }

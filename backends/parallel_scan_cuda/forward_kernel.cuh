@@ -8,9 +8,7 @@
 
 namespace glabench::parallel_scan {
 
-// UNROLL tokens are unrolled together so that one token's reduction overlaps the next
-// token's state update.
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int UNROLL = 1>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
@@ -36,39 +34,40 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     if (chunk + 1 < chunks) stage::load(next, src, a, b, h, (chunk + 1) * TC, col0);
     const C* buf = buffer(chunk);
-#pragma unroll UNROLL
+    C o_part[TC][CJ];  // per-token partial sums, reduced once per chunk
+#pragma unroll
     for (int tt = 0; tt < TC; ++tt) {
       const int64_t t = chunk * TC + tt;
-      if (t >= a.T) break;
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) o_part[tt][c] = C(0);
+      if (t >= a.T) continue;  // staged zeros past T would reset the state
       C ae[L], ke[L], qe[L];
       load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, ae);
       load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, ke);
       load_strip<L>(stage::vec(buf, 2, tt) + lane * stage::layout::kStride, qe);
       const C* value = stage::cols(buf, tt) + group * CJ;
       // Two interleaved partial sums per column halve the dependent-FMA chain.
-      C v[CJ], o[CJ], o_odd[CJ];
+      C v[CJ], o_odd[CJ];
 #pragma unroll
       for (int c = 0; c < CJ; ++c) {
         v[c] = value[c];
-        o[c] = o_odd[c] = C(0);
+        o_odd[c] = C(0);
       }
 #pragma unroll
       for (int e = 0; e < L; ++e)
 #pragma unroll
         for (int c = 0; c < CJ; ++c) {
           S[e][c] = ae[e] * S[e][c] + ke[e] * v[c];
-          (e % 2 ? o_odd : o)[c] += qe[e] * S[e][c];
+          (e % 2 ? o_odd[c] : o_part[tt][c]) += qe[e] * S[e][c];
         }
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) o[c] += o_odd[c];
-#pragma unroll
-      for (int c = 0; c < CJ; ++c) o[c] = group_sum<NL>(o[c]);
-      if (lane == 0)
-#pragma unroll
-        for (int c = 0; c < CJ; ++c)
-          if (j0 + c < a.V)
-            out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(scale * o[c]);
+      for (int c = 0; c < CJ; ++c) o_part[tt][c] += o_odd[c];
     }
+    reduce_and_write<NL>(o_part, lane, [&](int tt, int c, C sum) {
+      const int64_t t = chunk * TC + tt;
+      if (t < a.T && j0 + c < a.V)
+        out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(scale * sum);
+    });
     if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), C(1), a, (chunk + 1) * TC);
     __syncthreads();
   }

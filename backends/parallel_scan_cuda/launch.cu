@@ -12,33 +12,24 @@ namespace glabench::parallel_scan {
 namespace {
 
 // Tile sizes, from bench/tile_sweep.cu on an H200 (2026-11-21; the sweeps are in
-// reports/2026-11-21-h200-parallel_scan_cuda-v3/). fp32 forward at B4 T2048 H16 D128:
-// 2 columns per thread and 8-token chunks 0.97 ms, against 1.0–4.3 ms for 1, 4 or 8
-// columns, chunks of 4–32 tokens, 2–4-token unrolling, strips of 8 or 32, 256-thread
-// blocks. With fewer blocks than SMs (small B·H) 1 column per thread wins instead
-// (B4 T1024 H4 D100: 0.27 against 0.40 ms; B2 T16384 H16 D128: 5.67 against 6.31 ms).
-// fp64 uses 4-token chunks to keep its doubles in registers.
+// reports/2026-11-21-h200-parallel_scan_cuda-v3/ and -v4/). With the per-chunk
+// reductions, fp32 forward at B4 T2048 H16 D128: 2 columns per thread and 8-token
+// chunks 0.77 ms, against 0.82–1.60 ms for 1 or 4 columns, 16-token chunks, strips of
+// 8; at B2 T16384 4.47 ms against 5.3–8.8 ms; at B4 T1024 H4 D100 within 1% of the
+// best (1 column). Earlier sweeps ruled out 4- and 32-token chunks, token unrolling,
+// strips of 32 and 256-thread blocks. fp64 uses 4-token chunks to keep its doubles in
+// registers.
 template <typename Elem>
 struct tiles {
-  static constexpr int L = 16;    // strip length along the reduced axis
-  static constexpr int WIDE = 2;  // columns (rows) per thread when the grid is large
-  static constexpr int TC = 8;    // tokens per staged chunk
+  static constexpr int L = 16;          // strip length along the reduced axis
+  static constexpr int PER_THREAD = 2;  // value columns (forward, dv) or key rows (dq, dk, dg)
+  static constexpr int TC = 8;          // tokens per staged chunk
   static constexpr int THREADS = 128;
 };
 template <>
 struct tiles<double> {
-  static constexpr int L = 16, WIDE = 2, TC = 4, THREADS = 128;
+  static constexpr int L = 16, PER_THREAD = 2, TC = 4, THREADS = 128;
 };
-
-// 1 column (row) per thread when the wide tile would leave SMs idle.
-int per_thread_for(int64_t owned, int64_t heads, int lanes, int threads, int wide) {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return wide;
-  const int64_t per_block = int64_t(threads / lanes) * wide;
-  return (owned + per_block - 1) / per_block * heads < sms ? 1 : wide;
-}
 
 // At least 4 lanes: fewer would put hundreds of columns in one block and its staging
 // would not fit in registers; small heads are masked instead.
@@ -100,39 +91,22 @@ cudaError_t with_lanes(int lanes, Fn&& fn) {
   return cudaErrorInvalidValue;
 }
 
-// The owned-index count per thread: 1 or tiles::WIDE, as compile-time variants.
-template <typename Elem, typename Fn>
-cudaError_t with_per_thread(int per_thread, Fn&& fn) {
-  if (per_thread == 1) return fn(std::integral_constant<int, 1>{});
-  return fn(std::integral_constant<int, tiles<Elem>::WIDE>{});
-}
-
 template <typename Elem>
 cudaError_t forward_for(const scan_args& a) {
-  using t = tiles<Elem>;
-  const int lanes = lanes_for(a.K, t::L);
-  return with_lanes(lanes, [&](auto nl) {
-    return with_per_thread<Elem>(per_thread_for(a.V, a.B * a.H, lanes, t::THREADS, t::WIDE),
-                                 [&](auto cj) { return forward_with<Elem, nl(), cj()>(a); });
-  });
+  return with_lanes(lanes_for(a.K, tiles<Elem>::L),
+                    [&](auto nl) { return forward_with<Elem, nl(), tiles<Elem>::PER_THREAD>(a); });
 }
 
 template <typename Elem>
 cudaError_t backward_for(const scan_args& a) {
   using t = tiles<Elem>;
   // dv and dh0 (column layout over K), then dq, dk, dg (row layout over V).
-  const int lanes_k = lanes_for(a.K, t::L), lanes_v = lanes_for(a.V, t::L);
-  if (cudaError_t e = with_lanes(lanes_k, [&](auto nl) {
-        return with_per_thread<Elem>(
-            per_thread_for(a.V, a.B * a.H, lanes_k, t::THREADS, t::WIDE),
-            [&](auto cj) { return backward_dv_with<Elem, nl(), cj()>(a); });
+  if (cudaError_t e = with_lanes(lanes_for(a.K, t::L), [&](auto nl) {
+        return backward_dv_with<Elem, nl(), t::PER_THREAD>(a);
       }))
     return e;
-  return with_lanes(lanes_v, [&](auto nl) {
-    return with_per_thread<Elem>(
-        per_thread_for(a.K, a.B * a.H, lanes_v, t::THREADS, t::WIDE),
-        [&](auto rj) { return backward_dq_dk_dg_with<Elem, nl(), rj()>(a); });
-  });
+  return with_lanes(lanes_for(a.V, t::L),
+                    [&](auto nl) { return backward_dq_dk_dg_with<Elem, nl(), t::PER_THREAD>(a); });
 }
 
 }  // namespace

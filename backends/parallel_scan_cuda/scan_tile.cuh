@@ -66,6 +66,28 @@ __device__ __forceinline__ C group_sum(C x) {
   return x;
 }
 
+// Reduces a chunk's per-token partial sums over the NL lanes in one batch of
+// independent shuffles, then lane (n mod NL) hands value n to write(tt, c, sum). Done
+// per token instead, every token's store would wait on its own shuffle chain and, with
+// in-order issue, hold up the next token's work.
+template <int NL, int TC, int N, typename C>
+__device__ __forceinline__ void reduce_chunk(C (&part)[TC][N]) {
+#pragma unroll
+  for (int tt = 0; tt < TC; ++tt)
+#pragma unroll
+    for (int n = 0; n < N; ++n) part[tt][n] = group_sum<NL>(part[tt][n]);
+}
+
+template <int NL, int TC, int N, typename C, typename Write>
+__device__ __forceinline__ void reduce_and_write(C (&part)[TC][N], int lane, Write&& write) {
+  reduce_chunk<NL>(part);
+#pragma unroll
+  for (int tt = 0; tt < TC; ++tt)
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+      if (lane == (tt * N + n) % NL) write(tt, n, part[tt][n]);
+}
+
 // L consecutive values of a strip from 16-byte-aligned shared memory, as 16-byte
 // vector loads (a quarter of the load instructions of scalar loads).
 template <int L, typename C>
