@@ -91,9 +91,10 @@ cudaError_t with_lanes(int lanes, Fn&& fn) {
   return cudaErrorInvalidValue;
 }
 
-// Backward: 1 column (row) per thread instead of 2 when 2 would leave SMs idle. In the
-// final sweep this still paid for the backward at small B·H (B4 T1024 H4 D100
-// forward+backward 1.51 ms with it, 1.70 ms without); the forward no longer gains.
+// Backward: 1 column (row) per thread instead of 2 when 2 would leave SMs idle. With
+// the per-chunk reductions this still pays for the backward at small B·H (B4 T1024 H4
+// D100 fp32 forward+backward 1.34 ms with it, 1.70 ms without; B2 T16384 H16 D128
+// 27.7 against 29.1 ms); the forward no longer gains from it.
 int per_thread_for(int64_t owned, int64_t heads, int lanes, int threads, int wide) {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
