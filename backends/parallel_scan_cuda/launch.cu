@@ -3,9 +3,6 @@
 // memory, and checks every launch.
 #include <cuda_bf16.h>
 
-#include <map>
-#include <mutex>
-
 #include "backward_dq_dk_dg_kernel.cuh"
 #include "backward_dv_kernel.cuh"
 #include "forward_kernel.cuh"
@@ -119,62 +116,22 @@ cudaError_t forward_for(const scan_args& a) {
                     [&](auto nl) { return forward_with<Elem, nl(), tiles<Elem>::PER_THREAD>(a); });
 }
 
-// A second stream per device, forked from and joined back to the caller's stream with
-// events, so the two independent backward kernels run side by side: each alone keeps
-// only about two warps per scheduler busy.
-struct side_stream {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t fork = nullptr, join = nullptr;
-};
-
-cudaError_t side_stream_for_current_device(side_stream** out) {
-  static std::mutex mutex;
-  static std::map<int, side_stream> streams;  // created once per device, kept for the process
-  int device = 0;
-  if (cudaError_t e = cudaGetDevice(&device)) return e;
-  std::lock_guard lock(mutex);
-  auto [it, created] = streams.try_emplace(device);
-  if (created) {
-    side_stream& s = it->second;
-    cudaError_t e = cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking);
-    if (!e) e = cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming);
-    if (!e) e = cudaEventCreateWithFlags(&s.join, cudaEventDisableTiming);
-    if (e) {
-      streams.erase(it);
-      return e;
-    }
-  }
-  *out = &it->second;
-  return cudaSuccess;
-}
-
 template <typename Elem>
 cudaError_t backward_for(const scan_args& a) {
   using t = tiles<Elem>;
-  side_stream* side = nullptr;
-  if (cudaError_t e = side_stream_for_current_device(&side)) return e;
-  if (cudaError_t e = cudaEventRecord(side->fork, a.stream)) return e;
-  if (cudaError_t e = cudaStreamWaitEvent(side->stream, side->fork)) return e;
-  scan_args on_side = a;
-  on_side.stream = side->stream;
-  // dv and dh0 (column layout over K) on the side stream; dq, dk, dg (row layout over
-  // V) on the caller's; the caller's stream then waits for the side.
+  // dv and dh0 (column layout over K), then dq, dk, dg (row layout over V).
   const int lanes_k = lanes_for(a.K, t::L), lanes_v = lanes_for(a.V, t::L);
-  cudaError_t e = with_lanes(lanes_k, [&](auto nl) {
+  if (cudaError_t e = with_lanes(lanes_k, [&](auto nl) {
+        return with_per_thread<Elem>(
+            per_thread_for(a.V, a.B * a.H, lanes_k, t::THREADS, t::PER_THREAD),
+            [&](auto cj) { return backward_dv_with<Elem, nl(), cj()>(a); });
+      }))
+    return e;
+  return with_lanes(lanes_v, [&](auto nl) {
     return with_per_thread<Elem>(
-        per_thread_for(a.V, a.B * a.H, lanes_k, t::THREADS, t::PER_THREAD),
-        [&](auto cj) { return backward_dv_with<Elem, nl(), cj()>(on_side); });
+        per_thread_for(a.K, a.B * a.H, lanes_v, t::THREADS, t::PER_THREAD),
+        [&](auto rj) { return backward_dq_dk_dg_with<Elem, nl(), rj()>(a); });
   });
-  if (!e)
-    e = with_lanes(lanes_v, [&](auto nl) {
-      return with_per_thread<Elem>(
-          per_thread_for(a.K, a.B * a.H, lanes_v, t::THREADS, t::PER_THREAD),
-          [&](auto rj) { return backward_dq_dk_dg_with<Elem, nl(), rj()>(a); });
-    });
-  // Join even after an error, so nothing is left running behind the caller's stream.
-  cudaError_t joined = cudaEventRecord(side->join, side->stream);
-  if (!joined) joined = cudaStreamWaitEvent(a.stream, side->join);
-  return e ? e : joined;
 }
 
 }  // namespace
