@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <set>
 
 #include "commands.hpp"
@@ -54,13 +55,19 @@ void add_fixtures_command(CLI::App& app, int& exit_code) {
 
   CLI::App* make = fixtures->add_subcommand(
       "make", "write the deterministic fixture set (expected values from the fp64 reference)");
-  static std::string out_dir, preset = "small";
-  static std::vector<std::string> only;
-  make->add_option("--out", out_dir, "folder to write into")->required();
-  make->add_option("--preset", preset, "small (the committed set) or bench (larger, not committed)")
+  // Each command's options live as long as the callback that reads them.
+  struct make_args {
+    std::string out_dir, preset = "small";
+    std::vector<std::string> only;
+  };
+  auto m = std::make_shared<make_args>();
+  make->add_option("--out", m->out_dir, "folder to write into")->required();
+  make->add_option("--preset", m->preset,
+                   "small (the committed set) or bench (larger, not committed)")
       ->check(CLI::IsMember({"small", "bench"}));
-  make->add_option("--only", only, "write only the fixtures with these names");
-  make->callback([&exit_code] {
+  make->add_option("--only", m->only, "write only the fixtures with these names");
+  make->callback([m, &exit_code] {
+    const auto& [out_dir, preset, only] = *m;
     std::filesystem::create_directories(out_dir);
     const std::set<std::string> wanted(only.begin(), only.end());
     int written = 0;
@@ -79,10 +86,10 @@ void add_fixtures_command(CLI::App& app, int& exit_code) {
 
   CLI::App* show_cmd =
       fixtures->add_subcommand("show", "print a fixture's attributes, shapes and value ranges");
-  static std::vector<std::string> files;
-  show_cmd->add_option("files", files, "fixture files or folders")->required();
-  show_cmd->callback([&exit_code] {
-    for (const auto& path : expand_fixture_paths(files)) show(read_fixture(path));
+  auto files = std::make_shared<std::vector<std::string>>();
+  show_cmd->add_option("files", *files, "fixture files or folders")->required();
+  show_cmd->callback([files, &exit_code] {
+    for (const auto& path : expand_fixture_paths(*files)) show(read_fixture(path));
     exit_code = kExitOk;
   });
 }

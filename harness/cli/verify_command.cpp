@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <memory>
 #include <set>
 
 #include "commands.hpp"
@@ -124,19 +125,20 @@ int run_verify(const verify_args& args, const global_options& global) {
 }  // namespace
 
 void add_verify_command(CLI::App& app, const global_options& global, int& exit_code) {
-  static verify_args args;
+  // The options live as long as the callback that reads them.
+  auto args = std::make_shared<verify_args>();
   CLI::App* cmd =
       app.add_subcommand("verify", "check backends against the fp64 reference on fixtures");
-  cmd->add_option("--backend", args.backends, "backend name (repeatable; default: all found)");
-  cmd->add_option("--op", args.ops, "gla, rwkv6 or softmax_attn (repeatable; default: all)");
-  cmd->add_option("--fixture", args.fixtures, "fixture file or folder (repeatable)")
+  cmd->add_option("--backend", args->backends, "backend name (repeatable; default: all found)");
+  cmd->add_option("--op", args->ops, "gla, rwkv6 or softmax_attn (repeatable; default: all)");
+  cmd->add_option("--fixture", args->fixtures, "fixture file or folder (repeatable)")
       ->default_val(std::vector<std::string>{GLABENCH_SOURCE_DIR "/datasets/fixtures"});
-  cmd->add_option("--dtype", args.dtypes,
+  cmd->add_option("--dtype", args->dtypes,
                   "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
-  cmd->add_option("--tolerance", args.tolerance, "override the per-dtype rel_l2 threshold");
-  cmd->add_flag("--no-gradcheck", args.no_gradcheck, "skip the finite-difference gradient check");
-  cmd->add_option("--json", args.json_out, "write the results as JSON to this file");
-  cmd->callback([&global, &exit_code] { exit_code = run_verify(args, global); });
+  cmd->add_option("--tolerance", args->tolerance, "override the per-dtype rel_l2 threshold");
+  cmd->add_flag("--no-gradcheck", args->no_gradcheck, "skip the finite-difference gradient check");
+  cmd->add_option("--json", args->json_out, "write the results as JSON to this file");
+  cmd->callback([args, &global, &exit_code] { exit_code = run_verify(*args, global); });
 }
 
 }  // namespace glabench::cli
