@@ -4,6 +4,7 @@
 #include <iostream>
 #include <map>
 
+#include "backend_runner.hpp"
 #include "commands.hpp"
 #include "device_context.hpp"
 #include "dtype.hpp"
@@ -27,9 +28,7 @@ std::string capabilities(const glabench_backend& t) {
   std::map<std::string, std::map<std::string, std::string>> table;
   for (size_t i = 0; i < t.num_capabilities; ++i) {
     const glabench_capability& c = t.capabilities[i];
-    const char* op = c.op == GLABENCH_OP_GLA     ? "gla"
-                     : c.op == GLABENCH_OP_RWKV6 ? "rwkv6"
-                                                 : "softmax_attn";
+    const std::string op(op_name(from_abi(c.op)));
     const auto d = from_dlpack(c.dtype);
     std::string& modes = table[op][d ? std::string(dtype_name(*d)) : "?"];
     modes += modes.empty() ? "" : "+";

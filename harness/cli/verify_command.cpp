@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 
+#include "backend_runner.hpp"
 #include "commands.hpp"
 #include "fixture.hpp"
 #include "glabench/backend_support.hpp"
@@ -31,7 +32,7 @@ std::vector<dtype> dtypes_for(const loaded_backend& b, op_kind op,
   for (dtype d : kAllDtypes)
     for (size_t i = 0; i < b.table->num_capabilities; ++i) {
       const glabench_capability& c = b.table->capabilities[i];
-      if (c.mode == GLABENCH_MODE_FORWARD && static_cast<int>(c.op) == static_cast<int>(op) &&
+      if (c.mode == GLABENCH_MODE_FORWARD && c.op == to_abi(op) &&
           backend_support::same_dtype(c.dtype, to_dlpack(d))) {
         out.push_back(d);
         break;

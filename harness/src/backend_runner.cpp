@@ -29,7 +29,9 @@ struct backend_runner::device_tensor {
 namespace {
 constexpr size_t kMessageCapacity = 2048;
 
-glabench_op abi_op(op_kind op) {
+}  // namespace
+
+glabench_op to_abi(op_kind op) {
   switch (op) {
     case op_kind::gla:
       return GLABENCH_OP_GLA;
@@ -40,7 +42,18 @@ glabench_op abi_op(op_kind op) {
   }
   return GLABENCH_OP_GLA;
 }
-}  // namespace
+
+op_kind from_abi(glabench_op op) {
+  switch (op) {
+    case GLABENCH_OP_GLA:
+      return op_kind::gla;
+    case GLABENCH_OP_RWKV6:
+      return op_kind::rwkv6;
+    case GLABENCH_OP_SOFTMAX_ATTN:
+      return op_kind::softmax_attn;
+  }
+  return op_kind::gla;
+}
 
 backend_runner::backend_runner(const loaded_backend& backend, const problem& p, dtype d,
                                bool has_h0, bool need_backward)
@@ -62,7 +75,7 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
   }
 
   abi_problem_.struct_size = sizeof(glabench_problem);
-  abi_problem_.op = abi_op(p.op);
+  abi_problem_.op = to_abi(p.op);
   abi_problem_.B = p.B;
   abi_problem_.T = p.T;
   abi_problem_.H = p.H;
@@ -134,7 +147,7 @@ DLTensor* backend_runner::out(slot s) {
   return slots_[s] ? &slots_[s]->dl : nullptr;
 }
 
-void backend_runner::upload(const op_inputs& x) {
+void backend_runner::upload(const op_inputs& x, bool with_cotangents) {
   const problem& p = problem_;
   upload_slot(q, x.q);
   upload_slot(k, x.k);
@@ -142,15 +155,16 @@ void backend_runner::upload(const op_inputs& x) {
   if (p.has_gate()) upload_slot(g, x.g);
   if (p.has_bonus()) upload_slot(u, x.u);
   if (has_h0_) upload_slot(h0, *x.h0);
-  if (x.d_o) upload_slot(d_o, *x.d_o);
-  has_dht_ = p.has_state() && x.dht.has_value();
+  const bool with_d_o = with_cotangents && x.d_o.has_value();
+  if (with_d_o) upload_slot(d_o, *x.d_o);
+  has_dht_ = with_d_o && p.has_state() && x.dht.has_value();
   if (has_dht_) upload_slot(dht, *x.dht);
   abi_problem_.has_dht = has_dht_ ? 1 : 0;
 
   ensure(o, p.v_shape());
   if (p.has_state()) ensure(ht, p.state_shape());
   if (p.op == op_kind::softmax_attn) ensure(lse, p.lse_shape());
-  if (x.d_o) {
+  if (with_d_o) {
     ensure(dq, p.qk_shape());
     ensure(dk, p.qk_shape());
     ensure(dv, p.v_shape());
@@ -177,8 +191,9 @@ void backend_runner::ensure_workspace(glabench_mode mode) {
   if (bytes > workspace_.bytes()) workspace_ = device_buffer(*ctx_, bytes);
 }
 
-void backend_runner::launch_forward() {
-  glabench_forward_args a{};
+// The members forward and backward arguments share: the inputs, workspace and stream.
+template <typename Args>
+void backend_runner::fill_inputs(Args& a) const {
   a.struct_size = sizeof a;
   a.q = in(q);
   a.k = in(k);
@@ -186,12 +201,17 @@ void backend_runner::launch_forward() {
   a.g = in(g);
   a.u = in(u);
   a.h0 = has_h0_ ? in(h0) : nullptr;
-  a.o = out(o);
-  a.ht = out(ht);
-  a.lse = out(lse);
   a.workspace = workspace_.data();
   a.workspace_bytes = workspace_.bytes();
   a.stream = ctx_->stream();
+}
+
+void backend_runner::launch_forward() {
+  glabench_forward_args a{};
+  fill_inputs(a);
+  a.o = out(o);
+  a.ht = out(ht);
+  a.lse = out(lse);
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
   check(backend_.table->forward(&abi_problem_, &a, &msg), "forward", text);
@@ -199,13 +219,7 @@ void backend_runner::launch_forward() {
 
 void backend_runner::launch_backward() {
   glabench_backward_args a{};
-  a.struct_size = sizeof a;
-  a.q = in(q);
-  a.k = in(k);
-  a.v = in(v);
-  a.g = in(g);
-  a.u = in(u);
-  a.h0 = has_h0_ ? in(h0) : nullptr;
+  fill_inputs(a);
   a.o = in(o);
   a.lse = in(lse);
   a.d_o = in(d_o);
@@ -216,9 +230,6 @@ void backend_runner::launch_backward() {
   a.dg = out(dg);
   a.du = out(du);
   a.dh0 = has_h0_ ? out(dh0) : nullptr;
-  a.workspace = workspace_.data();
-  a.workspace_bytes = workspace_.bytes();
-  a.stream = ctx_->stream();
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
   if (!backend_.table->backward)
@@ -237,17 +248,14 @@ op_gradients backend_runner::download_gradients() const {
   return grads;
 }
 
-void backend_runner::prepare(const op_inputs& x) {
-  upload(x);
+void backend_runner::prepare(const op_inputs& x, bool with_cotangents) {
+  upload(x, with_cotangents);
   ensure_workspace(GLABENCH_MODE_FORWARD);
-  if (x.d_o) ensure_workspace(GLABENCH_MODE_BACKWARD);
+  if (with_cotangents && x.d_o) ensure_workspace(GLABENCH_MODE_BACKWARD);
 }
 
 op_outputs backend_runner::forward(const op_inputs& x) {
-  op_inputs forward_only = x;
-  forward_only.d_o.reset();
-  forward_only.dht.reset();
-  prepare(forward_only);
+  prepare(x, false);
   poison_outputs();
   launch_forward();
   ctx_->synchronize();
@@ -256,7 +264,7 @@ op_outputs backend_runner::forward(const op_inputs& x) {
 
 op_gradients backend_runner::backward(const op_inputs& x) {
   if (!x.d_o) throw std::invalid_argument("backward needs the cotangent d_o");
-  prepare(x);
+  prepare(x, true);
   poison_outputs();
   launch_forward();
   launch_backward();

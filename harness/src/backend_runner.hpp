@@ -44,10 +44,10 @@ class backend_runner {
   op_outputs forward(const op_inputs& in);
   op_gradients backward(const op_inputs& in);
 
-  // The same in pieces, for timing: prepare() uploads the inputs and allocates the
-  // outputs and workspaces once; launches touch nothing else (no allocation, no
-  // poisoning, no copies).
-  void prepare(const op_inputs& in);
+  // The same in pieces, for timing: prepare() uploads the inputs (the cotangents only
+  // when asked) and allocates the outputs and workspaces once; launches touch nothing
+  // else (no allocation, no poisoning, no copies).
+  void prepare(const op_inputs& in, bool with_cotangents);
   void poison_outputs();
   void launch_forward();
   void launch_backward();
@@ -59,7 +59,9 @@ class backend_runner {
   struct device_tensor;
   enum slot : int { q, k, v, g, u, h0, d_o, dht, o, ht, lse, dq, dk, dv, dg, du, dh0, num_slots };
 
-  void upload(const op_inputs& in);
+  void upload(const op_inputs& in, bool with_cotangents);
+  template <typename Args>
+  void fill_inputs(Args& a) const;
   void ensure(slot s, const std::vector<int64_t>& shape);
   void upload_slot(slot s, const tensor& t);
   tensor download_slot(slot s) const;
@@ -79,6 +81,10 @@ class backend_runner {
   bool has_dht_ = false;
   device_buffer workspace_;
 };
+
+// The ABI's op codes for the reference's op kinds, both ways.
+glabench_op to_abi(op_kind op);
+op_kind from_abi(glabench_op op);
 
 // Human-readable status name ("unsupported", "no device", …).
 std::string status_name(glabench_status s);

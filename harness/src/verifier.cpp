@@ -9,12 +9,6 @@
 namespace glabench {
 namespace {
 
-glabench_op abi_op(op_kind op) {
-  return op == op_kind::gla     ? GLABENCH_OP_GLA
-         : op == op_kind::rwkv6 ? GLABENCH_OP_RWKV6
-                                : GLABENCH_OP_SOFTMAX_ATTN;
-}
-
 // The inputs as the backend sees them: every tensor rounded to the storage dtype.
 op_inputs rounded_inputs(const op_inputs& in, dtype d) {
   op_inputs r;
@@ -69,7 +63,7 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
   };
 
   const glabench_backend& t = *backend.table;
-  const glabench_op op = abi_op(f.prob.op);
+  const glabench_op op = to_abi(f.prob.op);
   if (!has_capability(t, op, to_dlpack(storage), GLABENCH_MODE_FORWARD)) {
     r.status = case_status::unsupported;
     r.message =

@@ -85,9 +85,7 @@ int main(int argc, char** argv) {
         for (const auto& mode : modes) {
           const bool with_backward = mode == "fwdbwd";
           backend_runner runner(*backend, p, d, true, with_backward);
-          op_inputs x = inputs;
-          if (!with_backward) x.d_o.reset(), x.dht.reset();
-          runner.prepare(x);
+          runner.prepare(inputs, with_backward);
           device_buffer flush(runner.context(), 2 * size_t(l2_bytes));
           auto stream = static_cast<cudaStream_t>(runner.context().stream());
           auto call = [&] {
