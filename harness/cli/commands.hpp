@@ -21,6 +21,9 @@ struct global_options {
 void add_list_command(CLI::App& app, const global_options& global, int& exit_code);
 void add_fixtures_command(CLI::App& app, int& exit_code);
 void add_verify_command(CLI::App& app, const global_options& global, int& exit_code);
+void add_bench_command(CLI::App& app, const global_options& global, int& exit_code);
+void add_compare_command(CLI::App& app, int& exit_code);
+void add_report_command(CLI::App& app, int& exit_code);
 
 // Every *.h5 under each argument (a file or a folder), sorted within each folder.
 std::vector<std::string> expand_fixture_paths(const std::vector<std::string>& args);

@@ -1,0 +1,120 @@
+// glabench bench: time every backend × op × shape × dtype × mode (see bench_runner.hpp).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "bench_runner.hpp"
+#include "commands.hpp"
+#include "run_context.hpp"
+
+namespace glabench::cli {
+namespace {
+
+struct bench_args {
+  std::vector<std::string> backends, ops, shape_sets, shapes, dtypes, modes;
+  std::string json_out;
+  bench_options opts;
+};
+
+bench_options resolve(const bench_args& args, const backend_registry& reg) {
+  bench_options o = args.opts;
+  for (const auto& name : args.backends) {
+    const loaded_backend* b = reg.find(name);
+    if (!b)
+      throw std::invalid_argument("--backend '" + name +
+                                  "' is not a known backend (found: " + reg.names() + ")");
+    o.backends.push_back(b);
+  }
+  if (args.backends.empty())
+    for (const auto& b : reg.backends) o.backends.push_back(&b);
+  if (o.backends.empty())
+    throw std::invalid_argument("no backends found; build them or pass --backend-lib");
+  for (const auto& name : args.ops) {
+    auto op = parse_op(name);
+    if (!op)
+      throw std::invalid_argument("--op '" + name + "' is not one of gla, rwkv6, softmax_attn");
+    o.ops.push_back(*op);
+  }
+  for (const auto& name : args.dtypes) {
+    auto d = parse_dtype(name);
+    if (!d)
+      throw std::invalid_argument("--dtype '" + name + "' is not one of fp64, fp32, fp16, bf16");
+    o.dtypes.push_back(*d);
+  }
+  for (const auto& mode : args.modes)
+    if (mode != "fwd" && mode != "fwdbwd")
+      throw std::invalid_argument("--mode '" + mode + "' is not one of fwd, fwdbwd");
+  if (!args.modes.empty()) o.modes = args.modes;
+  for (const auto& set : args.shape_sets)
+    for (const auto& s : shape_set(set)) o.shapes.push_back(s);
+  for (const auto& text : args.shapes) o.shapes.push_back(parse_shape(text));
+  if (o.shapes.empty()) o.shapes = shape_set("seed");
+  if (o.min_reps < 1 || o.max_reps < o.min_reps)
+    throw std::invalid_argument("--min-reps must be ≥ 1 and ≤ --max-reps");
+  if (o.noise_target <= 0 || o.time_cap_s <= 0 || o.max_call_s <= 0)
+    throw std::invalid_argument("--noise-target, --time-cap and --max-call-seconds must be > 0");
+  return o;
+}
+
+int run_bench_command(const bench_args& args, const global_options& global) {
+  // Everything is validated before anything runs, so bad input writes nothing.
+  const backend_registry reg = global.discover();  // outlives the run: backends live in it
+  bench_options opts = resolve(args, reg);
+  const bool tty = isatty(STDERR_FILENO);
+  if (tty)
+    opts.progress = [](size_t i, size_t n, const std::string& what) {
+      if (n)
+        fmt::print(stderr, "\r\033[K[{}/{}] {}", i, n, what);
+      else
+        fmt::print(stderr, "\r\033[K      {}", what);
+    };
+  const bench_results results = run_bench(opts);
+  if (tty) fmt::print(stderr, "\r\033[K");
+
+  size_t ok = 0, failed = 0, skipped = 0;
+  for (const auto& r : results.rows) {
+    (r.status == bench_status::ok ? ok : r.status == bench_status::failed ? failed : skipped)++;
+    if (r.status != bench_status::ok)
+      fmt::print("{:<8} {}: {}\n", bench_status_name(r.status), r.config.name(), r.message);
+  }
+  fmt::print("{} timed, {} failed, {} skipped\n", ok, failed, skipped);
+  if (!args.json_out.empty()) {
+    write_json_file(args.json_out, to_json(results));
+    fmt::print("results written to {}\n", args.json_out);
+  }
+  if (failed) return kExitCheckFailed;
+  return ok ? kExitOk : kExitNothingRan;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, const global_options& global, int& exit_code) {
+  auto args = std::make_shared<bench_args>();
+  bench_options& o = args->opts;
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "time backends (each configuration verified first) and write results JSON");
+  cmd->add_option("--backend", args->backends, "backend name (repeatable; default: all found)");
+  cmd->add_option("--op", args->ops, "gla, rwkv6 or softmax_attn (repeatable; default: all the backend has)");
+  cmd->add_option("--shapes", args->shape_sets, "shape set: seed, fla or t-sweep (repeatable)");
+  cmd->add_option("--shape", args->shapes, "one shape B,T,H,K,V (repeatable)");
+  cmd->add_option("--dtype", args->dtypes, "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
+  cmd->add_option("--mode", args->modes, "fwd or fwdbwd (repeatable; default: both)");
+  cmd->add_flag("--hot", o.hot, "keep the caches warm: no flush between samples");
+  cmd->add_option("--noise-target", o.noise_target, "stop sampling when cv ≤ this")
+      ->capture_default_str();
+  cmd->add_option("--min-reps", o.min_reps, "samples before the noise target counts")
+      ->capture_default_str();
+  cmd->add_option("--max-reps", o.max_reps, "samples at most")->capture_default_str();
+  cmd->add_option("--time-cap", o.time_cap_s, "seconds of sampling per configuration (≥ 5 samples)")
+      ->capture_default_str();
+  cmd->add_option("--max-call-seconds", o.max_call_s,
+                  "skip a configuration whose single call takes longer")
+      ->capture_default_str();
+  cmd->add_option("--warmup", o.warmup, "untimed calls before sampling")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_option("--json", args->json_out, "write the results as JSON to this file");
+  cmd->callback([args, &global, &exit_code] { exit_code = run_bench_command(*args, global); });
+}
+
+}  // namespace glabench::cli

@@ -1,0 +1,108 @@
+// glabench report RESULTS.json... --out DIR: report.md plus PNG plots drawn by
+// scripts/plot_results.py (matplotlib). Everything is built in a scratch folder beside
+// DIR and moved into DIR only once complete.
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "bench_report.hpp"
+#include "commands.hpp"
+
+namespace glabench::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct report_args {
+  std::vector<std::string> results;
+  std::string out, baseline;
+};
+
+// Runs argv[0] (searched on PATH) and returns its exit status (127 if it cannot start).
+int run_process(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::cout.flush();
+  const pid_t pid = fork();
+  if (pid < 0) return 127;
+  if (pid == 0) {
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+int run_report(const report_args& args) {
+  std::vector<named_results> runs;
+  for (const auto& path : args.results) runs.push_back({path, read_bench_results(path)});
+  const std::string baseline = args.baseline.empty() ? default_baseline(runs) : args.baseline;
+
+  const std::string python = env_or("GLABENCH_PYTHON", "python3");
+  const std::string script =
+      env_or("GLABENCH_PLOT_SCRIPT", GLABENCH_SOURCE_DIR "/scripts/plot_results.py");
+  if (!fs::exists(script)) throw std::runtime_error(script + ": the plot script is missing");
+  if (run_process({python, "-c", "import matplotlib"}) != 0)
+    throw std::runtime_error(python +
+                             " cannot import matplotlib; run scripts/setup.sh or set "
+                             "GLABENCH_PYTHON to a Python that has it");
+
+  const fs::path out(args.out);
+  const fs::path scratch = fs::path(out.string() + ".tmp-" + std::to_string(getpid()));
+  fs::remove_all(scratch);
+  fs::create_directories(scratch);
+  try {
+    std::vector<std::string> argv = {python, script, "--out", scratch.string(), "--baseline",
+                                     baseline};
+    for (const auto& r : args.results) argv.push_back(r);
+    if (run_process(argv) != 0) throw std::runtime_error(script + " failed (its error is above)");
+
+    std::map<std::string, std::string> plots, missing;
+    std::ifstream manifest_file(scratch / "plots.json");
+    const nlohmann::json manifest = nlohmann::json::parse(manifest_file);
+    for (const auto& [name, entry] : manifest.items()) {
+      if (entry["file"].is_string())
+        plots[name] = entry["file"].get<std::string>();
+      else
+        missing[name] = entry["reason"].get<std::string>();
+    }
+    std::ofstream md(scratch / "report.md");
+    write_report_markdown(md, runs, baseline, plots, missing);
+    if (!md) throw std::runtime_error((scratch / "report.md").string() + ": cannot write");
+  } catch (...) {
+    fs::remove_all(scratch);
+    throw;
+  }
+  fs::create_directories(out);
+  for (const auto& entry : fs::directory_iterator(scratch))
+    fs::rename(entry.path(), out / entry.path().filename());
+  fs::remove_all(scratch);
+  fmt::print("report written to {}\n", (out / "report.md").string());
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<report_args>();
+  CLI::App* cmd =
+      app.add_subcommand("report", "markdown report and matplotlib plots from bench results");
+  cmd->add_option("RESULTS", args->results, "bench results JSON files")->required();
+  cmd->add_option("--out", args->out, "folder for report.md and the PNGs")->required();
+  cmd->add_option("--baseline", args->baseline,
+                  "backend the speed-ups are relative to (default: naive_recurrent if present)");
+  cmd->callback([args, &exit_code] { exit_code = run_report(*args); });
+}
+
+}  // namespace glabench::cli

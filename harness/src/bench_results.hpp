@@ -1,0 +1,90 @@
+// The results of `glabench bench`, in memory and as JSON.
+//
+// The file is Google Benchmark's JSON layout — a "context" object and a "benchmarks"
+// array whose entries carry name, run_name, run_type, repetitions, iterations,
+// real_time, cpu_time and time_unit — so tools that read Google Benchmark output can
+// read it; glabench's own fields sit beside those: the configuration, the status, the
+// verification, every sample, the statistics and the throughput. context.glabench_results
+// = "bench" and context.schema_version mark the file as ours.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "statistics.hpp"
+
+namespace glabench {
+
+inline constexpr int kBenchSchemaVersion = 1;
+
+enum class bench_status {
+  ok,       // verified, then timed
+  failed,   // the quick verify failed or the backend returned an error: no time
+  skipped,  // unsupported, not runnable here, too large for memory, or too slow for the caps
+};
+std::string_view bench_status_name(bench_status s);
+
+// What one configuration is: the key `glabench compare` matches rows by.
+struct bench_config {
+  std::string backend, op, dtype, mode;  // mode: "fwd" or "fwdbwd"
+  int64_t B = 0, T = 0, H = 0, K = 0, V = 0;
+  bool hot = false;  // caches left warm between samples (--hot)
+
+  std::string shape() const;  // "B4 T1024 H4 K100 V100"
+  std::string name() const;   // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/hot]"
+  bool operator==(const bench_config&) const = default;
+};
+
+struct bench_check {  // one tensor of the quick verify
+  std::string tensor;
+  double rel_l2 = 0;
+  double threshold = 0;
+  bool passed = false;
+};
+
+struct bench_row {
+  bench_config config;
+  bench_status status = bench_status::ok;
+  std::string ran_on = "host";      // "cuda" or "host": the peaks its fractions refer to
+  std::string message;              // the error or skip reason; notes
+  std::vector<bench_check> checks;  // the quick verify on these inputs
+  std::vector<double> samples_ms;   // every timed sample, in run order
+  std::optional<sample_summary> stats;  // over samples_ms (status ok)
+  double bytes = 0, flops = 0;          // the op's essential traffic and arithmetic per call
+  std::optional<double> gbps, tflops;   // achieved, from the median
+  std::optional<double> bandwidth_fraction, flop_fraction;  // of the measured peaks
+  bool noise_target_met = false;  // stopped on the noise target rather than on a cap
+};
+
+// Peak rates measured once per run on the device the backends ran on.
+struct measured_peaks {
+  std::optional<double> copy_gbps;  // device-to-device (or host memcpy) read+write bandwidth
+  nlohmann::json gemm_tflops = nlohmann::json::object();  // dtype name -> TFLOP/s (cuBLAS)
+  std::string notes;  // how they were measured, or why one is missing
+};
+// The peaks of the place a row's backend ran: "cuda" for CUDA backends, else "host".
+std::string peaks_key(bool cuda);
+
+struct bench_results {
+  nlohmann::json context = nlohmann::json::object();  // device, driver, clocks, commit, …
+  std::map<std::string, measured_peaks> peaks;  // "cuda" and/or "host": where rows ran
+  std::vector<bench_row> rows;
+};
+
+// A results file that is unreadable, not ours, or breaks the schema. The message names
+// the file, the field and the rule.
+class results_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+nlohmann::json to_json(const bench_results& r);
+// `source` names the file in error messages.
+bench_results bench_results_from_json(const nlohmann::json& j, const std::string& source);
+bench_results read_bench_results(const std::string& path);
+
+}  // namespace glabench

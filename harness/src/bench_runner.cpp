@@ -1,0 +1,470 @@
+#include "bench_runner.hpp"
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "backend_runner.hpp"
+#include "bench_device.hpp"
+#include "glabench/backend_support.hpp"
+#include "glabench/reference/ops.hpp"
+#include "glabench/reference/random_inputs.hpp"
+#include "op_cost.hpp"
+#include "run_context.hpp"
+#include "tensor_comparison.hpp"
+
+namespace glabench {
+
+std::vector<bench_shape> shape_set(const std::string& name) {
+  if (name == "seed") return {{4, 1024, 4, 100, 100}};
+  if (name == "fla")
+    return {{1, 8192, 96, 128, 128}, {2, 16384, 16, 128, 128}, {4, 2048, 16, 128, 128},
+            {4, 4096, 64, 128, 128}, {8, 2048, 32, 256, 256}, {8, 1024, 8, 64, 64}};
+  if (name == "t-sweep") {
+    std::vector<bench_shape> out;
+    for (int64_t T = 512; T <= 16384; T *= 2) out.push_back({4, T, 16, 128, 128});
+    return out;
+  }
+  throw std::invalid_argument("--shapes '" + name + "' is not one of seed, fla, t-sweep");
+}
+
+bench_shape parse_shape(const std::string& text) {
+  std::vector<int64_t> v;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    size_t used = 0;
+    long long x = 0;
+    try {
+      x = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != part.size() || x < 1)
+      throw std::invalid_argument("--shape '" + text + "': '" + part +
+                                  "' is not a positive integer (want B,T,H,K,V)");
+    v.push_back(x);
+  }
+  if (v.size() != 5)
+    throw std::invalid_argument("--shape '" + text + "' must have 5 values B,T,H,K,V");
+  return {v[0], v[1], v[2], v[3], v[4]};
+}
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct job {
+  const loaded_backend* backend;
+  problem prob;
+  size_t shape_index;
+  dtype storage;
+  bool with_backward;
+  bench_config config;
+  op_cost cost;
+};
+
+// --- quick verify on sampled heads -----------------------------------------------
+
+struct head_index {
+  int64_t b, h;
+};
+
+std::vector<head_index> sampled_heads(const problem& p) {
+  std::vector<head_index> heads = {{0, 0}};
+  if (p.B > 1 || p.H > 1) heads.push_back({p.B - 1, p.H - 1});
+  return heads;
+}
+
+// [B, T, H, X] → [1, T, 1, X] at (b, h).
+tensor slice_bthx(const tensor& t, head_index at) {
+  const int64_t T = t.shape[1], H = t.shape[2], X = t.shape[3];
+  tensor out({1, T, 1, X});
+  for (int64_t i = 0; i < T; ++i)
+    std::copy_n(t.ptr() + ((at.b * T + i) * H + at.h) * X, X, out.ptr() + i * X);
+  return out;
+}
+
+// [B, H, rest…] → [1, 1, rest…] at (b, h).
+tensor slice_bh(const tensor& t, head_index at) {
+  std::vector<int64_t> shape = t.shape;
+  const int64_t H = shape[1];
+  shape[0] = shape[1] = 1;
+  tensor out(shape);
+  std::copy_n(t.ptr() + (at.b * H + at.h) * out.numel(), out.numel(), out.ptr());
+  return out;
+}
+
+// u: [H, K] → [1, K] at h.
+tensor slice_u(const tensor& t, head_index at) {
+  tensor out({1, t.shape[1]});
+  std::copy_n(t.ptr() + at.h * t.shape[1], t.shape[1], out.ptr());
+  return out;
+}
+
+problem one_head(problem p) {
+  p.B = 1;
+  p.H = 1;
+  return p;
+}
+
+op_inputs head_inputs(const op_inputs& in, head_index at, dtype d) {
+  op_inputs r;
+  r.q = round_to(slice_bthx(in.q, at), d);
+  r.k = round_to(slice_bthx(in.k, at), d);
+  r.v = round_to(slice_bthx(in.v, at), d);
+  if (!in.g.empty()) r.g = round_to(slice_bthx(in.g, at), d);
+  if (!in.u.empty()) r.u = round_to(slice_u(in.u, at), d);
+  if (in.h0) r.h0 = round_to(slice_bh(*in.h0, at), d);
+  if (in.d_o) r.d_o = round_to(slice_bthx(*in.d_o, at), d);
+  if (in.dht) r.dht = round_to(slice_bh(*in.dht, at), d);
+  return r;
+}
+
+struct expected_head {
+  head_index at;
+  op_outputs out;
+  std::optional<op_gradients> grads;
+};
+
+// The fp64 reference on each sampled head of the inputs rounded to d.
+std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in, dtype d,
+                                           bool with_backward) {
+  std::vector<expected_head> out;
+  for (head_index at : sampled_heads(p)) {
+    const op_inputs x = head_inputs(in, at, d);
+    expected_head e{at, reference::forward(one_head(p), x), std::nullopt};
+    if (with_backward) e.grads = reference::backward(one_head(p), x);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void add_check(std::map<std::string, bench_check>& worst, const std::string& name,
+               const tensor& got, const tensor& want, double tol) {
+  const tensor_check c = compare_tensor(name, got, want, tol);
+  bench_check& w = worst[name];
+  const bool first = w.tensor.empty();
+  w.tensor = name;
+  w.threshold = tol;
+  // NaN never passes and is kept as the worst value.
+  if (first || !(c.rel_l2 <= w.rel_l2)) w.rel_l2 = c.finite ? c.rel_l2 : NAN;
+  w.passed = (first || w.passed) && c.passed;
+}
+
+// rwkv6's du sums over the batch, so one head's reference du is not the backend's; the
+// fixture verify checks du.
+std::vector<bench_check> check_heads(const problem& p, bool has_h0, const op_outputs& got,
+                                     const op_gradients* got_grads,
+                                     const std::vector<expected_head>& want, double tol) {
+  std::map<std::string, bench_check> worst;
+  for (const auto& e : want) {
+    add_check(worst, "o", slice_bthx(got.o, e.at), e.out.o, tol);
+    if (p.has_state()) add_check(worst, "ht", slice_bh(got.ht, e.at), e.out.ht, tol);
+    if (p.op == op_kind::softmax_attn)
+      add_check(worst, "lse", slice_bh(got.lse, e.at), e.out.lse, tol);
+    if (!got_grads) continue;
+    add_check(worst, "dq", slice_bthx(got_grads->dq, e.at), e.grads->dq, tol);
+    add_check(worst, "dk", slice_bthx(got_grads->dk, e.at), e.grads->dk, tol);
+    add_check(worst, "dv", slice_bthx(got_grads->dv, e.at), e.grads->dv, tol);
+    if (p.has_gate()) add_check(worst, "dg", slice_bthx(got_grads->dg, e.at), e.grads->dg, tol);
+    if (has_h0) add_check(worst, "dh0", slice_bh(got_grads->dh0, e.at), e.grads->dh0, tol);
+  }
+  std::vector<bench_check> out;
+  for (auto& [name, c] : worst) out.push_back(c);
+  return out;
+}
+
+// --- the run ------------------------------------------------------------------------
+
+bool has_forward_in(const loaded_backend& b, op_kind op, dtype d) {
+  return backend_support::has_capability(*b.table, to_abi(op), to_dlpack(d),
+                                         GLABENCH_MODE_FORWARD);
+}
+
+bool has_backward_in(const loaded_backend& b, op_kind op, dtype d) {
+  return backend_support::has_capability(*b.table, to_abi(op), to_dlpack(d),
+                                         GLABENCH_MODE_BACKWARD);
+}
+
+std::vector<job> plan_jobs(const bench_options& opts) {
+  std::vector<job> jobs;
+  const std::vector<op_kind> all_ops = {op_kind::gla, op_kind::rwkv6, op_kind::softmax_attn};
+  for (const loaded_backend* b : opts.backends)
+    for (op_kind op : opts.ops.empty() ? all_ops : opts.ops) {
+      std::vector<dtype> dtypes = opts.dtypes;
+      if (dtypes.empty())
+        for (dtype d : kAllDtypes)
+          if (has_forward_in(*b, op, d)) dtypes.push_back(d);
+      for (size_t s = 0; s < opts.shapes.size(); ++s)
+        for (dtype d : dtypes)
+          for (const std::string& mode : opts.modes) {
+            const bench_shape& sh = opts.shapes[s];
+            problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), true};
+            job j{b, p, s, d, mode == "fwdbwd", {}, {}};
+            j.config = {b->name(), std::string(op_name(op)), std::string(dtype_name(d)), mode,
+                        sh.B, sh.T, sh.H, sh.K, sh.V, opts.hot};
+            j.cost = essential_cost(p, dtype_bytes(d), p.has_state(), j.with_backward);
+            jobs.push_back(std::move(j));
+          }
+    }
+  // Smallest work first within each op, so that one input set serves every backend and
+  // dtype of a shape, and a slow backend's measured rate can rule out larger shapes.
+  std::stable_sort(jobs.begin(), jobs.end(), [](const job& a, const job& b) {
+    const double fa = a.prob.B * a.prob.T * a.prob.H * a.prob.K * double(a.prob.V);
+    const double fb = b.prob.B * b.prob.T * b.prob.H * b.prob.K * double(b.prob.V);
+    return std::tie(a.prob.op, fa, a.shape_index) < std::tie(b.prob.op, fb, b.shape_index);
+  });
+  return jobs;
+}
+
+// What one run shares between configurations: the current inputs, the reference on
+// their sampled heads, and each (backend, op, dtype, mode)'s measured seconds per flop.
+class bench_session {
+ public:
+  explicit bench_session(const bench_options& opts) : opts_(opts) {}
+
+  bench_row run(const job& j);
+  measured_peaks* peaks_for(bool cuda);
+  std::map<std::string, measured_peaks> peaks;
+
+ private:
+  const op_inputs& inputs_for(const job& j);
+  const std::vector<expected_head>& expected_for(const job& j);
+  void sample(const job& j, backend_runner& runner, bench_device& dev, bench_row& row);
+
+  const bench_options& opts_;
+  std::optional<std::pair<op_kind, size_t>> inputs_key_;
+  op_inputs inputs_;
+  std::map<std::pair<dtype, bool>, std::vector<expected_head>> expected_;
+  std::map<std::string, double> seconds_per_flop_;
+};
+
+const op_inputs& bench_session::inputs_for(const job& j) {
+  const std::pair<op_kind, size_t> key{j.prob.op, j.shape_index};
+  if (inputs_key_ != key) {
+    inputs_ = {};
+    expected_.clear();
+    random_problem_options ro;
+    ro.seed = opts_.seed + j.shape_index;
+    inputs_ = make_random_inputs(j.prob, ro);
+    inputs_key_ = key;
+  }
+  return inputs_;
+}
+
+const std::vector<expected_head>& bench_session::expected_for(const job& j) {
+  const std::pair<dtype, bool> key{j.storage, j.with_backward};
+  auto it = expected_.find(key);
+  if (it == expected_.end())
+    it = expected_.emplace(key, reference_heads(j.prob, inputs_for(j), j.storage, j.with_backward))
+             .first;
+  return it->second;
+}
+
+measured_peaks* bench_session::peaks_for(bool cuda) {
+  const std::string key = peaks_key(cuda);
+  if (!peaks.count(key)) peaks[key] = cuda ? measure_cuda_peaks(0) : measure_host_peaks();
+  return &peaks[key];
+}
+
+std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / double(1 << 30)); }
+
+bool is_out_of_memory(const std::exception& e) {
+  const std::string what = e.what();
+  return dynamic_cast<const std::bad_alloc*>(&e) || what.find("out of memory") != std::string::npos ||
+         what.find("MemoryAllocation") != std::string::npos;
+}
+
+bench_row bench_session::run(const job& j) {
+  bench_row row;
+  row.config = j.config;
+  row.bytes = j.cost.bytes;
+  row.flops = j.cost.flops;
+  const bool cuda = j.backend->table->device_type == kDLCUDA;
+  row.ran_on = peaks_key(cuda);
+  auto skip = [&](std::string why) {
+    row.status = bench_status::skipped;
+    row.message = std::move(why);
+    return row;
+  };
+  auto fail = [&](std::string why) {
+    row.status = bench_status::failed;
+    row.message = std::move(why);
+    row.samples_ms.clear();
+    return row;
+  };
+
+  if (!has_forward_in(*j.backend, j.prob.op, j.storage))
+    return skip(fmt::format("no {} forward in {}", op_name(j.prob.op), dtype_name(j.storage)));
+  if (j.with_backward && !has_backward_in(*j.backend, j.prob.op, j.storage))
+    return skip(fmt::format("no {} backward in {}", op_name(j.prob.op), dtype_name(j.storage)));
+
+  const std::string rate_key = fmt::format("{}/{}/{}/{}", j.config.backend, j.config.op,
+                                           j.config.dtype, j.config.mode);
+  if (auto it = seconds_per_flop_.find(rate_key); it != seconds_per_flop_.end()) {
+    const double predicted = it->second * j.cost.flops;
+    if (predicted > opts_.max_call_s)
+      return skip(fmt::format("one call would take about {:.1f} s (from smaller shapes), over "
+                              "--max-call-seconds {}",
+                              predicted, opts_.max_call_s));
+  }
+  // fp64 host copies of inputs, outputs and gradients, and their packed forms.
+  const double host_need = 2.5 * essential_cost(j.prob, 8, true, true).bytes;
+  std::unique_ptr<backend_runner> runner;
+  try {
+    runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true,
+                                              j.with_backward);
+    auto dev = make_bench_device(runner->context());
+    if (host_need > double(host_available_bytes()))
+      return skip("needs about " + gib(host_need) + " of host memory, " +
+                  gib(double(host_available_bytes())) + " available");
+    if (cuda && 1.2 * j.cost.bytes > double(dev->free_bytes()))
+      return skip("needs about " + gib(1.2 * j.cost.bytes) + " of device memory, " +
+                  gib(double(dev->free_bytes())) + " free");
+    measured_peaks* peaks = peaks_for(cuda);
+
+    const op_inputs& in = inputs_for(j);
+    runner->prepare(in, j.with_backward);
+
+    // The quick verify: one call on these inputs, checked on the sampled heads.
+    runner->poison_outputs();
+    const auto t0 = clock_type::now();
+    runner->launch_forward();
+    if (j.with_backward) runner->launch_backward();
+    runner->context().synchronize();
+    const double call_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+    seconds_per_flop_[rate_key] = call_s / j.cost.flops;
+    const op_outputs got = runner->download_outputs();
+    std::optional<op_gradients> got_grads;
+    if (j.with_backward) got_grads = runner->download_gradients();
+    row.checks = check_heads(j.prob, true, got, got_grads ? &*got_grads : nullptr,
+                             expected_for(j), default_tolerance(j.storage));
+    for (const auto& c : row.checks)
+      if (!c.passed)
+        return fail(fmt::format("quick verify failed: {} rel_l2 {:.3g} > {:.3g}", c.tensor,
+                                c.rel_l2, c.threshold));
+    if (call_s > opts_.max_call_s)
+      return skip(fmt::format("one call took {:.2f} s, over --max-call-seconds {}", call_s,
+                              opts_.max_call_s));
+
+    sample(j, *runner, *dev, row);
+    row.stats = summarize(row.samples_ms);
+    const double median_s = row.stats->median / 1e3;
+    row.gbps = row.bytes / median_s / 1e9;
+    row.tflops = row.flops / median_s / 1e12;
+    if (peaks->copy_gbps) row.bandwidth_fraction = *row.gbps / *peaks->copy_gbps;
+    if (peaks->gemm_tflops.contains(j.config.dtype))
+      row.flop_fraction = *row.tflops / peaks->gemm_tflops[j.config.dtype].get<double>();
+    seconds_per_flop_[rate_key] = median_s / j.cost.flops;
+  } catch (const backend_call_error& e) {
+    if (e.status() == GLABENCH_ERROR_NO_DEVICE || e.status() == GLABENCH_ERROR_UNSUPPORTED)
+      if (row.checks.empty()) return skip(e.what());
+    return fail(e.what());
+  } catch (const std::exception& e) {
+    if (is_out_of_memory(e)) return skip(std::string("out of memory: ") + e.what());
+    return fail(e.what());
+  }
+  return row;
+}
+
+void bench_session::sample(const job& j, backend_runner& runner, bench_device& dev,
+                           bench_row& row) {
+  auto call = [&] {
+    runner.launch_forward();
+    if (j.with_backward) runner.launch_backward();
+  };
+  for (int i = 0; i < opts_.warmup; ++i) {
+    if (!opts_.hot) dev.flush_caches();
+    call();
+  }
+  runner.context().synchronize();
+  const auto start = clock_type::now();
+  for (;;) {
+    if (!opts_.hot) dev.flush_caches();
+    dev.start();
+    call();
+    row.samples_ms.push_back(dev.stop_ms());
+    const size_t n = row.samples_ms.size();
+    const double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
+    if (n >= 2) {
+      const sample_summary s = summarize(row.samples_ms);
+      if (opts_.progress && n % 10 == 0)
+        opts_.progress(0, 0, fmt::format("{} sample {} cv {:.2f}%", j.config.name(), n, 100 * s.cv));
+      if (n >= size_t(opts_.min_reps) && s.cv <= opts_.noise_target) {
+        row.noise_target_met = true;
+        break;
+      }
+    }
+    if (n >= size_t(opts_.max_reps)) break;
+    if (elapsed >= opts_.time_cap_s && n >= 5) break;
+  }
+}
+
+}  // namespace
+
+bench_results run_bench(const bench_options& opts) {
+  bench_results results;
+  results.context = run_context();
+  results.context.update(host_description());
+  bool any_cuda = false;
+  for (const auto* b : opts.backends) any_cuda = any_cuda || b->table->device_type == kDLCUDA;
+  std::string no_gpu;
+  if (any_cuda && cuda_device_count(&no_gpu) > 0) {
+    results.context.update(cuda_description(0));
+  } else {
+    results.context["device"] = "cpu: " + results.context.value("host_cpu", std::string("?"));
+    if (any_cuda) results.context["cuda_unavailable"] = no_gpu;
+  }
+  results.context["bench_options"] = {{"noise_target", opts.noise_target},
+                                      {"warmup", opts.warmup},
+                                      {"min_reps", opts.min_reps},
+                                      {"max_reps", opts.max_reps},
+                                      {"time_cap_s", opts.time_cap_s},
+                                      {"max_call_s", opts.max_call_s},
+                                      {"hot", opts.hot},
+                                      {"seed", opts.seed}};
+
+  const std::vector<job> jobs = plan_jobs(opts);
+  bench_session session(opts);
+  // Each configuration is a Google Benchmark benchmark with manual time: the session
+  // does the verify and sampling, and hands the median to Google Benchmark's reporting.
+  benchmark::ClearRegisteredBenchmarks();
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    benchmark::RegisterBenchmark(jobs[i].config.name().c_str(), [&, i](benchmark::State& state) {
+      const job& j = jobs[i];
+      if (opts.progress) opts.progress(i + 1, jobs.size(), j.config.name());
+      results.rows.push_back(session.run(j));
+      const bench_row& row = results.rows.back();
+      if (row.status != bench_status::ok) {
+        state.SkipWithError(
+            fmt::format("{}: {}", bench_status_name(row.status), row.message).c_str());
+        for (auto _ : state) {
+        }
+        return;
+      }
+      for (auto _ : state) state.SetIterationTime(row.stats->median / 1e3);
+      state.counters["p20_ms"] = row.stats->p20;
+      state.counters["p80_ms"] = row.stats->p80;
+      state.counters["min_ms"] = row.stats->min;
+      state.counters["cv_pct"] = 100 * row.stats->cv;
+      state.counters["reps"] = double(row.samples_ms.size());
+      state.counters["GB/s"] = *row.gbps;
+      state.counters["TFLOP/s"] = *row.tflops;
+    })
+        ->UseManualTime()
+        ->Iterations(1)
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::ConsoleReporter console;
+  benchmark::RunSpecifiedBenchmarks(&console);
+  benchmark::ClearRegisteredBenchmarks();
+  results.peaks = session.peaks;
+  return results;
+}
+
+}  // namespace glabench

@@ -1,0 +1,60 @@
+// `glabench bench`: time every selected backend × op × shape × dtype × mode.
+//
+// Per configuration, in order:
+//   1. skip it (with the reason) when the backend does not support it or cannot run
+//      here, when it would not fit in host or device memory, or when a smaller shape
+//      already measured predicts one call longer than max_call_s;
+//   2. a quick verify on the very inputs that will be timed: one call with NaN-poisoned
+//      outputs, compared on two sampled (batch, head) pairs — the first and the last —
+//      with the fp64 reference on the same rounded inputs; a failure is recorded with
+//      its error and no time;
+//   3. warm-up calls, then samples: each sample flushes the caches (unless hot) and
+//      times one call (fwd) or forward + backward (fwdbwd) on the backend's stream;
+//      sampling stops when the coefficient of variation is under noise_target after at
+//      least min_reps samples, at max_reps, or once time_cap_s has passed with at least
+//      5 samples (the fewest `glabench compare` runs its U test on).
+// Each configuration runs as one Google Benchmark benchmark with manual time, so the
+// console shows Google Benchmark's progress lines and counters.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend_loader.hpp"
+#include "bench_results.hpp"
+#include "dtype.hpp"
+#include "glabench/reference/problem.hpp"
+
+namespace glabench {
+
+struct bench_shape {
+  int64_t B, T, H, K, V;
+};
+
+// "seed", "fla" or "t-sweep"; throws std::invalid_argument naming the sets otherwise.
+std::vector<bench_shape> shape_set(const std::string& name);
+// "B,T,H,K,V" of positive integers; throws std::invalid_argument otherwise.
+bench_shape parse_shape(const std::string& text);
+
+struct bench_options {
+  std::vector<const loaded_backend*> backends;
+  std::vector<op_kind> ops;       // empty: every op the backend has
+  std::vector<bench_shape> shapes;
+  std::vector<dtype> dtypes;      // empty: every dtype the backend has a forward in
+  std::vector<std::string> modes = {"fwd", "fwdbwd"};
+  bool hot = false;
+  double noise_target = 0.005;
+  int warmup = 3;
+  int min_reps = 10;
+  int max_reps = 500;
+  double time_cap_s = 1.0;
+  double max_call_s = 1.0;
+  uint64_t seed = 20261122;
+  // Called before each configuration runs and after each sample (terminal progress).
+  std::function<void(size_t index, size_t count, const std::string& what)> progress;
+};
+
+bench_results run_bench(const bench_options& opts);
+
+}  // namespace glabench

@@ -1,0 +1,231 @@
+#include "compare.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace glabench {
+
+std::string_view verdict_name(verdict v) {
+  switch (v) {
+    case verdict::faster:
+      return "FASTER";
+    case verdict::slower:
+      return "SLOWER";
+    case verdict::same:
+      return "SAME";
+    case verdict::broken:
+      return "BROKEN";
+    case verdict::fixed:
+      return "FIXED";
+    case verdict::failed:
+      return "FAILED";
+    case verdict::skipped:
+      return "SKIPPED";
+    case verdict::added:
+      return "NEW";
+    case verdict::gone:
+      return "GONE";
+  }
+  return "?";
+}
+
+std::string results_device(const bench_results& r) {
+  return r.context.value("device", std::string());
+}
+
+namespace {
+
+// The run's noise: the p20–p80 spread relative to the median.
+double noise(const sample_summary& s) { return (s.p80 - s.p20) / s.median; }
+
+void decide_timed(compare_row& row, const compare_options& opts) {
+  const sample_summary& b = *row.base->stats;
+  const sample_summary& n = *row.next->stats;
+  const double ratio = n.median / b.median;
+  row.ratio = ratio;
+  const double threshold = std::max({noise(b), noise(n), opts.min_change});
+  const verdict direction = ratio > 1 ? verdict::slower : verdict::faster;
+  if (std::abs(ratio - 1) <= threshold) {
+    row.status = verdict::same;
+    row.note = fmt::format("change within {:.1f}%", 100 * threshold);
+    return;
+  }
+  const auto min_n = static_cast<size_t>(opts.min_samples_for_test);
+  if (b.n >= min_n && n.n >= min_n) {
+    const mann_whitney_result u = mann_whitney_u(row.base->samples_ms, row.next->samples_ms);
+    row.p_value = u.p_value;
+    row.status = u.p_value < opts.alpha ? direction : verdict::same;
+    if (row.status == verdict::same)
+      row.note = fmt::format("U test p = {:.3g} ≥ {}", u.p_value, opts.alpha);
+    return;
+  }
+  const bool overlap = n.p20 <= b.p80 && b.p20 <= n.p80;
+  row.status = overlap ? verdict::same : direction;
+  row.note = fmt::format("{} samples: decided by p20–p80 overlap", std::min(b.n, n.n));
+}
+
+void decide(compare_row& row, const compare_options& opts) {
+  if (!row.base) {
+    row.status = verdict::added;
+    return;
+  }
+  if (!row.next) {
+    row.status = verdict::gone;
+    return;
+  }
+  const bench_status b = row.base->status, n = row.next->status;
+  if (b == bench_status::ok && n == bench_status::ok) return decide_timed(row, opts);
+  if (b == bench_status::ok && n == bench_status::failed) {
+    row.status = verdict::broken;
+    row.note = row.next->message;
+  } else if (b == bench_status::failed && n == bench_status::ok) {
+    row.status = verdict::fixed;
+  } else if (n == bench_status::failed) {
+    row.status = verdict::failed;
+    row.note = row.next->message;
+  } else {
+    row.status = verdict::skipped;
+    row.note = n == bench_status::skipped ? row.next->message : row.base->message;
+  }
+}
+
+std::string ms(const std::optional<bench_row>& r) {
+  if (!r || !r->stats) return "–";
+  return fmt::format("{:.4g}", r->stats->median);
+}
+
+std::string pct_noise(const std::optional<bench_row>& r) {
+  if (!r || !r->stats) return "–";
+  return fmt::format("{:.1f}%", 100 * noise(*r->stats));
+}
+
+std::string escape_cell(std::string s) {
+  std::replace(s.begin(), s.end(), '|', '/');
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+}  // namespace
+
+comparison compare_results(const bench_results& base, const bench_results& next,
+                           const compare_options& opts) {
+  comparison c;
+  c.base_context = base.context;
+  c.new_context = next.context;
+  for (const auto& r : base.rows) {
+    compare_row row;
+    row.config = r.config;
+    row.base = r;
+    for (const auto& n : next.rows)
+      if (n.config == r.config) row.next = n;
+    decide(row, opts);
+    c.rows.push_back(std::move(row));
+  }
+  for (const auto& n : next.rows) {
+    const bool known = std::any_of(base.rows.begin(), base.rows.end(),
+                                   [&](const bench_row& r) { return r.config == n.config; });
+    if (known) continue;
+    compare_row row;
+    row.config = n.config;
+    row.next = n;
+    decide(row, opts);
+    c.rows.push_back(std::move(row));
+  }
+
+  // Geometric mean of base/new over rows timed on both sides, per backend and overall.
+  std::map<std::string, std::pair<double, size_t>> logs;
+  for (const auto& row : c.rows) {
+    if (!row.ratio) continue;
+    for (const std::string& key : {row.config.backend, std::string()}) {
+      logs[key].first += -std::log(*row.ratio);
+      logs[key].second += 1;
+    }
+  }
+  for (const auto& [backend, acc] : logs)
+    if (!backend.empty())
+      c.summaries.push_back({backend, acc.second, std::exp(acc.first / double(acc.second))});
+  if (logs.count(""))
+    c.summaries.push_back(
+        {"", logs[""].second, std::exp(logs[""].first / double(logs[""].second))});
+  return c;
+}
+
+int regression_exit_code(const comparison& c, double fail_pct) {
+  for (const auto& row : c.rows) {
+    if (row.status == verdict::broken) return 1;
+    if (row.status == verdict::slower && *row.ratio - 1 > fail_pct / 100) return 1;
+  }
+  return 0;
+}
+
+void print_comparison_markdown(std::ostream& out, const comparison& c) {
+  auto context_line = [](const nlohmann::json& ctx) {
+    return fmt::format("{} · commit {} · {}", ctx.value("device", std::string("?")),
+                       ctx.value("git_commit", std::string("?")),
+                       ctx.value("date", std::string("?")));
+  };
+  out << fmt::format("**base:** {}  \n**new:** {}\n\n", context_line(c.base_context),
+                     context_line(c.new_context));
+  out << "| configuration | base ms | new ms | new/base | base noise | new noise | p | status | "
+         "note |\n";
+  out << "|---|---:|---:|---:|---:|---:|---:|---|---|\n";
+  for (const auto& row : c.rows) {
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", row.config.name(),
+                       ms(row.base), ms(row.next),
+                       row.ratio ? fmt::format("{:.3f}", *row.ratio) : "–", pct_noise(row.base),
+                       pct_noise(row.next),
+                       row.p_value ? fmt::format("{:.2g}", *row.p_value) : "–",
+                       verdict_name(row.status), escape_cell(row.note));
+  }
+  out << "\n| backend | rows timed on both | geomean speed-up (base/new) |\n|---|---:|---:|\n";
+  for (const auto& s : c.summaries)
+    out << fmt::format("| {} | {} | {:.3f}× |\n", s.backend.empty() ? "**all**" : s.backend,
+                       s.rows, s.geomean_speedup);
+  std::map<std::string, int> counts;
+  for (const auto& row : c.rows) ++counts[std::string(verdict_name(row.status))];
+  std::string tally;
+  for (const auto& [name, n] : counts) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", n, name);
+  out << "\n" << tally << "\n";
+}
+
+nlohmann::json comparison_json(const comparison& c, std::optional<double> fail_pct) {
+  using nlohmann::json;
+  json rows = json::array();
+  for (const auto& row : c.rows) {
+    json j = {{"name", row.config.name()},
+              {"backend", row.config.backend},
+              {"op", row.config.op},
+              {"dtype", row.config.dtype},
+              {"mode", row.config.mode},
+              {"shape", row.config.shape()},
+              {"status", verdict_name(row.status)},
+              {"note", row.note}};
+    j["base_ms"] = row.base && row.base->stats ? json(row.base->stats->median) : json(nullptr);
+    j["new_ms"] = row.next && row.next->stats ? json(row.next->stats->median) : json(nullptr);
+    j["base_noise"] = row.base && row.base->stats ? json(noise(*row.base->stats)) : json(nullptr);
+    j["new_noise"] = row.next && row.next->stats ? json(noise(*row.next->stats)) : json(nullptr);
+    j["ratio"] = row.ratio ? json(*row.ratio) : json(nullptr);
+    j["p_value"] = row.p_value ? json(*row.p_value) : json(nullptr);
+    rows.push_back(j);
+  }
+  json summaries = json::array();
+  for (const auto& s : c.summaries)
+    summaries.push_back({{"backend", s.backend.empty() ? "all" : s.backend},
+                         {"rows", s.rows},
+                         {"geomean_speedup", s.geomean_speedup}});
+  json j = {{"glabench_results", "compare"},
+            {"base", c.base_context},
+            {"new", c.new_context},
+            {"rows", rows},
+            {"geomean", summaries}};
+  if (fail_pct) {
+    j["fail_on_regression_pct"] = *fail_pct;
+    j["exit_code"] = regression_exit_code(c, *fail_pct);
+  }
+  return j;
+}
+
+}  // namespace glabench

@@ -1,0 +1,70 @@
+// `glabench compare`: match two bench results by configuration and decide, per row,
+// whether NEW is FASTER, SLOWER or the SAME as BASE.
+//
+// A row's verdict (README "Comparing runs" has the reasoning):
+//   1. |new/base − 1| within the larger of the two runs' noise (relative p20–p80 spread)
+//      or within min_change → SAME: no change that size can be told from noise or from
+//      the drift between runs of an unchanged build.
+//   2. otherwise, with ≥ 5 samples on each side: FASTER/SLOWER only if the Mann-Whitney
+//      U test rejects equal distributions at alpha; SAME if it does not.
+//   3. with fewer samples: FASTER/SLOWER only if the two runs' p20–p80 ranges do not
+//      overlap.
+// Rows that cannot be timed on one side get BROKEN (passed, now fails: a correctness
+// loss), FIXED, SKIPPED, NEW or GONE.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "bench_results.hpp"
+
+namespace glabench {
+
+enum class verdict { faster, slower, same, broken, fixed, failed, skipped, added, gone };
+std::string_view verdict_name(verdict v);
+
+struct compare_options {
+  double min_change = 0.02;  // relative change below which a row is SAME
+  double alpha = 0.05;       // significance level of the U test
+  int min_samples_for_test = 5;
+};
+
+struct compare_row {
+  bench_config config;
+  std::optional<bench_row> base, next;
+  verdict status = verdict::same;
+  std::optional<double> ratio;    // new / base median time (> 1 is slower)
+  std::optional<double> p_value;  // when the U test ran
+  std::string note;
+};
+
+struct speedup_summary {
+  std::string backend;  // "" for overall
+  size_t rows = 0;      // rows timed on both sides
+  double geomean_speedup = 1;  // geometric mean of base/new
+};
+
+struct comparison {
+  std::string base_source, new_source;
+  nlohmann::json base_context, new_context;
+  std::vector<compare_row> rows;
+  std::vector<speedup_summary> summaries;  // per backend, then overall
+};
+
+comparison compare_results(const bench_results& base, const bench_results& next,
+                           const compare_options& opts);
+
+// Exit status of the gate: 1 when any row is SLOWER by more than fail_pct percent or
+// BROKEN; else 0. A FASTER row never fails it.
+int regression_exit_code(const comparison& c, double fail_pct);
+
+void print_comparison_markdown(std::ostream& out, const comparison& c);
+nlohmann::json comparison_json(const comparison& c, std::optional<double> fail_pct);
+
+// The device a results file was measured on ("" when its context has none).
+std::string results_device(const bench_results& r);
+
+}  // namespace glabench

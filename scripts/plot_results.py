@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Plots for `glabench report`: reads glabench bench results JSON files (already
+validated by glabench) and draws, into --out:
+
+  time_vs_t.png      median time against T per backend and dtype, log-log, one panel per
+                     op and mode; points of the same B, H, K, V are joined
+  speedup.png        speed-up of each backend over --baseline, per configuration
+  peak_fraction.png  achieved fraction of the measured copy bandwidth and GEMM rate
+  accuracy.png       worst rel_l2 of the quick verify per backend and dtype, with the
+                     pass threshold
+
+and plots.json, which names each plot drawn or says why it was not (no data).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+MARKERS = {"fp64": "s", "fp32": "o", "bf16": "^", "fp16": "v"}
+STYLES = {"fp64": ":", "fp32": "-", "bf16": "--", "fp16": "-."}
+
+
+def load_rows(paths):
+    rows = []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        device = data["context"].get("device", "?")
+        for r in data["benchmarks"]:
+            r = dict(r)
+            r["device"] = device
+            rows.append(r)
+    return rows
+
+
+def shape_label(r, with_t=True):
+    t = f" T{r['T']}" if with_t else ""
+    d = f"D{r['K']}" if r["K"] == r["V"] else f"K{r['K']} V{r['V']}"
+    return f"B{r['B']}{t} H{r['H']} {d}"
+
+
+def config_label(r):
+    return f"{r['op']} {r['dtype']} {r['mode']} · {shape_label(r)}"
+
+
+def colors_for(backends):
+    cmap = plt.get_cmap("tab10")
+    return {b: cmap(i % 10) for i, b in enumerate(sorted(backends))}
+
+
+def plot_time_vs_t(rows, out):
+    ok = [r for r in rows if r["status"] == "ok"]
+    panels = sorted({(r["op"], r["mode"]) for r in ok})
+    if not panels:
+        return None, "no timed configuration"
+    colors = colors_for({r["backend"] for r in ok})
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 5.5), squeeze=False)
+    for ax, (op, mode) in zip(axes[0], panels):
+        series = {}
+        for r in ok:
+            if (r["op"], r["mode"]) != (op, mode):
+                continue
+            key = (r["backend"], r["dtype"], r["B"], r["H"], r["K"], r["V"])
+            series.setdefault(key, []).append(r)
+        labelled = set()
+        for (backend, dtype, *_), pts in sorted(series.items()):
+            pts.sort(key=lambda r: r["T"])
+            name = f"{backend} {dtype}"
+            ax.plot([r["T"] for r in pts], [r["median_ms"] for r in pts],
+                    linestyle=STYLES.get(dtype, "-"), marker=MARKERS.get(dtype, "o"),
+                    color=colors[backend], label=None if name in labelled else name)
+            labelled.add(name)
+            last = pts[-1]
+            ax.annotate(shape_label(last, with_t=False), (last["T"], last["median_ms"]),
+                        textcoords="offset points", xytext=(4, 2), fontsize=7,
+                        color=colors[backend])
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("T (tokens)")
+        ax.set_ylabel("median time per call (ms)")
+        ax.set_title(f"{op} {mode}: time against T")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "time_vs_t.png"), dpi=120)
+    plt.close(fig)
+    return "time_vs_t.png", ""
+
+
+def plot_speedup(rows, out, baseline):
+    ok = [r for r in rows if r["status"] == "ok"]
+    base = {}
+    for r in ok:
+        if r["backend"] == baseline:
+            base[(r["op"], r["dtype"], r["mode"], r["B"], r["T"], r["H"], r["K"], r["V"])] = r
+    bars = []
+    for r in ok:
+        key = (r["op"], r["dtype"], r["mode"], r["B"], r["T"], r["H"], r["K"], r["V"])
+        if r["backend"] != baseline and key in base:
+            bars.append((config_label(r), r["backend"], base[key]["median_ms"] / r["median_ms"]))
+    if not bars:
+        return None, f"no configuration was timed for both {baseline} and another backend"
+    bars.sort()
+    colors = colors_for({b for _, b, _ in bars})
+    fig, ax = plt.subplots(figsize=(10, 1.0 + 0.38 * len(bars)))
+    labels = [f"{b}: {c}" for c, b, _ in bars]
+    values = [s for _, _, s in bars]
+    ax.barh(range(len(bars)), values, color=[colors[b] for _, b, _ in bars])
+    ax.set_yticks(range(len(bars)), labels, fontsize=8)
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    for i, v in enumerate(values):
+        ax.text(v, i, f" {v:.3g}×", va="center", fontsize=8)
+    ax.set_xlabel(f"speed-up over {baseline} (its time / this time, log scale)")
+    ax.set_title(f"Speed-up over {baseline}")
+    ax.invert_yaxis()
+    ax.set_xlim(min(values + [1.0]) / 1.5, max(values + [1.0]) * 4)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "speedup.png"), dpi=120)
+    plt.close(fig)
+    return "speedup.png", ""
+
+
+def plot_peak_fraction(rows, out):
+    ok = [r for r in rows if r["status"] == "ok" and
+          (r.get("bandwidth_fraction") is not None or r.get("flop_fraction") is not None)]
+    if not ok:
+        return None, "no timed configuration has a measured peak to compare with"
+    ok.sort(key=lambda r: (r["backend"], config_label(r)))
+    colors = colors_for({r["backend"] for r in ok})
+    fig, axes = plt.subplots(1, 2, figsize=(14, 1.2 + 0.34 * len(ok)), sharey=True)
+    labels = [f"{r['backend']}: {config_label(r)}" for r in ok]
+    for ax, field, title in ((axes[0], "bandwidth_fraction", "of measured copy bandwidth"),
+                             (axes[1], "flop_fraction", "of measured cuBLAS GEMM rate")):
+        values = [100 * (r.get(field) or 0) for r in ok]
+        ax.barh(range(len(ok)), values, color=[colors[r["backend"]] for r in ok])
+        for i, (v, r) in enumerate(zip(values, ok)):
+            text = f" {v:.3g}%" if r.get(field) is not None else " n/a"
+            ax.text(v, i, text, va="center", fontsize=7)
+        ax.set_xlabel(f"% {title}")
+        ax.set_title(f"Achieved % {title}")
+        ax.set_xlim(0, max(values + [1]) * 1.3)
+    axes[0].set_yticks(range(len(ok)), labels, fontsize=7)
+    axes[0].invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "peak_fraction.png"), dpi=120)
+    plt.close(fig)
+    return "peak_fraction.png", ""
+
+
+def plot_accuracy(rows, out):
+    pts = {}
+    thresholds = {}
+    for r in rows:
+        values = [c["rel_l2"] for c in r.get("checks", []) if c["rel_l2"] is not None]
+        if not values:
+            continue
+        worst = max(values)
+        key = (r["backend"], r["dtype"])
+        pts.setdefault(key, []).append((max(worst, 1e-18), r["mode"]))
+        thresholds[r["dtype"]] = r["checks"][0]["threshold"]
+    if not pts:
+        return None, "no configuration was verified"
+    keys = sorted(pts)
+    colors = colors_for({b for b, _ in keys})
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(keys)), 5))
+    for i, key in enumerate(keys):
+        for value, mode in pts[key]:
+            ax.scatter(i + (-0.12 if mode == "fwd" else 0.12), value, color=colors[key[0]],
+                       marker="o" if mode == "fwd" else "D", s=28)
+        ax.hlines(thresholds[key[1]], i - 0.35, i + 0.35, color="red", linewidth=1)
+    ax.scatter([], [], color="gray", marker="o", label="fwd: worst of o, ht")
+    ax.scatter([], [], color="gray", marker="D", label="fwdbwd: worst of o, ht and gradients")
+    ax.hlines([], 0, 0, color="red", label="pass threshold for the dtype")
+    ax.set_xticks(range(len(keys)), [f"{b}\n{d}" for b, d in keys], fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("rel_l2 against fp64 on the same rounded inputs")
+    ax.set_title("Accuracy in the bench's quick verify (sampled heads)")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "accuracy.png"), dpi=120)
+    plt.close(fig)
+    return "accuracy.png", ""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="+")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--baseline", required=True)
+    args = ap.parse_args()
+    rows = load_rows(args.results)
+    os.makedirs(args.out, exist_ok=True)
+    manifest = {}
+    for name, draw in (("time_vs_t", lambda: plot_time_vs_t(rows, args.out)),
+                       ("speedup", lambda: plot_speedup(rows, args.out, args.baseline)),
+                       ("peak_fraction", lambda: plot_peak_fraction(rows, args.out)),
+                       ("accuracy", lambda: plot_accuracy(rows, args.out))):
+        file, reason = draw()
+        manifest[name] = {"file": file, "reason": reason}
+    with open(os.path.join(args.out, "plots.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
