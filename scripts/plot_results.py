@@ -22,6 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+EXACT_FLOOR = 1e-17  # where rel_l2 = 0 is drawn on the log axis
 MARKERS = {"fp64": "s", "fp32": "o", "bf16": "^", "fp16": "v"}
 STYLES = {"fp64": ":", "fp32": "-", "bf16": "--", "fp16": "-."}
 
@@ -128,16 +129,20 @@ def plot_speedup(rows, out, baseline):
 
 
 def plot_peak_fraction(rows, out):
+    panels = [(field, title) for field, title in
+              (("bandwidth_fraction", "of measured copy bandwidth"),
+               ("flop_fraction", "of measured cuBLAS GEMM rate"))
+              if any(r["status"] == "ok" and r.get(field) is not None for r in rows)]
     ok = [r for r in rows if r["status"] == "ok" and
-          (r.get("bandwidth_fraction") is not None or r.get("flop_fraction") is not None)]
+          any(r.get(field) is not None for field, _ in panels)]
     if not ok:
         return None, "no timed configuration has a measured peak to compare with"
     ok.sort(key=lambda r: (r["backend"], config_label(r)))
     colors = colors_for({r["backend"] for r in ok})
-    fig, axes = plt.subplots(1, 2, figsize=(14, 1.2 + 0.34 * len(ok)), sharey=True)
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels) + 3, 1.2 + 0.34 * len(ok)),
+                             sharey=True, squeeze=False)
     labels = [f"{r['backend']}: {config_label(r)}" for r in ok]
-    for ax, field, title in ((axes[0], "bandwidth_fraction", "of measured copy bandwidth"),
-                             (axes[1], "flop_fraction", "of measured cuBLAS GEMM rate")):
+    for ax, (field, title) in zip(axes[0], panels):
         values = [100 * (r.get(field) or 0) for r in ok]
         ax.barh(range(len(ok)), values, color=[colors[r["backend"]] for r in ok])
         for i, (v, r) in enumerate(zip(values, ok)):
@@ -146,8 +151,8 @@ def plot_peak_fraction(rows, out):
         ax.set_xlabel(f"% {title}")
         ax.set_title(f"Achieved % {title}")
         ax.set_xlim(0, max(values + [1]) * 1.3)
-    axes[0].set_yticks(range(len(ok)), labels, fontsize=7)
-    axes[0].invert_yaxis()
+    axes[0][0].set_yticks(range(len(ok)), labels, fontsize=7)
+    axes[0][0].invert_yaxis()
     fig.tight_layout()
     fig.savefig(os.path.join(out, "peak_fraction.png"), dpi=120)
     plt.close(fig)
@@ -163,13 +168,14 @@ def plot_accuracy(rows, out):
             continue
         worst = max(values)
         key = (r["backend"], r["dtype"])
-        pts.setdefault(key, []).append((max(worst, 1e-18), r["mode"]))
+        pts.setdefault(key, []).append((max(worst, EXACT_FLOOR), r["mode"]))
         thresholds[r["dtype"]] = r["checks"][0]["threshold"]
     if not pts:
         return None, "no configuration was verified"
-    keys = sorted(pts)
+    order = {"fp64": 0, "fp32": 1, "fp16": 2, "bf16": 3}
+    keys = sorted(pts, key=lambda k: (k[0], order.get(k[1], 9)))
     colors = colors_for({b for b, _ in keys})
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(keys)), 5))
+    fig, ax = plt.subplots(figsize=(max(7, 1.6 * len(keys)), 5.5))
     for i, key in enumerate(keys):
         for value, mode in pts[key]:
             ax.scatter(i + (-0.12 if mode == "fwd" else 0.12), value, color=colors[key[0]],
@@ -180,10 +186,14 @@ def plot_accuracy(rows, out):
     ax.hlines([], 0, 0, color="red", label="pass threshold for the dtype")
     ax.set_xticks(range(len(keys)), [f"{b}\n{d}" for b, d in keys], fontsize=8)
     ax.set_yscale("log")
+    ax.axhline(EXACT_FLOOR, color="gray", linewidth=0.6, linestyle=":")
+    ax.text(len(keys) - 0.5, EXACT_FLOOR, "exact (rel_l2 = 0) ", ha="right", va="bottom",
+            fontsize=7, color="gray")
+    ax.set_xlim(-0.6, len(keys) - 0.4)
     ax.set_ylabel("rel_l2 against fp64 on the same rounded inputs")
     ax.set_title("Accuracy in the bench's quick verify (sampled heads)")
     ax.grid(True, axis="y", which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "accuracy.png"), dpi=120)
     plt.close(fig)

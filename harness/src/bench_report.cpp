@@ -33,12 +33,13 @@ void write_run(std::ostream& out, const named_results& run) {
     return it->is_string() ? it->get<std::string>() : it->dump();
   };
   out << fmt::format("## {}\n\n", run.path);
-  out << fmt::format(
-      "- device: **{}** (driver {}, CUDA runtime {}, SM clock max {} MHz)\n- host: {} ({} "
-      "threads)\n- glabench {} · commit `{}` · build {} · {}\n",
-      get("device"), get("driver"), get("cuda_runtime_version"), get("sm_clock_max_mhz"),
-      get("host_cpu"), get("host_cpus"), get("glabench_version"), get("git_commit"),
-      get("build_type"), get("date"));
+  out << fmt::format("- device: **{}**", get("device"));
+  if (c.contains("driver"))
+    out << fmt::format(" (driver {}, CUDA runtime {}, {} SMs, SM clock max {} MHz)", get("driver"),
+                       get("cuda_runtime_version"), get("sm_count"), get("sm_clock_max_mhz"));
+  out << fmt::format("\n- host: {} ({} threads)\n- glabench {} · commit `{}` · build {} · {}\n",
+                     get("host_cpu"), get("host_cpus"), get("glabench_version"), get("git_commit"),
+                     get("build_type"), get("date"));
   for (const auto& [where, p] : run.results.peaks) {
     std::string gemm;
     for (const auto& [dtype, rate] : p.gemm_tflops.items())

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# bench → compare → report through the CLI on the CPU backend: a smoke run, the gate's
+# exit codes (SAME → 0, a slowed copy → SLOWER and 1, a correctness loss → 1, bad or
+# foreign input → 2, different devices → 2), and a report with its PNGs.
+set -u
+glabench=$1 plugin_dir=$2 dir=$3
+rm -rf "$dir" && mkdir -p "$dir"
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+expect_rc() {  # expect_rc WANT DESCRIPTION command...
+  local want=$1 what=$2; shift 2
+  out=$("$@" 2>&1); rc=$?
+  [[ $rc == "$want" ]] || fail "$what: exit $rc, expected $want: $out"
+}
+python=${GLABENCH_PYTHON:-python3}
+
+# A small bench on the CPU backend.
+expect_rc 0 "bench" "$glabench" bench --backend naive_recurrent --op gla --dtype fp64 \
+  --shape 1,64,2,16,16 --shape 1,128,2,16,16 --time-cap 0.2 --min-reps 5 --json "$dir/a.json"
+"$python" - "$dir/a.json" <<'PY' || fail "bench JSON content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["benchmarks"]
+assert d["context"]["glabench_results"] == "bench", d["context"]
+assert len(rows) == 4, len(rows)  # 2 shapes x fwd, fwdbwd
+for r in rows:
+    assert r["status"] == "ok", r
+    assert len(r["samples_ms"]) >= 5 and r["real_time"] > 0 and r["time_unit"] == "ms"
+    assert r["p20_ms"] <= r["median_ms"] <= r["p80_ms"] and r["min_ms"] <= r["p20_ms"]
+    assert all(c["passed"] for c in r["checks"]) and r["checks"], r["checks"]
+    assert r["gbps"] > 0 and r["bandwidth_fraction"] > 0
+assert d["context"]["peaks"]["host"]["copy_gbps"] > 0
+PY
+
+# The same results compared with themselves: every row SAME, the gate passes.
+expect_rc 0 "compare same" "$glabench" compare "$dir/a.json" "$dir/a.json" --fail-on-regression 5 \
+  --json "$dir/same.json"
+[[ "$out" == *"4 SAME"* ]] || fail "compare same: $out"
+
+# The first configuration's samples replaced by a tight set (CPU timings of tiny problems
+# are too noisy to decide on), then a copy 50% slower: SLOWER, exit 1; within
+# --fail-on-regression 80: 0. And a copy where it fails its verify: BROKEN, exit 1.
+"$python" - "$dir/a.json" "$dir/base.json" "$dir/slow.json" "$dir/broken.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["benchmarks"][0]
+r["samples_ms"] = [1.0 + 0.001 * ((i * 7) % 20) for i in range(20)]
+json.dump(d, open(sys.argv[2], "w"))
+r["samples_ms"] = [x * 1.5 for x in r["samples_ms"]]
+json.dump(d, open(sys.argv[3], "w"))
+r["status"], r["message"], r["samples_ms"] = "failed", "quick verify failed", []
+json.dump(d, open(sys.argv[4], "w"))
+PY
+expect_rc 1 "compare slowed" "$glabench" compare "$dir/base.json" "$dir/slow.json" --fail-on-regression 5
+[[ "$out" == *"SLOWER"* && "$out" == *"regression"* ]] || fail "compare slowed: $out"
+expect_rc 0 "compare slowed, lenient" "$glabench" compare "$dir/base.json" "$dir/slow.json" --fail-on-regression 80
+expect_rc 0 "compare sped up" "$glabench" compare "$dir/slow.json" "$dir/base.json" --fail-on-regression 0
+[[ "$out" == *"FASTER"* ]] || fail "compare sped up: $out"
+expect_rc 1 "compare broken" "$glabench" compare "$dir/base.json" "$dir/broken.json" --fail-on-regression 1000
+[[ "$out" == *"BROKEN"* ]] || fail "compare broken: $out"
+
+# Bad input: exit 2 naming the file and the rule.
+echo '{"not": "ours"}' > "$dir/foreign.json"
+expect_rc 2 "foreign JSON" "$glabench" compare "$dir/a.json" "$dir/foreign.json"
+[[ "$out" == *"foreign.json"*"context"* ]] || fail "foreign JSON message: $out"
+expect_rc 2 "missing file" "$glabench" compare "$dir/a.json" "$dir/nothing.json"
+"$python" -c "
+import json,sys; d=json.load(open('$dir/a.json')); d['context']['device']='NVIDIA H200'
+json.dump(d, open('$dir/other_device.json','w'))"
+expect_rc 2 "device mismatch" "$glabench" compare "$dir/a.json" "$dir/other_device.json"
+[[ "$out" == *"--ignore-device"* ]] || fail "device mismatch message: $out"
+expect_rc 0 "device mismatch ignored" "$glabench" compare "$dir/a.json" "$dir/other_device.json" --ignore-device
+expect_rc 2 "bad shape" "$glabench" bench --shape 1,2,3 --json "$dir/bad.json"
+expect_rc 2 "unknown shape set" "$glabench" bench --shapes nope --json "$dir/bad.json"
+expect_rc 2 "unknown backend" "$glabench" bench --backend no_such_backend --json "$dir/bad.json"
+[[ ! -e "$dir/bad.json" ]] || fail "bad input wrote a results file"
+
+# A backend that writes nothing fails its quick verify: no time, exit 1.
+expect_rc 1 "failing backend" "$glabench" --backend-lib "$plugin_dir/glabench_backend_test_silent.so" \
+  bench --backend test_silent --shape 1,16,1,4,4 --mode fwd --json "$dir/silent.json"
+grep -q '"status": "failed"' "$dir/silent.json" || fail "silent backend row not failed"
+
+# The report: markdown and readable PNGs.
+expect_rc 0 "report" "$glabench" report "$dir/a.json" "$dir/slow.json" --out "$dir/report"
+for f in report.md time_vs_t.png peak_fraction.png accuracy.png; do
+  [[ -s "$dir/report/$f" ]] || fail "report lacks $f"
+done
+grep -q "naive_recurrent | gla | fp64 | fwd | B1 T64 H2 K16 V16 | ok" "$dir/report/report.md" ||
+  fail "report table"
+expect_rc 2 "report of foreign JSON" "$glabench" report "$dir/foreign.json" --out "$dir/report2"
+[[ ! -e "$dir/report2" ]] || fail "report of bad input wrote a folder"
+
+echo "$failures failures"
+[[ $failures == 0 ]]

@@ -1,0 +1,220 @@
+// compare's verdicts and the regression gate on synthetic results, and the results
+// JSON round trip and its validation.
+#include <boost/test/unit_test.hpp>
+#include <sstream>
+
+#include "bench_report.hpp"
+#include "compare.hpp"
+#include "op_cost.hpp"
+
+using namespace glabench;
+
+namespace glabench {  // how Boost.Test prints them
+std::ostream& operator<<(std::ostream& out, verdict v) { return out << verdict_name(v); }
+std::ostream& operator<<(std::ostream& out, const bench_config& c) { return out << c.name(); }
+}  // namespace glabench
+
+namespace {
+
+// Samples around `center` with a ±1% spread, in a fixed shuffled order.
+std::vector<double> samples(double center, size_t n = 20) {
+  std::vector<double> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(center * (1 + 0.01 * (double((i * 7) % n) / n - 0.5)));
+  return out;
+}
+
+bench_row timed_row(const std::string& backend, int64_t T, std::vector<double> ms) {
+  bench_row r;
+  r.config = {backend, "gla", "bf16", "fwd", 4, T, 16, 128, 128, false};
+  r.ran_on = "cuda";
+  r.samples_ms = std::move(ms);
+  r.stats = summarize(r.samples_ms);
+  r.checks = {{"o", 1.2e-3, 1e-2, true}};
+  r.bytes = 1e8;
+  r.flops = 1e10;
+  r.gbps = 100;
+  r.tflops = 10;
+  r.bandwidth_fraction = 0.02;
+  return r;
+}
+
+bench_row failed_row(const std::string& backend, int64_t T) {
+  bench_row r = timed_row(backend, T, {1.0});
+  r.samples_ms.clear();
+  r.stats.reset();
+  r.status = bench_status::failed;
+  r.message = "quick verify failed: o rel_l2 0.5 > 0.01";
+  r.checks = {{"o", 0.5, 1e-2, false}};
+  r.gbps = r.tflops = r.bandwidth_fraction = std::nullopt;
+  return r;
+}
+
+bench_results results_with(std::vector<bench_row> rows) {
+  bench_results r;
+  r.context = {{"device", "NVIDIA H200"}, {"git_commit", "abc"}, {"date", "2026-11-22"}};
+  r.peaks["cuda"].copy_gbps = 4000;
+  r.peaks["cuda"].gemm_tflops = {{"bf16", 700.0}};
+  r.peaks["cuda"].notes = "synthetic";
+  r.rows = std::move(rows);
+  return r;
+}
+
+verdict only_verdict(const bench_results& base, const bench_results& next) {
+  const comparison c = compare_results(base, next, {});
+  BOOST_REQUIRE_EQUAL(c.rows.size(), 1u);
+  return c.rows[0].status;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(compare)
+
+BOOST_AUTO_TEST_CASE(a_noise_sized_change_is_same) {
+  const auto base = results_with({timed_row("k", 2048, samples(1.0))});
+  const auto next = results_with({timed_row("k", 2048, samples(1.01))});
+  BOOST_TEST(only_verdict(base, next) == verdict::same);
+  BOOST_TEST(regression_exit_code(compare_results(base, next, {}), 0) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_real_slowdown_is_slower_and_fails_the_gate) {
+  const auto base = results_with({timed_row("k", 2048, samples(1.0))});
+  const auto next = results_with({timed_row("k", 2048, samples(1.3))});
+  const comparison c = compare_results(base, next, {});
+  BOOST_TEST(c.rows[0].status == verdict::slower);
+  BOOST_TEST(*c.rows[0].ratio == 1.3, boost::test_tools::tolerance(1e-3));
+  BOOST_TEST(*c.rows[0].p_value < 0.05);
+  BOOST_TEST(regression_exit_code(c, 5) == 1);
+  BOOST_TEST(regression_exit_code(c, 50) == 0);  // slower, but within the allowed 50%
+}
+
+BOOST_AUTO_TEST_CASE(a_speedup_is_faster_and_never_fails) {
+  const auto base = results_with({timed_row("k", 2048, samples(1.0))});
+  const auto next = results_with({timed_row("k", 2048, samples(0.5))});
+  const comparison c = compare_results(base, next, {});
+  BOOST_TEST(c.rows[0].status == verdict::faster);
+  BOOST_TEST(regression_exit_code(c, 0) == 0);
+  BOOST_REQUIRE_EQUAL(c.summaries.size(), 2u);  // backend k, then overall
+  BOOST_TEST(c.summaries[0].geomean_speedup == 2.0, boost::test_tools::tolerance(1e-3));
+}
+
+BOOST_AUTO_TEST_CASE(a_correctness_loss_fails_the_gate) {
+  const auto base = results_with({timed_row("k", 2048, samples(1.0))});
+  const auto next = results_with({failed_row("k", 2048)});
+  const comparison c = compare_results(base, next, {});
+  BOOST_TEST(c.rows[0].status == verdict::broken);
+  BOOST_TEST(regression_exit_code(c, 1000) == 1);
+  // Failing on both sides is reported, but is no new regression.
+  BOOST_TEST(only_verdict(next, next) == verdict::failed);
+  BOOST_TEST(regression_exit_code(compare_results(next, next, {}), 0) == 0);
+  BOOST_TEST(only_verdict(next, base) == verdict::fixed);
+}
+
+BOOST_AUTO_TEST_CASE(a_noisy_run_widens_what_counts_as_same) {
+  // 40% spread in the new run: a 15% shift of the median is within its noise.
+  std::vector<double> noisy;
+  for (double x : samples(1.15)) noisy.push_back(x * (noisy.size() % 2 ? 1.2 : 0.8));
+  const auto base = results_with({timed_row("k", 2048, samples(1.0))});
+  const auto next = results_with({timed_row("k", 2048, noisy)});
+  BOOST_TEST(only_verdict(base, next) == verdict::same);
+}
+
+BOOST_AUTO_TEST_CASE(few_samples_decide_by_spread_overlap) {
+  const auto base = results_with({timed_row("k", 2048, samples(1.0, 3))});
+  const auto slower = results_with({timed_row("k", 2048, samples(1.2, 3))});
+  const comparison c = compare_results(base, slower, {});
+  BOOST_TEST(c.rows[0].status == verdict::slower);
+  BOOST_TEST(!c.rows[0].p_value.has_value());  // no U test under 5 samples
+}
+
+BOOST_AUTO_TEST_CASE(rows_are_matched_by_configuration) {
+  const auto base = results_with({timed_row("k", 1024, samples(1.0)), timed_row("k", 2048, samples(2.0))});
+  const auto next = results_with({timed_row("k", 2048, samples(2.0)), timed_row("k", 4096, samples(4.0))});
+  const comparison c = compare_results(base, next, {});
+  BOOST_REQUIRE_EQUAL(c.rows.size(), 3u);
+  BOOST_TEST(c.rows[0].status == verdict::gone);
+  BOOST_TEST(c.rows[1].status == verdict::same);
+  BOOST_TEST(c.rows[2].status == verdict::added);
+  std::ostringstream md;
+  print_comparison_markdown(md, c);
+  BOOST_TEST(md.str().find("| k/gla/bf16/fwd/B4_T2048_H16_K128_V128 | 2 | 2 | 1.000 |") !=
+             std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(results_json_round_trips) {
+  const auto r = results_with({timed_row("k", 2048, samples(1.0)), failed_row("j", 2048)});
+  const bench_results back = bench_results_from_json(to_json(r), "mem");
+  BOOST_REQUIRE_EQUAL(back.rows.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    BOOST_TEST(back.rows[i].config == r.rows[i].config);
+    BOOST_TEST(back.rows[i].samples_ms == r.rows[i].samples_ms);
+    BOOST_TEST(back.rows[i].message == r.rows[i].message);
+    BOOST_TEST(back.rows[i].checks.size() == r.rows[i].checks.size());
+    BOOST_TEST(back.rows[i].gbps.has_value() == r.rows[i].gbps.has_value());
+  }
+  BOOST_TEST(*back.peaks.at("cuda").copy_gbps == 4000.0);
+  BOOST_TEST(back.peaks.at("cuda").gemm_tflops["bf16"].get<double>() == 700.0);
+  BOOST_TEST(to_json(back) == to_json(r));
+}
+
+BOOST_AUTO_TEST_CASE(malformed_results_name_the_field_and_rule) {
+  auto expect_error = [](nlohmann::json j, const std::string& needle) {
+    try {
+      bench_results_from_json(j, "f.json");
+      BOOST_ERROR("accepted: " + needle);
+    } catch (const results_error& e) {
+      BOOST_TEST_INFO(e.what());
+      BOOST_TEST(std::string(e.what()).find(needle) != std::string::npos);
+    }
+  };
+  const nlohmann::json good = to_json(results_with({timed_row("k", 2048, samples(1.0))}));
+  expect_error({{"benchmarks", nlohmann::json::array()}}, "f.json: (top level).context: is missing");
+  auto foreign = good;
+  foreign["context"].erase("glabench_results");
+  expect_error(foreign, "context.glabench_results: must be \"bench\"");
+  auto bad = good;
+  bad["benchmarks"][0]["samples_ms"] = {1.0, -2.0};
+  expect_error(bad, "benchmarks[0].samples_ms: must hold positive finite numbers");
+  bad = good;
+  bad["benchmarks"][0]["mode"] = "backward";
+  expect_error(bad, "benchmarks[0].mode: must be fwd or fwdbwd");
+  bad = good;
+  bad["benchmarks"][0].erase("T");
+  expect_error(bad, "benchmarks[0].T: is missing");
+  bad = good;
+  bad["benchmarks"].push_back(bad["benchmarks"][0]);
+  expect_error(bad, "benchmarks[1]: repeats the configuration");
+  bad = good;
+  bad["benchmarks"][0]["status"] = "failed";
+  expect_error(bad, "benchmarks[0].samples_ms: must be empty unless status is ok");
+}
+
+BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {
+  const std::vector<named_results> runs = {
+      {"run.json", results_with({timed_row("naive_recurrent", 2048, samples(10.0)),
+                                 timed_row("fast", 2048, samples(0.5)), failed_row("broken", 2048)})}};
+  BOOST_TEST(default_baseline(runs) == "naive_recurrent");
+  std::ostringstream md;
+  write_report_markdown(md, runs, "naive_recurrent", {{"time_vs_t", "time_vs_t.png"}},
+                        {{"speedup", "nothing to compare"}});
+  const std::string s = md.str();
+  BOOST_TEST(s.find("## run.json") != std::string::npos);
+  BOOST_TEST(s.find("| fast | gla | bf16 | fwd | B4 T2048 H16 K128 V128 | ok | 0.4999") !=
+             std::string::npos);
+  BOOST_TEST(s.find("| fast | gla bf16 fwd B4 T2048 H16 K128 V128 | 9.998 | 0.4999 | 20×") !=
+             std::string::npos);
+  BOOST_TEST(s.find("**failed**") != std::string::npos);
+  BOOST_TEST(s.find("quick verify failed") != std::string::npos);
+  BOOST_TEST(s.find("![Time against T](time_vs_t.png)") != std::string::npos);
+  BOOST_TEST(s.find("Not drawn: nothing to compare.") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(essential_cost_of_a_small_gla) {
+  // B1 T2 H1 K2 V3 fp32 forward: reads q k g (2·2 each) v (2·3) h0 (6), writes o (6) ht (6).
+  const problem p{op_kind::gla, 1, 2, 1, 2, 3, 1.0, true};
+  const op_cost c = essential_cost(p, 4, true, false);
+  BOOST_TEST(c.bytes == 4.0 * (4 + 4 + 4 + 6 + 6 + 6 + 6));
+  BOOST_TEST(c.flops == 5.0 * 2 * 2 * 3);
+  BOOST_TEST(essential_cost(p, 4, true, true).flops == 14.0 * 2 * 2 * 3);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
