@@ -28,12 +28,17 @@ STYLES = {"fp64": ":", "fp32": "-", "bf16": "--", "fp16": "-."}
 
 
 def load_rows(paths):
-    rows = []
+    """Every row of every file; a configuration in several files is kept once (the
+    first file's), so overlapping shape sets draw no duplicate points."""
+    rows, seen = [], set()
     for path in paths:
         with open(path) as f:
             data = json.load(f)
         device = data["context"].get("device", "?")
         for r in data["benchmarks"]:
+            if r["name"] in seen:
+                continue
+            seen.add(r["name"])
             r = dict(r)
             r["device"] = device
             rows.append(r)

@@ -83,6 +83,27 @@ scan::scan_args base_args(const glabench_problem* p, void* workspace, void* stre
   return a;
 }
 
+#ifdef PARALLEL_SCAN_CUDA_DEMO_SLOWDOWN
+// A deliberate regression, built only for the regression-gate demonstration (README,
+// "The CI regression gate"): every call synchronises the stream and runs its kernels
+// a second time.
+constexpr int kLaunches = 2;
+#else
+constexpr int kLaunches = 1;
+#endif
+
+template <typename Launch>
+glabench_status launch_all(Launch launch, scan::scan_args& a, const char* what,
+                           glabench_message* error) {
+  for (int i = 0; i < kLaunches; ++i) {
+    if (i > 0)
+      if (glabench_status s = finish(cudaStreamSynchronize(a.stream), "synchronise", error))
+        return s;
+    if (glabench_status s = finish(launch(a), what, error)) return s;
+  }
+  return GLABENCH_OK;
+}
+
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
                         glabench_message* error) {
   return guarded(error, [&] {
@@ -97,7 +118,8 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     a.h0 = data_of<void>(f->h0);
     a.o = data_of<void>(f->o);
     a.ht = data_of<void>(f->ht);
-    return finish(scan::launch_forward(storage_of(p->dtype), a), "forward launch", error);
+    return launch_all([&](scan::scan_args& x) { return scan::launch_forward(storage_of(p->dtype), x); },
+                      a, "forward launch", error);
   });
 }
 
@@ -120,7 +142,9 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     a.dv = data_of<void>(bw->dv);
     a.dg = data_of<void>(bw->dg);
     a.dh0 = data_of<void>(bw->dh0);
-    return finish(scan::launch_backward(storage_of(p->dtype), a), "backward launch", error);
+    return launch_all(
+        [&](scan::scan_args& x) { return scan::launch_backward(storage_of(p->dtype), x); }, a,
+        "backward launch", error);
   });
 }
 

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "bench_runner.hpp"
@@ -24,7 +25,8 @@ bench_options resolve(const bench_args& args, const backend_registry& reg) {
     if (!b)
       throw std::invalid_argument("--backend '" + name +
                                   "' is not a known backend (found: " + reg.names() + ")");
-    o.backends.push_back(b);
+    if (std::find(o.backends.begin(), o.backends.end(), b) == o.backends.end())
+      o.backends.push_back(b);
   }
   if (args.backends.empty())
     for (const auto& b : reg.backends) o.backends.push_back(&b);
@@ -34,18 +36,22 @@ bench_options resolve(const bench_args& args, const backend_registry& reg) {
     auto op = parse_op(name);
     if (!op)
       throw std::invalid_argument("--op '" + name + "' is not one of gla, rwkv6, softmax_attn");
-    o.ops.push_back(*op);
+    if (std::find(o.ops.begin(), o.ops.end(), *op) == o.ops.end()) o.ops.push_back(*op);
   }
   for (const auto& name : args.dtypes) {
     auto d = parse_dtype(name);
     if (!d)
       throw std::invalid_argument("--dtype '" + name + "' is not one of fp64, fp32, fp16, bf16");
-    o.dtypes.push_back(*d);
+    if (std::find(o.dtypes.begin(), o.dtypes.end(), *d) == o.dtypes.end()) o.dtypes.push_back(*d);
   }
   for (const auto& mode : args.modes)
     if (mode != "fwd" && mode != "fwdbwd")
       throw std::invalid_argument("--mode '" + mode + "' is not one of fwd, fwdbwd");
-  if (!args.modes.empty()) o.modes = args.modes;
+  if (!args.modes.empty()) {
+    o.modes.clear();
+    for (const auto& mode : args.modes)
+      if (std::find(o.modes.begin(), o.modes.end(), mode) == o.modes.end()) o.modes.push_back(mode);
+  }
   for (const auto& set : args.shape_sets)
     for (const auto& s : shape_set(set)) o.shapes.push_back(s);
   for (const auto& text : args.shapes) o.shapes.push_back(parse_shape(text));
