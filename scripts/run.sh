@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
-# The main job: set up, build, then verify every backend found on the committed
-# fixtures, print the table and write reports/latest/verify.json. On a machine
-# without a GPU the CUDA backends report themselves unavailable and the CPU backends
-# run. Extra arguments go to `glabench verify` (e.g. --backend naive_recurrent).
+# The main job: set up, build, verify every backend found on the committed fixtures
+# (reports/latest/verify.json), benchmark what verified at the seed shape
+# (reports/latest/bench.json) and write a report with plots (reports/latest/report/).
+# On a machine without a GPU the CUDA backends report themselves unavailable and the
+# CPU backends run. Extra arguments go to both verify and bench (e.g. --backend NAME,
+# --op gla, --dtype fp32). Exits with verify's status if it failed, else bench's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
-exec build/release/glabench verify --fixture datasets/fixtures --json reports/latest/verify.json "$@"
+verify_rc=0 bench_rc=0
+rm -f reports/latest/bench.json
+build/release/glabench verify --fixture datasets/fixtures --json reports/latest/verify.json "$@" || verify_rc=$?
+build/release/glabench bench --shapes seed --max-call-seconds 5 --json reports/latest/bench.json "$@" || bench_rc=$?
+if [[ -s reports/latest/bench.json ]]; then
+  build/release/glabench report reports/latest/bench.json --out reports/latest/report
+fi
+if [[ $verify_rc != 0 && $verify_rc != 77 ]]; then exit "$verify_rc"; fi
+exit "$bench_rc"

@@ -49,7 +49,10 @@ void add_compare_command(CLI::App& app, int& exit_code) {
                   "or fails where it passed")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--min-change", args->opts.min_change,
-                  "relative change always called SAME (run-to-run drift)")
+                  "relative change always called SAME on a GPU (run-to-run drift)")
+      ->capture_default_str();
+  cmd->add_option("--min-change-host", args->opts.min_change_host,
+                  "the same for CPU backends, timed on the host")
       ->capture_default_str();
   cmd->add_option("--alpha", args->opts.alpha, "significance level of the U test")
       ->capture_default_str();

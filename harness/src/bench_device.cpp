@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -220,7 +221,11 @@ nlohmann::json cuda_description(int device_id) {
   int driver = 0, runtime = 0;
   check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
   check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  // "NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build …" → 580.159.04
   std::string driver_text = find_line("/proc/driver/nvidia/version", "NVRM version");
+  std::smatch version;
+  if (std::regex_search(driver_text, version, std::regex(R"(\b\d+\.\d+(\.\d+)?\b)")))
+    driver_text = version.str();
   return {{"device", prop.name},
           {"compute_capability", fmt::format("{}.{}", prop.major, prop.minor)},
           {"sm_count", prop.multiProcessorCount},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace glabench {
@@ -51,9 +52,12 @@ void write_run(std::ostream& out, const named_results& run) {
   out << "\n| backend | op | dtype | mode | shape | status | median ms | p20–p80 ms | cv | "
          "reps | GB/s | % copy BW | TFLOP/s | % GEMM | worst rel_l2 | note |\n";
   out << "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  std::map<std::string, std::vector<std::string>> skipped;  // reason -> configurations
   for (const auto& r : run.results.rows) {
     const bench_config& k = r.config;
-    if (r.stats) {
+    if (r.status == bench_status::skipped) {
+      skipped[r.message].push_back(k.name());
+    } else if (r.stats) {
       const sample_summary& s = *r.stats;
       out << fmt::format(
           "| {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g}–{:.4g} | {:.2f}% | {} | {:.1f} | {} | "
@@ -66,6 +70,14 @@ void write_run(std::ostream& out, const named_results& run) {
       out << fmt::format("| {} | {} | {} | {} | {} | **{}** | – | – | – | – | – | – | – | – | {} | {} |\n",
                          k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status),
                          worst_rel_l2(r), cell(r.message));
+    }
+  }
+  if (!skipped.empty()) {
+    out << "\nSkipped:\n\n";
+    for (const auto& [reason, names] : skipped) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "`" : ", `") + n + "`";
+      out << fmt::format("- {} ({}): {}\n", reason, names.size(), list);
     }
   }
   out << "\n";

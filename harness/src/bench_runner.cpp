@@ -201,6 +201,11 @@ std::vector<job> plan_jobs(const bench_options& opts) {
   const std::vector<op_kind> all_ops = {op_kind::gla, op_kind::rwkv6, op_kind::softmax_attn};
   for (const loaded_backend* b : opts.backends)
     for (op_kind op : opts.ops.empty() ? all_ops : opts.ops) {
+      // Ops asked for by name are listed (skipped where missing); by default only the
+      // ops the backend has.
+      const bool has_op = std::any_of(std::begin(kAllDtypes), std::end(kAllDtypes),
+                                      [&](dtype d) { return has_forward_in(*b, op, d); });
+      if (opts.ops.empty() && !has_op) continue;
       std::vector<dtype> dtypes = opts.dtypes;
       if (dtypes.empty())
         for (dtype d : kAllDtypes)

@@ -46,7 +46,8 @@ void decide_timed(compare_row& row, const compare_options& opts) {
   const sample_summary& n = *row.next->stats;
   const double ratio = n.median / b.median;
   row.ratio = ratio;
-  const double threshold = std::max({noise(b), noise(n), opts.min_change});
+  const double floor = row.base->ran_on == "cuda" ? opts.min_change : opts.min_change_host;
+  const double threshold = std::max({noise(b), noise(n), floor});
   const verdict direction = ratio > 1 ? verdict::slower : verdict::faster;
   if (std::abs(ratio - 1) <= threshold) {
     row.status = verdict::same;

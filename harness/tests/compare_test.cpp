@@ -109,6 +109,18 @@ BOOST_AUTO_TEST_CASE(a_correctness_loss_fails_the_gate) {
   BOOST_TEST(only_verdict(next, base) == verdict::fixed);
 }
 
+BOOST_AUTO_TEST_CASE(cpu_rows_have_a_wider_drift_floor) {
+  // 6% slower with a tight spread: significant on a GPU, within the host's drift floor.
+  auto base = results_with({timed_row("k", 2048, samples(1.0))});
+  auto next = results_with({timed_row("k", 2048, samples(1.06))});
+  BOOST_TEST(only_verdict(base, next) == verdict::slower);
+  base.rows[0].ran_on = next.rows[0].ran_on = "host";
+  BOOST_TEST(only_verdict(base, next) == verdict::same);
+  next = results_with({timed_row("k", 2048, samples(1.3))});
+  next.rows[0].ran_on = "host";
+  BOOST_TEST(only_verdict(base, next) == verdict::slower);
+}
+
 BOOST_AUTO_TEST_CASE(a_noisy_run_widens_what_counts_as_same) {
   // 40% spread in the new run: a 15% shift of the median is within its noise.
   std::vector<double> noisy;

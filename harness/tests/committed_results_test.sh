@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The regression gate on the committed H200 results (CI has no GPU): two back-to-back
+# runs of one build must compare all SAME and pass; the run with parallel_scan_cuda
+# built deliberately slow must show that backend's rows SLOWER (and no other's) and
+# fail; the baseline must pass against the second run; the report must build.
+set -u
+glabench=$1 runs=$2 baseline=$3 dir=$4
+rm -rf "$dir" && mkdir -p "$dir"
+python=${GLABENCH_PYTHON:-python3}
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+"$glabench" compare "$runs/bench_a.json" "$runs/bench_b.json" --fail-on-regression 5 \
+  --json "$dir/a_b.json" > "$dir/a_b.md"
+rc=$?; [[ $rc == 0 ]] || fail "back-to-back runs: exit $rc"
+"$glabench" compare "$runs/bench_a.json" "$runs/bench_slow.json" --fail-on-regression 5 \
+  --json "$dir/a_slow.json" > "$dir/a_slow.md"
+rc=$?; [[ $rc == 1 ]] || fail "slowed build: exit $rc, expected 1"
+"$glabench" compare "$baseline" "$runs/bench_b.json" --fail-on-regression 5 > "$dir/baseline.md"
+rc=$?; [[ $rc == 0 ]] || fail "baseline against run B: exit $rc"
+
+"$python" - "$dir/a_b.json" "$dir/a_slow.json" <<'PY' || fail "verdicts"
+import json, sys
+same = json.load(open(sys.argv[1]))["rows"]
+timed = [r for r in same if r["ratio"] is not None]
+assert len(timed) >= 30, len(timed)
+bad = [r["name"] for r in timed if r["status"] != "SAME"]
+assert not bad, f"back-to-back rows not SAME: {bad}"
+slow = json.load(open(sys.argv[2]))["rows"]
+for r in slow:
+    if r["ratio"] is None:
+        continue
+    if r["backend"] == "parallel_scan_cuda":
+        assert r["status"] == "SLOWER" and r["ratio"] > 1.9, r
+    else:
+        assert r["status"] == "SAME", r
+print("verdicts ok:", len(timed), "rows SAME back to back;",
+      sum(r["status"] == "SLOWER" for r in slow), "SLOWER with the slowed build")
+PY
+
+"$glabench" report "$runs/bench_a.json" "$runs/bench_t_sweep.json" --out "$dir/report" > /dev/null
+rc=$?; [[ $rc == 0 ]] || fail "report: exit $rc"
+for f in report.md time_vs_t.png speedup.png peak_fraction.png accuracy.png; do
+  [[ -s "$dir/report/$f" ]] || fail "report lacks $f"
+done
+echo "$failures failures"
+[[ $failures == 0 ]]
