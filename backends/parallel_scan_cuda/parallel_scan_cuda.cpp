@@ -118,8 +118,9 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     a.h0 = data_of<void>(f->h0);
     a.o = data_of<void>(f->o);
     a.ht = data_of<void>(f->ht);
-    return launch_all([&](scan::scan_args& x) { return scan::launch_forward(storage_of(p->dtype), x); },
-                      a, "forward launch", error);
+    return launch_all(
+        [&](scan::scan_args& x) { return scan::launch_forward(storage_of(p->dtype), x); }, a,
+        "forward launch", error);
   });
 }
 

@@ -101,10 +101,12 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
   CLI::App* cmd = app.add_subcommand(
       "bench", "time backends (each configuration verified first) and write results JSON");
   cmd->add_option("--backend", args->backends, "backend name (repeatable; default: all found)");
-  cmd->add_option("--op", args->ops, "gla, rwkv6 or softmax_attn (repeatable; default: all the backend has)");
+  cmd->add_option("--op", args->ops,
+                  "gla, rwkv6 or softmax_attn (repeatable; default: all the backend has)");
   cmd->add_option("--shapes", args->shape_sets, "shape set: seed, fla or t-sweep (repeatable)");
   cmd->add_option("--shape", args->shapes, "one shape B,T,H,K,V (repeatable)");
-  cmd->add_option("--dtype", args->dtypes, "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
+  cmd->add_option("--dtype", args->dtypes,
+                  "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
   cmd->add_option("--mode", args->modes, "fwd or fwdbwd (repeatable; default: both)");
   cmd->add_flag("--hot", o.hot, "keep the caches warm: no flush between samples");
   cmd->add_option("--noise-target", o.noise_target, "stop sampling when cv ≤ this")

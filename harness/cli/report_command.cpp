@@ -63,8 +63,8 @@ int run_report(const report_args& args) {
   fs::remove_all(scratch);
   fs::create_directories(scratch);
   try {
-    std::vector<std::string> argv = {python, script, "--out", scratch.string(), "--baseline",
-                                     baseline};
+    std::vector<std::string> argv = {python,           script,       "--out",
+                                     scratch.string(), "--baseline", baseline};
     for (const auto& r : args.results) argv.push_back(r);
     if (run_process(argv) != 0) throw std::runtime_error(script + " failed (its error is above)");
 

@@ -19,6 +19,8 @@
 #if GLABENCH_WITH_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+
+#include "cuda_check.hpp"
 #endif
 
 namespace glabench {
@@ -72,7 +74,9 @@ class host_bench_device final : public bench_device {
   std::chrono::steady_clock::time_point start_;
 };
 
-double median_of(std::vector<double> xs) { return quantile(std::move(xs), 0.5); }
+double median_of(std::vector<double> xs) {
+  return quantile(std::move(xs), 0.5);
+}
 
 }  // namespace
 
@@ -94,49 +98,44 @@ measured_peaks measure_host_peaks() {
     std::swap(a, b);
   }
   peaks.copy_gbps = 2.0 * double(bytes) / (median_of(ms) * 1e6);
-  peaks.notes = "host: single-threaded memcpy of 256 MiB, median of 6, read+write bytes; "
-                "no GEMM peak on the host (no BLAS)";
+  peaks.notes =
+      "host: single-threaded memcpy of 256 MiB, median of 6, read+write bytes; "
+      "no GEMM peak on the host (no BLAS)";
   return peaks;
 }
 
 #if GLABENCH_WITH_CUDA
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(status) + " (" +
-                             cudaGetErrorString(status) + ")");
-}
-
 class cuda_bench_device final : public bench_device {
  public:
   explicit cuda_bench_device(device_context& ctx)
       : stream_(static_cast<cudaStream_t>(ctx.stream())) {
     int device = 0, l2 = 0;
-    check(cudaGetDevice(&device), "cudaGetDevice");
-    check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 cache size");
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 cache size");
     flush_ = device_buffer(ctx, size_t(std::max(l2, 1 << 20)));
-    check(cudaEventCreate(&start_), "cudaEventCreate");
-    check(cudaEventCreate(&stop_), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
   }
   ~cuda_bench_device() override {
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
   }
-  void start() override { check(cudaEventRecord(start_, stream_), "cudaEventRecord"); }
+  void start() override { check_cuda(cudaEventRecord(start_, stream_), "cudaEventRecord"); }
   double stop_ms() override {
-    check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
-    check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    check_cuda(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
     float ms = 0;
-    check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    check_cuda(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
     return ms;
   }
   void flush_caches() override {
-    check(cudaMemsetAsync(flush_.data(), ++fill_, flush_.bytes(), stream_), "L2 flush memset");
+    check_cuda(cudaMemsetAsync(flush_.data(), ++fill_, flush_.bytes(), stream_), "L2 flush memset");
   }
   size_t free_bytes() const override {
     size_t free = 0, total = 0;
-    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
     return free;
   }
 
@@ -151,16 +150,16 @@ class cuda_bench_device final : public bench_device {
 template <typename Work>
 double time_on_stream(cudaStream_t stream, int reps, Work work) {
   cudaEvent_t a, b;
-  check(cudaEventCreate(&a), "cudaEventCreate");
-  check(cudaEventCreate(&b), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&a), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&b), "cudaEventCreate");
   std::vector<double> ms;
   for (int i = 0; i < reps + 2; ++i) {
-    check(cudaEventRecord(a, stream), "cudaEventRecord");
+    check_cuda(cudaEventRecord(a, stream), "cudaEventRecord");
     work();
-    check(cudaEventRecord(b, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(b), "cudaEventSynchronize");
+    check_cuda(cudaEventRecord(b, stream), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(b), "cudaEventSynchronize");
     float t = 0;
-    check(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
+    check_cuda(cudaEventElapsedTime(&t, a, b), "cudaEventElapsedTime");
     if (i >= 2) ms.push_back(t);
   }
   cudaEventDestroy(a);
@@ -174,17 +173,18 @@ struct cublas_api {
   decltype(&cublasCreate_v2) create = nullptr;
   decltype(&cublasDestroy_v2) destroy = nullptr;
   decltype(&cublasSetStream_v2) set_stream = nullptr;
-  using gemm_ex = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
-                                     int, int, const void*, const void*, cudaDataType, int,
-                                     const void*, cudaDataType, int, const void*, void*,
-                                     cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+  using gemm_ex = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
+                                     int, const void*, const void*, cudaDataType, int, const void*,
+                                     cudaDataType, int, const void*, void*, cudaDataType, int,
+                                     cublasComputeType_t, cublasGemmAlgo_t);
   gemm_ex gemm = nullptr;
   std::string error;
 
   cublas_api() {
     std::vector<std::string> names = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
     for (const char* env : {"CUDA_HOME", "CUDA_PATH"})
-      if (const char* dir = std::getenv(env)) names.push_back(std::string(dir) + "/lib64/libcublas.so");
+      if (const char* dir = std::getenv(env))
+        names.push_back(std::string(dir) + "/lib64/libcublas.so");
     names.push_back("/usr/local/cuda/lib64/libcublas.so");
     for (const auto& n : names)
       if ((lib = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
@@ -212,15 +212,15 @@ std::unique_ptr<bench_device> make_bench_device(device_context& ctx) {
 
 nlohmann::json cuda_description(int device_id) {
   cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, device_id), "cudaGetDeviceProperties");
+  check_cuda(cudaGetDeviceProperties(&prop, device_id), "cudaGetDeviceProperties");
   auto attr = [&](cudaDeviceAttr a) {
     int v = 0;
-    check(cudaDeviceGetAttribute(&v, a, device_id), "cudaDeviceGetAttribute");
+    check_cuda(cudaDeviceGetAttribute(&v, a, device_id), "cudaDeviceGetAttribute");
     return v;
   };
   int driver = 0, runtime = 0;
-  check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
-  check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  check_cuda(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  check_cuda(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
   // "NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build …" → 580.159.04
   std::string driver_text = find_line("/proc/driver/nvidia/version", "NVRM version");
   std::smatch version;
@@ -245,15 +245,16 @@ measured_peaks measure_cuda_peaks(int device_id) {
   {
     const size_t bytes = size_t(1) << 30;
     device_buffer a(*ctx, bytes), b(*ctx, bytes);
-    check(cudaMemsetAsync(a.data(), 0x3f, bytes, stream), "cudaMemset");
+    check_cuda(cudaMemsetAsync(a.data(), 0x3f, bytes, stream), "cudaMemset");
     const double ms = time_on_stream(stream, 10, [&] {
-      check(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, stream),
-            "cudaMemcpyAsync D2D");
+      check_cuda(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, stream),
+                 "cudaMemcpyAsync D2D");
     });
     peaks.copy_gbps = 2.0 * double(bytes) / (ms * 1e6);
   }
-  peaks.notes = "copy: cudaMemcpyAsync device-to-device of 1 GiB, median of 10, read+write "
-                "bytes; gemm: cublasGemmEx 8192³ (bf16/fp16 in, fp32 compute), median of 5";
+  peaks.notes =
+      "copy: cudaMemcpyAsync device-to-device of 1 GiB, median of 10, read+write "
+      "bytes; gemm: cublasGemmEx 8192³ (bf16/fp16 in, fp32 compute), median of 5";
   cublas_api api;
   if (!api.error.empty()) {
     peaks.notes += "; no GEMM peak: " + api.error;
@@ -277,26 +278,26 @@ measured_peaks measure_cuda_peaks(int device_id) {
                              {"fp16", CUDA_R_16F, CUBLAS_COMPUTE_32F, 2},
                              {"bf16", CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2}};
   for (const auto& k : kinds) try {
-    const size_t bytes = size_t(n) * n * k.bytes;
-    device_buffer a(*ctx, bytes), b(*ctx, bytes), c(*ctx, bytes);
-    // 0x3f bytes: a finite, non-zero value in every one of these dtypes.
-    check(cudaMemsetAsync(a.data(), 0x3f, bytes, stream), "cudaMemset");
-    check(cudaMemsetAsync(b.data(), 0x3f, bytes, stream), "cudaMemset");
-    const double one = 1, zero = 0;
-    const float onef = 1, zerof = 0;
-    const bool f64 = k.compute == CUBLAS_COMPUTE_64F;
-    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-    const double ms = time_on_stream(stream, 5, [&] {
-      status = api.gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n,
-                        f64 ? static_cast<const void*>(&one) : &onef, a.data(), k.type, n,
-                        b.data(), k.type, n, f64 ? static_cast<const void*>(&zero) : &zerof,
-                        c.data(), k.type, n, k.compute, CUBLAS_GEMM_DEFAULT);
-      if (status != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasGemmEx failed");
-    });
-    peaks.gemm_tflops[k.name] = 2.0 * double(n) * n * n / (ms * 1e9);
-  } catch (const std::exception& e) {
-    peaks.notes += fmt::format("; no {} GEMM peak: {}", k.name, e.what());
-  }
+      const size_t bytes = size_t(n) * n * k.bytes;
+      device_buffer a(*ctx, bytes), b(*ctx, bytes), c(*ctx, bytes);
+      // 0x3f bytes: a finite, non-zero value in every one of these dtypes.
+      check_cuda(cudaMemsetAsync(a.data(), 0x3f, bytes, stream), "cudaMemset");
+      check_cuda(cudaMemsetAsync(b.data(), 0x3f, bytes, stream), "cudaMemset");
+      const double one = 1, zero = 0;
+      const float onef = 1, zerof = 0;
+      const bool f64 = k.compute == CUBLAS_COMPUTE_64F;
+      cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+      const double ms = time_on_stream(stream, 5, [&] {
+        status = api.gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n,
+                          f64 ? static_cast<const void*>(&one) : &onef, a.data(), k.type, n,
+                          b.data(), k.type, n, f64 ? static_cast<const void*>(&zero) : &zerof,
+                          c.data(), k.type, n, k.compute, CUBLAS_GEMM_DEFAULT);
+        if (status != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasGemmEx failed");
+      });
+      peaks.gemm_tflops[k.name] = 2.0 * double(n) * n * n / (ms * 1e9);
+    } catch (const std::exception& e) {
+      peaks.notes += fmt::format("; no {} GEMM peak: {}", k.name, e.what());
+    }
   api.destroy(handle);
   return peaks;
 }
@@ -306,7 +307,9 @@ measured_peaks measure_cuda_peaks(int device_id) {
 std::unique_ptr<bench_device> make_bench_device(device_context&) {
   return std::make_unique<host_bench_device>();
 }
-nlohmann::json cuda_description(int) { return nlohmann::json::object(); }
+nlohmann::json cuda_description(int) {
+  return nlohmann::json::object();
+}
 measured_peaks measure_cuda_peaks(int) {
   throw std::runtime_error("glabench was built without CUDA");
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -16,7 +17,10 @@ std::string pct(const std::optional<double>& f) {
 std::string worst_rel_l2(const bench_row& r) {
   if (r.checks.empty()) return "–";
   double worst = 0;
-  for (const auto& c : r.checks) worst = std::max(worst, c.rel_l2);
+  for (const auto& c : r.checks) {
+    if (!std::isfinite(c.rel_l2)) return "non-finite";
+    worst = std::max(worst, c.rel_l2);
+  }
   return fmt::format("{:.2e}", worst);
 }
 
@@ -62,14 +66,15 @@ void write_run(std::ostream& out, const named_results& run) {
       out << fmt::format(
           "| {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g}–{:.4g} | {:.2f}% | {} | {:.1f} | {} | "
           "{:.3g} | {} | {} | {} |\n",
-          k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status), s.median,
-          s.p20, s.p80, 100 * s.cv, s.n, r.gbps.value_or(0), pct(r.bandwidth_fraction),
+          k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status), s.median, s.p20,
+          s.p80, 100 * s.cv, s.n, r.gbps.value_or(0), pct(r.bandwidth_fraction),
           r.tflops.value_or(0), pct(r.flop_fraction), worst_rel_l2(r),
           r.noise_target_met ? "" : "noise target not met (time or rep cap)");
     } else {
-      out << fmt::format("| {} | {} | {} | {} | {} | **{}** | – | – | – | – | – | – | – | – | {} | {} |\n",
-                         k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status),
-                         worst_rel_l2(r), cell(r.message));
+      out << fmt::format(
+          "| {} | {} | {} | {} | {} | **{}** | – | – | – | – | – | – | – | – | {} | {} |\n",
+          k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status), worst_rel_l2(r),
+          cell(r.message));
     }
   }
   if (!skipped.empty()) {
@@ -105,16 +110,17 @@ void write_speedups(std::ostream& out, const std::vector<named_results>& runs,
     }
   out << fmt::format("## Speed-up over {}\n\n", baseline);
   if (lines.empty()) {
-    out << fmt::format("No configuration was timed for both {} and another backend in the same "
-                       "run.\n\n",
-                       baseline);
+    out << fmt::format(
+        "No configuration was timed for both {} and another backend in the same "
+        "run.\n\n",
+        baseline);
     return;
   }
   out << fmt::format("| backend | configuration | {} ms | backend ms | speed-up |\n", baseline);
   out << "|---|---|---:|---:|---:|\n";
   for (const auto& l : lines)
-    out << fmt::format("| {} | {} | {:.4g} | {:.4g} | {:.3g}× |\n", l.backend, l.config,
-                       l.base_ms, l.ms, l.base_ms / l.ms);
+    out << fmt::format("| {} | {} | {:.4g} | {:.4g} | {:.3g}× |\n", l.backend, l.config, l.base_ms,
+                       l.ms, l.base_ms / l.ms);
   out << "\n";
 }
 

@@ -19,7 +19,9 @@ std::string_view bench_status_name(bench_status s) {
   return "?";
 }
 
-std::string peaks_key(bool cuda) { return cuda ? "cuda" : "host"; }
+std::string peaks_key(bool cuda) {
+  return cuda ? "cuda" : "host";
+}
 
 std::string bench_config::shape() const {
   return fmt::format("B{} T{} H{} K{} V{}", B, T, H, K, V);
@@ -75,7 +77,7 @@ json row_to_json(const bench_row& r) {
   json checks = json::array();
   for (const auto& ch : r.checks)
     checks.push_back({{"tensor", ch.tensor},
-                      {"rel_l2", ch.rel_l2},
+                      {"rel_l2", std::isfinite(ch.rel_l2) ? json(ch.rel_l2) : json(nullptr)},
                       {"threshold", ch.threshold},
                       {"passed", ch.passed}});
   j["checks"] = checks;
@@ -185,7 +187,9 @@ bench_row row_from_json(const json& j, const std::string& where, const reader& r
   if (!checks.is_array()) rd.fail(where + ".checks", "must be an array");
   for (size_t i = 0; i < checks.size(); ++i) {
     const std::string cw = fmt::format("{}.checks[{}]", where, i);
-    r.checks.push_back({rd.str(checks[i], cw, "tensor"), rd.num(checks[i], cw, "rel_l2"),
+    // A non-finite rel_l2 (a NaN output) is written as null.
+    r.checks.push_back({rd.str(checks[i], cw, "tensor"),
+                        rd.optional_num(checks[i], cw, "rel_l2").value_or(NAN),
                         rd.num(checks[i], cw, "threshold"), rd.boolean(checks[i], cw, "passed")});
   }
   r.bytes = rd.num(j, where, "bytes");

@@ -49,10 +49,10 @@ struct bench_check {  // one tensor of the quick verify
 struct bench_row {
   bench_config config;
   bench_status status = bench_status::ok;
-  std::string ran_on = "host";      // "cuda" or "host": the peaks its fractions refer to
-  std::string message;              // the error or skip reason; notes
-  std::vector<bench_check> checks;  // the quick verify on these inputs
-  std::vector<double> samples_ms;   // every timed sample, in run order
+  std::string ran_on = "host";          // "cuda" or "host": the peaks its fractions refer to
+  std::string message;                  // the error or skip reason; notes
+  std::vector<bench_check> checks;      // the quick verify on these inputs
+  std::vector<double> samples_ms;       // every timed sample, in run order
   std::optional<sample_summary> stats;  // over samples_ms (status ok)
   double bytes = 0, flops = 0;          // the op's essential traffic and arithmetic per call
   std::optional<double> gbps, tflops;   // achieved, from the median
@@ -71,7 +71,7 @@ std::string peaks_key(bool cuda);
 
 struct bench_results {
   nlohmann::json context = nlohmann::json::object();  // device, driver, clocks, commit, …
-  std::map<std::string, measured_peaks> peaks;  // "cuda" and/or "host": where rows ran
+  std::map<std::string, measured_peaks> peaks;        // "cuda" and/or "host": where rows ran
   std::vector<bench_row> rows;
 };
 

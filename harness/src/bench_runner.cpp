@@ -25,7 +25,7 @@ std::vector<bench_shape> shape_set(const std::string& name) {
   if (name == "seed") return {{4, 1024, 4, 100, 100}};
   if (name == "fla")
     return {{1, 8192, 96, 128, 128}, {2, 16384, 16, 128, 128}, {4, 2048, 16, 128, 128},
-            {4, 4096, 64, 128, 128}, {8, 2048, 32, 256, 256}, {8, 1024, 8, 64, 64}};
+            {4, 4096, 64, 128, 128}, {8, 2048, 32, 256, 256},  {8, 1024, 8, 64, 64}};
   if (name == "t-sweep") {
     std::vector<bench_shape> out;
     for (int64_t T = 512; T <= 16384; T *= 2) out.push_back({4, T, 16, 128, 128});
@@ -187,8 +187,7 @@ std::vector<bench_check> check_heads(const problem& p, bool has_h0, const op_out
 // --- the run ------------------------------------------------------------------------
 
 bool has_forward_in(const loaded_backend& b, op_kind op, dtype d) {
-  return backend_support::has_capability(*b.table, to_abi(op), to_dlpack(d),
-                                         GLABENCH_MODE_FORWARD);
+  return backend_support::has_capability(*b.table, to_abi(op), to_dlpack(d), GLABENCH_MODE_FORWARD);
 }
 
 bool has_backward_in(const loaded_backend& b, op_kind op, dtype d) {
@@ -212,18 +211,25 @@ std::vector<job> plan_jobs(const bench_options& opts) {
           if (has_forward_in(*b, op, d)) dtypes.push_back(d);
       for (size_t s = 0; s < opts.shapes.size(); ++s) {
         const bench_shape& sh = opts.shapes[s];
-        const bool repeated = std::any_of(opts.shapes.begin(), opts.shapes.begin() + s,
-                                          [&](const bench_shape& o) {
-                                            return std::tie(o.B, o.T, o.H, o.K, o.V) ==
-                                                   std::tie(sh.B, sh.T, sh.H, sh.K, sh.V);
-                                          });
+        const bool repeated =
+            std::any_of(opts.shapes.begin(), opts.shapes.begin() + s, [&](const bench_shape& o) {
+              return std::tie(o.B, o.T, o.H, o.K, o.V) == std::tie(sh.B, sh.T, sh.H, sh.K, sh.V);
+            });
         if (repeated) continue;  // shape sets overlap (t-sweep and fla share B4 T2048)
         for (dtype d : dtypes)
           for (const std::string& mode : opts.modes) {
             problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), true};
             job j{b, p, s, d, mode == "fwdbwd", {}, {}};
-            j.config = {b->name(), std::string(op_name(op)), std::string(dtype_name(d)), mode,
-                        sh.B, sh.T, sh.H, sh.K, sh.V, opts.hot};
+            j.config = {b->name(),
+                        std::string(op_name(op)),
+                        std::string(dtype_name(d)),
+                        mode,
+                        sh.B,
+                        sh.T,
+                        sh.H,
+                        sh.K,
+                        sh.V,
+                        opts.hot};
             j.cost = essential_cost(p, dtype_bytes(d), p.has_state(), j.with_backward);
             jobs.push_back(std::move(j));
           }
@@ -291,11 +297,14 @@ measured_peaks* bench_session::peaks_for(bool cuda) {
   return &peaks[key];
 }
 
-std::string gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / double(1 << 30)); }
+std::string gib(double bytes) {
+  return fmt::format("{:.1f} GiB", bytes / double(1 << 30));
+}
 
 bool is_out_of_memory(const std::exception& e) {
   const std::string what = e.what();
-  return dynamic_cast<const std::bad_alloc*>(&e) || what.find("out of memory") != std::string::npos ||
+  return dynamic_cast<const std::bad_alloc*>(&e) ||
+         what.find("out of memory") != std::string::npos ||
          what.find("MemoryAllocation") != std::string::npos;
 }
 
@@ -323,21 +332,21 @@ bench_row bench_session::run(const job& j) {
   if (j.with_backward && !has_backward_in(*j.backend, j.prob.op, j.storage))
     return skip(fmt::format("no {} backward in {}", op_name(j.prob.op), dtype_name(j.storage)));
 
-  const std::string rate_key = fmt::format("{}/{}/{}/{}", j.config.backend, j.config.op,
-                                           j.config.dtype, j.config.mode);
+  const std::string rate_key =
+      fmt::format("{}/{}/{}/{}", j.config.backend, j.config.op, j.config.dtype, j.config.mode);
   if (auto it = seconds_per_flop_.find(rate_key); it != seconds_per_flop_.end()) {
     const double predicted = it->second * j.cost.flops;
     if (predicted > opts_.max_call_s)
-      return skip(fmt::format("one call would take about {:.1f} s (from smaller shapes), over "
-                              "--max-call-seconds {}",
-                              predicted, opts_.max_call_s));
+      return skip(
+          fmt::format("one call would take about {:.1f} s (from smaller shapes), over "
+                      "--max-call-seconds {}",
+                      predicted, opts_.max_call_s));
   }
   // fp64 host copies of inputs, outputs and gradients, and their packed forms.
   const double host_need = 2.5 * essential_cost(j.prob, 8, true, true).bytes;
   std::unique_ptr<backend_runner> runner;
   try {
-    runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true,
-                                              j.with_backward);
+    runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true, j.with_backward);
     auto dev = make_bench_device(runner->context());
     if (host_need > double(host_available_bytes()))
       return skip("needs about " + gib(host_need) + " of host memory, " +
@@ -361,8 +370,8 @@ bench_row bench_session::run(const job& j) {
     const op_outputs got = runner->download_outputs();
     std::optional<op_gradients> got_grads;
     if (j.with_backward) got_grads = runner->download_gradients();
-    row.checks = check_heads(j.prob, true, got, got_grads ? &*got_grads : nullptr,
-                             expected_for(j), default_tolerance(j.storage));
+    row.checks = check_heads(j.prob, true, got, got_grads ? &*got_grads : nullptr, expected_for(j),
+                             default_tolerance(j.storage));
     for (const auto& c : row.checks)
       if (!c.passed)
         return fail(fmt::format("quick verify failed: {} rel_l2 {:.3g} > {:.3g}", c.tensor,
@@ -413,7 +422,8 @@ void bench_session::sample(const job& j, backend_runner& runner, bench_device& d
     if (n >= 2) {
       const sample_summary s = summarize(row.samples_ms);
       if (opts_.progress && n % 10 == 0)
-        opts_.progress(0, 0, fmt::format("{} sample {} cv {:.2f}%", j.config.name(), n, 100 * s.cv));
+        opts_.progress(0, 0,
+                       fmt::format("{} sample {} cv {:.2f}%", j.config.name(), n, 100 * s.cv));
       if (n >= size_t(opts_.min_reps) && s.cv <= opts_.noise_target) {
         row.noise_target_met = true;
         break;
@@ -454,27 +464,29 @@ bench_results run_bench(const bench_options& opts) {
   // does the verify and sampling, and hands the median to Google Benchmark's reporting.
   benchmark::ClearRegisteredBenchmarks();
   for (size_t i = 0; i < jobs.size(); ++i) {
-    benchmark::RegisterBenchmark(jobs[i].config.name().c_str(), [&, i](benchmark::State& state) {
-      const job& j = jobs[i];
-      if (opts.progress) opts.progress(i + 1, jobs.size(), j.config.name());
-      results.rows.push_back(session.run(j));
-      const bench_row& row = results.rows.back();
-      if (row.status != bench_status::ok) {
-        state.SkipWithError(
-            fmt::format("{}: {}", bench_status_name(row.status), row.message).c_str());
-        for (auto _ : state) {
-        }
-        return;
-      }
-      for (auto _ : state) state.SetIterationTime(row.stats->median / 1e3);
-      state.counters["p20_ms"] = row.stats->p20;
-      state.counters["p80_ms"] = row.stats->p80;
-      state.counters["min_ms"] = row.stats->min;
-      state.counters["cv_pct"] = 100 * row.stats->cv;
-      state.counters["reps"] = double(row.samples_ms.size());
-      state.counters["GB/s"] = *row.gbps;
-      state.counters["TFLOP/s"] = *row.tflops;
-    })
+    benchmark::RegisterBenchmark(
+        jobs[i].config.name().c_str(),
+        [&, i](benchmark::State& state) {
+          const job& j = jobs[i];
+          if (opts.progress) opts.progress(i + 1, jobs.size(), j.config.name());
+          results.rows.push_back(session.run(j));
+          const bench_row& row = results.rows.back();
+          if (row.status != bench_status::ok) {
+            state.SkipWithError(
+                fmt::format("{}: {}", bench_status_name(row.status), row.message).c_str());
+            for (auto _ : state) {
+            }
+            return;
+          }
+          for (auto _ : state) state.SetIterationTime(row.stats->median / 1e3);
+          state.counters["p20_ms"] = row.stats->p20;
+          state.counters["p80_ms"] = row.stats->p80;
+          state.counters["min_ms"] = row.stats->min;
+          state.counters["cv_pct"] = 100 * row.stats->cv;
+          state.counters["reps"] = double(row.samples_ms.size());
+          state.counters["GB/s"] = *row.gbps;
+          state.counters["TFLOP/s"] = *row.tflops;
+        })
         ->UseManualTime()
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);

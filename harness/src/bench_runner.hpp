@@ -39,9 +39,9 @@ bench_shape parse_shape(const std::string& text);
 
 struct bench_options {
   std::vector<const loaded_backend*> backends;
-  std::vector<op_kind> ops;       // empty: every op the backend has
+  std::vector<op_kind> ops;  // empty: every op the backend has
   std::vector<bench_shape> shapes;
-  std::vector<dtype> dtypes;      // empty: every dtype the backend has a forward in
+  std::vector<dtype> dtypes;  // empty: every dtype the backend has a forward in
   std::vector<std::string> modes = {"fwd", "fwdbwd"};
   bool hot = false;
   double noise_target = 0.005;

@@ -39,7 +39,9 @@ std::string results_device(const bench_results& r) {
 namespace {
 
 // The run's noise: the p20–p80 spread relative to the median.
-double noise(const sample_summary& s) { return (s.p80 - s.p20) / s.median; }
+double noise(const sample_summary& s) {
+  return (s.p80 - s.p20) / s.median;
+}
 
 void decide_timed(compare_row& row, const compare_options& opts) {
   const sample_summary& b = *row.base->stats;
@@ -177,18 +179,18 @@ void print_comparison_markdown(std::ostream& out, const comparison& c) {
     out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", row.config.name(),
                        ms(row.base), ms(row.next),
                        row.ratio ? fmt::format("{:.3f}", *row.ratio) : "–", pct_noise(row.base),
-                       pct_noise(row.next),
-                       row.p_value ? fmt::format("{:.2g}", *row.p_value) : "–",
+                       pct_noise(row.next), row.p_value ? fmt::format("{:.2g}", *row.p_value) : "–",
                        verdict_name(row.status), escape_cell(row.note));
   }
   out << "\n| backend | rows timed on both | geomean speed-up (base/new) |\n|---|---:|---:|\n";
   for (const auto& s : c.summaries)
-    out << fmt::format("| {} | {} | {:.3f}× |\n", s.backend.empty() ? "**all**" : s.backend,
-                       s.rows, s.geomean_speedup);
+    out << fmt::format("| {} | {} | {:.3f}× |\n", s.backend.empty() ? "**all**" : s.backend, s.rows,
+                       s.geomean_speedup);
   std::map<std::string, int> counts;
   for (const auto& row : c.rows) ++counts[std::string(verdict_name(row.status))];
   std::string tally;
-  for (const auto& [name, n] : counts) tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", n, name);
+  for (const auto& [name, n] : counts)
+    tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", n, name);
   out << "\n" << tally << "\n";
 }
 

@@ -33,7 +33,7 @@ struct compare_options {
   // 7.6% outside their own noise for CPU backends timed on the host.
   double min_change = 0.02;
   double min_change_host = 0.10;
-  double alpha = 0.05;       // significance level of the U test
+  double alpha = 0.05;  // significance level of the U test
   int min_samples_for_test = 5;
 };
 
@@ -47,8 +47,8 @@ struct compare_row {
 };
 
 struct speedup_summary {
-  std::string backend;  // "" for overall
-  size_t rows = 0;      // rows timed on both sides
+  std::string backend;         // "" for overall
+  size_t rows = 0;             // rows timed on both sides
   double geomean_speedup = 1;  // geometric mean of base/new
 };
 

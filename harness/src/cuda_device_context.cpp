@@ -7,6 +7,8 @@
 
 #if GLABENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
+
+#include "cuda_check.hpp"
 #endif
 
 namespace glabench {
@@ -14,17 +16,11 @@ namespace glabench {
 #if GLABENCH_WITH_CUDA
 namespace {
 
-void check(cudaError_t status, const char* what) {
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorName(status) + " (" +
-                             cudaGetErrorString(status) + ")");
-}
-
 class cuda_context final : public device_context {
  public:
   explicit cuda_context(int device_id) : device_id_(device_id) {
-    check(cudaSetDevice(device_id), "cudaSetDevice");
-    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check_cuda(cudaSetDevice(device_id), "cudaSetDevice");
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   }
   ~cuda_context() override {
     cudaStreamSynchronize(stream_);
@@ -33,20 +29,25 @@ class cuda_context final : public device_context {
   DLDevice device() const override { return {kDLCUDA, device_id_}; }
   void* allocate(size_t bytes) override {
     void* p = nullptr;
-    check(cudaMalloc(&p, bytes), ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
+    check_cuda(cudaMalloc(&p, bytes),
+               ("cudaMalloc of " + std::to_string(bytes) + " bytes").c_str());
     return p;
   }
   void release(void* ptr) noexcept override { cudaFree(ptr); }
   void copy_to_device(void* dst, const void* src, size_t bytes) override {
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync H2D");
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_),
+               "cudaMemcpyAsync H2D");
     synchronize();
   }
   void copy_to_host(void* dst, const void* src, size_t bytes) override {
-    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync D2H");
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpyAsync D2H");
     synchronize();
   }
   void* stream() override { return stream_; }
-  void synchronize() override { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  void synchronize() override {
+    check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
 
  private:
   int device_id_;

@@ -18,10 +18,10 @@ op_cost essential_cost(const problem& p, size_t dtype_bytes, bool has_h0, bool w
     const double matmul = 4 * double(p.B) * double(p.H) * double(p.T) * double(p.T) * double(p.K);
     c.flops = (p.causal ? 0.5 : 1.0) * matmul * (with_backward ? 3.5 : 1.0);
   } else {
-    fwd_in += qk;  // g
-    fwd_out += state;  // ht
+    fwd_in += qk;          // g
+    fwd_out += state;      // ht
     bwd_in += qk + state;  // g, dht
-    bwd_out += qk;  // dg
+    bwd_out += qk;         // dg
     if (has_h0) {
       fwd_in += state;
       bwd_in += state;

@@ -92,8 +92,8 @@ mann_whitney_result mann_whitney_u(const std::vector<double>& a, const std::vect
     return r;
   }
   const double mu = double(n1) * double(n2) / 2;
-  const double var = double(n1) * double(n2) / 12 *
-                     ((double(n) + 1) - tie_term / (double(n) * (double(n) - 1)));
+  const double var =
+      double(n1) * double(n2) / 12 * ((double(n) + 1) - tie_term / (double(n) * (double(n) - 1)));
   if (var <= 0) return r;  // every value equal: no evidence of a difference
   const double z = (u_big - mu - 0.5) / std::sqrt(var);
   r.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));

@@ -79,6 +79,11 @@ expect_rc 2 "unknown backend" "$glabench" bench --backend no_such_backend --json
 expect_rc 1 "failing backend" "$glabench" --backend-lib "$plugin_dir/glabench_backend_test_silent.so" \
   bench --backend test_silent --shape 1,16,1,4,4 --mode fwd --json "$dir/silent.json"
 grep -q '"status": "failed"' "$dir/silent.json" || fail "silent backend row not failed"
+# Its NaN outputs are written as null and read back: compare and report still work.
+expect_rc 0 "compare a failed run" "$glabench" compare "$dir/silent.json" "$dir/silent.json"
+[[ "$out" == *"FAILED"* ]] || fail "compare a failed run: $out"
+expect_rc 0 "report a failed run" "$glabench" report "$dir/silent.json" --out "$dir/report_silent"
+grep -q "non-finite" "$dir/report_silent/report.md" || fail "report of a failed run lacks non-finite"
 
 # The report: markdown and readable PNGs.
 expect_rc 0 "report" "$glabench" report "$dir/a.json" "$dir/slow.json" --out "$dir/report"

@@ -1,17 +1,23 @@
 // compare's verdicts and the regression gate on synthetic results, and the results
 // JSON round trip and its validation.
+#include "compare.hpp"
+
 #include <boost/test/unit_test.hpp>
+#include <cmath>
 #include <sstream>
 
 #include "bench_report.hpp"
-#include "compare.hpp"
 #include "op_cost.hpp"
 
 using namespace glabench;
 
 namespace glabench {  // how Boost.Test prints them
-std::ostream& operator<<(std::ostream& out, verdict v) { return out << verdict_name(v); }
-std::ostream& operator<<(std::ostream& out, const bench_config& c) { return out << c.name(); }
+std::ostream& operator<<(std::ostream& out, verdict v) {
+  return out << verdict_name(v);
+}
+std::ostream& operator<<(std::ostream& out, const bench_config& c) {
+  return out << c.name();
+}
 }  // namespace glabench
 
 namespace {
@@ -19,7 +25,8 @@ namespace {
 // Samples around `center` with a ±1% spread, in a fixed shuffled order.
 std::vector<double> samples(double center, size_t n = 20) {
   std::vector<double> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(center * (1 + 0.01 * (double((i * 7) % n) / n - 0.5)));
+  for (size_t i = 0; i < n; ++i)
+    out.push_back(center * (1 + 0.01 * (double((i * 7) % n) / n - 0.5)));
   return out;
 }
 
@@ -139,8 +146,10 @@ BOOST_AUTO_TEST_CASE(few_samples_decide_by_spread_overlap) {
 }
 
 BOOST_AUTO_TEST_CASE(rows_are_matched_by_configuration) {
-  const auto base = results_with({timed_row("k", 1024, samples(1.0)), timed_row("k", 2048, samples(2.0))});
-  const auto next = results_with({timed_row("k", 2048, samples(2.0)), timed_row("k", 4096, samples(4.0))});
+  const auto base =
+      results_with({timed_row("k", 1024, samples(1.0)), timed_row("k", 2048, samples(2.0))});
+  const auto next =
+      results_with({timed_row("k", 2048, samples(2.0)), timed_row("k", 4096, samples(4.0))});
   const comparison c = compare_results(base, next, {});
   BOOST_REQUIRE_EQUAL(c.rows.size(), 3u);
   BOOST_TEST(c.rows[0].status == verdict::gone);
@@ -168,6 +177,16 @@ BOOST_AUTO_TEST_CASE(results_json_round_trips) {
   BOOST_TEST(to_json(back) == to_json(r));
 }
 
+BOOST_AUTO_TEST_CASE(a_nan_output_survives_the_round_trip) {
+  bench_row r = failed_row("k", 2048);
+  r.checks = {{"o", NAN, 1e-2, false}};
+  const bench_results back = bench_results_from_json(to_json(results_with({r})), "mem");
+  BOOST_TEST(std::isnan(back.rows[0].checks[0].rel_l2));
+  std::ostringstream md;
+  write_report_markdown(md, {{"run.json", back}}, "k", {}, {});
+  BOOST_TEST(md.str().find("non-finite") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(malformed_results_name_the_field_and_rule) {
   auto expect_error = [](nlohmann::json j, const std::string& needle) {
     try {
@@ -179,7 +198,8 @@ BOOST_AUTO_TEST_CASE(malformed_results_name_the_field_and_rule) {
     }
   };
   const nlohmann::json good = to_json(results_with({timed_row("k", 2048, samples(1.0))}));
-  expect_error({{"benchmarks", nlohmann::json::array()}}, "f.json: (top level).context: is missing");
+  expect_error({{"benchmarks", nlohmann::json::array()}},
+               "f.json: (top level).context: is missing");
   auto foreign = good;
   foreign["context"].erase("glabench_results");
   expect_error(foreign, "context.glabench_results: must be \"bench\"");
@@ -202,8 +222,9 @@ BOOST_AUTO_TEST_CASE(malformed_results_name_the_field_and_rule) {
 
 BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {
   const std::vector<named_results> runs = {
-      {"run.json", results_with({timed_row("naive_recurrent", 2048, samples(10.0)),
-                                 timed_row("fast", 2048, samples(0.5)), failed_row("broken", 2048)})}};
+      {"run.json",
+       results_with({timed_row("naive_recurrent", 2048, samples(10.0)),
+                     timed_row("fast", 2048, samples(0.5)), failed_row("broken", 2048)})}};
   BOOST_TEST(default_baseline(runs) == "naive_recurrent");
   std::ostringstream md;
   write_report_markdown(md, runs, "naive_recurrent", {{"time_vs_t", "time_vs_t.png"}},

@@ -1,9 +1,9 @@
 // Quantiles, summaries and the Mann-Whitney U test against values computed with numpy
 // and scipy (numpy.quantile; scipy.stats.mannwhitneyu 1.17.1, method="auto").
+#include "statistics.hpp"
+
 #include <boost/test/unit_test.hpp>
 #include <cmath>
-
-#include "statistics.hpp"
 
 using namespace glabench;
 
@@ -49,8 +49,8 @@ BOOST_AUTO_TEST_CASE(mann_whitney_matches_scipy) {
        0.02585951551109337,
        false},
       // normal approximation, no ties, both samples ≥ 8
-      {{1.0, 1.11976, 1.242556, 1.36822, 1.496608, 1.627592, 1.761056, 1.896897, 2.035022,
-        2.175347, 2.317793, 2.462289},
+      {{1.0, 1.11976, 1.242556, 1.36822, 1.496608, 1.627592, 1.761056, 1.896897, 2.035022, 2.175347,
+        2.317793, 2.462289},
        {1.2, 1.3125, 1.425, 1.5375, 1.65, 1.7625, 1.875, 1.9875, 2.1},
        57.0,
        0.8589842960089598,
