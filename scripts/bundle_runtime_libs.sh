@@ -10,7 +10,8 @@ dest=$build/runtime-libs
 mkdir -p "$dest"
 mapfile -t binaries < <(find "$build" -type f \( -name '*.so' -o -perm -u+x \) ! -path "$dest/*" ! -name '*.sh' |
   while read -r f; do file -b "$f" | grep -q ELF && echo "$f"; done)
-ldd "${binaries[@]}" 2>/dev/null | awk '/=> \//{print $3}' | sort -u |
+# ldd exits non-zero when one file is not dynamic; the others' lists still count.
+{ ldd "${binaries[@]}" 2>/dev/null || true; } | awk '/=> \//{print $3}' | sort -u |
   grep -v -E '/(libc|libm|libdl|libpthread|librt|libresolv|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' |
   while read -r lib; do cp -L "$lib" "$dest/"; done
 du -sh "$dest"

@@ -8,20 +8,10 @@
 
 namespace glabench::parallel_scan {
 
-// The accumulator of o: fp64 for fp32 storage (the fp32 sum over K alone left o's
-// rel_l2 at 1.4e-7), the compute type otherwise (bf16 rounding dwarfs it).
-template <typename Elem, typename C>
-using output_acc_t = std::conditional_t<std::is_same_v<Elem, float>, double, C>;
-
 template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
-#ifdef PARALLEL_SCAN_CUDA_FP32_OUTPUT_SUM
-  using A = C;
-#else
-  using A = output_acc_t<Elem, C>;
-#endif
   const double_buffer<C, stage::kBufferValues> buffer;
 
   const thread_place<NL> at(a);
@@ -44,12 +34,12 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     if (chunk + 1 < chunks) stage::load(next, src, a, b, h, (chunk + 1) * TC, col0);
     const C* buf = buffer(chunk);
-    A o_part[TC][CJ];  // per-token partial sums, reduced once per chunk
+    C o_part[TC][CJ];  // per-token partial sums, reduced once per chunk
 #pragma unroll
     for (int tt = 0; tt < TC; ++tt) {
       const int64_t t = chunk * TC + tt;
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) o_part[tt][c] = A(0);
+      for (int c = 0; c < CJ; ++c) o_part[tt][c] = C(0);
       if (t >= a.T) continue;  // staged zeros past T would reset the state
       C ae[L], ke[L], qe[L];
       load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, ae);
@@ -57,27 +47,26 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
       load_strip<L>(stage::vec(buf, 2, tt) + lane * stage::layout::kStride, qe);
       const C* value = stage::cols(buf, tt) + group * CJ;
       // Two interleaved partial sums per column halve the dependent-FMA chain.
-      C v[CJ];
-      A o_odd[CJ];
+      C v[CJ], o_odd[CJ];
 #pragma unroll
       for (int c = 0; c < CJ; ++c) {
         v[c] = value[c];
-        o_odd[c] = A(0);
+        o_odd[c] = C(0);
       }
 #pragma unroll
       for (int e = 0; e < L; ++e)
 #pragma unroll
         for (int c = 0; c < CJ; ++c) {
           S[e][c] = ae[e] * S[e][c] + ke[e] * v[c];
-          (e % 2 ? o_odd[c] : o_part[tt][c]) += A(qe[e]) * A(S[e][c]);
+          (e % 2 ? o_odd[c] : o_part[tt][c]) += qe[e] * S[e][c];
         }
 #pragma unroll
       for (int c = 0; c < CJ; ++c) o_part[tt][c] += o_odd[c];
     }
-    reduce_and_write<NL>(o_part, lane, [&](int tt, int c, A sum) {
+    reduce_and_write<NL>(o_part, lane, [&](int tt, int c, C sum) {
       const int64_t t = chunk * TC + tt;
       if (t < a.T && j0 + c < a.V)
-        out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(C(A(scale) * sum));
+        out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(scale * sum);
     });
     if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), C(1), a, (chunk + 1) * TC);
     __syncthreads();

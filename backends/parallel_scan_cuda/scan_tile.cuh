@@ -49,17 +49,13 @@ __device__ __forceinline__ __nv_bfloat16 to_storage<__nv_bfloat16, float>(float 
   return __float2bfloat16_rn(x);
 }
 
-// The decay factor exp(g), computed once per (token, row) when a chunk is staged. For
-// fp32 it is evaluated in fp64 and rounded once, so every decay is the correctly
-// rounded value: __expf's error (a few ulp) would enter every state update, and the
-// staging cost is small beside the K×V work per token.
 template <typename C>
 __device__ __forceinline__ C exp_of(C x) {
   return exp(x);
 }
 template <>
 __device__ __forceinline__ float exp_of<float>(float x) {
-  return static_cast<float>(exp(static_cast<double>(x)));
+  return __expf(x);
 }
 
 // Sum over the NL consecutive lanes of a group; every lane gets the total.
