@@ -35,6 +35,12 @@ std::unique_ptr<bench_device> make_bench_device(device_context& ctx);
 nlohmann::json host_description();
 nlohmann::json cuda_description(int device_id);  // {} when glabench has no CUDA
 
+// The GPU's state now, read through NVML (opened at run time): SM and memory clocks,
+// temperature, power and the clock-event (throttle) reasons bitmask — recorded at the
+// start and the end of a run so that throttling shows in the results. {"nvml": why}
+// when NVML cannot be read.
+nlohmann::json gpu_state(int device_id);
+
 // Copy bandwidth (memcpy on the host; device-to-device cudaMemcpy on a GPU) and, on a
 // GPU, cuBLAS GEMM rates per dtype (cuBLAS is loaded at run time; without it the GEMM
 // peaks are missing and `notes` says why).

@@ -42,6 +42,14 @@ void write_run(std::ostream& out, const named_results& run) {
   if (c.contains("driver"))
     out << fmt::format(" (driver {}, CUDA runtime {}, {} SMs, SM clock max {} MHz)", get("driver"),
                        get("cuda_runtime_version"), get("sm_count"), get("sm_clock_max_mhz"));
+  for (const char* when : {"gpu_state_start", "gpu_state_end"})
+    if (c.contains(when) && c[when].contains("sm_clock_mhz"))
+      out << fmt::format(
+          "\n- GPU at the {} of the run: SM clock {} MHz, {} °C, {} W, clock-event "
+          "reasons {}",
+          when == std::string("gpu_state_start") ? "start" : "end", c[when]["sm_clock_mhz"].dump(),
+          c[when].value("temperature_c", 0u), c[when].value("power_w", 0.0),
+          c[when].value("clock_event_reasons", "?"));
   out << fmt::format("\n- host: {} ({} threads)\n- glabench {} · commit `{}` · build {} · {}\n",
                      get("host_cpu"), get("host_cpus"), get("glabench_version"), get("git_commit"),
                      get("build_type"), get("date"));

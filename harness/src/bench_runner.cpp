@@ -443,8 +443,10 @@ bench_results run_bench(const bench_options& opts) {
   bool any_cuda = false;
   for (const auto* b : opts.backends) any_cuda = any_cuda || b->table->device_type == kDLCUDA;
   std::string no_gpu;
-  if (any_cuda && cuda_device_count(&no_gpu) > 0) {
+  const bool on_gpu = any_cuda && cuda_device_count(&no_gpu) > 0;
+  if (on_gpu) {
     results.context.update(cuda_description(0));
+    results.context["gpu_state_start"] = gpu_state(0);
   } else {
     results.context["device"] = "cpu: " + results.context.value("host_cpu", std::string("?"));
     if (any_cuda) results.context["cuda_unavailable"] = no_gpu;
@@ -495,6 +497,7 @@ bench_results run_bench(const bench_options& opts) {
   benchmark::RunSpecifiedBenchmarks(&console);
   benchmark::ClearRegisteredBenchmarks();
   results.peaks = session.peaks;
+  if (on_gpu) results.context["gpu_state_end"] = gpu_state(0);
   return results;
 }
 
