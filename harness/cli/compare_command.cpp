@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "compare.hpp"
+#include "comparison_printers.hpp"
 #include "run_context.hpp"
 
 namespace glabench::cli {

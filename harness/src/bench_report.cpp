@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "markdown_cell.hpp"
+
 namespace glabench {
 namespace {
 
@@ -22,12 +24,6 @@ std::string worst_rel_l2(const bench_row& r) {
     worst = std::max(worst, c.rel_l2);
   }
   return fmt::format("{:.2e}", worst);
-}
-
-std::string cell(std::string s) {
-  std::replace(s.begin(), s.end(), '|', '/');
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  return s;
 }
 
 void write_run(std::ostream& out, const named_results& run) {
@@ -82,7 +78,7 @@ void write_run(std::ostream& out, const named_results& run) {
       out << fmt::format(
           "| {} | {} | {} | {} | {} | **{}** | – | – | – | – | – | – | – | – | {} | {} |\n",
           k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status), worst_rel_l2(r),
-          cell(r.message));
+          markdown_cell(r.message));
     }
   }
   if (!skipped.empty()) {

@@ -32,6 +32,10 @@ std::string_view verdict_name(verdict v) {
   return "?";
 }
 
+double relative_noise(const sample_summary& s) {
+  return (s.p80 - s.p20) / s.median;
+}
+
 std::string results_device(const bench_results& r) {
   return r.context.value("device", std::string());
 }
@@ -49,7 +53,7 @@ void decide_timed(compare_row& row, const compare_options& opts) {
   const double ratio = n.median / b.median;
   row.ratio = ratio;
   const double floor = row.base->ran_on == "cuda" ? opts.min_change : opts.min_change_host;
-  const double threshold = std::max({noise(b), noise(n), floor});
+  const double threshold = std::max({relative_noise(b), relative_noise(n), floor});
   const verdict direction = ratio > 1 ? verdict::slower : verdict::faster;
   if (std::abs(ratio - 1) <= threshold) {
     row.status = verdict::same;
@@ -93,22 +97,6 @@ void decide(compare_row& row, const compare_options& opts) {
     row.status = verdict::skipped;
     row.note = n == bench_status::skipped ? row.next->message : row.base->message;
   }
-}
-
-std::string ms(const std::optional<bench_row>& r) {
-  if (!r || !r->stats) return "–";
-  return fmt::format("{:.4g}", r->stats->median);
-}
-
-std::string pct_noise(const std::optional<bench_row>& r) {
-  if (!r || !r->stats) return "–";
-  return fmt::format("{:.1f}%", 100 * noise(*r->stats));
-}
-
-std::string escape_cell(std::string s) {
-  std::replace(s.begin(), s.end(), '|', '/');
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  return s;
 }
 
 }  // namespace
@@ -162,73 +150,6 @@ int regression_exit_code(const comparison& c, double fail_pct) {
     if (row.status == verdict::slower && *row.ratio - 1 > fail_pct / 100) return 1;
   }
   return 0;
-}
-
-void print_comparison_markdown(std::ostream& out, const comparison& c) {
-  auto context_line = [](const nlohmann::json& ctx) {
-    return fmt::format("{} · commit {} · {}", ctx.value("device", std::string("?")),
-                       ctx.value("git_commit", std::string("?")),
-                       ctx.value("date", std::string("?")));
-  };
-  out << fmt::format("**base:** {}  \n**new:** {}\n\n", context_line(c.base_context),
-                     context_line(c.new_context));
-  out << "| configuration | base ms | new ms | new/base | base noise | new noise | p | status | "
-         "note |\n";
-  out << "|---|---:|---:|---:|---:|---:|---:|---|---|\n";
-  for (const auto& row : c.rows) {
-    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", row.config.name(),
-                       ms(row.base), ms(row.next),
-                       row.ratio ? fmt::format("{:.3f}", *row.ratio) : "–", pct_noise(row.base),
-                       pct_noise(row.next), row.p_value ? fmt::format("{:.2g}", *row.p_value) : "–",
-                       verdict_name(row.status), escape_cell(row.note));
-  }
-  out << "\n| backend | rows timed on both | geomean speed-up (base/new) |\n|---|---:|---:|\n";
-  for (const auto& s : c.summaries)
-    out << fmt::format("| {} | {} | {:.3f}× |\n", s.backend.empty() ? "**all**" : s.backend, s.rows,
-                       s.geomean_speedup);
-  std::map<std::string, int> counts;
-  for (const auto& row : c.rows) ++counts[std::string(verdict_name(row.status))];
-  std::string tally;
-  for (const auto& [name, n] : counts)
-    tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", n, name);
-  out << "\n" << tally << "\n";
-}
-
-nlohmann::json comparison_json(const comparison& c, std::optional<double> fail_pct) {
-  using nlohmann::json;
-  json rows = json::array();
-  for (const auto& row : c.rows) {
-    json j = {{"name", row.config.name()},
-              {"backend", row.config.backend},
-              {"op", row.config.op},
-              {"dtype", row.config.dtype},
-              {"mode", row.config.mode},
-              {"shape", row.config.shape()},
-              {"status", verdict_name(row.status)},
-              {"note", row.note}};
-    j["base_ms"] = row.base && row.base->stats ? json(row.base->stats->median) : json(nullptr);
-    j["new_ms"] = row.next && row.next->stats ? json(row.next->stats->median) : json(nullptr);
-    j["base_noise"] = row.base && row.base->stats ? json(noise(*row.base->stats)) : json(nullptr);
-    j["new_noise"] = row.next && row.next->stats ? json(noise(*row.next->stats)) : json(nullptr);
-    j["ratio"] = row.ratio ? json(*row.ratio) : json(nullptr);
-    j["p_value"] = row.p_value ? json(*row.p_value) : json(nullptr);
-    rows.push_back(j);
-  }
-  json summaries = json::array();
-  for (const auto& s : c.summaries)
-    summaries.push_back({{"backend", s.backend.empty() ? "all" : s.backend},
-                         {"rows", s.rows},
-                         {"geomean_speedup", s.geomean_speedup}});
-  json j = {{"glabench_results", "compare"},
-            {"base", c.base_context},
-            {"new", c.new_context},
-            {"rows", rows},
-            {"geomean", summaries}};
-  if (fail_pct) {
-    j["fail_on_regression_pct"] = *fail_pct;
-    j["exit_code"] = regression_exit_code(c, *fail_pct);
-  }
-  return j;
 }
 
 }  // namespace glabench

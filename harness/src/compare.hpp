@@ -16,7 +16,6 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -66,8 +65,8 @@ comparison compare_results(const bench_results& base, const bench_results& next,
 // BROKEN; else 0. A FASTER row never fails it.
 int regression_exit_code(const comparison& c, double fail_pct);
 
-void print_comparison_markdown(std::ostream& out, const comparison& c);
-nlohmann::json comparison_json(const comparison& c, std::optional<double> fail_pct);
+// A run's noise: its p20–p80 spread relative to its median.
+double relative_noise(const sample_summary& s);
 
 // The device a results file was measured on ("" when its context has none).
 std::string results_device(const bench_results& r);

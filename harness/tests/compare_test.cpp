@@ -1,6 +1,6 @@
 // compare's verdicts and the regression gate on synthetic results, and the results
 // JSON round trip and its validation.
-#include "compare.hpp"
+#include "comparison_printers.hpp"
 
 #include <boost/test/unit_test.hpp>
 #include <cmath>
