@@ -367,6 +367,9 @@ std::unique_ptr<bench_device> make_bench_device(device_context&) {
 nlohmann::json cuda_description(int) {
   return nlohmann::json::object();
 }
+nlohmann::json gpu_state(int) {
+  return {{"nvml", "glabench was built without CUDA"}};
+}
 measured_peaks measure_cuda_peaks(int) {
   throw std::runtime_error("glabench was built without CUDA");
 }
