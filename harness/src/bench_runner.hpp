@@ -23,19 +23,11 @@
 
 #include "backend_loader.hpp"
 #include "bench_results.hpp"
+#include "bench_shapes.hpp"
 #include "dtype.hpp"
 #include "glabench/reference/problem.hpp"
 
 namespace glabench {
-
-struct bench_shape {
-  int64_t B, T, H, K, V;
-};
-
-// "seed", "fla" or "t-sweep"; throws std::invalid_argument naming the sets otherwise.
-std::vector<bench_shape> shape_set(const std::string& name);
-// "B,T,H,K,V" of positive integers; throws std::invalid_argument otherwise.
-bench_shape parse_shape(const std::string& text);
 
 struct bench_options {
   std::vector<const loaded_backend*> backends;

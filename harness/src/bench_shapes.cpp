@@ -1,0 +1,42 @@
+#include "bench_shapes.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace glabench {
+
+std::vector<bench_shape> shape_set(const std::string& name) {
+  if (name == "seed") return {{4, 1024, 4, 100, 100}};
+  if (name == "fla")
+    return {{1, 8192, 96, 128, 128}, {2, 16384, 16, 128, 128}, {4, 2048, 16, 128, 128},
+            {4, 4096, 64, 128, 128}, {8, 2048, 32, 256, 256},  {8, 1024, 8, 64, 64}};
+  if (name == "t-sweep") {
+    std::vector<bench_shape> out;
+    for (int64_t T = 512; T <= 16384; T *= 2) out.push_back({4, T, 16, 128, 128});
+    return out;
+  }
+  throw std::invalid_argument("--shapes '" + name + "' is not one of seed, fla, t-sweep");
+}
+
+bench_shape parse_shape(const std::string& text) {
+  std::vector<int64_t> v;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    size_t used = 0;
+    long long x = 0;
+    try {
+      x = std::stoll(part, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != part.size() || x < 1)
+      throw std::invalid_argument("--shape '" + text + "': '" + part +
+                                  "' is not a positive integer (want B,T,H,K,V)");
+    v.push_back(x);
+  }
+  if (v.size() != 5)
+    throw std::invalid_argument("--shape '" + text + "' must have 5 values B,T,H,K,V");
+  return {v[0], v[1], v[2], v[3], v[4]};
+}
+
+}  // namespace glabench

@@ -1,0 +1,40 @@
+// The quick verify `glabench bench` runs before it times a configuration: the backend's
+// outputs (and, for fwdbwd, gradients) on the very inputs that will be timed, checked
+// on two sampled (batch, head) pairs — the first and the last — against the fp64
+// reference on the same inputs rounded to the storage dtype. One head of a large
+// problem costs the reference seconds where the whole problem would cost hours.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "bench_results.hpp"
+#include "dtype.hpp"
+#include "glabench/reference/problem.hpp"
+
+namespace glabench {
+
+struct head_index {
+  int64_t b, h;
+};
+
+// The fp64 reference outputs (and gradients) of one sampled head.
+struct expected_head {
+  head_index at;
+  op_outputs out;
+  std::optional<op_gradients> grads;
+};
+
+// The reference on each sampled head of `in` rounded to d, the heads in parallel; with
+// gradients when asked (from in.d_o and in.dht).
+std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in, dtype d,
+                                           bool with_backward);
+
+// The worst rel_l2 per tensor over the sampled heads, each against the dtype's
+// tolerance. rwkv6's du sums over the batch, so one head's reference du is not the
+// backend's; the fixture verify checks du.
+std::vector<bench_check> check_heads(const problem& p, bool has_h0, const op_outputs& got,
+                                     const op_gradients* got_grads,
+                                     const std::vector<expected_head>& want, double tol);
+
+}  // namespace glabench
