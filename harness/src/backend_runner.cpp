@@ -140,6 +140,35 @@ tensor backend_runner::download_slot(slot s) const {
   return unpack(bytes.data(), dt->shape, dtype_);
 }
 
+// Token tensors are [B,T,H,X]: one head is T rows of X values, H·X apart. States
+// [B,H,K,V] and lse [B,H,T] hold a head contiguously.
+tensor backend_runner::download_head(slot s, int64_t b, int64_t h) const {
+  const auto& dt = slots_[s];
+  if (!dt) return {};
+  const size_t eb = dtype_bytes(dtype_);
+  const std::vector<int64_t>& shape = dt->shape;
+  const auto* base = static_cast<const std::byte*>(dt->buffer.data());
+  if (s == u || s == du) throw std::logic_error("u and du are per head already, not per (b, h)");
+  const bool token_tensor = s != ht && s != h0 && s != dht && s != dh0 && s != lse;
+  std::vector<int64_t> head_shape = shape;
+  std::vector<std::byte> bytes;
+  if (token_tensor) {
+    const int64_t T = shape[1], H = shape[2], X = shape[3];
+    head_shape = {1, T, 1, X};
+    bytes.resize(size_t(T * X) * eb);
+    ctx_->copy_rows_to_host(bytes.data(), base + size_t((b * T * H + h) * X) * eb, size_t(X) * eb,
+                            size_t(T), size_t(H * X) * eb);
+  } else {
+    const int64_t H = shape[1];
+    head_shape[0] = head_shape[1] = 1;
+    int64_t per_head = 1;
+    for (size_t i = 2; i < shape.size(); ++i) per_head *= shape[i];
+    bytes.resize(size_t(per_head) * eb);
+    ctx_->copy_to_host(bytes.data(), base + size_t((b * H + h) * per_head) * eb, bytes.size());
+  }
+  return unpack(bytes.data(), head_shape, dtype_);
+}
+
 const DLTensor* backend_runner::in(slot s) const {
   return slots_[s] ? &slots_[s]->dl : nullptr;
 }
@@ -245,6 +274,21 @@ op_gradients backend_runner::download_gradients() const {
   op_gradients grads{download_slot(dq), download_slot(dk), download_slot(dv),
                      download_slot(dg), download_slot(du), {}};
   if (has_h0_) grads.dh0 = download_slot(dh0);
+  return grads;
+}
+
+op_outputs backend_runner::download_head_outputs(int64_t b, int64_t h) const {
+  return {download_head(o, b, h), download_head(ht, b, h), download_head(lse, b, h)};
+}
+
+op_gradients backend_runner::download_head_gradients(int64_t b, int64_t h) const {
+  op_gradients grads{download_head(dq, b, h),
+                     download_head(dk, b, h),
+                     download_head(dv, b, h),
+                     download_head(dg, b, h),
+                     {},
+                     {}};
+  if (has_h0_) grads.dh0 = download_head(dh0, b, h);
   return grads;
 }
 

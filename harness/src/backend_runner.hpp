@@ -53,6 +53,11 @@ class backend_runner {
   void launch_backward();
   op_outputs download_outputs() const;
   op_gradients download_gradients() const;
+  // The same for one (batch, head) only, shaped as a problem with B = H = 1: what the
+  // bench's quick verify checks, without bringing whole tensors back. du (rwkv6), which
+  // sums over the batch, is left empty.
+  op_outputs download_head_outputs(int64_t b, int64_t h) const;
+  op_gradients download_head_gradients(int64_t b, int64_t h) const;
   device_context& context() { return *ctx_; }
 
  private:
@@ -65,6 +70,7 @@ class backend_runner {
   void ensure(slot s, const std::vector<int64_t>& shape);
   void upload_slot(slot s, const tensor& t);
   tensor download_slot(slot s) const;
+  tensor download_head(slot s, int64_t b, int64_t h) const;
   const DLTensor* in(slot s) const;
   DLTensor* out(slot s);
   void check(glabench_status status, const char* call, const char* msg) const;

@@ -214,11 +214,13 @@ bench_row bench_session::run(const job& j) {
     runner->context().synchronize();
     const double call_s = std::chrono::duration<double>(clock_type::now() - t0).count();
     seconds_per_flop_[rate_key] = call_s / j.cost.flops;
-    const op_outputs got = runner->download_outputs();
-    std::optional<op_gradients> got_grads;
-    if (j.with_backward) got_grads = runner->download_gradients();
-    row.checks = check_heads(j.prob, true, got, got_grads ? &*got_grads : nullptr, expected_for(j),
-                             default_tolerance(j.storage));
+    row.checks = check_heads(j.prob, true, expected_for(j), default_tolerance(j.storage),
+                             [&](head_index at) {
+                               head_result r{runner->download_head_outputs(at.b, at.h), {}};
+                               if (j.with_backward)
+                                 r.grads = runner->download_head_gradients(at.b, at.h);
+                               return r;
+                             });
     for (const auto& c : row.checks)
       if (!c.passed)
         return fail(fmt::format("quick verify failed: {} rel_l2 {:.3g} > {:.3g}", c.tensor,

@@ -44,6 +44,13 @@ class cuda_context final : public device_context {
                "cudaMemcpyAsync D2H");
     synchronize();
   }
+  void copy_rows_to_host(void* dst, const void* src, size_t row_bytes, size_t rows,
+                         size_t src_pitch) override {
+    check_cuda(cudaMemcpy2DAsync(dst, row_bytes, src, src_pitch, row_bytes, rows,
+                                 cudaMemcpyDeviceToHost, stream_),
+               "cudaMemcpy2DAsync D2H");
+    synchronize();
+  }
   void* stream() override { return stream_; }
   void synchronize() override {
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");

@@ -18,6 +18,10 @@ class device_context {
   virtual void release(void* ptr) noexcept = 0;
   virtual void copy_to_device(void* dst, const void* src, size_t bytes) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t bytes) = 0;
+  // `rows` runs of `row_bytes` each, `src_pitch` bytes apart on the device, packed
+  // one after another on the host (one head of a [B,T,H,X] tensor).
+  virtual void copy_rows_to_host(void* dst, const void* src, size_t row_bytes, size_t rows,
+                                 size_t src_pitch) = 0;
   virtual void* stream() = 0;  // the cudaStream_t handed to backends; nullptr on the host
   virtual void synchronize() = 0;
 };

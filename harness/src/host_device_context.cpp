@@ -23,6 +23,12 @@ class host_context final : public device_context {
   void copy_to_host(void* dst, const void* src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
   }
+  void copy_rows_to_host(void* dst, const void* src, size_t row_bytes, size_t rows,
+                         size_t src_pitch) override {
+    for (size_t r = 0; r < rows; ++r)
+      std::memcpy(static_cast<char*>(dst) + r * row_bytes,
+                  static_cast<const char*>(src) + r * src_pitch, row_bytes);
+  }
   void* stream() override { return nullptr; }
   void synchronize() override {}
 };

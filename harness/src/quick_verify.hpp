@@ -5,6 +5,7 @@
 // problem costs the reference seconds where the whole problem would cost hours.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -30,11 +31,18 @@ struct expected_head {
 std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in, dtype d,
                                            bool with_backward);
 
+// One sampled head's results from the backend, shaped with B = H = 1.
+struct head_result {
+  op_outputs out;
+  std::optional<op_gradients> grads;  // fwdbwd only
+};
+
 // The worst rel_l2 per tensor over the sampled heads, each against the dtype's
-// tolerance. rwkv6's du sums over the batch, so one head's reference du is not the
-// backend's; the fixture verify checks du.
-std::vector<bench_check> check_heads(const problem& p, bool has_h0, const op_outputs& got,
-                                     const op_gradients* got_grads,
-                                     const std::vector<expected_head>& want, double tol);
+// tolerance; `fetch` brings one head's results back from the backend. rwkv6's du sums
+// over the batch, so one head's reference du is not the backend's; the fixture verify
+// checks du.
+std::vector<bench_check> check_heads(const problem& p, bool has_h0,
+                                     const std::vector<expected_head>& want, double tol,
+                                     const std::function<head_result(head_index)>& fetch);
 
 }  // namespace glabench

@@ -87,4 +87,35 @@ BOOST_AUTO_TEST_CASE(detects_a_small_error_in_fp64) {
   BOOST_TEST(verify_exit_code({r}) == 1);
 }
 
+// The bench downloads single heads: each must equal that head of the whole tensor.
+BOOST_AUTO_TEST_CASE(head_downloads_match_the_whole_tensors) {
+  const loaded_backend naive = load_backend(NAIVE_BACKEND_PATH);
+  const fixture f = recipe_fixture("gla_basic");  // B2 T16 H2 K8 V8, h0 and dht present
+  backend_runner runner(naive, f.prob, dtype::fp32, true, true);
+  runner.prepare(f.inputs, true);
+  runner.launch_forward();
+  runner.launch_backward();
+  const op_outputs all = runner.download_outputs();
+  const op_gradients all_grads = runner.download_gradients();
+  const int64_t T = f.prob.T, H = f.prob.H, K = f.prob.K, V = f.prob.V;
+  for (int64_t b = 0; b < f.prob.B; ++b)
+    for (int64_t h = 0; h < H; ++h) {
+      const op_outputs one = runner.download_head_outputs(b, h);
+      const op_gradients grads = runner.download_head_gradients(b, h);
+      BOOST_TEST((one.o.shape == std::vector<int64_t>{1, T, 1, V}));
+      BOOST_TEST((grads.dh0.shape == std::vector<int64_t>{1, 1, K, V}));
+      for (int64_t t = 0; t < T; ++t) {
+        for (int64_t j = 0; j < V; ++j)
+          BOOST_REQUIRE(one.o.data[t * V + j] == all.o.data[((b * T + t) * H + h) * V + j]);
+        for (int64_t i = 0; i < K; ++i)
+          BOOST_REQUIRE(grads.dg.data[t * K + i] ==
+                        all_grads.dg.data[((b * T + t) * H + h) * K + i]);
+      }
+      for (int64_t n = 0; n < K * V; ++n) {
+        BOOST_REQUIRE(one.ht.data[n] == all.ht.data[(b * H + h) * K * V + n]);
+        BOOST_REQUIRE(grads.dh0.data[n] == all_grads.dh0.data[(b * H + h) * K * V + n]);
+      }
+    }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
