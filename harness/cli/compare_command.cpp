@@ -56,6 +56,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--alpha", args->opts.alpha, "significance level of the U test")
       ->capture_default_str();
+  cmd->add_option("--backend", args->opts.backends,
+                  "compare only this backend's rows (repeatable; default: all)");
   cmd->add_flag("--ignore-device", args->ignore_device, "compare runs from different devices");
   cmd->add_option("--json", args->json_out, "write the comparison as JSON to this file");
   cmd->callback([args, &exit_code] { exit_code = run_compare(*args); });

@@ -36,8 +36,10 @@ nlohmann::json host_description();
 nlohmann::json cuda_description(int device_id);  // {} when glabench has no CUDA
 
 // The GPU's state now, read through NVML (opened at run time): SM and memory clocks,
-// temperature, power and the clock-event (throttle) reasons bitmask — recorded at the
-// start and the end of a run so that throttling shows in the results. {"nvml": why}
+// temperature, power and the clock-event (throttle) reasons bitmask (nvml.h's
+// nvmlClocksEventReason*: 0x1 idle, 0x4 applications clocks, 0x20/0x40 thermal, …) —
+// recorded after the peak measurements (the GPU busy) and at the end of a run, so that
+// throttling shows in the results. {"nvml": why}
 // when NVML cannot be read.
 nlohmann::json gpu_state(int device_id);
 

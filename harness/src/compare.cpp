@@ -103,22 +103,33 @@ void decide(compare_row& row, const compare_options& opts) {
 
 comparison compare_results(const bench_results& base, const bench_results& next,
                            const compare_options& opts) {
+  auto selected = [&](const bench_row& r) {
+    return opts.backends.empty() || std::find(opts.backends.begin(), opts.backends.end(),
+                                              r.config.backend) != opts.backends.end();
+  };
   comparison c;
   c.base_context = base.context;
   c.new_context = next.context;
+  // A configuration skipped on one side and absent from the other says nothing (an op
+  // the backend does not have, listed by one run only): it is left out.
+  auto skipped = [](const std::optional<bench_row>& r) {
+    return !r || r->status == bench_status::skipped;
+  };
   for (const auto& r : base.rows) {
+    if (!selected(r)) continue;
     compare_row row;
     row.config = r.config;
     row.base = r;
     for (const auto& n : next.rows)
       if (n.config == r.config) row.next = n;
+    if (!row.next && skipped(row.base)) continue;
     decide(row, opts);
     c.rows.push_back(std::move(row));
   }
   for (const auto& n : next.rows) {
     const bool known = std::any_of(base.rows.begin(), base.rows.end(),
                                    [&](const bench_row& r) { return r.config == n.config; });
-    if (known) continue;
+    if (known || !selected(n) || n.status == bench_status::skipped) continue;
     compare_row row;
     row.config = n.config;
     row.next = n;

@@ -34,6 +34,7 @@ struct compare_options {
   double min_change_host = 0.10;
   double alpha = 0.05;  // significance level of the U test
   int min_samples_for_test = 5;
+  std::vector<std::string> backends;  // compare only these (empty: all)
 };
 
 struct compare_row {

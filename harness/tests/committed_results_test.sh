@@ -2,9 +2,10 @@
 # The regression gate on the committed H200 results (CI has no GPU): two back-to-back
 # runs of one build must compare all SAME and pass; the run with parallel_scan_cuda
 # built deliberately slow must show that backend's rows SLOWER (and no other's) and
-# fail; the baseline must pass against the second run; the report must build.
+# fail; the baseline must pass against the second run, and against the final build's
+# run for the GPU backend (the README's CI recipe); the report must build.
 set -u
-glabench=$1 runs=$2 baseline=$3 dir=$4
+glabench=$1 runs=$2 baseline=$3 final=$4 dir=$5
 rm -rf "$dir" && mkdir -p "$dir"
 python=${GLABENCH_PYTHON:-python3}
 failures=0
@@ -18,6 +19,10 @@ rc=$?; [[ $rc == 0 ]] || fail "back-to-back runs: exit $rc"
 rc=$?; [[ $rc == 1 ]] || fail "slowed build: exit $rc, expected 1"
 "$glabench" compare "$baseline" "$runs/bench_b.json" --fail-on-regression 5 > "$dir/baseline.md"
 rc=$?; [[ $rc == 0 ]] || fail "baseline against run B: exit $rc"
+"$glabench" compare "$baseline" "$final" --backend parallel_scan_cuda --fail-on-regression 5 \
+  > "$dir/final.md"
+rc=$?; [[ $rc == 0 ]] || fail "baseline against the final build (GPU backend): exit $rc"
+grep -q "28 SAME" "$dir/final.md" || fail "final build: not 28 SAME: $(tail -1 "$dir/final.md")"
 
 "$python" - "$dir/a_b.json" "$dir/a_slow.json" <<'PY' || fail "verdicts"
 import json, sys

@@ -1,12 +1,11 @@
 // compare's verdicts and the regression gate on synthetic results, and the results
 // JSON round trip and its validation.
-#include "comparison_printers.hpp"
-
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <sstream>
 
 #include "bench_report.hpp"
+#include "comparison_printers.hpp"
 #include "op_cost.hpp"
 
 using namespace glabench;
@@ -159,6 +158,31 @@ BOOST_AUTO_TEST_CASE(rows_are_matched_by_configuration) {
   print_comparison_markdown(md, c);
   BOOST_TEST(md.str().find("| k/gla/bf16/fwd/B4_T2048_H16_K128_V128 | 2 | 2 | 1.000 |") !=
              std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(rows_skipped_on_one_side_and_absent_on_the_other_are_left_out) {
+  bench_row skipped_row = failed_row("k", 1024);
+  skipped_row.status = bench_status::skipped;
+  skipped_row.message = "no rwkv6 forward in bf16";
+  const auto base = results_with({timed_row("k", 2048, samples(1.0)), skipped_row});
+  const auto next = results_with({timed_row("k", 2048, samples(1.0))});
+  BOOST_TEST(compare_results(base, next, {}).rows.size() == 1u);
+  BOOST_TEST(compare_results(next, base, {}).rows.size() == 1u);
+  BOOST_TEST(compare_results(base, base, {}).rows.size() == 2u);  // skipped on both: SKIPPED
+}
+
+BOOST_AUTO_TEST_CASE(backend_filter_keeps_only_those_rows) {
+  const auto base =
+      results_with({timed_row("gpu", 2048, samples(1.0)), timed_row("cpu", 2048, samples(1.0))});
+  const auto next =
+      results_with({timed_row("gpu", 2048, samples(1.0)), timed_row("cpu", 2048, samples(2.0))});
+  BOOST_TEST(regression_exit_code(compare_results(base, next, {}), 5) == 1);
+  compare_options only_gpu;
+  only_gpu.backends = {"gpu"};
+  const comparison c = compare_results(base, next, only_gpu);
+  BOOST_REQUIRE_EQUAL(c.rows.size(), 1u);
+  BOOST_TEST(c.rows[0].config.backend == "gpu");
+  BOOST_TEST(regression_exit_code(c, 5) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(results_json_round_trips) {
