@@ -109,7 +109,7 @@ def plot_time_vs_t(rows, out):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "time_vs_t.png"), dpi=120)
+    fig.savefig(os.path.join(out, "time_vs_t.png"), dpi=120, bbox_inches="tight")
     plt.close(fig)
     return "time_vs_t.png", ""
 
@@ -143,7 +143,7 @@ def plot_speedup(rows, out, baseline):
     ax.invert_yaxis()
     ax.set_xlim(min(values + [1.0]) / 1.5, max(values + [1.0]) * 4)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "speedup.png"), dpi=120)
+    fig.savefig(os.path.join(out, "speedup.png"), dpi=120, bbox_inches="tight")
     plt.close(fig)
     return "speedup.png", ""
 
@@ -161,7 +161,9 @@ def plot_peak_fraction(rows, out):
     colors = colors_for({r["backend"] for r in ok})
     fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels) + 3, 1.2 + 0.34 * len(ok)),
                              sharey=True, squeeze=False)
-    labels = [f"{r['backend']}: {config_label(r)}" for r in ok]
+    # CPU backends' fractions are of the host's peaks, GPU backends' of the GPU's.
+    labels = [f"{r['backend']}: {config_label(r)}" + (" [of host peak]" if r.get("ran_on") == "host" else "")
+              for r in ok]
     for ax, (field, title) in zip(axes[0], panels):
         values = [100 * (r.get(field) or 0) for r in ok]
         ax.barh(range(len(ok)), values, color=[colors[r["backend"]] for r in ok])
@@ -174,7 +176,7 @@ def plot_peak_fraction(rows, out):
     axes[0][0].set_yticks(range(len(ok)), labels, fontsize=7)
     axes[0][0].invert_yaxis()
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "peak_fraction.png"), dpi=120)
+    fig.savefig(os.path.join(out, "peak_fraction.png"), dpi=120, bbox_inches="tight")
     plt.close(fig)
     return "peak_fraction.png", ""
 
@@ -216,7 +218,7 @@ def plot_accuracy(rows, out):
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "accuracy.png"), dpi=120)
+    fig.savefig(os.path.join(out, "accuracy.png"), dpi=120, bbox_inches="tight")
     plt.close(fig)
     return "accuracy.png", ""
 
