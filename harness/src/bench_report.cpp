@@ -57,6 +57,13 @@ void write_run(std::ostream& out, const named_results& run) {
                        p.copy_gbps ? fmt::format("{:.0f}", *p.copy_gbps) : "–",
                        gemm.empty() ? "–" : gemm, p.notes);
   }
+  double wall_s = 0;
+  for (const auto& r : run.results.rows) wall_s += r.wall_s.value_or(0);
+  if (wall_s > 0)
+    out << fmt::format(
+        "- {} configurations in {:.0f} s of wall time (setup, quick verify, "
+        "sampling)\n",
+        run.results.rows.size(), wall_s);
   out << "\n| backend | op | dtype | mode | shape | status | median ms | p20–p80 ms | cv | "
          "reps | GB/s | % copy BW | TFLOP/s | % GEMM | worst rel_l2 | note |\n";
   out << "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";

@@ -92,6 +92,7 @@ json row_to_json(const bench_row& r) {
     j["stddev_ms"] = s.stddev;
     j["cv"] = s.cv;
   }
+  put_optional(j, "wall_s", r.wall_s);
   put_optional(j, "gbps", r.gbps);
   put_optional(j, "tflops", r.tflops);
   put_optional(j, "bandwidth_fraction", r.bandwidth_fraction);
@@ -195,6 +196,7 @@ bench_row row_from_json(const json& j, const std::string& where, const reader& r
   r.bytes = rd.num(j, where, "bytes");
   r.flops = rd.num(j, where, "flops");
   r.noise_target_met = rd.boolean(j, where, "noise_target_met");
+  r.wall_s = rd.optional_num(j, where, "wall_s");
   r.gbps = rd.optional_num(j, where, "gbps");
   r.tflops = rd.optional_num(j, where, "tflops");
   r.bandwidth_fraction = rd.optional_num(j, where, "bandwidth_fraction");

@@ -58,6 +58,10 @@ struct bench_row {
   std::optional<double> gbps, tflops;   // achieved, from the median
   std::optional<double> bandwidth_fraction, flop_fraction;  // of the measured peaks
   bool noise_target_met = false;  // stopped on the noise target rather than on a cap
+  // Wall time spent on this configuration: setup, quick verify (with the reference on
+  // the sampled heads when computed for it) and sampling. Absent in files from before
+  // it was recorded.
+  std::optional<double> wall_s;
 };
 
 // Peak rates measured once per run on the device the backends ran on.

@@ -325,7 +325,10 @@ bench_results run_bench(const bench_options& opts) {
         [&, i](benchmark::State& state) {
           const job& j = jobs[i];
           if (opts.progress) opts.progress(i + 1, jobs.size(), j.config.name());
+          const auto start = clock_type::now();
           results.rows.push_back(session.run(j));
+          results.rows.back().wall_s =
+              std::chrono::duration<double>(clock_type::now() - start).count();
           const bench_row& row = results.rows.back();
           if (row.status != bench_status::ok) {
             state.SkipWithError(

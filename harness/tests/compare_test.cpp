@@ -41,6 +41,7 @@ bench_row timed_row(const std::string& backend, int64_t T, std::vector<double> m
   r.gbps = 100;
   r.tflops = 10;
   r.bandwidth_fraction = 0.02;
+  r.wall_s = 1.5;
   return r;
 }
 
@@ -195,6 +196,7 @@ BOOST_AUTO_TEST_CASE(results_json_round_trips) {
     BOOST_TEST(back.rows[i].message == r.rows[i].message);
     BOOST_TEST(back.rows[i].checks.size() == r.rows[i].checks.size());
     BOOST_TEST(back.rows[i].gbps.has_value() == r.rows[i].gbps.has_value());
+    BOOST_TEST(back.rows[i].wall_s.value_or(-1) == r.rows[i].wall_s.value_or(-2));
   }
   BOOST_TEST(*back.peaks.at("cuda").copy_gbps == 4000.0);
   BOOST_TEST(back.peaks.at("cuda").gemm_tflops["bf16"].get<double>() == 700.0);
