@@ -2,16 +2,25 @@
 // columns of G, the adjoint of the state, in registers:
 //   G += scale q_tᵀ do_t;   dv_t[j] = Σ_i k_t[i] G[i][j];   G *= exp(g_t)  (→ adjoint of S_{t-1})
 // starting from G = dht; dh0 is the final G.
+//
+// Chunk-rescaled (chunk_stage.cuh): with b_τ the chunk-local cumulative gate, the
+// adjoint of S_τ is e^{−b_τ} ⊙ W_τ, where W starts at β ⊙ G (G entering the chunk from
+// later tokens) and gathers W += q̃_τᵀ do_τ walking back, so dv_τ = k̃_τ W_τ. Leaving the
+// chunk, G = e^{g_{t0}} e^{−b_{t0}} W = W. Two FMAs per state element and token, as in
+// the forward; strips out of the rescaling range go step by step.
 #pragma once
 
-#include "column_stage.cuh"
+#include <type_traits>
+
+#include "chunk_stage.cuh"
 
 namespace glabench::parallel_scan {
 
 template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
-  using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
+  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
+  constexpr int kStride = stage::layout::kStride;
   const double_buffer<C, stage::kBufferValues> buffer;
 
   const thread_place<NL> at(a);
@@ -22,54 +31,73 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
                                    static_cast<const Elem*>(a.q), static_cast<const Elem*>(a.d_o)};
   const C scale = static_cast<C>(a.scale);
 
-  C G[L][CJ];
+  C G[L][CJ];  // the adjoint; inside a rescaled chunk, W
   stage::load_state(static_cast<const Elem*>(a.dht), G, a, state0, lane, j0);
 
   const int64_t chunks = (a.T + TC - 1) / TC;
   typename stage::prefetch next;
   stage::load(next, src, a, b, h, (chunks - 1) * TC, col0);
-  stage::commit(next, buffer(0), scale, a, (chunks - 1) * TC);
+  stage::commit(next, buffer(0), scale);
   __syncthreads();
   Elem* dv_out = static_cast<Elem*>(a.dv);
   for (int64_t n = 0; n < chunks; ++n) {
     const int64_t chunk = chunks - 1 - n;
     if (chunk > 0) stage::load(next, src, a, b, h, (chunk - 1) * TC, col0);
     const C* buf = buffer(n);
-    C dv_part[TC][CJ];  // per-token partial sums, reduced once per chunk
+    C dv_part[TC * CJ];  // per-token partial sums, reduced once per chunk
 #pragma unroll
-    for (int tt = TC - 1; tt >= 0; --tt) {
-      const int64_t t = chunk * TC + tt;
+    for (int m = 0; m < TC * CJ; ++m) dv_part[m] = C(0);
+    auto walk = [&](auto step_by_step) {
+      constexpr bool STEP = decltype(step_by_step)::value;
+      if constexpr (!STEP) {  // G → W at the chunk's (last token's) end
+        C be[L];
+        load_strip<L>(stage::beta(buf) + lane * kStride, be);
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) dv_part[tt][c] = C(0);
-      if (t >= a.T) continue;
-      C ae[L], ke[L], qe[L];  // qe already × scale
-      load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, ae);
-      load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, ke);
-      load_strip<L>(stage::vec(buf, 2, tt) + lane * stage::layout::kStride, qe);
-      const C* grad_out = stage::cols(buf, tt) + group * CJ;
-      C d_o[CJ], dv_odd[CJ];
+        for (int e = 0; e < L; ++e)
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) {
-        d_o[c] = grad_out[c];
-        dv_odd[c] = C(0);
+          for (int c = 0; c < CJ; ++c) G[e][c] *= be[e];
       }
 #pragma unroll
-      for (int e = 0; e < L; ++e)
+      for (int tt = TC - 1; tt >= 0; --tt) {
+        C ke[L], qe[L], d_o[CJ], dv_odd[CJ];  // qe already × scale
+        load_strip<L>(stage::vec(buf, stage::kK, tt) + lane * kStride, ke);
+        load_strip<L>(stage::vec(buf, stage::kQ, tt) + lane * kStride, qe);
 #pragma unroll
         for (int c = 0; c < CJ; ++c) {
-          G[e][c] += qe[e] * d_o[c];
-          (e % 2 ? dv_odd[c] : dv_part[tt][c]) += ke[e] * G[e][c];
-          G[e][c] *= ae[e];
+          d_o[c] = stage::cols(buf, tt)[group * CJ + c];
+          dv_odd[c] = C(0);
         }
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) dv_part[tt][c] += dv_odd[c];
-    }
-    reduce_and_write<NL>(dv_part, lane, [&](int tt, int c, C sum) {
-      const int64_t t = chunk * TC + tt;
-      if (t < a.T && j0 + c < a.V)
-        dv_out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(sum);
+        for (int e = 0; e < L; ++e)
+#pragma unroll
+          for (int c = 0; c < CJ; ++c) {
+            G[e][c] += qe[e] * d_o[c];
+            (e % 2 ? dv_odd[c] : dv_part[tt * CJ + c]) += ke[e] * G[e][c];
+          }
+#pragma unroll
+        for (int c = 0; c < CJ; ++c) dv_part[tt * CJ + c] += dv_odd[c];
+        if constexpr (STEP) {
+          C ae[L];
+          load_strip<L>(stage::vec(buf, stage::kA, tt) + lane * kStride, ae);
+#pragma unroll
+          for (int e = 0; e < L; ++e)
+#pragma unroll
+            for (int c = 0; c < CJ; ++c) G[e][c] *= ae[e];
+        }
+      }
+    };
+    if (stage::stepwise(buf, lane))
+      walk(std::true_type{});
+    else
+      walk(std::false_type{});
+    Elem* dv_chunk = dv_out + ((b * a.T + chunk * TC) * a.H + h) * a.V + j0;
+    const int rows = int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
+    const int columns = int(a.V - j0), step_v = int(a.H * a.V);
+    reduce_scatter<NL>(dv_part, lane, [&](int m, C sum) {
+      const int tt = m / CJ, c = m % CJ;
+      if (tt < rows && c < columns) dv_chunk[tt * step_v + c] = to_storage<Elem>(sum);
     });
-    if (chunk > 0) stage::commit(next, buffer(n + 1), scale, a, (chunk - 1) * TC);
+    if (chunk > 0) stage::commit(next, buffer(n + 1), scale);
     __syncthreads();
   }
 

@@ -1,17 +1,23 @@
 // Forward (seed 002, column layout): each thread keeps a K-strip of CJ columns of the
 // state S (K×V) in registers and walks the tokens:
 //   S[i][j] = exp(g_t[i]) S[i][j] + k_t[i] v_t[j],   o_t[j] = scale Σ_i q_t[i] S[i][j]
-// The Σ_i is L FMAs in the thread plus a shuffle reduction over its NL lanes.
+// in the chunk-rescaled form of chunk_stage.cuh (per token U += k̃ᵀv, o = q̃ U; per chunk
+// S = β ⊙ U), or step by step for a strip whose chunk decay is out of the rescaling
+// range. The Σ_i is L FMAs in the thread plus a shuffle reduction over its NL lanes,
+// done once per chunk for all its tokens.
 #pragma once
 
-#include "column_stage.cuh"
+#include <type_traits>
+
+#include "chunk_stage.cuh"
 
 namespace glabench::parallel_scan {
 
 template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
-  using stage = column_stage<Elem, NL, L, CJ, TC, THREADS>;
+  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
+  constexpr int kStride = stage::layout::kStride;
   const double_buffer<C, stage::kBufferValues> buffer;
 
   const thread_place<NL> at(a);
@@ -20,55 +26,80 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   const int64_t col0 = int64_t(blockIdx.x) * stage::kColumns, j0 = col0 + group * CJ;
   const typename stage::source src{static_cast<const Elem*>(a.g), static_cast<const Elem*>(a.k),
                                    static_cast<const Elem*>(a.q), static_cast<const Elem*>(a.v)};
+  const C scale = static_cast<C>(a.scale);
 
-  C S[L][CJ];
+  C S[L][CJ];  // the state; inside a rescaled chunk, U
   stage::load_state(static_cast<const Elem*>(a.h0), S, a, state0, lane, j0);
 
   const int64_t chunks = (a.T + TC - 1) / TC;
   typename stage::prefetch next;
   stage::load(next, src, a, b, h, 0, col0);
-  stage::commit(next, buffer(0), C(1), a, 0);
+  stage::commit(next, buffer(0), scale);
   __syncthreads();
   Elem* out = static_cast<Elem*>(a.o);
-  const C scale = static_cast<C>(a.scale);
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     if (chunk + 1 < chunks) stage::load(next, src, a, b, h, (chunk + 1) * TC, col0);
     const C* buf = buffer(chunk);
-    C o_part[TC][CJ];  // per-token partial sums, reduced once per chunk
+    C o_part[TC * CJ];  // per-token partial sums, reduced once per chunk
 #pragma unroll
-    for (int tt = 0; tt < TC; ++tt) {
-      const int64_t t = chunk * TC + tt;
+    for (int n = 0; n < TC * CJ; ++n) o_part[n] = C(0);
+    // The chunk's tokens, rescaled or (STEP) step by step; one loop each, so the
+    // strip's choice is one branch per chunk.
+    auto walk = [&](auto step_by_step) {
+      constexpr bool STEP = decltype(step_by_step)::value;
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) o_part[tt][c] = C(0);
-      if (t >= a.T) continue;  // staged zeros past T would reset the state
-      C ae[L], ke[L], qe[L];
-      load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, ae);
-      load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, ke);
-      load_strip<L>(stage::vec(buf, 2, tt) + lane * stage::layout::kStride, qe);
-      const C* value = stage::cols(buf, tt) + group * CJ;
-      // Two interleaved partial sums per column halve the dependent-FMA chain.
-      C v[CJ], o_odd[CJ];
-#pragma unroll
-      for (int c = 0; c < CJ; ++c) {
-        v[c] = value[c];
-        o_odd[c] = C(0);
-      }
-#pragma unroll
-      for (int e = 0; e < L; ++e)
+      for (int tt = 0; tt < TC; ++tt) {
+        C ke[L], qe[L], v[CJ], o_odd[CJ];  // two interleaved sums halve the FMA chain
+        load_strip<L>(stage::vec(buf, stage::kK, tt) + lane * kStride, ke);
+        load_strip<L>(stage::vec(buf, stage::kQ, tt) + lane * kStride, qe);
 #pragma unroll
         for (int c = 0; c < CJ; ++c) {
-          S[e][c] = ae[e] * S[e][c] + ke[e] * v[c];
-          (e % 2 ? o_odd[c] : o_part[tt][c]) += qe[e] * S[e][c];
+          v[c] = stage::cols(buf, tt)[group * CJ + c];
+          o_odd[c] = C(0);
+        }
+        if constexpr (STEP) {
+          C ae[L];
+          load_strip<L>(stage::vec(buf, stage::kA, tt) + lane * kStride, ae);
+#pragma unroll
+          for (int e = 0; e < L; ++e)
+#pragma unroll
+            for (int c = 0; c < CJ; ++c) S[e][c] = ae[e] * S[e][c] + ke[e] * v[c];
+        } else {
+#pragma unroll
+          for (int e = 0; e < L; ++e)
+#pragma unroll
+            for (int c = 0; c < CJ; ++c) S[e][c] += ke[e] * v[c];
         }
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) o_part[tt][c] += o_odd[c];
-    }
-    reduce_and_write<NL>(o_part, lane, [&](int tt, int c, C sum) {
-      const int64_t t = chunk * TC + tt;
-      if (t < a.T && j0 + c < a.V)
-        out[token_index(b, t, h, j0 + c, a.T, a.H, a.V)] = to_storage<Elem>(scale * sum);
+        for (int e = 0; e < L; ++e)
+#pragma unroll
+          for (int c = 0; c < CJ; ++c)
+            (e % 2 ? o_odd[c] : o_part[tt * CJ + c]) += qe[e] * S[e][c];
+#pragma unroll
+        for (int c = 0; c < CJ; ++c) o_part[tt * CJ + c] += o_odd[c];
+      }
+      if constexpr (!STEP) {  // U → S at the chunk's end
+        C be[L];
+        load_strip<L>(stage::beta(buf) + lane * kStride, be);
+#pragma unroll
+        for (int e = 0; e < L; ++e)
+#pragma unroll
+          for (int c = 0; c < CJ; ++c) S[e][c] *= be[e];
+      }
+    };
+    if (stage::stepwise(buf, lane))
+      walk(std::true_type{});
+    else
+      walk(std::false_type{});
+    // o of the chunk's first token at this group's first column; 32-bit offsets after.
+    Elem* out_chunk = out + ((b * a.T + chunk * TC) * a.H + h) * a.V + j0;
+    const int rows = int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
+    const int columns = int(a.V - j0), step_v = int(a.H * a.V);
+    reduce_scatter<NL>(o_part, lane, [&](int n, C sum) {
+      const int tt = n / CJ, c = n % CJ;
+      if (tt < rows && c < columns) out_chunk[tt * step_v + c] = to_storage<Elem>(sum);
     });
-    if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), C(1), a, (chunk + 1) * TC);
+    if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), scale);
     __syncthreads();
   }
 

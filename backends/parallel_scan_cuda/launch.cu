@@ -51,7 +51,7 @@ cudaError_t launch(Kernel kernel, dim3 grid, int threads, size_t smem_bytes, con
 template <typename Elem, int NL, int CJ>
 cudaError_t forward_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = column_stage<Elem, NL, t::L, CJ, t::TC, t::THREADS>;
+  using stage = chunk_stage<Elem, NL, t::L, CJ, t::TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
   return launch(forward_kernel<Elem, NL, t::L, CJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
@@ -60,7 +60,7 @@ cudaError_t forward_with(const scan_args& a) {
 template <typename Elem, int NL, int CJ>
 cudaError_t backward_dv_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = column_stage<Elem, NL, t::L, CJ, t::TC, t::THREADS>;
+  using stage = chunk_stage<Elem, NL, t::L, CJ, t::TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
   return launch(backward_dv_kernel<Elem, NL, t::L, CJ, t::TC, t::THREADS>, grid, t::THREADS, smem,

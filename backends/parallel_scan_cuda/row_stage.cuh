@@ -1,6 +1,6 @@
 // Staging for the row-layout kernel (backward_dq_dk_dg): a chunk of TC tokens of the
 // V-vectors v and do (strip layout), plus the per-row scalars a = exp(g), k and q for
-// the block's rows. Same prefetch/commit double-buffering as column_stage.
+// the block's rows. Same prefetch/commit double-buffering as chunk_stage.
 #pragma once
 
 #include "scan_args.hpp"
@@ -16,7 +16,7 @@ struct row_stage {
   static constexpr int kRows = kGroups * RJ;  // key rows per block
   static constexpr int kBufferValues = 2 * TC * layout::kRow + 3 * TC * kRows;
 
-  // As in column_stage: each staged V-vector row is spread over the threads, and so
+  // As in chunk_stage: each staged V-vector row is spread over the threads, and so
   // are the per-row scalars; addresses are a row pointer plus a lane offset.
   static_assert(THREADS % layout::kPadded == 0 || layout::kPadded % THREADS == 0, "powers of two");
   static constexpr int kVecRowsPerPass = THREADS >= layout::kPadded ? THREADS / layout::kPadded : 1;

@@ -88,6 +88,43 @@ __device__ __forceinline__ void reduce_and_write(C (&part)[TC][N], int lane, Wri
       if (lane == (tt * N + n) % NL) write(tt, n, part[tt][n]);
 }
 
+// Sums N per-lane values over the NL lanes of a group by halving (reduce-scatter):
+// at each step a lane keeps half of its values and adds its partner's copy of them, so
+// the whole reduction costs N − N/NL shuffles instead of N·log2(NL). Afterwards lane l
+// holds the sums of values l·N/NL … (l+1)·N/NL − 1 (N ≥ NL), or of value l/(NL/N) in
+// every lane of a run of NL/N (N < NL: the last steps are plain butterflies). Then
+// write(n, sum) is called once per value n, by one lane.
+template <int NL, int OFF, int COUNT, int N, typename C>
+__device__ __forceinline__ void reduce_scatter_step(C (&x)[N], int lane) {
+  if constexpr (OFF > 0) {
+    if constexpr (COUNT > 1) {
+      constexpr int half = COUNT / 2;
+      const bool upper = lane & OFF;
+#pragma unroll
+      for (int m = 0; m < half; ++m) {
+        const C send = upper ? x[m] : x[m + half], keep = upper ? x[m + half] : x[m];
+        x[m] = keep + __shfl_xor_sync(0xffffffffu, send, OFF);
+      }
+      reduce_scatter_step<NL, OFF / 2, half>(x, lane);
+    } else {
+      x[0] += __shfl_xor_sync(0xffffffffu, x[0], OFF);
+      reduce_scatter_step<NL, OFF / 2, 1>(x, lane);
+    }
+  }
+}
+
+template <int NL, int N, typename C, typename Write>
+__device__ __forceinline__ void reduce_scatter(C (&x)[N], int lane, Write&& write) {
+  static_assert((N & (N - 1)) == 0 && (NL & (NL - 1)) == 0, "powers of two");
+  reduce_scatter_step<NL, NL / 2, N>(x, lane);
+  if constexpr (N >= NL) {
+#pragma unroll
+    for (int m = 0; m < N / NL; ++m) write(lane * (N / NL) + m, x[m]);
+  } else if (lane % (NL / N) == 0) {
+    write(lane / (NL / N), x[0]);
+  }
+}
+
 // L consecutive values of a strip from 16-byte-aligned shared memory, as 16-byte
 // vector loads (a quarter of the load instructions of scalar loads).
 template <int L, typename C>

@@ -1,7 +1,10 @@
-// Measures forward-kernel tile shapes (strip length L, columns per thread CJ, chunk TC,
-// block size) on one problem, so launch.cu's choice rests on numbers. Random inputs
-// (gates log σ of normals), 5 warm-ups, median of 20 CUDA-event samples, L2 flushed.
-// usage: build/hopper/parallel_scan_cuda_tile_sweep [B T H K V]   (default 4 2048 16 128 128, fp32)
+// Measures forward- and dv-kernel tile shapes (columns per thread CJ, chunk TC, block
+// size) on one problem in fp32 and bf16, so launch.cu's choice rests on numbers: the
+// median of 20 CUDA-event samples after 5 warm-ups, L2 flushed, and o's (dv's) rel_l2
+// against the fp64 kernels on the same rounded inputs (random inputs, gates log σ of
+// normals, h0 and dht present).
+// usage: build/hopper/parallel_scan_cuda_tile_sweep [B T H K V]   (default 4 2048 16 128 128)
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -11,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "../backward_dv_kernel.cuh"
 #include "../forward_kernel.cuh"
 
 using namespace glabench::parallel_scan;
@@ -24,23 +28,105 @@ using namespace glabench::parallel_scan;
     }                                                                                         \
   } while (0)
 
-template <int NL, int L, int CJ, int TC, int THREADS>
-void time_variant(const scan_args& a, void* flush, size_t flush_bytes) {
-  using stage = column_stage<float, NL, L, CJ, TC, THREADS>;
-  auto kernel = forward_kernel<float, NL, L, CJ, TC, THREADS>;
-  const size_t smem = 2 * stage::kBufferValues * sizeof(float);
+namespace {
+
+struct problem {
+  int64_t B, T, H, K, V;
+  size_t n_k() const { return size_t(B * T * H * K); }
+  size_t n_v() const { return size_t(B * T * H * V); }
+  size_t n_s() const { return size_t(B * H * K * V); }
+};
+
+// Host inputs in fp32: q, k, v, do ~ N(0, 0.3²), g = log σ(N(2, 1)), h0, dht ~ N(0, 0.3²).
+struct host_inputs {
+  std::vector<float> q, k, v, g, d_o, h0, dht;
+};
+
+template <typename T>
+std::vector<T> convert(const std::vector<float>& x) {
+  std::vector<T> y(x.size());
+  for (size_t n = 0; n < x.size(); ++n) y[n] = T(x[n]);
+  return y;
+}
+std::vector<float> round_bf16(const std::vector<float>& x) {
+  std::vector<float> y(x.size());
+  for (size_t n = 0; n < x.size(); ++n) y[n] = __bfloat162float(__float2bfloat16_rn(x[n]));
+  return y;
+}
+
+template <typename T>
+void* upload(const std::vector<T>& x) {
+  void* d = nullptr;
+  CHECK(cudaMalloc(&d, x.size() * sizeof(T)));
+  CHECK(cudaMemcpy(d, x.data(), x.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+// Device arguments with storage type T from host fp32 values (already rounded).
+template <typename T>
+scan_args device_args(const problem& p, const host_inputs& in) {
+  scan_args a{};
+  a.B = p.B, a.T = p.T, a.H = p.H, a.K = p.K, a.V = p.V;
+  a.scale = 1.0 / std::sqrt(double(p.K));
+  a.q = upload(convert<T>(in.q)), a.k = upload(convert<T>(in.k)), a.v = upload(convert<T>(in.v));
+  a.g = upload(convert<T>(in.g)), a.d_o = upload(convert<T>(in.d_o));
+  a.h0 = upload(convert<T>(in.h0)), a.dht = upload(convert<T>(in.dht));
+  CHECK(cudaMalloc(&a.o, p.n_v() * sizeof(T)));
+  CHECK(cudaMalloc(&a.dv, p.n_v() * sizeof(T)));
+  CHECK(cudaMalloc(&a.ht, p.n_s() * sizeof(T)));
+  CHECK(cudaMalloc(&a.dh0, p.n_s() * sizeof(T)));
+  return a;
+}
+
+template <typename T>
+std::vector<double> download(const void* d, size_t n) {
+  std::vector<T> x(n);
+  CHECK(cudaMemcpy(x.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<double> y(n);
+  for (size_t i = 0; i < n; ++i) y[i] = double(x[i]);
+  return y;
+}
+template <>
+std::vector<double> download<__nv_bfloat16>(const void* d, size_t n) {
+  std::vector<__nv_bfloat16> x(n);
+  CHECK(cudaMemcpy(x.data(), d, n * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost));
+  std::vector<double> y(n);
+  for (size_t i = 0; i < n; ++i) y[i] = double(__bfloat162float(x[i]));
+  return y;
+}
+
+double rel_l2(const std::vector<double>& x, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    num += (x[i] - ref[i]) * (x[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+struct flusher {
+  void* buffer = nullptr;
+  size_t bytes = 0;
+  flusher() {
+    int l2 = 0;
+    CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    bytes = 2 * size_t(l2);
+    CHECK(cudaMalloc(&buffer, bytes));
+  }
+};
+
+template <typename Kernel>
+float median_ms(Kernel kernel, dim3 grid, int threads, size_t smem, const scan_args& a,
+                const flusher& f) {
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  cudaFuncAttributes attr{};
-  CHECK(cudaFuncGetAttributes(&attr, kernel));
-  const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
   std::vector<float> ms;
   for (int n = 0; n < 25; ++n) {
-    CHECK(cudaMemsetAsync(flush, n, flush_bytes));
+    CHECK(cudaMemsetAsync(f.buffer, n, f.bytes));
     CHECK(cudaEventRecord(start));
-    kernel<<<grid, THREADS, smem>>>(a);
+    kernel<<<grid, threads, smem>>>(a);
     CHECK(cudaGetLastError());
     CHECK(cudaEventRecord(stop));
     CHECK(cudaEventSynchronize(stop));
@@ -48,54 +134,97 @@ void time_variant(const scan_args& a, void* flush, size_t flush_bytes) {
     CHECK(cudaEventElapsedTime(&t, start, stop));
     if (n >= 5) ms.push_back(t);
   }
+  CHECK(cudaEventDestroy(start));
+  CHECK(cudaEventDestroy(stop));
   std::sort(ms.begin(), ms.end());
-  std::printf(
-      "L=%2d NL=%2d CJ=%d TC=%2d threads=%3d  regs=%3d local=%4zu B  blocks=%5u  median %.4f "
-      "ms  min %.4f ms\n",
-      L, NL, CJ, TC, THREADS, attr.numRegs, attr.localSizeBytes, grid.x * grid.y, ms[ms.size() / 2],
-      ms[0]);
+  return ms[ms.size() / 2];
 }
 
+struct references {
+  std::vector<double> o, dv;
+};
+
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+void run(const char* dtype, const problem& p, const scan_args& a, const references& ref,
+         const flusher& f) {
+  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
+  const dim3 grid(unsigned((p.V + stage::kColumns - 1) / stage::kColumns), unsigned(p.B * p.H));
+  const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
+  auto fwd = forward_kernel<Elem, NL, L, CJ, TC, THREADS>;
+  auto dv = backward_dv_kernel<Elem, NL, L, CJ, TC, THREADS>;
+  const float fwd_ms = median_ms(fwd, grid, THREADS, smem, a, f);
+  const float dv_ms = median_ms(dv, grid, THREADS, smem, a, f);
+  cudaFuncAttributes fa{}, da{};
+  CHECK(cudaFuncGetAttributes(&fa, fwd));
+  CHECK(cudaFuncGetAttributes(&da, dv));
+  std::printf(
+      "%-5s CJ=%d TC=%2d threads=%3d blocks=%5u regs %3d/%3d local %zu/%zu | fwd %.4f ms  "
+      "o rel_l2 %.3g | dv %.4f ms  dv rel_l2 %.3g\n",
+      dtype, CJ, TC, THREADS, grid.x * grid.y, fa.numRegs, da.numRegs, fa.localSizeBytes,
+      da.localSizeBytes, fwd_ms, rel_l2(download<Elem>(a.o, p.n_v()), ref.o), dv_ms,
+      rel_l2(download<Elem>(a.dv, p.n_v()), ref.dv));
+}
+
+// The fp64 kernels on the same rounded inputs.
+template <int NL>
+references reference_for(const problem& p, const host_inputs& in) {
+  const scan_args a = device_args<double>(p, in);
+  using stage = chunk_stage<double, NL, 16, 2, 4, 128>;
+  const dim3 grid(unsigned((p.V + stage::kColumns - 1) / stage::kColumns), unsigned(p.B * p.H));
+  const size_t smem = 2 * stage::kBufferValues * sizeof(double);
+  auto fwd = forward_kernel<double, NL, 16, 2, 4, 128>;
+  auto dv = backward_dv_kernel<double, NL, 16, 2, 4, 128>;
+  CHECK(cudaFuncSetAttribute(fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  CHECK(cudaFuncSetAttribute(dv, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  fwd<<<grid, 128, smem>>>(a);
+  CHECK(cudaGetLastError());
+  dv<<<grid, 128, smem>>>(a);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  return {download<double>(a.o, p.n_v()), download<double>(a.dv, p.n_v())};
+}
+
+template <typename Elem, int NL>
+void sweep(const char* dtype, const problem& p, const host_inputs& in, const flusher& f) {
+  const references ref = reference_for<NL>(p, in);
+  const scan_args a = device_args<Elem>(p, in);
+  run<Elem, NL, 16, 2, 8, 128>(dtype, p, a, ref, f);  // the shape launch.cu uses
+  run<Elem, NL, 16, 1, 8, 128>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 1, 8, 256>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 2, 16, 128>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 1, 16, 256>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 2, 4, 128>(dtype, p, a, ref, f);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  scan_args a{};
-  a.B = argc > 5 ? std::atoll(argv[1]) : 4;
-  a.T = argc > 5 ? std::atoll(argv[2]) : 2048;
-  a.H = argc > 5 ? std::atoll(argv[3]) : 16;
-  a.K = argc > 5 ? std::atoll(argv[4]) : 128;
-  a.V = argc > 5 ? std::atoll(argv[5]) : 128;
-  a.scale = 1.0 / std::sqrt(double(a.K));
-  const size_t n_qk = size_t(a.B * a.T * a.H * a.K), n_v = size_t(a.B * a.T * a.H * a.V);
+  problem p{4, 2048, 16, 128, 128};
+  if (argc > 5) p = {std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3]),
+                     std::atoll(argv[4]), std::atoll(argv[5])};
+  if (p.K > 128 || p.K <= 64) {
+    std::fprintf(stderr, "this sweep is built for 64 < K ≤ 128\n");
+    return 2;
+  }
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
-  auto upload = [&](size_t n, bool gate) {
-    std::vector<float> host(n);
-    for (auto& x : host) {
+  auto draw = [&](size_t n, bool gate) {
+    std::vector<float> x(n);
+    for (auto& e : x) {
       const float z = normal(rng);
-      x = gate ? -std::log1p(std::exp(-(z + 2.0f))) : z * 0.3f;
+      e = gate ? -std::log1p(std::exp(-(z + 2.0f))) : z * 0.3f;
     }
-    void* d = nullptr;
-    CHECK(cudaMalloc(&d, n * sizeof(float)));
-    CHECK(cudaMemcpy(d, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-    return d;
+    return x;
   };
-  a.q = upload(n_qk, false);
-  a.k = upload(n_qk, false);
-  a.g = upload(n_qk, true);
-  a.v = upload(n_v, false);
-  CHECK(cudaMalloc(&a.o, n_v * sizeof(float)));
-  CHECK(cudaMalloc(&a.ht, size_t(a.B * a.H * a.K * a.V) * sizeof(float)));
-  int l2 = 0;
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  void* flush = nullptr;
-  CHECK(cudaMalloc(&flush, 2 * size_t(l2)));
-  std::printf("forward fp32 B=%lld T=%lld H=%lld K=%lld V=%lld\n", (long long)a.B, (long long)a.T,
-              (long long)a.H, (long long)a.K, (long long)a.V);
-  const size_t fb = 2 * size_t(l2);
-  time_variant<8, 16, 2, 8, 128>(a, flush, fb);  // the forward launch.cu uses
-  time_variant<8, 16, 1, 8, 128>(a, flush, fb);
-  time_variant<8, 16, 2, 16, 128>(a, flush, fb);
-  time_variant<8, 16, 4, 8, 128>(a, flush, fb);
-  time_variant<8, 16, 1, 16, 128>(a, flush, fb);
-  time_variant<16, 8, 4, 8, 128>(a, flush, fb);
+  host_inputs in{draw(p.n_k(), false), draw(p.n_k(), false), draw(p.n_v(), false),
+                 draw(p.n_k(), true),  draw(p.n_v(), false), draw(p.n_s(), false),
+                 draw(p.n_s(), false)};
+  host_inputs in_bf16{round_bf16(in.q),   round_bf16(in.k),  round_bf16(in.v),  round_bf16(in.g),
+                      round_bf16(in.d_o), round_bf16(in.h0), round_bf16(in.dht)};
+  std::printf("B=%lld T=%lld H=%lld K=%lld V=%lld\n", (long long)p.B, (long long)p.T,
+              (long long)p.H, (long long)p.K, (long long)p.V);
+  const flusher f;
+  sweep<float, 8>("fp32", p, in, f);
+  sweep<__nv_bfloat16, 8>("bf16", p, in_bf16, f);
   return 0;
 }

@@ -1,0 +1,176 @@
+// Staging for the two column-layout kernels (forward, backward_dv): one chunk of TC
+// tokens of the K-vectors, already turned into what the scan multiplies with, plus one
+// per-column value x (v for the forward, do for dv) for the block's value columns.
+//
+// Chunk-local rescaling. Within a chunk starting at token t0, let
+// b_τ = g_{t0} + … + g_τ (per key row i, ≤ 0 and falling). The state after token τ is
+//   S_τ = diag(e^{b_τ}) · U_τ,   U_τ = S_{t0−1} + Σ_{s≤τ} (k_s e^{−b_s})ᵀ v_s,
+// so with k̃ = k e^{−b} and q̃ = scale · q e^{b} staged here, the forward's token step is
+// U += k̃ᵀv and o = q̃ U — two FMAs per state element instead of three — and the chunk
+// ends with S = β ⊙ U, β = e^{b_last}. The backward's adjoint walks the same way in
+// reverse (backward_dv_kernel.cuh). Every product k̃_s q̃_τ is e^{b_τ − b_s} k_s q_τ with
+// s ≤ τ, a true decay ≤ 1, so rounding errors are those of the step-by-step recurrence.
+//
+// The factors must stay in range: e^{−b} overflows once a row's decay over the chunk
+// passes the exponent range (g = −30 per token, say). A strip of L rows whose chunk
+// decay exceeds kMaxRescale falls back to the step-by-step form for that chunk: its
+// slots hold a = e^{g}, k and scale·q, β = 1, and its flag says so. Rows of one strip
+// belong to one thread, so the choice is per thread and needs no barrier.
+//
+// Latency hiding: load() issues the global loads of the next chunk into registers
+// before the current chunk is computed; commit() turns them into the staged values and
+// writes them to the other shared-memory buffer. A thread stages every token of its
+// key rows, so the cumulative sum over the chunk stays in its registers.
+#pragma once
+
+#include "scan_args.hpp"
+#include "scan_tile.cuh"
+
+namespace glabench::parallel_scan {
+
+// The largest chunk decay |b_last| taken in rescaled form: e^{kMaxRescale} times the
+// inputs must stay far from overflow in the compute type.
+template <typename C>
+inline constexpr C kMaxRescale = C(64);
+template <>
+inline constexpr double kMaxRescale<double> = 600.0;
+
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+struct chunk_stage {
+  using C = compute_t<Elem>;
+  using layout = strip_layout<C, NL, L>;
+  static constexpr int kGroups = THREADS / NL;   // column groups per block
+  static constexpr int kColumns = kGroups * CJ;  // value columns per block
+
+  // One buffer: [3][TC] strip-layout vectors (a, k', q'), β, [TC][kColumns] x, and one
+  // flag per strip (1: step-by-step).
+  enum { kA = 0, kK = 1, kQ = 2 };
+  static constexpr int kBeta = 3 * TC * layout::kRow;
+  static constexpr int kCols = kBeta + layout::kRow;
+  static constexpr int kFlags = kCols + TC * kColumns;
+  static constexpr int kBufferValues = kFlags + NL + (4 - NL % 4) % 4;
+
+  // Key rows: thread n stages rows n, n + THREADS, … of every token of the chunk.
+  static_assert(layout::kPadded % 32 == 0, "whole warps stage key rows");
+  static_assert(32 % L == 0, "a strip's rows lie in one warp");
+  static constexpr int kRowsPerThread = (layout::kPadded + THREADS - 1) / THREADS;
+  // Column values: kColRowsPerPass tokens at once.
+  static_assert(THREADS % kColumns == 0, "column values: whole rows per pass");
+  static constexpr int kColRowsPerPass = THREADS / kColumns;
+  static constexpr int kColPasses = (TC + kColRowsPerPass - 1) / kColRowsPerPass;
+
+  struct prefetch {
+    Elem g[kRowsPerThread][TC], k[kRowsPerThread][TC], q[kRowsPerThread][TC];
+    Elem col[kColPasses];
+  };
+
+  struct source {
+    const Elem* g;
+    const Elem* k;
+    const Elem* q;
+    const Elem* x;  // per-column input, [B,T,H,V]
+  };
+
+  // The compute-type views of one buffer.
+  __device__ static const C* vec(const C* buf, int which, int tt) {
+    return buf + (which * TC + tt) * layout::kRow;
+  }
+  __device__ static const C* beta(const C* buf) { return buf + kBeta; }
+  __device__ static const C* cols(const C* buf, int tt) { return buf + kCols + tt * kColumns; }
+  __device__ static bool stepwise(const C* buf, int strip) { return buf[kFlags + strip] != C(0); }
+
+  __device__ static int key_row(int n) { return int(threadIdx.x) + n * THREADS; }
+  __device__ static int col_row() { return threadIdx.x / kColumns; }
+  __device__ static int col_index() { return threadIdx.x % kColumns; }
+
+  // Pointers to the chunk's first token are formed once in 64 bits; offsets within the
+  // chunk fit 32 bits (B·H ≤ 65535 and head sizes ≤ 256, checked by supports()).
+  __device__ static void load(prefetch& r, const source& s, const scan_args& a, int64_t b,
+                              int64_t h, int64_t t0, int64_t col0) {
+    const int64_t first = (b * a.T + t0) * a.H + h;  // token (b, t0, h)
+    const int step_k = int(a.H * a.K), step_v = int(a.H * a.V), K = int(a.K);
+    const int rows = int(a.T - t0 < TC ? a.T - t0 : TC);
+    const Elem *g = s.g + first * a.K, *k = s.k + first * a.K, *q = s.q + first * a.K;
+#pragma unroll
+    for (int n = 0; n < kRowsPerThread; ++n) {
+      const int i = key_row(n);
+      if (i >= layout::kPadded) continue;  // whole warps
+#pragma unroll
+      for (int tt = 0; tt < TC; ++tt) {
+        const bool in = tt < rows && i < K;
+        r.g[n][tt] = in ? g[tt * step_k + i] : Elem(0.0f);
+        r.k[n][tt] = in ? k[tt * step_k + i] : Elem(0.0f);
+        r.q[n][tt] = in ? q[tt * step_k + i] : Elem(0.0f);
+      }
+    }
+    const Elem* x = s.x + first * a.V + col0;
+    const int columns = int(a.V - col0);
+#pragma unroll
+    for (int pass = 0; pass < kColPasses; ++pass) {
+      const int tt = pass * kColRowsPerPass + col_row(), j = col_index();
+      r.col[pass] = (tt < rows && j < columns) ? x[tt * step_v + j] : Elem(0.0f);
+    }
+  }
+
+  // Rows past K and tokens past T were loaded as zeros: g = 0 (a = 1, b unchanged) and
+  // k = q = 0, so they leave the state alone and add nothing.
+  __device__ static void commit(const prefetch& r, C* buf, C q_scale) {
+#pragma unroll
+    for (int n = 0; n < kRowsPerThread; ++n) {
+      const int i = key_row(n);
+      if (i >= layout::kPadded) continue;  // whole warps
+      C bs[TC], b = C(0);  // b_τ of this row
+#pragma unroll
+      for (int tt = 0; tt < TC; ++tt) bs[tt] = b += to_compute<C>(r.g[n][tt]);
+      // Step by step if any row of the strip decays past the rescaling range (or is NaN).
+      const unsigned out_of_range = __ballot_sync(0xffffffffu, !(b >= -kMaxRescale<C>));
+      const int strip_shift = int(threadIdx.x) % 32 / L * L;
+      const bool step = (out_of_range >> strip_shift) & ((L == 32) ? 0xffffffffu : (1u << L) - 1u);
+      const int slot = layout::slot(i);
+#pragma unroll
+      for (int tt = 0; tt < TC; ++tt) {
+        const C k = to_compute<C>(r.k[n][tt]), q = q_scale * to_compute<C>(r.q[n][tt]);
+        if (step) {
+          buf[(kA * TC + tt) * layout::kRow + slot] = exp_of(to_compute<C>(r.g[n][tt]));
+          buf[(kK * TC + tt) * layout::kRow + slot] = k;
+          buf[(kQ * TC + tt) * layout::kRow + slot] = q;
+        } else {
+          buf[(kK * TC + tt) * layout::kRow + slot] = k * exp_of(-bs[tt]);
+          buf[(kQ * TC + tt) * layout::kRow + slot] = q * exp_of(bs[tt]);
+        }
+      }
+      buf[kBeta + slot] = step ? C(1) : exp_of(b);
+      if (i % L == 0) buf[kFlags + i / L] = step ? C(1) : C(0);
+    }
+#pragma unroll
+    for (int pass = 0; pass < kColPasses; ++pass) {
+      const int tt = pass * kColRowsPerPass + col_row();
+      if (tt < TC) buf[kCols + tt * kColumns + col_index()] = to_compute<C>(r.col[pass]);
+    }
+  }
+
+  // A thread's K-strip × CJ columns of a [B,H,K,V] state (h0, dht): zero where the
+  // tensor is absent or the element is masked.
+  __device__ static void load_state(const Elem* src, C (&x)[L][CJ], const scan_args& a,
+                                    int64_t state0, int lane, int64_t j0) {
+#pragma unroll
+    for (int e = 0; e < L; ++e)
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) {
+        const int64_t i = lane * L + e, j = j0 + c;
+        x[e][c] = (src && i < a.K && j < a.V) ? to_compute<C>(src[state0 + i * a.V + j]) : C(0);
+      }
+  }
+  __device__ static void store_state(Elem* dst, const C (&x)[L][CJ], const scan_args& a,
+                                     int64_t state0, int lane, int64_t j0) {
+#pragma unroll
+    for (int e = 0; e < L; ++e)
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) {
+        const int64_t i = lane * L + e, j = j0 + c;
+        if (i < a.K && j < a.V) dst[state0 + i * a.V + j] = to_storage<Elem>(x[e][c]);
+      }
+  }
+};
+
+}  // namespace glabench::parallel_scan
