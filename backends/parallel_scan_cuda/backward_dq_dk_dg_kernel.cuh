@@ -1,11 +1,15 @@
 // Backward, row layout: each thread keeps RJ rows of a V-strip — first of the state S,
 // walking forward, then of the adjoint G, walking back — so that every Σ_j is in-thread
-// FMAs plus a shuffle reduction over its NL lanes.
+// FMAs plus a shuffle reduction over its NL lanes, done once per chunk.
 //
 // Forward walk (S = S_{t-1} on entry):
 //   hist_t = a_t ⊙ (S do_t),  dq_t = scale (hist_t + k_t (v_t·do_t)),  S ← a_t S + k_tᵀ v_t
 // Reverse walk (G' = the adjoint reaching S_t from later tokens; G' = dht at t = T−1):
 //   fut_t = G' v_t,  dk_t = scale q_t (v_t·do_t) + fut_t,  G' ← a_t (G' + scale q_tᵀ do_t)
+// v·do comes from token_dot_kernel. Both walks run chunk-rescaled (row_stage.cuh): the
+// forward walk keeps U with S_τ = e^{b_τ} ⊙ U_τ, so hist_τ = e^{b_τ} (U_{τ−1} do_τ) and
+// U += k̃ᵀv; the reverse walk keeps W with G'_τ = e^{−b_τ} ⊙ W_τ, so fut_τ = e^{−b_τ} (W v_τ)
+// and W += q̃ᵀdo — two FMAs per state element and token in each walk.
 //
 // dg without division and without cancellation. With b_t = Σ_{r≤t} g_r,
 // dg_t = Σ_{r≥t} ∂L/∂b_r and ∂L/∂b_r = q_r⊙dq_r − k_r⊙dk_r (+ dht⊙ht at r = T−1).
@@ -21,147 +25,211 @@
 // adds the fut part and keeps the running suffix sum.
 #pragma once
 
+#include <type_traits>
+
 #include "row_stage.cuh"
 
 namespace glabench::parallel_scan {
+
+// v·do of every token into the workspace (one warp a token), for dq and dk.
+template <typename Elem>
+__global__ void __launch_bounds__(256) token_dot_kernel(scan_args a) {
+  using C = compute_t<Elem>;
+  const int64_t token = int64_t(blockIdx.x) * 8 + threadIdx.x / 32;  // (b·T + t)·H + h
+  const int lane = threadIdx.x % 32;
+  if (token >= a.B * a.T * a.H) return;  // whole warps
+  const Elem *v = static_cast<const Elem*>(a.v) + token * a.V,
+             *d_o = static_cast<const Elem*>(a.d_o) + token * a.V;
+  C sum = C(0);
+  for (int j = lane; j < a.V; j += 32) sum += to_compute<C>(v[j]) * to_compute<C>(d_o[j]);
+  sum = group_sum<32>(sum);
+  if (lane == 0) token_dots<C>(a)[token] = sum;
+}
 
 template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   using C = typename stage::C;
+  constexpr int kStride = stage::layout::kStride;
   const double_buffer<C, stage::kBufferValues> buffer;
+  C* scratch = buffer(0) + 2 * stage::kBufferValues;  // [group][TC][RJ] dg terms
 
   const thread_place<NL> at(a);
-  const int lane = at.lane, group = at.group;
+  const int lane = at.lane, group = at.group, n0 = group * RJ;  // n0: first row in the block
   const int64_t b = at.b, h = at.h, state0 = at.state0;
-  const int64_t row0 = int64_t(blockIdx.x) * stage::kRows, i0 = row0 + group * RJ;
+  const int64_t row0 = int64_t(blockIdx.x) * stage::kRows, i0 = row0 + n0;
   const C scale = static_cast<C>(a.scale);
-  C* partial_db = static_cast<C*>(a.workspace);  // [B,T,H,K]: the hist part of ∂L/∂b
+  C* pdb_out = partial_db<C>(a);
   const Elem* dht = static_cast<const Elem*>(a.dht);
   const int64_t chunks = (a.T + TC - 1) / TC;
   typename stage::prefetch next;
+  auto row_scalar = [&](const C* buf, int which, int tt, int r) {
+    return stage::scalars(buf, which, tt)[n0 + r];
+  };
+  // Element (b, t, h, i0 + r) of a [B,T,H,K] tensor.
+  auto key_index = [&](int64_t t, int r) { return ((b * a.T + t) * a.H + h) * a.K + i0 + r; };
 
   // ---- forward walk: dq and the hist part of ∂L/∂b ----
-  // Per token, in-thread partial sums (hist per row, then v·do) are reduced over the
-  // lanes once per chunk; the writes are spread over the lanes.
-  C S[RJ][L], last[RJ];
-  stage::load_state(static_cast<const Elem*>(a.h0), S, a, state0, lane, i0);
+  C U[RJ][L], last[RJ];  // last: rowsum(dht ⊙ U) before the last token
+  stage::load_state(static_cast<const Elem*>(a.h0), U, a, state0, lane, i0);
 #pragma unroll
   for (int r = 0; r < RJ; ++r) last[r] = C(0);
-  stage::load(next, a, b, h, 0, row0);
-  stage::commit(next, buffer(0), a, 0, row0);
+  stage::load(next, a, b, h, 0, row0, false);
+  stage::commit(next, buffer(0), scale);
   __syncthreads();
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    if (chunk + 1 < chunks) stage::load(next, a, b, h, (chunk + 1) * TC, row0);
+    if (chunk + 1 < chunks) stage::load(next, a, b, h, (chunk + 1) * TC, row0, false);
     const C* buf = buffer(chunk);
-    C part[TC][RJ + 1];
+    const int64_t last_tt = a.T - 1 - chunk * TC;  // the last token's place, if in this chunk
+    C part[TC * RJ];  // U_{τ−1} · do_τ per token and row, reduced once per chunk
 #pragma unroll
-    for (int tt = 0; tt < TC; ++tt) {
-      const int64_t t = chunk * TC + tt;
+    for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
+    auto walk = [&](auto step_by_step) {
+      constexpr bool STEP = decltype(step_by_step)::value;
 #pragma unroll
-      for (int n = 0; n <= RJ; ++n) part[tt][n] = C(0);
-      if (t >= a.T) continue;  // staged zeros past T would reset the state
-      C v[L], d_o[L];
-      load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, v);
-      load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, d_o);
+      for (int tt = 0; tt < TC; ++tt) {
+        C v[L], d_o[L];
+        load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
+        load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
+        if (tt == last_tt && dht) {  // once per kernel, uniform across the block
+          C D[RJ][L];
+          stage::load_state(dht, D, a, state0, lane, i0);
 #pragma unroll
-      for (int e = 0; e < L; ++e) {
-        part[tt][RJ] += v[e] * d_o[e];
+          for (int r = 0; r < RJ; ++r) {
 #pragma unroll
-        for (int r = 0; r < RJ; ++r) part[tt][r] += S[r][e] * d_o[e];
-      }
-      if (t == a.T - 1 && dht) {  // once per kernel, uniform across the block
-        C D[RJ][L];
-        stage::load_state(dht, D, a, state0, lane, i0);
+            for (int e = 0; e < L; ++e) last[r] += D[r][e] * U[r][e];
+            last[r] = group_sum<NL>(last[r]);
+          }
+        }
+        C odd[RJ];  // two interleaved sums halve the FMA chain
+#pragma unroll
+        for (int r = 0; r < RJ; ++r) odd[r] = C(0);
+#pragma unroll
+        for (int e = 0; e < L; ++e)
+#pragma unroll
+          for (int r = 0; r < RJ; ++r) (e % 2 ? odd[r] : part[tt * RJ + r]) += U[r][e] * d_o[e];
 #pragma unroll
         for (int r = 0; r < RJ; ++r) {
+          part[tt * RJ + r] += odd[r];
+          const C kk = row_scalar(buf, stage::kKK, tt, r);
+          if constexpr (STEP) {
+            const C ar = row_scalar(buf, stage::kA, tt, r);
 #pragma unroll
-          for (int e = 0; e < L; ++e) last[r] += D[r][e] * S[r][e];
-          last[r] = group_sum<NL>(last[r]);
+            for (int e = 0; e < L; ++e) U[r][e] = ar * U[r][e] + kk * v[e];
+          } else {
+#pragma unroll
+            for (int e = 0; e < L; ++e) U[r][e] += kk * v[e];
+          }
         }
       }
+      if constexpr (!STEP) {  // U → S at the chunk's end
 #pragma unroll
-      for (int r = 0; r < RJ; ++r) {
-        const C ar = stage::rows(buf, 0, tt)[group * RJ + r],
-                kr = stage::rows(buf, 1, tt)[group * RJ + r];
+        for (int r = 0; r < RJ; ++r) {
+          const C beta = stage::beta(buf)[n0 + r];
 #pragma unroll
-        for (int e = 0; e < L; ++e) S[r][e] = ar * S[r][e] + kr * v[e];
+          for (int e = 0; e < L; ++e) U[r][e] *= beta;
+        }
       }
-    }
-    reduce_chunk<NL>(part);
-#pragma unroll
-    for (int tt = 0; tt < TC; ++tt)
-#pragma unroll
-      for (int r = 0; r < RJ; ++r) {
-        const int64_t t = chunk * TC + tt;
-        if (lane != (tt * RJ + r) % NL || t >= a.T || i0 + r >= a.K) continue;
-        const C ar = stage::rows(buf, 0, tt)[group * RJ + r],
-                kr = stage::rows(buf, 1, tt)[group * RJ + r],
-                qr = stage::rows(buf, 2, tt)[group * RJ + r];
-        const C hist = ar * part[tt][r];
-        const int64_t at = token_index(b, t, h, i0 + r, a.T, a.H, a.K);
-        static_cast<Elem*>(a.dq)[at] = to_storage<Elem>(scale * (hist + kr * part[tt][RJ]));
-        partial_db[at] = scale * qr * hist + (t == a.T - 1 ? ar * last[r] : C(0));
-      }
-    if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), a, (chunk + 1) * TC, row0);
-    __syncthreads();
+    };
+    if (stage::stepwise(buf, n0))
+      walk(std::true_type{});
+    else
+      walk(std::false_type{});
+    reduce_scatter<NL>(part, lane, [&](int m, C sum) {
+      const int tt = m / RJ, r = m % RJ;
+      const int64_t t = chunk * TC + tt;
+      if (t >= a.T || i0 + r >= a.K) return;
+      const C eb = row_scalar(buf, stage::kEB, tt, r), hist = eb * sum;
+      const int64_t at = key_index(t, r);
+      static_cast<Elem*>(a.dq)[at] = to_storage<Elem>(
+          scale * (hist + row_scalar(buf, stage::kKRaw, tt, r) * stage::vdo(buf, tt)));
+      pdb_out[at] = scale * row_scalar(buf, stage::kQRaw, tt, r) * hist +
+                    (t == a.T - 1 ? eb * last[r] : C(0));
+    });
+    if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), scale);
+    __syncthreads();  // also makes this chunk's workspace writes visible to the stagers
   }
 
   // ---- reverse walk: dk, and dg as the suffix sum of ∂L/∂b ----
   // Row r's running suffix sum lives in lane r of its group.
-  C G[RJ][L], dg_suffix[RJ];
-  stage::load_state(dht, G, a, state0, lane, i0);
-#pragma unroll
-  for (int r = 0; r < RJ; ++r) dg_suffix[r] = C(0);
-  stage::load(next, a, b, h, (chunks - 1) * TC, row0);
-  stage::commit(next, buffer(0), a, (chunks - 1) * TC, row0);
+  C W[RJ][L], dg_suffix = C(0);
+  stage::load_state(dht, W, a, state0, lane, i0);
+  stage::load(next, a, b, h, (chunks - 1) * TC, row0, true);
+  stage::commit(next, buffer(0), scale);
   __syncthreads();
+  C* my_scratch = scratch + group * TC * RJ;
   for (int64_t n = 0; n < chunks; ++n) {
     const int64_t chunk = chunks - 1 - n;
-    if (chunk > 0) stage::load(next, a, b, h, (chunk - 1) * TC, row0);
+    if (chunk > 0) stage::load(next, a, b, h, (chunk - 1) * TC, row0, true);
     const C* buf = buffer(n);
-    C part[TC][RJ + 1];  // fut per row, then v·do
+    C part[TC * RJ];  // W_τ · v_τ per token and row (W before token τ's own term)
 #pragma unroll
-    for (int tt = TC - 1; tt >= 0; --tt) {
+    for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
+    auto walk = [&](auto step_by_step) {
+      constexpr bool STEP = decltype(step_by_step)::value;
+      if constexpr (!STEP) {  // G' → W at the chunk's (last token's) end
+#pragma unroll
+        for (int r = 0; r < RJ; ++r) {
+          const C beta = stage::beta(buf)[n0 + r];
+#pragma unroll
+          for (int e = 0; e < L; ++e) W[r][e] *= beta;
+        }
+      }
+#pragma unroll
+      for (int tt = TC - 1; tt >= 0; --tt) {
+        C v[L], d_o[L], odd[RJ];
+        load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
+        load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
+#pragma unroll
+        for (int r = 0; r < RJ; ++r) odd[r] = C(0);
+#pragma unroll
+        for (int e = 0; e < L; ++e)
+#pragma unroll
+          for (int r = 0; r < RJ; ++r) (e % 2 ? odd[r] : part[tt * RJ + r]) += W[r][e] * v[e];
+#pragma unroll
+        for (int r = 0; r < RJ; ++r) {
+          part[tt * RJ + r] += odd[r];
+          const C qq = row_scalar(buf, stage::kQQ, tt, r);
+          if constexpr (STEP) {
+            const C ar = row_scalar(buf, stage::kA, tt, r);
+#pragma unroll
+            for (int e = 0; e < L; ++e) W[r][e] = ar * (W[r][e] + qq * d_o[e]);
+          } else {
+#pragma unroll
+            for (int e = 0; e < L; ++e) W[r][e] += qq * d_o[e];
+          }
+        }
+      }
+    };
+    if (stage::stepwise(buf, n0))
+      walk(std::true_type{});
+    else
+      walk(std::false_type{});
+    // dk, and each (token, row)'s term of ∂L/∂b into the group's scratch.
+    reduce_scatter<NL>(part, lane, [&](int m, C sum) {
+      const int tt = m / RJ, r = m % RJ;
       const int64_t t = chunk * TC + tt;
-#pragma unroll
-      for (int m = 0; m <= RJ; ++m) part[tt][m] = C(0);
-      if (t >= a.T) continue;
-      C v[L], d_o[L];
-      load_strip<L>(stage::vec(buf, 0, tt) + lane * stage::layout::kStride, v);
-      load_strip<L>(stage::vec(buf, 1, tt) + lane * stage::layout::kStride, d_o);
-#pragma unroll
-      for (int e = 0; e < L; ++e) {
-        part[tt][RJ] += v[e] * d_o[e];
-#pragma unroll
-        for (int r = 0; r < RJ; ++r) part[tt][r] += G[r][e] * v[e];
+      C term = C(0);
+      if (t < a.T && i0 + r < a.K) {
+        const C fut = row_scalar(buf, stage::kEBI, tt, r) * sum;
+        static_cast<Elem*>(a.dk)[key_index(t, r)] = to_storage<Elem>(
+            scale * row_scalar(buf, stage::kQRaw, tt, r) * stage::vdo(buf, tt) + fut);
+        term = row_scalar(buf, stage::kPdb, tt, r) -
+               (t < a.T - 1 ? row_scalar(buf, stage::kKRaw, tt, r) * fut : C(0));
       }
-#pragma unroll
-      for (int r = 0; r < RJ; ++r) {
-        const C ar = stage::rows(buf, 0, tt)[group * RJ + r],
-                qr = stage::rows(buf, 2, tt)[group * RJ + r];
-#pragma unroll
-        for (int e = 0; e < L; ++e) G[r][e] = ar * (G[r][e] + scale * qr * d_o[e]);
-      }
-    }
-    reduce_chunk<NL>(part);
-#pragma unroll
-    for (int r = 0; r < RJ; ++r) {
-      if (lane != r || i0 + r >= a.K) continue;
+      my_scratch[tt * RJ + r] = term;
+    });
+    __syncwarp();
+    if (lane < RJ && i0 + lane < a.K) {
 #pragma unroll
       for (int tt = TC - 1; tt >= 0; --tt) {
         const int64_t t = chunk * TC + tt;
         if (t >= a.T) continue;
-        const C kr = stage::rows(buf, 1, tt)[group * RJ + r],
-                qr = stage::rows(buf, 2, tt)[group * RJ + r];
-        const C fut = part[tt][r];
-        const int64_t at = token_index(b, t, h, i0 + r, a.T, a.H, a.K);
-        static_cast<Elem*>(a.dk)[at] = to_storage<Elem>(scale * qr * part[tt][RJ] + fut);
-        dg_suffix[r] += partial_db[at] - (t < a.T - 1 ? kr * fut : C(0));
-        static_cast<Elem*>(a.dg)[at] = to_storage<Elem>(dg_suffix[r]);
+        dg_suffix += my_scratch[tt * RJ + lane];
+        static_cast<Elem*>(a.dg)[key_index(t, lane)] = to_storage<Elem>(dg_suffix);
       }
     }
-    if (chunk > 0) stage::commit(next, buffer(n + 1), a, (chunk - 1) * TC, row0);
+    if (chunk > 0) stage::commit(next, buffer(n + 1), scale);
     __syncthreads();
   }
 }

@@ -71,8 +71,11 @@ template <typename Elem, int NL, int RJ>
 cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
   using t = tiles<Elem>;
   using stage = row_stage<Elem, NL, t::L, RJ, t::TC, t::THREADS>;
+  const int64_t tokens = a.B * a.T * a.H;  // v·do first: 8 tokens (warps) a block
+  if (cudaError_t e = launch(token_dot_kernel<Elem>, dim3(unsigned((tokens + 7) / 8)), 256, 0, a))
+    return e;
   const dim3 grid(unsigned((a.K + stage::kRows - 1) / stage::kRows), unsigned(a.B * a.H));
-  const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
+  const size_t smem = (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
   return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, t::TC, t::THREADS>, grid, t::THREADS,
                 smem, a);
 }
@@ -137,7 +140,7 @@ cudaError_t backward_for(const scan_args& a) {
 }  // namespace
 
 size_t backward_workspace_bytes(storage s, int64_t B, int64_t T, int64_t H, int64_t K) {
-  return static_cast<size_t>(B * T * H * K) * (s == storage::fp64 ? sizeof(double) : sizeof(float));
+  return static_cast<size_t>(B * T * H * (K + 1)) * (s == storage::fp64 ? sizeof(double) : sizeof(float));
 }
 
 cudaError_t launch_forward(storage s, const scan_args& a) {

@@ -15,7 +15,7 @@ struct scan_args {
   double scale;
   const void *q, *k, *v, *g, *h0, *d_o, *dht;
   void *o, *ht, *dq, *dk, *dv, *dg, *dh0;
-  void* workspace;  // backward: B·T·H·K values of the compute type (fp64 or fp32)
+  void* workspace;  // backward: B·T·H·(K + 1) values of the compute type (fp64 or fp32)
   cudaStream_t stream;
 };
 

@@ -185,6 +185,16 @@ struct double_buffer {
   __device__ C* operator()(int64_t n) const { return base + (n & 1) * kBufferValues; }
 };
 
+// The backward's workspace: the hist part of ∂L/∂b [B,T,H,K], then v·do [B,T,H].
+template <typename C, typename Args>
+__device__ C* partial_db(const Args& a) {
+  return static_cast<C*>(a.workspace);
+}
+template <typename C, typename Args>
+__device__ C* token_dots(const Args& a) {
+  return static_cast<C*>(a.workspace) + a.B * a.T * a.H * a.K;
+}
+
 // Element (b, t, h, d) of a [B, T, H, D] tensor.
 __device__ __forceinline__ int64_t token_index(int64_t b, int64_t t, int64_t h, int64_t d,
                                                int64_t T, int64_t H, int64_t D) {

@@ -1,4 +1,4 @@
-// Measures forward- and dv-kernel tile shapes (columns per thread CJ, chunk TC, block
+// Measures forward-, dv- and row-kernel tile shapes (columns per thread CJ, chunk TC, block
 // size) on one problem in fp32 and bf16, so launch.cu's choice rests on numbers: the
 // median of 20 CUDA-event samples after 5 warm-ups, L2 flushed, and o's (dv's) rel_l2
 // against the fp64 kernels on the same rounded inputs (random inputs, gates log σ of
@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "../backward_dq_dk_dg_kernel.cuh"
 #include "../backward_dv_kernel.cuh"
 #include "../forward_kernel.cuh"
 
@@ -75,6 +76,10 @@ scan_args device_args(const problem& p, const host_inputs& in) {
   CHECK(cudaMalloc(&a.dv, p.n_v() * sizeof(T)));
   CHECK(cudaMalloc(&a.ht, p.n_s() * sizeof(T)));
   CHECK(cudaMalloc(&a.dh0, p.n_s() * sizeof(T)));
+  CHECK(cudaMalloc(&a.dq, p.n_k() * sizeof(T)));
+  CHECK(cudaMalloc(&a.dk, p.n_k() * sizeof(T)));
+  CHECK(cudaMalloc(&a.dg, p.n_k() * sizeof(T)));
+  CHECK(cudaMalloc(&a.workspace, size_t(p.B * p.T * p.H * (p.K + 1)) * sizeof(compute_t<T>)));
   return a;
 }
 
@@ -141,8 +146,50 @@ float median_ms(Kernel kernel, dim3 grid, int threads, size_t smem, const scan_a
 }
 
 struct references {
-  std::vector<double> o, dv;
+  std::vector<double> o, dv, dq, dk, dg;
 };
+
+// v·do, then the row kernel (dq, dk, dg).
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
+void launch_rows(const problem& p, const scan_args& a) {
+  using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
+  const dim3 grid(unsigned((p.K + stage::kRows - 1) / stage::kRows), unsigned(p.B * p.H));
+  const size_t smem = (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
+  auto kernel = backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>;
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  token_dot_kernel<Elem><<<unsigned((p.B * p.T * p.H + 7) / 8), 256>>>(a);
+  CHECK(cudaGetLastError());
+  kernel<<<grid, THREADS, smem>>>(a);
+  CHECK(cudaGetLastError());
+}
+
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
+void run_rows(const char* dtype, const problem& p, const scan_args& a, const references& ref,
+              const flusher& f) {
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start));
+  CHECK(cudaEventCreate(&stop));
+  std::vector<float> ms;
+  for (int n = 0; n < 15; ++n) {
+    CHECK(cudaMemsetAsync(f.buffer, n, f.bytes));
+    CHECK(cudaEventRecord(start));
+    launch_rows<Elem, NL, L, RJ, TC, THREADS>(p, a);
+    CHECK(cudaEventRecord(stop));
+    CHECK(cudaEventSynchronize(stop));
+    float t = 0;
+    CHECK(cudaEventElapsedTime(&t, start, stop));
+    if (n >= 3) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  cudaFuncAttributes ra{};
+  CHECK(cudaFuncGetAttributes(&ra, backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>));
+  std::printf("%-5s rows RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg %.4f ms  "
+              "rel_l2 dq %.3g dk %.3g dg %.3g\n",
+              dtype, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms[ms.size() / 2],
+              rel_l2(download<Elem>(a.dq, p.n_k()), ref.dq),
+              rel_l2(download<Elem>(a.dk, p.n_k()), ref.dk),
+              rel_l2(download<Elem>(a.dg, p.n_k()), ref.dg));
+}
 
 template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 void run(const char* dtype, const problem& p, const scan_args& a, const references& ref,
@@ -180,8 +227,11 @@ references reference_for(const problem& p, const host_inputs& in) {
   CHECK(cudaGetLastError());
   dv<<<grid, 128, smem>>>(a);
   CHECK(cudaGetLastError());
+  launch_rows<double, NL, 16, 2, 4, 128>(p, a);
   CHECK(cudaDeviceSynchronize());
-  return {download<double>(a.o, p.n_v()), download<double>(a.dv, p.n_v())};
+  return {download<double>(a.o, p.n_v()), download<double>(a.dv, p.n_v()),
+          download<double>(a.dq, p.n_k()), download<double>(a.dk, p.n_k()),
+          download<double>(a.dg, p.n_k())};
 }
 
 template <typename Elem, int NL>
@@ -194,6 +244,9 @@ void sweep(const char* dtype, const problem& p, const host_inputs& in, const flu
   run<Elem, NL, 16, 2, 16, 128>(dtype, p, a, ref, f);
   run<Elem, NL, 16, 1, 16, 256>(dtype, p, a, ref, f);
   run<Elem, NL, 16, 2, 4, 128>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 2, 8, 128>(dtype, p, a, ref, f);  // launch.cu's
+  run_rows<Elem, NL, 16, 1, 8, 128>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 2, 4, 128>(dtype, p, a, ref, f);
 }
 
 }  // namespace
