@@ -46,13 +46,16 @@ __global__ void __launch_bounds__(256) token_dot_kernel(scan_args a) {
   if (lane == 0) token_dots<C>(a)[token] = sum;
 }
 
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS, int DEPTH>
 __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   using C = typename stage::C;
   constexpr int kStride = stage::layout::kStride;
   const double_buffer<C, stage::kBufferValues> buffer;
-  C* scratch = buffer(0) + 2 * stage::kBufferValues;  // [group][TC][RJ] dg terms
+  // Past the two buffers: the groups' dg terms [group][TC][RJ] in the reverse walk; in
+  // the forward walk each thread's U before the last token (strided by thread).
+  C* scratch = buffer(0) + 2 * stage::kBufferValues;
+  C* saved_u = scratch + threadIdx.x;
 
   const thread_place<NL> at(a);
   const int lane = at.lane, group = at.group, n0 = group * RJ;  // n0: first row in the block
@@ -60,9 +63,9 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   const int64_t row0 = int64_t(blockIdx.x) * stage::kRows, i0 = row0 + n0;
   const C scale = static_cast<C>(a.scale);
   C* pdb_out = partial_db<C>(a);
+  const typename stage::cursor where = stage::make_cursor(a, b, h, row0);
   const Elem* dht = static_cast<const Elem*>(a.dht);
   const int64_t chunks = (a.T + TC - 1) / TC;
-  typename stage::prefetch next;
   auto row_scalar = [&](const C* buf, int which, int tt, int r) {
     return stage::scalars(buf, which, tt)[n0 + r];
   };
@@ -74,12 +77,14 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   stage::load_state(static_cast<const Elem*>(a.h0), U, a, state0, lane, i0);
 #pragma unroll
   for (int r = 0; r < RJ; ++r) last[r] = C(0);
-  stage::load(next, a, b, h, 0, row0, false);
-  stage::commit(next, buffer(0), scale);
-  __syncthreads();
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    if (chunk + 1 < chunks) stage::load(next, a, b, h, (chunk + 1) * TC, row0, false);
-    const C* buf = buffer(chunk);
+  auto commit = [&](const typename stage::prefetch& p, C* buf) {
+    stage::commit(p, buf, scale, where);
+  };
+  auto load_forward = [&](typename stage::prefetch& p, int64_t chunk) {
+    stage::load(p, a, where, chunk * TC, false);
+  };
+  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load_forward, commit, [&](
+                                                        int64_t chunk, const C* buf) {
     const int64_t last_tt = a.T - 1 - chunk * TC;  // the last token's place, if in this chunk
     C part[TC * RJ];  // U_{τ−1} · do_τ per token and row, reduced once per chunk
 #pragma unroll
@@ -92,14 +97,10 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
         load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
         load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
         if (tt == last_tt && dht) {  // once per kernel, uniform across the block
-          C D[RJ][L];
-          stage::load_state(dht, D, a, state0, lane, i0);
 #pragma unroll
-          for (int r = 0; r < RJ; ++r) {
+          for (int r = 0; r < RJ; ++r)
 #pragma unroll
-            for (int e = 0; e < L; ++e) last[r] += D[r][e] * U[r][e];
-            last[r] = group_sum<NL>(last[r]);
-          }
+            for (int e = 0; e < L; ++e) saved_u[(r * L + e) * THREADS] = U[r][e];
         }
         C odd[RJ];  // two interleaved sums halve the FMA chain
 #pragma unroll
@@ -135,6 +136,16 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       walk(std::true_type{});
     else
       walk(std::false_type{});
+    if (last_tt < TC && dht) {  // the last token's rowsum(dht ⊙ U_{T−2}), from saved_u
+      C D[RJ][L];
+      stage::load_state(dht, D, a, state0, lane, i0);
+#pragma unroll
+      for (int r = 0; r < RJ; ++r) {
+#pragma unroll
+        for (int e = 0; e < L; ++e) last[r] += D[r][e] * saved_u[(r * L + e) * THREADS];
+        last[r] = group_sum<NL>(last[r]);
+      }
+    }
     reduce_scatter<NL>(part, lane, [&](int m, C sum) {
       const int tt = m / RJ, r = m % RJ;
       const int64_t t = chunk * TC + tt;
@@ -146,22 +157,19 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       pdb_out[at] = scale * row_scalar(buf, stage::kQRaw, tt, r) * hist +
                     (t == a.T - 1 ? eb * last[r] : C(0));
     });
-    if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), scale);
-    __syncthreads();  // also makes this chunk's workspace writes visible to the stagers
-  }
+  });  // its barriers also make the workspace writes visible to the stagers
 
   // ---- reverse walk: dk, and dg as the suffix sum of ∂L/∂b ----
   // Row r's running suffix sum lives in lane r of its group.
   C W[RJ][L], dg_suffix = C(0);
   stage::load_state(dht, W, a, state0, lane, i0);
-  stage::load(next, a, b, h, (chunks - 1) * TC, row0, true);
-  stage::commit(next, buffer(0), scale);
-  __syncthreads();
   C* my_scratch = scratch + group * TC * RJ;
-  for (int64_t n = 0; n < chunks; ++n) {
+  auto load_reverse = [&](typename stage::prefetch& p, int64_t n) {  // step n: chunk chunks − 1 − n
+    stage::load(p, a, where, (chunks - 1 - n) * TC, true);
+  };
+  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load_reverse, commit, [&](
+                                                        int64_t n, const C* buf) {
     const int64_t chunk = chunks - 1 - n;
-    if (chunk > 0) stage::load(next, a, b, h, (chunk - 1) * TC, row0, true);
-    const C* buf = buffer(n);
     C part[TC * RJ];  // W_τ · v_τ per token and row (W before token τ's own term)
 #pragma unroll
     for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
@@ -229,9 +237,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
         static_cast<Elem*>(a.dg)[key_index(t, lane)] = to_storage<Elem>(dg_suffix);
       }
     }
-    if (chunk > 0) stage::commit(next, buffer(n + 1), scale);
-    __syncthreads();
-  }
+  });
 }
 
 }  // namespace glabench::parallel_scan

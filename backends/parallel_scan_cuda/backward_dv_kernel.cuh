@@ -16,7 +16,7 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int DEPTH>
 __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
@@ -30,20 +30,22 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   const typename stage::source src{static_cast<const Elem*>(a.g), static_cast<const Elem*>(a.k),
                                    static_cast<const Elem*>(a.q), static_cast<const Elem*>(a.d_o)};
   const C scale = static_cast<C>(a.scale);
+  const typename stage::cursor where = stage::make_cursor(a, b, h, col0);
 
   C G[L][CJ];  // the adjoint; inside a rescaled chunk, W
   stage::load_state(static_cast<const Elem*>(a.dht), G, a, state0, lane, j0);
 
   const int64_t chunks = (a.T + TC - 1) / TC;
-  typename stage::prefetch next;
-  stage::load(next, src, a, b, h, (chunks - 1) * TC, col0);
-  stage::commit(next, buffer(0), scale);
-  __syncthreads();
   Elem* dv_out = static_cast<Elem*>(a.dv);
-  for (int64_t n = 0; n < chunks; ++n) {
+  auto load = [&](typename stage::prefetch& p, int64_t n) {  // step n: chunk chunks − 1 − n
+    stage::load(p, src, where, (chunks - 1 - n) * TC);
+  };
+  auto commit = [&](const typename stage::prefetch& p, C* buf) {
+    stage::commit(p, buf, scale, where);
+  };
+  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load, commit, [&](int64_t n,
+                                                                                       const C* buf) {
     const int64_t chunk = chunks - 1 - n;
-    if (chunk > 0) stage::load(next, src, a, b, h, (chunk - 1) * TC, col0);
-    const C* buf = buffer(n);
     C dv_part[TC * CJ];  // per-token partial sums, reduced once per chunk
 #pragma unroll
     for (int m = 0; m < TC * CJ; ++m) dv_part[m] = C(0);
@@ -97,9 +99,7 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
       const int tt = m / CJ, c = m % CJ;
       if (tt < rows && c < columns) dv_chunk[tt * step_v + c] = to_storage<Elem>(sum);
     });
-    if (chunk > 0) stage::commit(next, buffer(n + 1), scale);
-    __syncthreads();
-  }
+  });
 
   if (a.dh0) stage::store_state(static_cast<Elem*>(a.dh0), G, a, state0, lane, j0);
 }

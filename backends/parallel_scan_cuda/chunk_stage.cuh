@@ -62,6 +62,7 @@ struct chunk_stage {
   struct prefetch {
     Elem g[kRowsPerThread][TC], k[kRowsPerThread][TC], q[kRowsPerThread][TC];
     Elem col[kColPasses];
+    int rows;  // tokens of the chunk before T
   };
 
   struct source {
@@ -83,45 +84,71 @@ struct chunk_stage {
   __device__ static int col_row() { return threadIdx.x / kColumns; }
   __device__ static int col_index() { return threadIdx.x % kColumns; }
 
-  // Pointers to the chunk's first token are formed once in 64 bits; offsets within the
-  // chunk fit 32 bits (B·H ≤ 65535 and head sizes ≤ 256, checked by supports()).
-  __device__ static void load(prefetch& r, const source& s, const scan_args& a, int64_t b,
-                              int64_t h, int64_t t0, int64_t col0) {
-    const int64_t first = (b * a.T + t0) * a.H + h;  // token (b, t0, h)
-    const int step_k = int(a.H * a.K), step_v = int(a.H * a.V), K = int(a.K);
-    const int rows = int(a.T - t0 < TC ? a.T - t0 : TC);
-    const Elem *g = s.g + first * a.K, *k = s.k + first * a.K, *q = s.q + first * a.K;
+  // Where this thread's staged elements sit, built once per kernel: the element of
+  // token 0 of its key rows (of g, k, q) and of its column value (of x), and the steps
+  // to the next token. Rows past K and columns past V read the last one instead, and
+  // tokens past T the last token, so that loads need no predicates or per-load index
+  // arithmetic; commit() zeroes what they read.
+  struct cursor {
+    int64_t key[kRowsPerThread], col, T;
+    int step_k, step_v;
+    bool key_in[kRowsPerThread], col_in;
+  };
+  __device__ static cursor make_cursor(const scan_args& a, int64_t b, int64_t h, int64_t col0) {
+    cursor c;
 #pragma unroll
     for (int n = 0; n < kRowsPerThread; ++n) {
-      const int i = key_row(n);
-      if (i >= layout::kPadded) continue;  // whole warps
+      const int64_t i = key_row(n);
+      c.key_in[n] = i < a.K;
+      c.key[n] = (b * a.T * a.H + h) * a.K + (c.key_in[n] ? i : a.K - 1);
+    }
+    const int64_t j = col0 + col_index();
+    c.col_in = j < a.V;
+    c.col = (b * a.T * a.H + h) * a.V + (c.col_in ? j : a.V - 1);
+    c.T = a.T;
+    c.step_k = int(a.H * a.K);
+    c.step_v = int(a.H * a.V);
+    return c;
+  }
+
+  __device__ static void load(prefetch& r, const source& s, const cursor& c, int64_t t0) {
+    r.rows = int(c.T - t0 < TC ? c.T - t0 : TC);
+#pragma unroll
+    for (int n = 0; n < kRowsPerThread; ++n) {
+      if (key_row(n) >= layout::kPadded) continue;  // whole warps
+      const int64_t key = c.key[n] + t0 * c.step_k;
+      const Elem *g = s.g + key, *k = s.k + key, *q = s.q + key;
 #pragma unroll
       for (int tt = 0; tt < TC; ++tt) {
-        const bool in = tt < rows && i < K;
-        r.g[n][tt] = in ? g[tt * step_k + i] : Elem(0.0f);
-        r.k[n][tt] = in ? k[tt * step_k + i] : Elem(0.0f);
-        r.q[n][tt] = in ? q[tt * step_k + i] : Elem(0.0f);
+        r.g[n][tt] = *g;
+        r.k[n][tt] = *k;
+        r.q[n][tt] = *q;
+        const int step = tt + 1 < r.rows ? c.step_k : 0;
+        g += step, k += step, q += step;
       }
     }
-    const Elem* x = s.x + first * a.V + col0;
-    const int columns = int(a.V - col0);
+    const Elem* x = s.x + c.col + t0 * c.step_v;
 #pragma unroll
     for (int pass = 0; pass < kColPasses; ++pass) {
-      const int tt = pass * kColRowsPerPass + col_row(), j = col_index();
-      r.col[pass] = (tt < rows && j < columns) ? x[tt * step_v + j] : Elem(0.0f);
+      const int tt = pass * kColRowsPerPass + col_row();
+      r.col[pass] = x[(tt < r.rows ? tt : r.rows - 1) * c.step_v];
     }
   }
 
-  // Rows past K and tokens past T were loaded as zeros: g = 0 (a = 1, b unchanged) and
-  // k = q = 0, so they leave the state alone and add nothing.
-  __device__ static void commit(const prefetch& r, C* buf, C q_scale) {
+  // Rows past K and tokens past T become g = 0 (a = 1, b unchanged) and k = q = 0, so
+  // they leave the state alone and add nothing. Branch-free: a strip's factors e^{∓b}
+  // become 1 when it goes step by step.
+  __device__ static void commit(const prefetch& r, C* buf, C q_scale, const cursor& c) {
 #pragma unroll
     for (int n = 0; n < kRowsPerThread; ++n) {
       const int i = key_row(n);
       if (i >= layout::kPadded) continue;  // whole warps
+      auto value = [&](const Elem(&x)[kRowsPerThread][TC], int tt) {
+        return c.key_in[n] && tt < r.rows ? to_compute<C>(x[n][tt]) : C(0);
+      };
       C bs[TC], b = C(0);  // b_τ of this row
 #pragma unroll
-      for (int tt = 0; tt < TC; ++tt) bs[tt] = b += to_compute<C>(r.g[n][tt]);
+      for (int tt = 0; tt < TC; ++tt) bs[tt] = b += value(r.g, tt);
       // Step by step if any row of the strip decays past the rescaling range (or is NaN).
       const unsigned out_of_range = __ballot_sync(0xffffffffu, !(b >= -kMaxRescale<C>));
       const int strip_shift = int(threadIdx.x) % 32 / L * L;
@@ -129,23 +156,20 @@ struct chunk_stage {
       const int slot = layout::slot(i);
 #pragma unroll
       for (int tt = 0; tt < TC; ++tt) {
-        const C k = to_compute<C>(r.k[n][tt]), q = q_scale * to_compute<C>(r.q[n][tt]);
-        if (step) {
-          buf[(kA * TC + tt) * layout::kRow + slot] = exp_of(to_compute<C>(r.g[n][tt]));
-          buf[(kK * TC + tt) * layout::kRow + slot] = k;
-          buf[(kQ * TC + tt) * layout::kRow + slot] = q;
-        } else {
-          buf[(kK * TC + tt) * layout::kRow + slot] = k * exp_of(-bs[tt]);
-          buf[(kQ * TC + tt) * layout::kRow + slot] = q * exp_of(bs[tt]);
-        }
+        const C k = value(r.k, tt), q = q_scale * value(r.q, tt), bt = step ? C(0) : bs[tt];
+        if (step) buf[(kA * TC + tt) * layout::kRow + slot] = exp_of(value(r.g, tt));
+        buf[(kK * TC + tt) * layout::kRow + slot] = k * exp_of(-bt);
+        buf[(kQ * TC + tt) * layout::kRow + slot] = q * exp_of(bt);
       }
-      buf[kBeta + slot] = step ? C(1) : exp_of(b);
+      buf[kBeta + slot] = exp_of(step ? C(0) : b);
       if (i % L == 0) buf[kFlags + i / L] = step ? C(1) : C(0);
     }
 #pragma unroll
     for (int pass = 0; pass < kColPasses; ++pass) {
       const int tt = pass * kColRowsPerPass + col_row();
-      if (tt < TC) buf[kCols + tt * kColumns + col_index()] = to_compute<C>(r.col[pass]);
+      if (tt < TC)
+        buf[kCols + tt * kColumns + col_index()] =
+            c.col_in && tt < r.rows ? to_compute<C>(r.col[pass]) : C(0);
     }
   }
 

@@ -13,7 +13,7 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int DEPTH>
 __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
@@ -27,19 +27,21 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   const typename stage::source src{static_cast<const Elem*>(a.g), static_cast<const Elem*>(a.k),
                                    static_cast<const Elem*>(a.q), static_cast<const Elem*>(a.v)};
   const C scale = static_cast<C>(a.scale);
+  const typename stage::cursor where = stage::make_cursor(a, b, h, col0);
 
   C S[L][CJ];  // the state; inside a rescaled chunk, U
   stage::load_state(static_cast<const Elem*>(a.h0), S, a, state0, lane, j0);
 
   const int64_t chunks = (a.T + TC - 1) / TC;
-  typename stage::prefetch next;
-  stage::load(next, src, a, b, h, 0, col0);
-  stage::commit(next, buffer(0), scale);
-  __syncthreads();
   Elem* out = static_cast<Elem*>(a.o);
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    if (chunk + 1 < chunks) stage::load(next, src, a, b, h, (chunk + 1) * TC, col0);
-    const C* buf = buffer(chunk);
+  auto load = [&](typename stage::prefetch& p, int64_t chunk) {
+    stage::load(p, src, where, chunk * TC);
+  };
+  auto commit = [&](const typename stage::prefetch& p, C* buf) {
+    stage::commit(p, buf, scale, where);
+  };
+  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load, commit, [&](int64_t chunk,
+                                                                                       const C* buf) {
     C o_part[TC * CJ];  // per-token partial sums, reduced once per chunk
 #pragma unroll
     for (int n = 0; n < TC * CJ; ++n) o_part[n] = C(0);
@@ -99,9 +101,7 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
       const int tt = n / CJ, c = n % CJ;
       if (tt < rows && c < columns) out_chunk[tt * step_v + c] = to_storage<Elem>(sum);
     });
-    if (chunk + 1 < chunks) stage::commit(next, buffer(chunk + 1), scale);
-    __syncthreads();
-  }
+  });
 
   stage::store_state(static_cast<Elem*>(a.ht), S, a, state0, lane, j0);
 }

@@ -11,24 +11,33 @@
 namespace glabench::parallel_scan {
 namespace {
 
-// Tile sizes, from bench/tile_sweep.cu on an H200 (2026-11-21; the sweeps are in
-// reports/2026-11-21-h200-parallel_scan_cuda-v3/ and -v4/). With the per-chunk
-// reductions, fp32 forward at B4 T2048 H16 D128: 2 columns per thread and 8-token
-// chunks 0.77 ms, against 0.82–1.60 ms for 1 or 4 columns, 16-token chunks, strips of
-// 8; at B2 T16384 4.47 ms against 5.3–8.8 ms; at B4 T1024 H4 D100 within 1% of the
-// best (1 column). Earlier sweeps ruled out 4- and 32-token chunks, token unrolling,
-// strips of 32 and 256-thread blocks. fp64 uses 4-token chunks to keep its doubles in
-// registers.
+// Tile sizes, from bench/tile_sweep.cu on an H200 (2026-11-22, commit 3707288 and
+// after; reports/2026-11-22-h200-parallel_scan_cuda-rescaled/). At B4 T2048 H16 D128,
+// forward: fp32 with 16-token chunks 0.510 ms against 0.556 with 8 (2.72 against 3.15
+// ms at B2 T16384), bf16 with 8-token chunks 0.500 ms against 0.538 with 16 (2.80
+// against 3.15); 1 column per thread (256-thread blocks) 0.94–0.99 ms; 4-token chunks
+// 0.75–0.81 ms. Row kernel: 8-token chunks 1.34 ms against 1.48 with 16 (which spills).
+// Keeping the next two or three chunks' loads in flight (DEPTH) was slower everywhere
+// (0.58–0.62 ms forward): the registers it takes cost more than the latency it hides.
+// Earlier sweeps (reports/2026-11-21-…-v3/, -v4/) ruled out 4 or 8 columns per thread,
+// strips of 8 or 32 and token unrolling. fp64 uses 4-token chunks to keep its doubles
+// in registers.
 template <typename Elem>
 struct tiles {
   static constexpr int L = 16;          // strip length along the reduced axis
   static constexpr int PER_THREAD = 2;  // value columns (forward, dv) or key rows (dq, dk, dg)
-  static constexpr int TC = 8;          // tokens per staged chunk
+  static constexpr int TC_COLUMNS = 8;  // tokens per staged chunk: forward and dv kernels
+  static constexpr int TC_ROWS = 8;     // … and the row kernel
   static constexpr int THREADS = 128;
+  static constexpr int DEPTH = 1;  // chunks whose global loads are in flight
 };
 template <>
-struct tiles<double> {
-  static constexpr int L = 16, PER_THREAD = 2, TC = 4, THREADS = 128;
+struct tiles<float> : tiles<__nv_bfloat16> {
+  static constexpr int TC_COLUMNS = 16;
+};
+template <>
+struct tiles<double> : tiles<__nv_bfloat16> {
+  static constexpr int TC_COLUMNS = 4, TC_ROWS = 4;
 };
 
 // At least 4 lanes: fewer would put hundreds of columns in one block and its staging
@@ -51,33 +60,34 @@ cudaError_t launch(Kernel kernel, dim3 grid, int threads, size_t smem_bytes, con
 template <typename Elem, int NL, int CJ>
 cudaError_t forward_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = chunk_stage<Elem, NL, t::L, CJ, t::TC, t::THREADS>;
+  using stage = chunk_stage<Elem, NL, t::L, CJ, t::TC_COLUMNS, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(forward_kernel<Elem, NL, t::L, CJ, t::TC, t::THREADS>, grid, t::THREADS, smem, a);
+  return launch(forward_kernel<Elem, NL, t::L, CJ, t::TC_COLUMNS, t::THREADS, t::DEPTH>, grid, t::THREADS,
+                smem, a);
 }
 
 template <typename Elem, int NL, int CJ>
 cudaError_t backward_dv_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = chunk_stage<Elem, NL, t::L, CJ, t::TC, t::THREADS>;
+  using stage = chunk_stage<Elem, NL, t::L, CJ, t::TC_COLUMNS, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, t::TC, t::THREADS>, grid, t::THREADS, smem,
-                a);
+  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, t::TC_COLUMNS, t::THREADS, t::DEPTH>, grid,
+                t::THREADS, smem, a);
 }
 
 template <typename Elem, int NL, int RJ>
 cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = row_stage<Elem, NL, t::L, RJ, t::TC, t::THREADS>;
+  using stage = row_stage<Elem, NL, t::L, RJ, t::TC_ROWS, t::THREADS>;
   const int64_t tokens = a.B * a.T * a.H;  // v·do first: 8 tokens (warps) a block
   if (cudaError_t e = launch(token_dot_kernel<Elem>, dim3(unsigned((tokens + 7) / 8)), 256, 0, a))
     return e;
   const dim3 grid(unsigned((a.K + stage::kRows - 1) / stage::kRows), unsigned(a.B * a.H));
   const size_t smem = (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
-  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, t::TC, t::THREADS>, grid, t::THREADS,
-                smem, a);
+  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, t::TC_ROWS, t::THREADS, t::DEPTH>, grid,
+                t::THREADS, smem, a);
 }
 
 // NL ∈ {4, 8, 16}: head sizes ≤ 64, ≤ 128, ≤ 256.

@@ -46,6 +46,8 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
   if (!has_capability(kBackend, p->op, p->dtype, mode))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "parallel_scan_cuda runs gla in fp64, fp32 and bf16");
+  if (p->B < 1 || p->T < 1 || p->H < 1 || p->K < 1 || p->V < 1)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B, T, H, K and V must be at least 1");
   if (p->K > scan::kMaxHeadSize || p->V > scan::kMaxHeadSize)
     return fail(
         reason, GLABENCH_ERROR_UNSUPPORTED,

@@ -13,8 +13,9 @@
 //
 // plus β = e^{b_last} (1 step by step) and the step flag per row, and v·do per token
 // (from the workspace; token_dot_kernel). The RJ rows of a thread decide together.
-// Same prefetch/commit double-buffering as chunk_stage; thread n < kRows stages every
-// token of row n, so b's running sum stays in its registers.
+// Same prefetch/commit double-buffering as chunk_stage. The row scalars are the bulk
+// of the staging work, so every thread takes a share: kParts consecutive lanes stage
+// one row, kPartTokens tokens each, and b's running sum is a shuffle scan over them.
 #pragma once
 
 #include "chunk_stage.cuh"
@@ -34,25 +35,32 @@ struct row_stage {
   static constexpr int kFlag = kBeta + kRows;
   static constexpr int kVdo = kFlag + kRows;
   static constexpr int kBufferValues = kVdo + TC + (4 - TC % 4) % 4;
-  // After the two buffers: each group's per-token dg terms of the chunk, for its suffix sum.
-  static constexpr int kScratchValues = kGroups * TC * RJ;
+  // After the two buffers: each group's per-token dg terms of the chunk (reverse walk),
+  // or each thread's rows of U before the last token (forward walk).
+  static constexpr int kScratchValues =
+      kGroups * TC * RJ > THREADS * RJ * L ? kGroups * TC * RJ : THREADS * RJ * L;
 
   // V-vectors: each staged row is spread over the threads (kVecRowsPerPass tokens at
   // once when the block is wider than the row); addresses are a row pointer plus a lane
-  // offset. Row scalars: thread n < kRows; v·do: threads kRows … kRows + TC − 1.
+  // offset. Row scalars: thread n stages part n % kParts of row n / kParts; v·do of
+  // token n: thread n < TC.
   static_assert(THREADS % layout::kPadded == 0 || layout::kPadded % THREADS == 0, "powers of two");
   static constexpr int kVecRowsPerPass = THREADS >= layout::kPadded ? THREADS / layout::kPadded : 1;
   static constexpr int kVecSplits = layout::kPadded > THREADS ? layout::kPadded / THREADS : 1;
   static constexpr int kVecPasses = (TC + kVecRowsPerPass - 1) / kVecRowsPerPass;
-  static_assert(kRows + TC <= THREADS, "row scalars and v·do: one thread each");
-  static_assert(32 % RJ == 0, "a thread's rows are staged in one warp");
-  static constexpr int kStagingWarps = (kRows + TC + 31) / 32;
+  static_assert(kRows <= THREADS && TC <= THREADS, "row scalars and v·do: a thread each");
+  static constexpr int kParts = THREADS / kRows < TC ? THREADS / kRows : TC;
+  static constexpr int kPartTokens = TC / kParts;
+  static constexpr int kDecide = RJ * kParts;  // lanes that stage one thread's rows
+  static_assert(TC % kParts == 0 && 32 % kDecide == 0, "powers of two");
+  static constexpr int kStagingWarps = (kRows * kParts + 31) / 32;
 
   struct prefetch {
     Elem vec[2][kVecPasses][kVecSplits];
-    Elem g[TC], k[TC], q[TC];
-    C pdb[TC];
+    Elem g[kPartTokens], k[kPartTokens], q[kPartTokens];
+    C pdb[kPartTokens];
     C vdo;
+    int rows;  // tokens of the chunk before T
   };
 
   __device__ static const C* vec(const C* buf, int which, int tt) {
@@ -66,50 +74,75 @@ struct row_stage {
   __device__ static C vdo(const C* buf, int tt) { return buf[kVdo + tt]; }
 
   __device__ static int vec_row() { return threadIdx.x / layout::kPadded % kVecRowsPerPass; }
+  __device__ static int key_row() { return threadIdx.x / kParts; }  // in the block
+  __device__ static int first_token() { return threadIdx.x % kParts * kPartTokens; }
   __device__ static int vec_index(int split) {
     return threadIdx.x % layout::kPadded + split * THREADS;
   }
 
-  __device__ static void load(prefetch& r, const scan_args& a, int64_t b, int64_t h, int64_t t0,
-                              int64_t row0, bool with_pdb) {
-    const int64_t first = (b * a.T + t0) * a.H + h;  // token (b, t0, h)
-    const int step_k = int(a.H * a.K), step_v = int(a.H * a.V), V = int(a.V), K = int(a.K);
-    const int rows = int(a.T - t0 < TC ? a.T - t0 : TC);
+  // Where this thread's staged elements sit, built once per kernel: the element of
+  // token 0 of its V-vector entry (of v, do), of its key row (of g, k, q and the
+  // workspace) and of its token for v·do. Entries past V or K read the last one, and
+  // tokens past T the last token, so that loads need no predicates or per-load index
+  // arithmetic; commit() zeroes what they read.
+  struct cursor {
+    int64_t vec, key, token, T;
+    int step_k, step_v, H;
+    bool vec_in[kVecSplits], key_in;
+  };
+  __device__ static cursor make_cursor(const scan_args& a, int64_t b, int64_t h, int64_t row0) {
+    const int n = threadIdx.x;
+    cursor c;
+    const int64_t j = vec_index(0);
+    c.vec = ((b * a.T + vec_row()) * a.H + h) * a.V + (j < a.V ? j : a.V - 1);
 #pragma unroll
-    for (int which = 0; which < 2; ++which) {
-      const Elem* src = static_cast<const Elem*>(which == 0 ? a.v : a.d_o) + first * a.V;
-#pragma unroll
-      for (int pass = 0; pass < kVecPasses; ++pass) {
-        const int tt = pass * kVecRowsPerPass + vec_row();
-#pragma unroll
-        for (int split = 0; split < kVecSplits; ++split) {
-          const int j = vec_index(split);
-          r.vec[which][pass][split] = (tt < rows && j < V) ? src[tt * step_v + j] : Elem(0.0f);
-        }
-      }
-    }
-    const int n = threadIdx.x, i = int(row0) + n;
-    if (n < kRows) {
-      const Elem *g = static_cast<const Elem*>(a.g) + first * a.K,
-                 *k = static_cast<const Elem*>(a.k) + first * a.K,
-                 *q = static_cast<const Elem*>(a.q) + first * a.K;
-      const C* pdb = partial_db<C>(a) + first * a.K;
-#pragma unroll
-      for (int tt = 0; tt < TC; ++tt) {
-        const bool in = tt < rows && i < K;
-        r.g[tt] = in ? g[tt * step_k + i] : Elem(0.0f);
-        r.k[tt] = in ? k[tt * step_k + i] : Elem(0.0f);
-        r.q[tt] = in ? q[tt * step_k + i] : Elem(0.0f);
-        r.pdb[tt] = in && with_pdb ? pdb[tt * step_k + i] : C(0);
-      }
-    } else if (n < kRows + TC) {
-      const int tt = n - kRows;
-      r.vdo = tt < rows ? token_dots<C>(a)[first + int64_t(tt) * a.H] : C(0);
-    }
+    for (int split = 0; split < kVecSplits; ++split) c.vec_in[split] = vec_index(split) < a.V;
+    c.key_in = key_row() < kRows && row0 + key_row() < a.K;
+    c.key = (b * a.T * a.H + h) * a.K + (c.key_in ? row0 + key_row() : a.K - 1);
+    c.token = (b * a.T + n) * a.H + h;  // for threads n < TC
+    c.T = a.T;
+    c.step_k = int(a.H * a.K);
+    c.step_v = int(a.H * a.V);
+    c.H = int(a.H);
+    return c;
   }
 
-  // Rows past K and tokens past T were loaded as zeros: a = 1, and nothing is added.
-  __device__ static void commit(const prefetch& r, C* buf, C scale) {
+  __device__ static void load(prefetch& r, const scan_args& a, const cursor& c, int64_t t0,
+                              bool with_pdb) {
+    r.rows = int(c.T - t0 < TC ? c.T - t0 : TC);
+    const int64_t vec = c.vec + t0 * c.step_v;
+#pragma unroll
+    for (int which = 0; which < 2; ++which) {
+      const Elem* src = static_cast<const Elem*>(which == 0 ? a.v : a.d_o) + vec;
+#pragma unroll
+      for (int pass = 0; pass < kVecPasses; ++pass) {
+        const int tt = pass * kVecRowsPerPass + vec_row(), last = r.rows - 1 - vec_row();
+        const int at = (tt < r.rows ? pass * kVecRowsPerPass : last) * c.step_v;
+#pragma unroll
+        for (int split = 0; split < kVecSplits; ++split)
+          r.vec[which][pass][split] = src[at + (c.vec_in[split] ? split * THREADS : 0)];
+      }
+    }
+    const int n = threadIdx.x;
+    if (n < kRows * kParts) {
+      const Elem *g = static_cast<const Elem*>(a.g) + c.key, *k = static_cast<const Elem*>(a.k) + c.key,
+                 *q = static_cast<const Elem*>(a.q) + c.key;
+      const C* pdb = partial_db<C>(a) + c.key;
+#pragma unroll
+      for (int u = 0; u < kPartTokens; ++u) {
+        const int tt = first_token() + u;
+        const int64_t at = (t0 + (tt < r.rows ? tt : r.rows - 1)) * c.step_k;
+        r.g[u] = g[at];
+        r.k[u] = k[at];
+        r.q[u] = q[at];
+        r.pdb[u] = with_pdb ? pdb[at] : C(0);
+      }
+    }
+    if (n < TC) r.vdo = token_dots<C>(a)[c.token + (t0 - (n < r.rows ? 0 : n)) * c.H];
+  }
+
+  // Rows past K and tokens past T become a = 1 and add nothing.
+  __device__ static void commit(const prefetch& r, C* buf, C scale, const cursor& c) {
 #pragma unroll
     for (int which = 0; which < 2; ++which)
 #pragma unroll
@@ -119,36 +152,56 @@ struct row_stage {
 #pragma unroll
         for (int split = 0; split < kVecSplits; ++split)
           buf[(which * TC + tt) * layout::kRow + layout::slot(vec_index(split))] =
-              to_compute<C>(r.vec[which][pass][split]);
+              c.vec_in[split] && tt < r.rows ? to_compute<C>(r.vec[which][pass][split]) : C(0);
       }
-    const int n = threadIdx.x;
-    if (n / 32 >= kStagingWarps) return;  // whole warps: the ballot below needs them
-    C bs[TC], b = C(0);
+    const int n = threadIdx.x, row = key_row(), t_first = first_token();
+    if (n < TC) buf[kVdo + n] = n < r.rows ? r.vdo : C(0);
+    if (n / 32 >= kStagingWarps) return;  // whole warps: the shuffles below need them
+    auto value = [&](const Elem(&x)[kPartTokens], int u) {
+      return c.key_in && t_first + u < r.rows ? to_compute<C>(x[u]) : C(0);
+    };
+    // b_τ: this part's running sum, after the sum of the row's earlier parts (a scan
+    // over the row's kParts lanes).
+    C bs[kPartTokens], b = C(0);
 #pragma unroll
-    for (int tt = 0; tt < TC; ++tt) bs[tt] = b += to_compute<C>(r.g[tt]);
-    const unsigned out_of_range = __ballot_sync(0xffffffffu, n < kRows && !(b >= -kMaxRescale<C>));
-    const bool step = (out_of_range >> (n % 32 / RJ * RJ)) & ((1u << RJ) - 1u);
-    if (n < kRows) {
-      auto put = [&](int which, int tt, C value) {
-        buf[kScalarBase + (which * TC + tt) * kRows + n] = value;
-      };
+    for (int u = 0; u < kPartTokens; ++u) bs[u] = b += value(r.g, u);
+    C before = b;  // inclusive scan of the parts' sums, then minus this part's own
 #pragma unroll
-      for (int tt = 0; tt < TC; ++tt) {
-        const C g = to_compute<C>(r.g[tt]), k = to_compute<C>(r.k[tt]), q = to_compute<C>(r.q[tt]);
-        const C a = exp_of(g), eb = step ? a : exp_of(bs[tt]), ebi = step ? C(1) : exp_of(-bs[tt]);
-        put(kA, tt, a);
-        put(kKK, tt, k * ebi);
-        put(kQQ, tt, scale * q * (step ? C(1) : eb));
-        put(kEB, tt, eb);
-        put(kEBI, tt, ebi);
-        put(kKRaw, tt, k);
-        put(kQRaw, tt, q);
-        put(kPdb, tt, r.pdb[tt]);
-      }
-      buf[kBeta + n] = step ? C(1) : exp_of(b);
-      buf[kFlag + n] = step ? C(1) : C(0);
-    } else if (n < kRows + TC) {
-      buf[kVdo + n - kRows] = r.vdo;
+    for (int offset = 1; offset < kParts; offset *= 2) {
+      const C other = __shfl_up_sync(0xffffffffu, before, offset, kParts);
+      if (n % kParts >= offset) before += other;
+    }
+    before -= b;
+#pragma unroll
+    for (int u = 0; u < kPartTokens; ++u) bs[u] += before;
+    const C b_last = __shfl_sync(0xffffffffu, bs[kPartTokens - 1], kParts - 1, kParts);
+    // Step by step when a row of the thread's RJ decays past the rescaling range.
+    const unsigned out_of_range =
+        __ballot_sync(0xffffffffu, row < kRows && !(b_last >= -kMaxRescale<C>));
+    const unsigned group_bits = kDecide == 32 ? 0xffffffffu : (1u << kDecide) - 1u;
+    const bool step = (out_of_range >> (n % 32 / kDecide * kDecide)) & group_bits;
+    if (row >= kRows) return;
+    auto put = [&](int which, int tt, C x) {
+      buf[kScalarBase + (which * TC + tt) * kRows + row] = x;
+    };
+#pragma unroll
+    for (int u = 0; u < kPartTokens; ++u) {
+      const int tt = t_first + u;
+      const C k = value(r.k, u), q = value(r.q, u);
+      const C a = exp_of(value(r.g, u)), bt = step ? C(0) : bs[u];
+      const C eb = step ? a : exp_of(bt), ebi = exp_of(-bt);
+      put(kA, tt, a);
+      put(kKK, tt, k * ebi);
+      put(kQQ, tt, scale * q * exp_of(bt));
+      put(kEB, tt, eb);
+      put(kEBI, tt, ebi);
+      put(kKRaw, tt, k);
+      put(kQRaw, tt, q);
+      put(kPdb, tt, tt < r.rows ? r.pdb[u] : C(0));
+    }
+    if (n % kParts == 0) {
+      buf[kBeta + row] = exp_of(step ? C(0) : b_last);
+      buf[kFlag + row] = step ? C(1) : C(0);
     }
   }
 

@@ -150,12 +150,12 @@ struct references {
 };
 
 // v·do, then the row kernel (dq, dk, dg).
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS, int DEPTH>
 void launch_rows(const problem& p, const scan_args& a) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   const dim3 grid(unsigned((p.K + stage::kRows - 1) / stage::kRows), unsigned(p.B * p.H));
   const size_t smem = (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
-  auto kernel = backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>;
+  auto kernel = backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS, DEPTH>;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   token_dot_kernel<Elem><<<unsigned((p.B * p.T * p.H + 7) / 8), 256>>>(a);
   CHECK(cudaGetLastError());
@@ -163,7 +163,7 @@ void launch_rows(const problem& p, const scan_args& a) {
   CHECK(cudaGetLastError());
 }
 
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS, int DEPTH>
 void run_rows(const char* dtype, const problem& p, const scan_args& a, const references& ref,
               const flusher& f) {
   cudaEvent_t start, stop;
@@ -173,7 +173,7 @@ void run_rows(const char* dtype, const problem& p, const scan_args& a, const ref
   for (int n = 0; n < 15; ++n) {
     CHECK(cudaMemsetAsync(f.buffer, n, f.bytes));
     CHECK(cudaEventRecord(start));
-    launch_rows<Elem, NL, L, RJ, TC, THREADS>(p, a);
+    launch_rows<Elem, NL, L, RJ, TC, THREADS, DEPTH>(p, a);
     CHECK(cudaEventRecord(stop));
     CHECK(cudaEventSynchronize(stop));
     float t = 0;
@@ -182,32 +182,32 @@ void run_rows(const char* dtype, const problem& p, const scan_args& a, const ref
   }
   std::sort(ms.begin(), ms.end());
   cudaFuncAttributes ra{};
-  CHECK(cudaFuncGetAttributes(&ra, backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>));
-  std::printf("%-5s rows RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg %.4f ms  "
+  CHECK(cudaFuncGetAttributes(&ra, backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS, DEPTH>));
+  std::printf("%-5s rows RJ=%d TC=%2d threads=%3d depth=%d regs %3d local %zu | v·do + dq/dk/dg %.4f ms  "
               "rel_l2 dq %.3g dk %.3g dg %.3g\n",
-              dtype, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms[ms.size() / 2],
+              dtype, RJ, TC, THREADS, DEPTH, ra.numRegs, ra.localSizeBytes, ms[ms.size() / 2],
               rel_l2(download<Elem>(a.dq, p.n_k()), ref.dq),
               rel_l2(download<Elem>(a.dk, p.n_k()), ref.dk),
               rel_l2(download<Elem>(a.dg, p.n_k()), ref.dg));
 }
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int DEPTH>
 void run(const char* dtype, const problem& p, const scan_args& a, const references& ref,
          const flusher& f) {
   using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
   const dim3 grid(unsigned((p.V + stage::kColumns - 1) / stage::kColumns), unsigned(p.B * p.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  auto fwd = forward_kernel<Elem, NL, L, CJ, TC, THREADS>;
-  auto dv = backward_dv_kernel<Elem, NL, L, CJ, TC, THREADS>;
+  auto fwd = forward_kernel<Elem, NL, L, CJ, TC, THREADS, DEPTH>;
+  auto dv = backward_dv_kernel<Elem, NL, L, CJ, TC, THREADS, DEPTH>;
   const float fwd_ms = median_ms(fwd, grid, THREADS, smem, a, f);
   const float dv_ms = median_ms(dv, grid, THREADS, smem, a, f);
   cudaFuncAttributes fa{}, da{};
   CHECK(cudaFuncGetAttributes(&fa, fwd));
   CHECK(cudaFuncGetAttributes(&da, dv));
   std::printf(
-      "%-5s CJ=%d TC=%2d threads=%3d blocks=%5u regs %3d/%3d local %zu/%zu | fwd %.4f ms  "
+      "%-5s CJ=%d TC=%2d threads=%3d depth=%d blocks=%5u regs %3d/%3d local %zu/%zu | fwd %.4f ms  "
       "o rel_l2 %.3g | dv %.4f ms  dv rel_l2 %.3g\n",
-      dtype, CJ, TC, THREADS, grid.x * grid.y, fa.numRegs, da.numRegs, fa.localSizeBytes,
+      dtype, CJ, TC, THREADS, DEPTH, grid.x * grid.y, fa.numRegs, da.numRegs, fa.localSizeBytes,
       da.localSizeBytes, fwd_ms, rel_l2(download<Elem>(a.o, p.n_v()), ref.o), dv_ms,
       rel_l2(download<Elem>(a.dv, p.n_v()), ref.dv));
 }
@@ -219,15 +219,15 @@ references reference_for(const problem& p, const host_inputs& in) {
   using stage = chunk_stage<double, NL, 16, 2, 4, 128>;
   const dim3 grid(unsigned((p.V + stage::kColumns - 1) / stage::kColumns), unsigned(p.B * p.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(double);
-  auto fwd = forward_kernel<double, NL, 16, 2, 4, 128>;
-  auto dv = backward_dv_kernel<double, NL, 16, 2, 4, 128>;
+  auto fwd = forward_kernel<double, NL, 16, 2, 4, 128, 1>;
+  auto dv = backward_dv_kernel<double, NL, 16, 2, 4, 128, 1>;
   CHECK(cudaFuncSetAttribute(fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   CHECK(cudaFuncSetAttribute(dv, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   fwd<<<grid, 128, smem>>>(a);
   CHECK(cudaGetLastError());
   dv<<<grid, 128, smem>>>(a);
   CHECK(cudaGetLastError());
-  launch_rows<double, NL, 16, 2, 4, 128>(p, a);
+  launch_rows<double, NL, 16, 2, 4, 128, 1>(p, a);
   CHECK(cudaDeviceSynchronize());
   return {download<double>(a.o, p.n_v()), download<double>(a.dv, p.n_v()),
           download<double>(a.dq, p.n_k()), download<double>(a.dk, p.n_k()),
@@ -238,15 +238,13 @@ template <typename Elem, int NL>
 void sweep(const char* dtype, const problem& p, const host_inputs& in, const flusher& f) {
   const references ref = reference_for<NL>(p, in);
   const scan_args a = device_args<Elem>(p, in);
-  run<Elem, NL, 16, 2, 8, 128>(dtype, p, a, ref, f);  // the shape launch.cu uses
-  run<Elem, NL, 16, 1, 8, 128>(dtype, p, a, ref, f);
-  run<Elem, NL, 16, 1, 8, 256>(dtype, p, a, ref, f);
-  run<Elem, NL, 16, 2, 16, 128>(dtype, p, a, ref, f);
-  run<Elem, NL, 16, 1, 16, 256>(dtype, p, a, ref, f);
-  run<Elem, NL, 16, 2, 4, 128>(dtype, p, a, ref, f);
-  run_rows<Elem, NL, 16, 2, 8, 128>(dtype, p, a, ref, f);  // launch.cu's
-  run_rows<Elem, NL, 16, 1, 8, 128>(dtype, p, a, ref, f);
-  run_rows<Elem, NL, 16, 2, 4, 128>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 2, 8, 128, 1>(dtype, p, a, ref, f);  // launch.cu's bf16 forward and dv
+  run<Elem, NL, 16, 2, 16, 128, 1>(dtype, p, a, ref, f);  // … and fp32's
+  run<Elem, NL, 16, 2, 8, 128, 2>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 1, 8, 256, 1>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 2, 8, 128, 1>(dtype, p, a, ref, f);  // launch.cu's row kernel
+  run_rows<Elem, NL, 16, 1, 8, 128, 1>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 2, 16, 128, 1>(dtype, p, a, ref, f);
 }
 
 }  // namespace
