@@ -47,6 +47,11 @@ void add_recurrent_set(std::vector<fixture_recipe>& out, op_kind op) {
                  options(gate_kind::zero)});
   out.push_back({n + "_reset", "g = -30: the state is forgotten at every token",
                  make_problem(op, {1, 12, 2, 4, 6}), options(gate_kind::reset)});
+  out.push_back({n + "_mixed_gates",
+                 "key rows 0-15 realistic gates, 16-31 also g = -30 at every 11th token, "
+                 "32-39 g about -7 a token: chunks and rows whose decay leaves the rescaling "
+                 "range go step by step, beside ones that do not",
+                 make_problem(op, {1, 37, 2, 40, 24}), options(gate_kind::mixed)});
   out.push_back(
       {n + "_no_h0", "no initial state", make_problem(op, {2, 9, 1, 5, 4}), options(lg, false)});
   out.push_back({n + "_no_dht", "do without dht", make_problem(op, {1, 10, 2, 4, 4}),

@@ -81,7 +81,7 @@ BOOST_AUTO_TEST_CASE(committed_fixtures_are_reproducible) {
       ++checked;
     }
   }
-  BOOST_TEST(checked == 28);
+  BOOST_TEST(checked == 30);
 }
 
 BOOST_AUTO_TEST_CASE(committed_set_is_small) {

@@ -50,7 +50,10 @@ op_inputs make_random_inputs(const problem& p, const random_problem_options& opt
   rng.fill_normal(in.v);
   if (p.has_gate()) {
     in.g = tensor(p.qk_shape());
-    for (double& g : in.g.data) {
+    for (size_t n = 0; n < in.g.data.size(); ++n) {
+      double& g = in.g.data[n];
+      const int64_t row = static_cast<int64_t>(n) % p.K,
+                    token = static_cast<int64_t>(n) / (p.K * p.H) % p.T;
       switch (opts.gates) {
         case gate_kind::logsigmoid:
           g = log_sigmoid(rng.normal() + 2.0);
@@ -60,6 +63,11 @@ op_inputs make_random_inputs(const problem& p, const random_problem_options& opt
           break;
         case gate_kind::reset:
           g = -30.0;
+          break;
+        case gate_kind::mixed:
+          g = log_sigmoid(rng.normal() + 2.0);
+          if (row / 16 % 3 == 1 && token % 11 == 3) g = -30.0;
+          if (row / 16 % 3 == 2) g -= 7.0;
           break;
       }
     }

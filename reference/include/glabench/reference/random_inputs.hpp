@@ -28,6 +28,8 @@ enum class gate_kind {
   logsigmoid,  // g = log σ(x), x ~ N(2,1): realistic gates, mostly in (−1, 0), mean ≈ −0.15
   zero,        // g = 0: no decay
   reset,       // g = −30: the state is forgotten at every token
+  mixed,       // by key row block of 16: realistic gates; −30 at every 11th token;
+               // strong decay (log σ − 7, about −7.2 a token)
 };
 
 struct random_problem_options {
