@@ -69,21 +69,23 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   auto row_scalar = [&](const C* buf, int which, int tt, int r) {
     return stage::scalars(buf, which, tt)[n0 + r];
   };
-  // Element (b, t, h, i0 + r) of a [B,T,H,K] tensor.
-  auto key_index = [&](int64_t t, int r) { return ((b * a.T + t) * a.H + h) * a.K + i0 + r; };
+  // Element (b, chunk·TC, h, i0) of a [B,T,H,K] tensor; token tt, row r of the chunk is
+  // step_k·tt + r further.
+  auto chunk_key = [&](int64_t chunk) { return ((b * a.T + chunk * TC) * a.H + h) * a.K + i0; };
+  const int step_k = int(a.H * a.K);
 
   // ---- forward walk: dq and the hist part of ∂L/∂b ----
   C U[RJ][L], last[RJ];  // last: rowsum(dht ⊙ U) before the last token
   stage::load_state(static_cast<const Elem*>(a.h0), U, a, state0, lane, i0);
 #pragma unroll
   for (int r = 0; r < RJ; ++r) last[r] = C(0);
-  auto commit = [&](const typename stage::prefetch& p, C* buf) {
-    stage::commit(p, buf, scale, where);
+  auto commit_forward = [&](const typename stage::prefetch& p, C* buf) {
+    stage::template commit<false>(p, buf, scale, where);
   };
   auto load_forward = [&](typename stage::prefetch& p, int64_t chunk) {
     stage::load(p, a, where, chunk * TC, false);
   };
-  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load_forward, commit, [&](
+  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load_forward, commit_forward, [&](
                                                         int64_t chunk, const C* buf) {
     const int64_t last_tt = a.T - 1 - chunk * TC;  // the last token's place, if in this chunk
     C part[TC * RJ];  // U_{τ−1} · do_τ per token and row, reduced once per chunk
@@ -151,7 +153,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       const int64_t t = chunk * TC + tt;
       if (t >= a.T || i0 + r >= a.K) return;
       const C eb = row_scalar(buf, stage::kEB, tt, r), hist = eb * sum;
-      const int64_t at = key_index(t, r);
+      const int64_t at = chunk_key(chunk) + tt * step_k + r;
       static_cast<Elem*>(a.dq)[at] = to_storage<Elem>(
           scale * (hist + row_scalar(buf, stage::kKRaw, tt, r) * stage::vdo(buf, tt)));
       pdb_out[at] = scale * row_scalar(buf, stage::kQRaw, tt, r) * hist +
@@ -167,7 +169,10 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   auto load_reverse = [&](typename stage::prefetch& p, int64_t n) {  // step n: chunk chunks − 1 − n
     stage::load(p, a, where, (chunks - 1 - n) * TC, true);
   };
-  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load_reverse, commit, [&](
+  auto commit_reverse = [&](const typename stage::prefetch& p, C* buf) {
+    stage::template commit<true>(p, buf, scale, where);
+  };
+  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load_reverse, commit_reverse, [&](
                                                         int64_t n, const C* buf) {
     const int64_t chunk = chunks - 1 - n;
     C part[TC * RJ];  // W_τ · v_τ per token and row (W before token τ's own term)
@@ -220,7 +225,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       C term = C(0);
       if (t < a.T && i0 + r < a.K) {
         const C fut = row_scalar(buf, stage::kEBI, tt, r) * sum;
-        static_cast<Elem*>(a.dk)[key_index(t, r)] = to_storage<Elem>(
+        static_cast<Elem*>(a.dk)[chunk_key(chunk) + tt * step_k + r] = to_storage<Elem>(
             scale * row_scalar(buf, stage::kQRaw, tt, r) * stage::vdo(buf, tt) + fut);
         term = row_scalar(buf, stage::kPdb, tt, r) -
                (t < a.T - 1 ? row_scalar(buf, stage::kKRaw, tt, r) * fut : C(0));
@@ -229,12 +234,13 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
     });
     __syncwarp();
     if (lane < RJ && i0 + lane < a.K) {
+      Elem* dg_chunk = static_cast<Elem*>(a.dg) + chunk_key(chunk) + lane;
+      const int rows = int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
 #pragma unroll
       for (int tt = TC - 1; tt >= 0; --tt) {
-        const int64_t t = chunk * TC + tt;
-        if (t >= a.T) continue;
+        if (tt >= rows) continue;
         dg_suffix += my_scratch[tt * RJ + lane];
-        static_cast<Elem*>(a.dg)[key_index(t, lane)] = to_storage<Elem>(dg_suffix);
+        dg_chunk[tt * step_k] = to_storage<Elem>(dg_suffix);
       }
     }
   });

@@ -11,33 +11,42 @@
 namespace glabench::parallel_scan {
 namespace {
 
-// Tile sizes, from bench/tile_sweep.cu on an H200 (2026-11-22, commit 3707288 and
-// after; reports/2026-11-22-h200-parallel_scan_cuda-rescaled/). At B4 T2048 H16 D128,
-// forward: fp32 with 16-token chunks 0.510 ms against 0.556 with 8 (2.72 against 3.15
-// ms at B2 T16384), bf16 with 8-token chunks 0.500 ms against 0.538 with 16 (2.80
-// against 3.15); 1 column per thread (256-thread blocks) 0.94–0.99 ms; 4-token chunks
-// 0.75–0.81 ms. Row kernel: 8-token chunks 1.34 ms against 1.48 with 16 (which spills).
-// Keeping the next two or three chunks' loads in flight (DEPTH) was slower everywhere
+// Tile sizes, from bench/tile_sweep.cu on an H200 (2026-11-22;
+// reports/2026-11-22-h200-parallel_scan_cuda-rescaled/). WIDTH is the number of value
+// columns (forward, dv) or key rows (dq, dk, dg) a thread owns: 4 halves the
+// shared-memory loads per FMA against 2 but makes half the blocks, so it pays when
+// the wide grid still fills the GPU (width_for). Forward at B4 T2048 H16 D128 (128
+// blocks at width 4): bf16 0.467 ms at width 4 against 0.500 at 2, fp32 0.525 against
+// 0.510 (width 2 with 16-token chunks); at B8 T1024 H32 D128 width 4 wins by 24–28%;
+// at B2 T16384 H16 D128 (64 blocks at width 4) it loses by 29% (bf16 3.62 against
+// 2.81 ms). Row kernel: width 4 1.96 against 2.48 ms at B8 T1024 H32, 1.45 against
+// 1.33 ms at the target shape. fp32 at width 2 takes 16-token chunks (0.510 against
+// 0.556 ms; B2 T16384 2.72 against 3.15 ms), otherwise 8; the row kernel spills with
+// 16. Keeping two or three chunks' loads in flight (DEPTH) was slower everywhere
 // (0.58–0.62 ms forward): the registers it takes cost more than the latency it hides.
-// Earlier sweeps (reports/2026-11-21-…-v3/, -v4/) ruled out 4 or 8 columns per thread,
-// strips of 8 or 32 and token unrolling. fp64 uses 4-token chunks to keep its doubles
-// in registers.
+// Earlier sweeps (reports/2026-11-21-…-v3/, -v4/) ruled out strips of 8 or 32 and
+// token unrolling. fp64 (not a speed target) keeps width ≤ 2 and 4-token chunks, so
+// that its doubles stay in registers.
 template <typename Elem>
 struct tiles {
-  static constexpr int L = 16;          // strip length along the reduced axis
-  static constexpr int PER_THREAD = 2;  // value columns (forward, dv) or key rows (dq, dk, dg)
-  static constexpr int TC_COLUMNS = 8;  // tokens per staged chunk: forward and dv kernels
-  static constexpr int TC_ROWS = 8;     // … and the row kernel
+  static constexpr int L = 16;  // strip length along the reduced axis
   static constexpr int THREADS = 128;
-  static constexpr int DEPTH = 1;  // chunks whose global loads are in flight
+  static constexpr int DEPTH = 1;      // chunks whose global loads are in flight
+  static constexpr int MAX_WIDTH = 4;  // columns or rows a thread owns, at most
+  static constexpr int TC_ROWS = 8;    // tokens per staged chunk: row kernel …
+  static constexpr int tc_columns(int) { return 8; }  // … forward and dv kernels, by width
+  // Blocks (per SM) the width-4 grid must have to be chosen: forward and dv, rows.
+  static constexpr double WIDE_COLUMNS = 0.9, WIDE_ROWS = 2.0;
 };
 template <>
 struct tiles<float> : tiles<__nv_bfloat16> {
-  static constexpr int TC_COLUMNS = 16;
+  static constexpr int tc_columns(int width) { return width == 4 ? 8 : 16; }
+  static constexpr double WIDE_COLUMNS = 2.0;
 };
 template <>
 struct tiles<double> : tiles<__nv_bfloat16> {
-  static constexpr int TC_COLUMNS = 4, TC_ROWS = 4;
+  static constexpr int MAX_WIDTH = 2, TC_ROWS = 4;
+  static constexpr int tc_columns(int) { return 4; }
 };
 
 // At least 4 lanes: fewer would put hundreds of columns in one block and its staging
@@ -60,20 +69,22 @@ cudaError_t launch(Kernel kernel, dim3 grid, int threads, size_t smem_bytes, con
 template <typename Elem, int NL, int CJ>
 cudaError_t forward_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = chunk_stage<Elem, NL, t::L, CJ, t::TC_COLUMNS, t::THREADS>;
+  constexpr int TC = t::tc_columns(CJ);
+  using stage = chunk_stage<Elem, NL, t::L, CJ, TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(forward_kernel<Elem, NL, t::L, CJ, t::TC_COLUMNS, t::THREADS, t::DEPTH>, grid, t::THREADS,
+  return launch(forward_kernel<Elem, NL, t::L, CJ, TC, t::THREADS, t::DEPTH>, grid, t::THREADS,
                 smem, a);
 }
 
 template <typename Elem, int NL, int CJ>
 cudaError_t backward_dv_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = chunk_stage<Elem, NL, t::L, CJ, t::TC_COLUMNS, t::THREADS>;
+  constexpr int TC = t::tc_columns(CJ);
+  using stage = chunk_stage<Elem, NL, t::L, CJ, TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, t::TC_COLUMNS, t::THREADS, t::DEPTH>, grid,
+  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, TC, t::THREADS, t::DEPTH>, grid,
                 t::THREADS, smem, a);
 }
 
@@ -104,29 +115,48 @@ cudaError_t with_lanes(int lanes, Fn&& fn) {
   return cudaErrorInvalidValue;
 }
 
-// Backward: 1 column (row) per thread instead of 2 when 2 would leave SMs idle. With
-// the per-chunk reductions this still pays for the backward at small B·H (B4 T1024 H4
-// D100 fp32 forward+backward 1.34 ms with it, 1.70 ms without; B2 T16384 H16 D128
-// 27.7 against 29.1 ms); the forward no longer gains from it.
-int per_thread_for(int64_t owned, int64_t heads, int lanes, int threads, int wide) {
+// How many columns (rows) a thread owns: 4 when that grid has at least `wide` blocks
+// per SM (tiles: WIDE_COLUMNS, WIDE_ROWS); else 2; the backward drops to 1 when 2
+// would leave more than half the SMs idle (small B·H: the previous kernels measured
+// B4 T1024 H4 D100 fp32 forward+backward 1.34 ms with it, 1.70 ms without; with the
+// current ones 1 loses by 1.5–2× wherever 2 fills half the GPU, e.g. the row kernel at
+// B4 T2048 H16 D128, 2.0–2.6 against 1.33 ms).
+int width_for(int64_t owned, int64_t heads, int lanes, int threads, int max_width, double wide,
+              bool allow_one) {
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return wide;
-  const int64_t per_block = int64_t(threads / lanes) * wide;
-  return (owned + per_block - 1) / per_block * heads < sms ? 1 : wide;
+    return 2;
+  auto blocks = [&](int width) {
+    const int64_t per_block = int64_t(threads / lanes) * width;
+    return double((owned + per_block - 1) / per_block * heads);
+  };
+  if (max_width >= 4 && blocks(4) >= wide * sms) return 4;
+  if (allow_one && blocks(2) < 0.5 * sms) return 1;
+  return 2;
 }
 
 template <typename Elem, typename Fn>
-cudaError_t with_per_thread(int per_thread, Fn&& fn) {
-  if (per_thread == 1) return fn(std::integral_constant<int, 1>{});
-  return fn(std::integral_constant<int, tiles<Elem>::PER_THREAD>{});
+cudaError_t with_width(int width, Fn&& fn) {
+  if (width == 1) return fn(std::integral_constant<int, 1>{});
+  if constexpr (tiles<Elem>::MAX_WIDTH >= 4)
+    if (width == 4) return fn(std::integral_constant<int, 4>{});
+  return fn(std::integral_constant<int, 2>{});
 }
 
 template <typename Elem>
 cudaError_t forward_for(const scan_args& a) {
-  return with_lanes(lanes_for(a.K, tiles<Elem>::L),
-                    [&](auto nl) { return forward_with<Elem, nl(), tiles<Elem>::PER_THREAD>(a); });
+  using t = tiles<Elem>;
+  const int lanes = lanes_for(a.K, t::L);
+  const int width = width_for(a.V, a.B * a.H, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_COLUMNS, false);
+  return with_lanes(lanes, [&](auto nl) {
+    return with_width<Elem>(width, [&](auto cj) {
+      if constexpr (cj() == 1)
+        return cudaErrorInvalidValue;  // the forward never takes width 1
+      else
+        return forward_with<Elem, nl(), cj()>(a);
+    });
+  });
 }
 
 template <typename Elem>
@@ -134,16 +164,16 @@ cudaError_t backward_for(const scan_args& a) {
   using t = tiles<Elem>;
   // dv and dh0 (column layout over K), then dq, dk, dg (row layout over V).
   const int lanes_k = lanes_for(a.K, t::L), lanes_v = lanes_for(a.V, t::L);
+  const int64_t heads = a.B * a.H;
+  const int dv_width = width_for(a.V, heads, lanes_k, t::THREADS, t::MAX_WIDTH, t::WIDE_COLUMNS, true);
   if (cudaError_t e = with_lanes(lanes_k, [&](auto nl) {
-        return with_per_thread<Elem>(
-            per_thread_for(a.V, a.B * a.H, lanes_k, t::THREADS, t::PER_THREAD),
-            [&](auto cj) { return backward_dv_with<Elem, nl(), cj()>(a); });
+        return with_width<Elem>(dv_width, [&](auto cj) { return backward_dv_with<Elem, nl(), cj()>(a); });
       }))
     return e;
+  const int row_width = width_for(a.K, heads, lanes_v, t::THREADS, t::MAX_WIDTH, t::WIDE_ROWS, true);
   return with_lanes(lanes_v, [&](auto nl) {
-    return with_per_thread<Elem>(
-        per_thread_for(a.K, a.B * a.H, lanes_v, t::THREADS, t::PER_THREAD),
-        [&](auto rj) { return backward_dq_dk_dg_with<Elem, nl(), rj()>(a); });
+    return with_width<Elem>(row_width,
+                            [&](auto rj) { return backward_dq_dk_dg_with<Elem, nl(), rj()>(a); });
   });
 }
 

@@ -141,7 +141,9 @@ struct row_stage {
     if (n < TC) r.vdo = token_dots<C>(a)[c.token + (t0 - (n < r.rows ? 0 : n)) * c.H];
   }
 
-  // Rows past K and tokens past T become a = 1 and add nothing.
+  // Rows past K and tokens past T become a = 1 and add nothing. Each walk writes the
+  // slots it reads (REVERSE: the reverse walk's).
+  template <bool REVERSE>
   __device__ static void commit(const prefetch& r, C* buf, C scale, const cursor& c) {
 #pragma unroll
     for (int which = 0; which < 2; ++which)
@@ -191,13 +193,16 @@ struct row_stage {
       const C a = exp_of(value(r.g, u)), bt = step ? C(0) : bs[u];
       const C eb = step ? a : exp_of(bt), ebi = exp_of(-bt);
       put(kA, tt, a);
-      put(kKK, tt, k * ebi);
-      put(kQQ, tt, scale * q * exp_of(bt));
-      put(kEB, tt, eb);
-      put(kEBI, tt, ebi);
       put(kKRaw, tt, k);
       put(kQRaw, tt, q);
-      put(kPdb, tt, tt < r.rows ? r.pdb[u] : C(0));
+      if constexpr (REVERSE) {
+        put(kQQ, tt, scale * q * exp_of(bt));
+        put(kEBI, tt, ebi);
+        put(kPdb, tt, tt < r.rows ? r.pdb[u] : C(0));
+      } else {
+        put(kKK, tt, k * ebi);
+        put(kEB, tt, eb);
+      }
     }
     if (n % kParts == 0) {
       buf[kBeta + row] = exp_of(step ? C(0) : b_last);

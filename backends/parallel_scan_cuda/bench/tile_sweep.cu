@@ -238,13 +238,12 @@ template <typename Elem, int NL>
 void sweep(const char* dtype, const problem& p, const host_inputs& in, const flusher& f) {
   const references ref = reference_for<NL>(p, in);
   const scan_args a = device_args<Elem>(p, in);
-  run<Elem, NL, 16, 2, 8, 128, 1>(dtype, p, a, ref, f);  // launch.cu's bf16 forward and dv
-  run<Elem, NL, 16, 2, 16, 128, 1>(dtype, p, a, ref, f);  // … and fp32's
-  run<Elem, NL, 16, 2, 8, 128, 2>(dtype, p, a, ref, f);
-  run<Elem, NL, 16, 1, 8, 256, 1>(dtype, p, a, ref, f);
-  run_rows<Elem, NL, 16, 2, 8, 128, 1>(dtype, p, a, ref, f);  // launch.cu's row kernel
-  run_rows<Elem, NL, 16, 1, 8, 128, 1>(dtype, p, a, ref, f);
-  run_rows<Elem, NL, 16, 2, 16, 128, 1>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 2, 8, 128, 1>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 2, 16, 128, 1>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 4, 8, 128, 1>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 4, 16, 128, 1>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 2, 8, 128, 1>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 4, 8, 128, 1>(dtype, p, a, ref, f);
 }
 
 }  // namespace
