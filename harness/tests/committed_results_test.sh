@@ -2,8 +2,10 @@
 # The regression gate on the committed H200 results (CI has no GPU): two back-to-back
 # runs of one build must compare all SAME and pass; the run with parallel_scan_cuda
 # built deliberately slow must show that backend's rows SLOWER (and no other's) and
-# fail; the baseline must pass against the second run, and against the final build's
-# run for the GPU backend (the README's CI recipe); the report must build.
+# fail; the baseline (taken from the current kernels) must fail against the earlier
+# kernels' run — the gate catches them as a regression — and pass, all SAME, against
+# a second run of the current kernels, both for the GPU backend as the README's CI
+# recipe runs it; the report must build.
 set -u
 glabench=$1 runs=$2 baseline=$3 final=$4 dir=$5
 rm -rf "$dir" && mkdir -p "$dir"
@@ -17,8 +19,10 @@ rc=$?; [[ $rc == 0 ]] || fail "back-to-back runs: exit $rc"
 "$glabench" compare "$runs/bench_a.json" "$runs/bench_slow.json" --fail-on-regression 5 \
   --json "$dir/a_slow.json" > "$dir/a_slow.md"
 rc=$?; [[ $rc == 1 ]] || fail "slowed build: exit $rc, expected 1"
-"$glabench" compare "$baseline" "$runs/bench_b.json" --fail-on-regression 5 > "$dir/baseline.md"
-rc=$?; [[ $rc == 0 ]] || fail "baseline against run B: exit $rc"
+"$glabench" compare "$baseline" "$runs/bench_b.json" --backend parallel_scan_cuda \
+  --fail-on-regression 5 > "$dir/earlier.md"
+rc=$?; [[ $rc == 1 ]] || fail "baseline against the earlier kernels: exit $rc, expected 1"
+grep -q "28 SLOWER" "$dir/earlier.md" || fail "earlier kernels: not 28 SLOWER: $(tail -1 "$dir/earlier.md")"
 "$glabench" compare "$baseline" "$final" --backend parallel_scan_cuda --fail-on-regression 5 \
   > "$dir/final.md"
 rc=$?; [[ $rc == 0 ]] || fail "baseline against the final build (GPU backend): exit $rc"
