@@ -134,10 +134,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
         }
       }
     };
-    if (stage::stepwise(buf, n0))
-      walk(std::true_type{});
-    else
-      walk(std::false_type{});
+    walk_chunk(stage::stepwise(buf, n0), walk);
     if (last_tt < TC && dht) {  // the last token's rowsum(dht ⊙ U_{T−2}), from saved_u
       C D[RJ][L];
       stage::load_state(dht, D, a, state0, lane, i0);
@@ -214,10 +211,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
         }
       }
     };
-    if (stage::stepwise(buf, n0))
-      walk(std::true_type{});
-    else
-      walk(std::false_type{});
+    walk_chunk(stage::stepwise(buf, n0), walk);
     // dk, and each (token, row)'s term of ∂L/∂b into the group's scratch.
     reduce_scatter<NL>(part, lane, [&](int m, C sum) {
       const int tt = m / RJ, r = m % RJ;

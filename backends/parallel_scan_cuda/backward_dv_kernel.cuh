@@ -51,14 +51,7 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
     for (int m = 0; m < TC * CJ; ++m) dv_part[m] = C(0);
     auto walk = [&](auto step_by_step) {
       constexpr bool STEP = decltype(step_by_step)::value;
-      if constexpr (!STEP) {  // G → W at the chunk's (last token's) end
-        C be[L];
-        load_strip<L>(stage::beta(buf) + lane * kStride, be);
-#pragma unroll
-        for (int e = 0; e < L; ++e)
-#pragma unroll
-          for (int c = 0; c < CJ; ++c) G[e][c] *= be[e];
-      }
+      if constexpr (!STEP) stage::scale_strip(G, stage::beta(buf), lane);  // G → W
 #pragma unroll
       for (int tt = TC - 1; tt >= 0; --tt) {
         C ke[L], qe[L], d_o[CJ], dv_odd[CJ];  // qe already × scale
@@ -78,27 +71,11 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
           }
 #pragma unroll
         for (int c = 0; c < CJ; ++c) dv_part[tt * CJ + c] += dv_odd[c];
-        if constexpr (STEP) {
-          C ae[L];
-          load_strip<L>(stage::vec(buf, stage::kA, tt) + lane * kStride, ae);
-#pragma unroll
-          for (int e = 0; e < L; ++e)
-#pragma unroll
-            for (int c = 0; c < CJ; ++c) G[e][c] *= ae[e];
-        }
+        if constexpr (STEP) stage::scale_strip(G, stage::vec(buf, stage::kA, tt), lane);
       }
     };
-    if (stage::stepwise(buf, lane))
-      walk(std::true_type{});
-    else
-      walk(std::false_type{});
-    Elem* dv_chunk = dv_out + ((b * a.T + chunk * TC) * a.H + h) * a.V + j0;
-    const int rows = int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
-    const int columns = int(a.V - j0), step_v = int(a.H * a.V);
-    reduce_scatter<NL>(dv_part, lane, [&](int m, C sum) {
-      const int tt = m / CJ, c = m % CJ;
-      if (tt < rows && c < columns) dv_chunk[tt * step_v + c] = to_storage<Elem>(sum);
-    });
+    walk_chunk(stage::stepwise(buf, lane), walk);
+    stage::store_chunk(dv_out, dv_part, a, b, h, chunk, j0, lane);
   });
 
   if (a.dh0) stage::store_state(static_cast<Elem*>(a.dh0), G, a, state0, lane, j0);

@@ -179,6 +179,29 @@ struct chunk_stage {
     }
   }
 
+  // x[e][c] *= f[e], f this lane's strip of the vector at src (β, or a step's decays).
+  __device__ static void scale_strip(C (&x)[L][CJ], const C* src, int lane) {
+    C f[L];
+    load_strip<L>(src + lane * layout::kStride, f);
+#pragma unroll
+    for (int e = 0; e < L; ++e)
+#pragma unroll
+      for (int c = 0; c < CJ; ++c) x[e][c] *= f[e];
+  }
+
+  // Reduces a chunk's per-token partial sums over the lanes and stores them to a
+  // [B,T,H,V] output at the thread's first column j0 (64-bit base, 32-bit offsets).
+  __device__ static void store_chunk(Elem* out, C (&part)[TC * CJ], const scan_args& a, int64_t b,
+                                     int64_t h, int64_t chunk, int64_t j0, int lane) {
+    Elem* at = out + ((b * a.T + chunk * TC) * a.H + h) * a.V + j0;
+    const int rows = int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
+    const int columns = int(a.V - j0), step_v = int(a.H * a.V);
+    reduce_scatter<NL>(part, lane, [&](int n, C sum) {
+      const int tt = n / CJ, c = n % CJ;
+      if (tt < rows && c < columns) at[tt * step_v + c] = to_storage<Elem>(sum);
+    });
+  }
+
   // A thread's K-strip × CJ columns of a [B,H,K,V] state (h0, dht): zero where the
   // tensor is absent or the element is masked.
   __device__ static void load_state(const Elem* src, C (&x)[L][CJ], const scan_args& a,

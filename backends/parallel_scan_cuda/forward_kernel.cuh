@@ -59,19 +59,11 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
           v[c] = stage::cols(buf, tt)[group * CJ + c];
           o_odd[c] = C(0);
         }
-        if constexpr (STEP) {
-          C ae[L];
-          load_strip<L>(stage::vec(buf, stage::kA, tt) + lane * kStride, ae);
+        if constexpr (STEP) stage::scale_strip(S, stage::vec(buf, stage::kA, tt), lane);
 #pragma unroll
-          for (int e = 0; e < L; ++e)
+        for (int e = 0; e < L; ++e)
 #pragma unroll
-            for (int c = 0; c < CJ; ++c) S[e][c] = ae[e] * S[e][c] + ke[e] * v[c];
-        } else {
-#pragma unroll
-          for (int e = 0; e < L; ++e)
-#pragma unroll
-            for (int c = 0; c < CJ; ++c) S[e][c] += ke[e] * v[c];
-        }
+          for (int c = 0; c < CJ; ++c) S[e][c] += ke[e] * v[c];
 #pragma unroll
         for (int e = 0; e < L; ++e)
 #pragma unroll
@@ -80,27 +72,10 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
 #pragma unroll
         for (int c = 0; c < CJ; ++c) o_part[tt * CJ + c] += o_odd[c];
       }
-      if constexpr (!STEP) {  // U → S at the chunk's end
-        C be[L];
-        load_strip<L>(stage::beta(buf) + lane * kStride, be);
-#pragma unroll
-        for (int e = 0; e < L; ++e)
-#pragma unroll
-          for (int c = 0; c < CJ; ++c) S[e][c] *= be[e];
-      }
+      if constexpr (!STEP) stage::scale_strip(S, stage::beta(buf), lane);  // U → S
     };
-    if (stage::stepwise(buf, lane))
-      walk(std::true_type{});
-    else
-      walk(std::false_type{});
-    // o of the chunk's first token at this group's first column; 32-bit offsets after.
-    Elem* out_chunk = out + ((b * a.T + chunk * TC) * a.H + h) * a.V + j0;
-    const int rows = int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
-    const int columns = int(a.V - j0), step_v = int(a.H * a.V);
-    reduce_scatter<NL>(o_part, lane, [&](int n, C sum) {
-      const int tt = n / CJ, c = n % CJ;
-      if (tt < rows && c < columns) out_chunk[tt * step_v + c] = to_storage<Elem>(sum);
-    });
+    walk_chunk(stage::stepwise(buf, lane), walk);
+    stage::store_chunk(out, o_part, a, b, h, chunk, j0, lane);
   });
 
   stage::store_state(static_cast<Elem*>(a.ht), S, a, state0, lane, j0);

@@ -201,6 +201,16 @@ __device__ C* token_dots(const Args& a) {
   return static_cast<C*>(a.workspace) + a.B * a.T * a.H * a.K;
 }
 
+// Runs walk(std::true_type) for a chunk taken step by step, walk(std::false_type) for
+// a rescaled one: each form is its own unrolled loop, so the choice is one branch.
+template <typename Walk>
+__device__ __forceinline__ void walk_chunk(bool step_by_step, Walk&& walk) {
+  if (step_by_step)
+    walk(std::true_type{});
+  else
+    walk(std::false_type{});
+}
+
 // The chunk loop every kernel runs: body(n, buf) for steps n = 0 … chunks − 1 over the
 // two staging buffers, with the global loads of the next DEPTH chunks in flight in
 // registers. load(p, n) fills p with step n's chunk, commit(p, buf) writes it to a
