@@ -69,6 +69,19 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   auto row_scalar = [&](const C* buf, int which, int tt, int r) {
     return stage::scalars(buf, which, tt)[n0 + r];
   };
+  // part[tt·RJ + r] += Σ_e x[r][e] y[e]: the in-thread share of a row's dot with a
+  // V-vector, in two interleaved sums that halve the FMA chain.
+  auto add_row_dots = [](C(&part)[TC * RJ], int tt, const C(&x)[RJ][L], const C(&y)[L]) {
+    C odd[RJ];
+#pragma unroll
+    for (int r = 0; r < RJ; ++r) odd[r] = C(0);
+#pragma unroll
+    for (int e = 0; e < L; ++e)
+#pragma unroll
+      for (int r = 0; r < RJ; ++r) (e % 2 ? odd[r] : part[tt * RJ + r]) += x[r][e] * y[e];
+#pragma unroll
+    for (int r = 0; r < RJ; ++r) part[tt * RJ + r] += odd[r];
+  };
   // Element (b, chunk·TC, h, i0) of a [B,T,H,K] tensor; token tt, row r of the chunk is
   // step_k·tt + r further.
   auto chunk_key = [&](int64_t chunk) { return ((b * a.T + chunk * TC) * a.H + h) * a.K + i0; };
@@ -104,16 +117,9 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
 #pragma unroll
             for (int e = 0; e < L; ++e) saved_u[(r * L + e) * THREADS] = U[r][e];
         }
-        C odd[RJ];  // two interleaved sums halve the FMA chain
-#pragma unroll
-        for (int r = 0; r < RJ; ++r) odd[r] = C(0);
-#pragma unroll
-        for (int e = 0; e < L; ++e)
-#pragma unroll
-          for (int r = 0; r < RJ; ++r) (e % 2 ? odd[r] : part[tt * RJ + r]) += U[r][e] * d_o[e];
+        add_row_dots(part, tt, U, d_o);
 #pragma unroll
         for (int r = 0; r < RJ; ++r) {
-          part[tt * RJ + r] += odd[r];
           const C kk = row_scalar(buf, stage::kKK, tt, r);
           if constexpr (STEP) {
             const C ar = row_scalar(buf, stage::kA, tt, r);
@@ -187,18 +193,12 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       }
 #pragma unroll
       for (int tt = TC - 1; tt >= 0; --tt) {
-        C v[L], d_o[L], odd[RJ];
+        C v[L], d_o[L];
         load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
         load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
-#pragma unroll
-        for (int r = 0; r < RJ; ++r) odd[r] = C(0);
-#pragma unroll
-        for (int e = 0; e < L; ++e)
-#pragma unroll
-          for (int r = 0; r < RJ; ++r) (e % 2 ? odd[r] : part[tt * RJ + r]) += W[r][e] * v[e];
+        add_row_dots(part, tt, W, v);
 #pragma unroll
         for (int r = 0; r < RJ; ++r) {
-          part[tt * RJ + r] += odd[r];
           const C qq = row_scalar(buf, stage::kQQ, tt, r);
           if constexpr (STEP) {
             const C ar = row_scalar(buf, stage::kA, tt, r);
