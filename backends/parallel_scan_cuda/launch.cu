@@ -3,6 +3,8 @@
 // memory, and checks every launch.
 #include <cuda_bf16.h>
 
+#include <cstdlib>
+
 #include "backward_dq_dk_dg_kernel.cuh"
 #include "backward_dv_kernel.cuh"
 #include "forward_kernel.cuh"
@@ -121,8 +123,20 @@ cudaError_t with_lanes(int lanes, Fn&& fn) {
 // B4 T1024 H4 D100 fp32 forward+backward 1.34 ms with it, 1.70 ms without; with the
 // current ones 1 loses by 1.5–2× wherever 2 fills half the GPU, e.g. the row kernel at
 // B4 T2048 H16 D128, 2.0–2.6 against 1.33 ms).
+//
+// PARALLEL_SCAN_CUDA_WIDTH=1, 2 or 4 forces a width (capped at the dtype's largest, and
+// the forward never takes 1), so that tests can verify every variant on small fixtures.
+int forced_width() {
+  const char* env = std::getenv("PARALLEL_SCAN_CUDA_WIDTH");
+  if (!env) return 0;
+  const int width = std::atoi(env);
+  return width == 1 || width == 2 || width == 4 ? width : 0;
+}
+
 int width_for(int64_t owned, int64_t heads, int lanes, int threads, int max_width, double wide,
               bool allow_one) {
+  if (const int forced = forced_width())
+    return forced > max_width ? max_width : (forced == 1 && !allow_one ? 2 : forced);
   int device = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
