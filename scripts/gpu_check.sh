@@ -10,7 +10,7 @@ build=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
-ctest --test-dir "$build" -L gpu -j4 --output-on-failure 2>&1 | tail -40 | tee "$out/ctest_gpu.log"
+ctest --test-dir "$build" -L gpu -j4 --output-on-failure 2>&1 | tee "$out/ctest_gpu.log" | tail -40
 "$build/glabench" verify --backend parallel_scan_cuda --op gla --json "$out/verify_fixtures.json" > "$out/verify_fixtures.txt" 2>&1
 echo "verify on committed fixtures: exit $?"; tail -1 "$out/verify_fixtures.txt"
 "$build/glabench" fixtures make --preset bench --only gla_b2_t1024_h4_d128 --out /tmp/glabench-bench >/dev/null
