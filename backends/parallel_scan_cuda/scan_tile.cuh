@@ -1,5 +1,6 @@
-// Building blocks shared by the three kernels, ThunderKittens-style: the storage ↔
-// compute conversions, the lane-group reduction, and the tile geometry.
+// Building blocks shared by the kernels, ThunderKittens-style: the storage ↔ compute
+// conversions and exp, the lane-group reductions, the tile geometry, the workspace
+// layout and the chunk loop.
 //
 // Geometry. A thread owns a *strip* of L consecutive elements along the axis its
 // kernel reduces over (K for the column kernels, V for the row kernel), for several
@@ -69,28 +70,6 @@ __device__ __forceinline__ C group_sum(C x) {
 #pragma unroll
   for (int offset = NL / 2; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffffu, x, offset);
   return x;
-}
-
-// Reduces a chunk's per-token partial sums over the NL lanes in one batch of
-// independent shuffles, then lane (n mod NL) hands value n to write(tt, c, sum). Done
-// per token instead, every token's store would wait on its own shuffle chain and, with
-// in-order issue, hold up the next token's work.
-template <int NL, int TC, int N, typename C>
-__device__ __forceinline__ void reduce_chunk(C (&part)[TC][N]) {
-#pragma unroll
-  for (int tt = 0; tt < TC; ++tt)
-#pragma unroll
-    for (int n = 0; n < N; ++n) part[tt][n] = group_sum<NL>(part[tt][n]);
-}
-
-template <int NL, int TC, int N, typename C, typename Write>
-__device__ __forceinline__ void reduce_and_write(C (&part)[TC][N], int lane, Write&& write) {
-  reduce_chunk<NL>(part);
-#pragma unroll
-  for (int tt = 0; tt < TC; ++tt)
-#pragma unroll
-    for (int n = 0; n < N; ++n)
-      if (lane == (tt * N + n) % NL) write(tt, n, part[tt][n]);
 }
 
 // Sums N per-lane values over the NL lanes of a group by halving (reduce-scatter):
@@ -236,12 +215,6 @@ __device__ __forceinline__ void pipelined_chunks(int64_t chunks, const Buffer& b
     if (n + 1 + DEPTH < chunks) load(ahead[DEPTH - 1], n + 1 + DEPTH);
     __syncthreads();
   }
-}
-
-// Element (b, t, h, d) of a [B, T, H, D] tensor.
-__device__ __forceinline__ int64_t token_index(int64_t b, int64_t t, int64_t h, int64_t d,
-                                               int64_t T, int64_t H, int64_t D) {
-  return ((b * T + t) * H + h) * D + d;
 }
 
 }  // namespace glabench::parallel_scan
