@@ -9,7 +9,8 @@
 // U += k̃ᵀv and o = q̃ U — two FMAs per state element instead of three — and the chunk
 // ends with S = β ⊙ U, β = e^{b_last}. The backward's adjoint walks the same way in
 // reverse (backward_dv_kernel.cuh). Every product k̃_s q̃_τ is e^{b_τ − b_s} k_s q_τ with
-// s ≤ τ, a true decay ≤ 1, so rounding errors are those of the step-by-step recurrence.
+// s ≤ τ, a true decay ≤ 1, so nothing cancels; the factors add their own rounding
+// (kMaxRescale below).
 //
 // The factors must stay in range: e^{−b} overflows once a row's decay over the chunk
 // passes the exponent range (g = −30 per token, say). A strip of L rows whose chunk
@@ -17,9 +18,9 @@
 // slots hold a = e^{g}, k and scale·q, β = 1, and its flag says so. Rows of one strip
 // belong to one thread, so the choice is per thread and needs no barrier.
 //
-// Latency hiding: load() issues the global loads of the next chunk into registers
-// before the current chunk is computed; commit() turns them into the staged values and
-// writes them to the other shared-memory buffer. A thread stages every token of its
+// Latency hiding (pipelined_chunks in scan_tile.cuh): load() issues a chunk's global
+// loads into registers a whole chunk's compute ahead; commit() turns them into the
+// staged values and writes them to the other shared-memory buffer. A thread stages every token of its
 // key rows, so the cumulative sum over the chunk stays in its registers.
 #pragma once
 
