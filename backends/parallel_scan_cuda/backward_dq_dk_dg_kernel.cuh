@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(256) token_dot_kernel(scan_args a) {
   if (lane == 0) token_dots<C>(a)[token] = sum;
 }
 
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS, int DEPTH>
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   using C = typename stage::C;
@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   auto load_forward = [&](typename stage::prefetch& p, int64_t chunk) {
     stage::load(p, a, where, chunk * TC, false);
   };
-  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load_forward, commit_forward, [&](
+  pipelined_chunks<typename stage::prefetch>(chunks, buffer, load_forward, commit_forward, [&](
                                                         int64_t chunk, const C* buf) {
     const int64_t last_tt = a.T - 1 - chunk * TC;  // the last token's place, if in this chunk
     C part[TC * RJ];  // U_{τ−1} · do_τ per token and row, reduced once per chunk
@@ -131,14 +131,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
           }
         }
       }
-      if constexpr (!STEP) {  // U → S at the chunk's end
-#pragma unroll
-        for (int r = 0; r < RJ; ++r) {
-          const C beta = stage::beta(buf)[n0 + r];
-#pragma unroll
-          for (int e = 0; e < L; ++e) U[r][e] *= beta;
-        }
-      }
+      if constexpr (!STEP) stage::scale_by_beta(U, buf, n0);  // U → S at the chunk's end
     };
     walk_chunk(stage::stepwise(buf, n0), walk);
     if (last_tt < TC && dht) {  // the last token's rowsum(dht ⊙ U_{T−2}), from saved_u
@@ -175,7 +168,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   auto commit_reverse = [&](const typename stage::prefetch& p, C* buf) {
     stage::template commit<true>(p, buf, scale, where);
   };
-  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load_reverse, commit_reverse, [&](
+  pipelined_chunks<typename stage::prefetch>(chunks, buffer, load_reverse, commit_reverse, [&](
                                                         int64_t n, const C* buf) {
     const int64_t chunk = chunks - 1 - n;
     C part[TC * RJ];  // W_τ · v_τ per token and row (W before token τ's own term)
@@ -183,14 +176,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
     for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
     auto walk = [&](auto step_by_step) {
       constexpr bool STEP = decltype(step_by_step)::value;
-      if constexpr (!STEP) {  // G' → W at the chunk's (last token's) end
-#pragma unroll
-        for (int r = 0; r < RJ; ++r) {
-          const C beta = stage::beta(buf)[n0 + r];
-#pragma unroll
-          for (int e = 0; e < L; ++e) W[r][e] *= beta;
-        }
-      }
+      if constexpr (!STEP) stage::scale_by_beta(W, buf, n0);  // G' → W, before its tokens
 #pragma unroll
       for (int tt = TC - 1; tt >= 0; --tt) {
         C v[L], d_o[L];

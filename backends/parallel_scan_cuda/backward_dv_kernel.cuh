@@ -16,7 +16,7 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int DEPTH>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   auto commit = [&](const typename stage::prefetch& p, C* buf) {
     stage::commit(p, buf, scale, where);
   };
-  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load, commit, [&](int64_t n,
+  pipelined_chunks<typename stage::prefetch>(chunks, buffer, load, commit, [&](int64_t n,
                                                                                        const C* buf) {
     const int64_t chunk = chunks - 1 - n;
     C dv_part[TC * CJ];  // per-token partial sums, reduced once per chunk

@@ -13,7 +13,7 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int DEPTH>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   auto commit = [&](const typename stage::prefetch& p, C* buf) {
     stage::commit(p, buf, scale, where);
   };
-  pipelined_chunks<DEPTH, typename stage::prefetch>(chunks, buffer, load, commit, [&](int64_t chunk,
+  pipelined_chunks<typename stage::prefetch>(chunks, buffer, load, commit, [&](int64_t chunk,
                                                                                        const C* buf) {
     C o_part[TC * CJ];  // per-token partial sums, reduced once per chunk
 #pragma unroll

@@ -3,6 +3,8 @@
 // memory, and checks every launch.
 #include <cuda_bf16.h>
 
+#include <array>
+#include <atomic>
 #include <cstdlib>
 
 #include "backward_dq_dk_dg_kernel.cuh"
@@ -24,8 +26,8 @@ namespace {
 // 2.81 ms). Row kernel: width 4 1.96 against 2.48 ms at B8 T1024 H32, 1.45 against
 // 1.33 ms at the target shape. fp32 at width 2 takes 16-token chunks (0.510 against
 // 0.556 ms; B2 T16384 2.72 against 3.15 ms), otherwise 8; the row kernel spills with
-// 16. Keeping two or three chunks' loads in flight (DEPTH) was slower everywhere
-// (0.58–0.62 ms forward): the registers it takes cost more than the latency it hides.
+// 16. Keeping two or three chunks' loads in flight was slower everywhere (0.58–0.62
+// ms forward; run4_depth2/): the registers it takes cost more than the latency it hides.
 // Earlier sweeps (reports/2026-11-21-…-v3/, -v4/) ruled out strips of 8 or 32 and
 // token unrolling. fp64 (not a speed target) keeps width ≤ 2 and 4-token chunks, so
 // that its doubles stay in registers.
@@ -33,7 +35,6 @@ template <typename Elem>
 struct tiles {
   static constexpr int L = 16;  // strip length along the reduced axis
   static constexpr int THREADS = 128;
-  static constexpr int DEPTH = 1;      // chunks whose global loads are in flight
   static constexpr int MAX_WIDTH = 4;  // columns or rows a thread owns, at most
   static constexpr int TC_ROWS = 8;    // tokens per staged chunk: row kernel …
   static constexpr int tc_columns(int) { return 8; }  // … forward and dv kernels, by width
@@ -77,7 +78,7 @@ cudaError_t forward_with(const scan_args& a) {
   using stage = chunk_stage<Elem, NL, t::L, CJ, TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(forward_kernel<Elem, NL, t::L, CJ, TC, t::THREADS, t::DEPTH>, grid, t::THREADS,
+  return launch(forward_kernel<Elem, NL, t::L, CJ, TC, t::THREADS>, grid, t::THREADS,
                 smem, a);
 }
 
@@ -88,7 +89,7 @@ cudaError_t backward_dv_with(const scan_args& a) {
   using stage = chunk_stage<Elem, NL, t::L, CJ, TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, TC, t::THREADS, t::DEPTH>, grid,
+  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, TC, t::THREADS>, grid,
                 t::THREADS, smem, a);
 }
 
@@ -101,7 +102,7 @@ cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
     return e;
   const dim3 grid(unsigned((a.K + stage::kRows - 1) / stage::kRows), unsigned(a.B * a.H));
   const size_t smem = (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
-  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, t::TC_ROWS, t::THREADS, t::DEPTH>, grid,
+  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, t::TC_ROWS, t::THREADS>, grid,
                 t::THREADS, smem, a);
 }
 
@@ -129,20 +130,33 @@ cudaError_t with_lanes(int lanes, Fn&& fn) {
 // PARALLEL_SCAN_CUDA_WIDTH=1, 2 or 4 forces a width (capped at the dtype's largest, and
 // the forward never takes 1), so that tests can verify every variant on small fixtures.
 int forced_width() {
-  const char* env = std::getenv("PARALLEL_SCAN_CUDA_WIDTH");
-  if (!env) return 0;
-  const int width = std::atoi(env);
-  return width == 1 || width == 2 || width == 4 ? width : 0;
+  static const int width = [] {
+    const char* env = std::getenv("PARALLEL_SCAN_CUDA_WIDTH");
+    const int w = env ? std::atoi(env) : 0;
+    return w == 1 || w == 2 || w == 4 ? w : 0;
+  }();
+  return width;
+}
+
+// The current device's SM count, asked once per device (0 if it cannot be read).
+int sm_count() {
+  static std::array<std::atomic<int>, 64> known{};
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 0;
+  const bool cacheable = device >= 0 && device < int(known.size());
+  if (cacheable)
+    if (const int cached = known[device].load(std::memory_order_relaxed)) return cached;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return 0;
+  if (cacheable) known[device].store(sms, std::memory_order_relaxed);
+  return sms;
 }
 
 int width_for(int64_t owned, int64_t heads, int lanes, int threads, int max_width, double wide,
               bool allow_one) {
   if (const int forced = forced_width())
     return forced > max_width ? max_width : (forced == 1 && !allow_one ? 2 : forced);
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess)
-    return 2;
+  const int sms = sm_count();
+  if (sms == 0) return 2;
   auto blocks = [&](int width) {
     const int64_t per_block = int64_t(threads / lanes) * width;
     return double((owned + per_block - 1) / per_block * heads);

@@ -69,7 +69,6 @@ struct row_stage {
   __device__ static const C* scalars(const C* buf, int which, int tt) {
     return buf + kScalarBase + (which * TC + tt) * kRows;
   }
-  __device__ static const C* beta(const C* buf) { return buf + kBeta; }
   __device__ static bool stepwise(const C* buf, int row) { return buf[kFlag + row] != C(0); }
   __device__ static C vdo(const C* buf, int tt) { return buf[kVdo + tt]; }
 
@@ -207,6 +206,17 @@ struct row_stage {
     if (n % kParts == 0) {
       buf[kBeta + row] = exp_of(step ? C(0) : b_last);
       buf[kFlag + row] = step ? C(1) : C(0);
+    }
+  }
+
+  // x[r][e] *= β of row n0 + r: a rescaled chunk's U → S (forward walk) or G' → W
+  // (reverse walk).
+  __device__ static void scale_by_beta(C (&x)[RJ][L], const C* buf, int n0) {
+#pragma unroll
+    for (int r = 0; r < RJ; ++r) {
+      const C beta = buf[kBeta + n0 + r];
+#pragma unroll
+      for (int e = 0; e < L; ++e) x[r][e] *= beta;
     }
   }
 

@@ -191,28 +191,24 @@ __device__ __forceinline__ void walk_chunk(bool step_by_step, Walk&& walk) {
 }
 
 // The chunk loop every kernel runs: body(n, buf) for steps n = 0 … chunks − 1 over the
-// two staging buffers, with the global loads of the next DEPTH chunks in flight in
-// registers. load(p, n) fills p with step n's chunk, commit(p, buf) writes it to a
-// buffer; both are the kernel's stage's, mapped to its walking direction. One barrier a
-// chunk: after it, the buffer just committed is complete and the other one is free.
-template <int DEPTH, typename Prefetch, typename Buffer, typename Load, typename Commit,
-          typename Body>
+// two staging buffers. load(p, n) fills p with step n's chunk, commit(p, buf) writes it
+// to a buffer; both are the kernel's stage's, mapped to its walking direction. A
+// chunk's loads are issued right after the previous one is committed, so they fly
+// during a whole chunk's compute (keeping two or three chunks in flight was measured
+// slower: the registers cost more than the latency hidden). One barrier a chunk:
+// after it, the buffer just committed is complete and the other one is free.
+template <typename Prefetch, typename Buffer, typename Load, typename Commit, typename Body>
 __device__ __forceinline__ void pipelined_chunks(int64_t chunks, const Buffer& buffer, Load&& load,
                                                  Commit&& commit, Body&& body) {
-  static_assert(DEPTH >= 1, "at least the next chunk in flight");
-  Prefetch ahead[DEPTH];  // ahead[d]: step n + 1 + d
-  load(ahead[0], 0);
-  commit(ahead[0], buffer(0));
-#pragma unroll
-  for (int d = 0; d < DEPTH; ++d)
-    if (1 + d < chunks) load(ahead[d], 1 + d);
+  Prefetch next;
+  load(next, 0);
+  commit(next, buffer(0));
+  if (chunks > 1) load(next, 1);
   __syncthreads();
   for (int64_t n = 0; n < chunks; ++n) {
     body(n, static_cast<const typename Buffer::value_type*>(buffer(n)));
-    if (n + 1 < chunks) commit(ahead[0], buffer(n + 1));
-#pragma unroll
-    for (int d = 0; d + 1 < DEPTH; ++d) ahead[d] = ahead[d + 1];
-    if (n + 1 + DEPTH < chunks) load(ahead[DEPTH - 1], n + 1 + DEPTH);
+    if (n + 1 < chunks) commit(next, buffer(n + 1));
+    if (n + 2 < chunks) load(next, n + 2);
     __syncthreads();
   }
 }

@@ -120,10 +120,9 @@ struct flusher {
   }
 };
 
-template <typename Kernel>
-float median_ms(Kernel kernel, dim3 grid, int threads, size_t smem, const scan_args& a,
-                const flusher& f) {
-  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+// Median of 20 CUDA-event samples of launch() after 5 warm-ups, L2 flushed before each.
+template <typename Launch>
+float median_ms(Launch&& launch, const flusher& f) {
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
@@ -131,8 +130,7 @@ float median_ms(Kernel kernel, dim3 grid, int threads, size_t smem, const scan_a
   for (int n = 0; n < 25; ++n) {
     CHECK(cudaMemsetAsync(f.buffer, n, f.bytes));
     CHECK(cudaEventRecord(start));
-    kernel<<<grid, threads, smem>>>(a);
-    CHECK(cudaGetLastError());
+    launch();
     CHECK(cudaEventRecord(stop));
     CHECK(cudaEventSynchronize(stop));
     float t = 0;
@@ -145,17 +143,29 @@ float median_ms(Kernel kernel, dim3 grid, int threads, size_t smem, const scan_a
   return ms[ms.size() / 2];
 }
 
+// A column-layout kernel (forward or dv) over the whole problem, as launch.cu sizes it.
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, typename Kernel>
+dim3 launch_columns(Kernel kernel, const problem& p, const scan_args& a) {
+  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
+  const dim3 grid(unsigned((p.V + stage::kColumns - 1) / stage::kColumns), unsigned(p.B * p.H));
+  const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  kernel<<<grid, THREADS, smem>>>(a);
+  CHECK(cudaGetLastError());
+  return grid;
+}
+
 struct references {
   std::vector<double> o, dv, dq, dk, dg;
 };
 
 // v·do, then the row kernel (dq, dk, dg).
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS, int DEPTH>
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 void launch_rows(const problem& p, const scan_args& a) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   const dim3 grid(unsigned((p.K + stage::kRows - 1) / stage::kRows), unsigned(p.B * p.H));
   const size_t smem = (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
-  auto kernel = backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS, DEPTH>;
+  auto kernel = backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   token_dot_kernel<Elem><<<unsigned((p.B * p.T * p.H + 7) / 8), 256>>>(a);
   CHECK(cudaGetLastError());
@@ -163,51 +173,36 @@ void launch_rows(const problem& p, const scan_args& a) {
   CHECK(cudaGetLastError());
 }
 
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS, int DEPTH>
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 void run_rows(const char* dtype, const problem& p, const scan_args& a, const references& ref,
               const flusher& f) {
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  std::vector<float> ms;
-  for (int n = 0; n < 15; ++n) {
-    CHECK(cudaMemsetAsync(f.buffer, n, f.bytes));
-    CHECK(cudaEventRecord(start));
-    launch_rows<Elem, NL, L, RJ, TC, THREADS, DEPTH>(p, a);
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    CHECK(cudaEventElapsedTime(&t, start, stop));
-    if (n >= 3) ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
+  const float ms = median_ms([&] { launch_rows<Elem, NL, L, RJ, TC, THREADS>(p, a); }, f);
   cudaFuncAttributes ra{};
-  CHECK(cudaFuncGetAttributes(&ra, backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS, DEPTH>));
-  std::printf("%-5s rows RJ=%d TC=%2d threads=%3d depth=%d regs %3d local %zu | v·do + dq/dk/dg %.4f ms  "
+  CHECK(cudaFuncGetAttributes(&ra, backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>));
+  std::printf("%-5s rows RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg %.4f ms  "
               "rel_l2 dq %.3g dk %.3g dg %.3g\n",
-              dtype, RJ, TC, THREADS, DEPTH, ra.numRegs, ra.localSizeBytes, ms[ms.size() / 2],
+              dtype, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms,
               rel_l2(download<Elem>(a.dq, p.n_k()), ref.dq),
               rel_l2(download<Elem>(a.dk, p.n_k()), ref.dk),
               rel_l2(download<Elem>(a.dg, p.n_k()), ref.dg));
 }
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, int DEPTH>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 void run(const char* dtype, const problem& p, const scan_args& a, const references& ref,
          const flusher& f) {
-  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
-  const dim3 grid(unsigned((p.V + stage::kColumns - 1) / stage::kColumns), unsigned(p.B * p.H));
-  const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  auto fwd = forward_kernel<Elem, NL, L, CJ, TC, THREADS, DEPTH>;
-  auto dv = backward_dv_kernel<Elem, NL, L, CJ, TC, THREADS, DEPTH>;
-  const float fwd_ms = median_ms(fwd, grid, THREADS, smem, a, f);
-  const float dv_ms = median_ms(dv, grid, THREADS, smem, a, f);
+  auto fwd = forward_kernel<Elem, NL, L, CJ, TC, THREADS>;
+  auto dv = backward_dv_kernel<Elem, NL, L, CJ, TC, THREADS>;
+  dim3 grid;
+  const float fwd_ms =
+      median_ms([&] { grid = launch_columns<Elem, NL, L, CJ, TC, THREADS>(fwd, p, a); }, f);
+  const float dv_ms = median_ms([&] { launch_columns<Elem, NL, L, CJ, TC, THREADS>(dv, p, a); }, f);
   cudaFuncAttributes fa{}, da{};
   CHECK(cudaFuncGetAttributes(&fa, fwd));
   CHECK(cudaFuncGetAttributes(&da, dv));
   std::printf(
-      "%-5s CJ=%d TC=%2d threads=%3d depth=%d blocks=%5u regs %3d/%3d local %zu/%zu | fwd %.4f ms  "
+      "%-5s CJ=%d TC=%2d threads=%3d blocks=%5u regs %3d/%3d local %zu/%zu | fwd %.4f ms  "
       "o rel_l2 %.3g | dv %.4f ms  dv rel_l2 %.3g\n",
-      dtype, CJ, TC, THREADS, DEPTH, grid.x * grid.y, fa.numRegs, da.numRegs, fa.localSizeBytes,
+      dtype, CJ, TC, THREADS, grid.x * grid.y, fa.numRegs, da.numRegs, fa.localSizeBytes,
       da.localSizeBytes, fwd_ms, rel_l2(download<Elem>(a.o, p.n_v()), ref.o), dv_ms,
       rel_l2(download<Elem>(a.dv, p.n_v()), ref.dv));
 }
@@ -216,18 +211,9 @@ void run(const char* dtype, const problem& p, const scan_args& a, const referenc
 template <int NL>
 references reference_for(const problem& p, const host_inputs& in) {
   const scan_args a = device_args<double>(p, in);
-  using stage = chunk_stage<double, NL, 16, 2, 4, 128>;
-  const dim3 grid(unsigned((p.V + stage::kColumns - 1) / stage::kColumns), unsigned(p.B * p.H));
-  const size_t smem = 2 * stage::kBufferValues * sizeof(double);
-  auto fwd = forward_kernel<double, NL, 16, 2, 4, 128, 1>;
-  auto dv = backward_dv_kernel<double, NL, 16, 2, 4, 128, 1>;
-  CHECK(cudaFuncSetAttribute(fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  CHECK(cudaFuncSetAttribute(dv, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  fwd<<<grid, 128, smem>>>(a);
-  CHECK(cudaGetLastError());
-  dv<<<grid, 128, smem>>>(a);
-  CHECK(cudaGetLastError());
-  launch_rows<double, NL, 16, 2, 4, 128, 1>(p, a);
+  launch_columns<double, NL, 16, 2, 4, 128>(forward_kernel<double, NL, 16, 2, 4, 128>, p, a);
+  launch_columns<double, NL, 16, 2, 4, 128>(backward_dv_kernel<double, NL, 16, 2, 4, 128>, p, a);
+  launch_rows<double, NL, 16, 2, 4, 128>(p, a);
   CHECK(cudaDeviceSynchronize());
   return {download<double>(a.o, p.n_v()), download<double>(a.dv, p.n_v()),
           download<double>(a.dq, p.n_k()), download<double>(a.dk, p.n_k()),
@@ -238,12 +224,12 @@ template <typename Elem, int NL>
 void sweep(const char* dtype, const problem& p, const host_inputs& in, const flusher& f) {
   const references ref = reference_for<NL>(p, in);
   const scan_args a = device_args<Elem>(p, in);
-  run<Elem, NL, 16, 2, 8, 128, 1>(dtype, p, a, ref, f);
-  run<Elem, NL, 16, 2, 16, 128, 1>(dtype, p, a, ref, f);
-  run<Elem, NL, 16, 4, 8, 128, 1>(dtype, p, a, ref, f);
-  run<Elem, NL, 16, 4, 16, 128, 1>(dtype, p, a, ref, f);
-  run_rows<Elem, NL, 16, 2, 8, 128, 1>(dtype, p, a, ref, f);
-  run_rows<Elem, NL, 16, 4, 8, 128, 1>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 2, 8, 128>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 2, 16, 128>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 4, 8, 128>(dtype, p, a, ref, f);
+  run<Elem, NL, 16, 4, 16, 128>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 2, 8, 128>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 4, 8, 128>(dtype, p, a, ref, f);
 }
 
 }  // namespace
