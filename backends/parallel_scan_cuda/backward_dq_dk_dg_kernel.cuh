@@ -86,6 +86,12 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   // step_k·tt + r further.
   auto chunk_key = [&](int64_t chunk) { return ((b * a.T + chunk * TC) * a.H + h) * a.K + i0; };
   const int step_k = int(a.H * a.K);
+  const int rows_in = int(a.K - i0 < RJ ? a.K - i0 : RJ);  // the thread's rows before K
+  // The chunk's tokens before T, and the place of the last token T − 1 (TC: not in it).
+  auto tokens_in = [&](int64_t chunk) { return int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC); };
+  auto last_place = [&](int64_t chunk) {
+    return int(a.T - 1 - chunk * TC < TC ? a.T - 1 - chunk * TC : TC);
+  };
 
   // ---- forward walk: dq and the hist part of ∂L/∂b ----
   C U[RJ][L], last[RJ];  // last: rowsum(dht ⊙ U) before the last token
@@ -100,7 +106,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   };
   pipelined_chunks<typename stage::prefetch>(chunks, buffer, load_forward, commit_forward, [&](
                                                         int64_t chunk, const C* buf) {
-    const int64_t last_tt = a.T - 1 - chunk * TC;  // the last token's place, if in this chunk
+    const int last_tt = last_place(chunk), save_tt = dht ? last_tt : TC;
     C part[TC * RJ];  // U_{τ−1} · do_τ per token and row, reduced once per chunk
 #pragma unroll
     for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
@@ -111,7 +117,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
         C v[L], d_o[L];
         load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
         load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
-        if (tt == last_tt && dht) {  // once per kernel, uniform across the block
+        if (tt == save_tt) {  // once per kernel, uniform across the block
 #pragma unroll
           for (int r = 0; r < RJ; ++r)
 #pragma unroll
@@ -134,7 +140,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
       if constexpr (!STEP) stage::scale_by_beta(U, buf, n0);  // U → S at the chunk's end
     };
     walk_chunk(stage::stepwise(buf, n0), walk);
-    if (last_tt < TC && dht) {  // the last token's rowsum(dht ⊙ U_{T−2}), from saved_u
+    if (save_tt < TC) {  // the last token's rowsum(dht ⊙ U_{T−2}), from saved_u
       C D[RJ][L];
       stage::load_state(dht, D, a, state0, lane, i0);
 #pragma unroll
@@ -144,16 +150,17 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
         last[r] = group_sum<NL>(last[r]);
       }
     }
+    Elem* dq_chunk = static_cast<Elem*>(a.dq) + chunk_key(chunk);
+    C* pdb_chunk = pdb_out + chunk_key(chunk);
+    const int tokens = tokens_in(chunk);
     reduce_scatter<NL>(part, lane, [&](int m, C sum) {
-      const int tt = m / RJ, r = m % RJ;
-      const int64_t t = chunk * TC + tt;
-      if (t >= a.T || i0 + r >= a.K) return;
+      const int tt = m / RJ, r = m % RJ, at = tt * step_k + r;
+      if (tt >= tokens || r >= rows_in) return;
       const C eb = row_scalar(buf, stage::kEB, tt, r), hist = eb * sum;
-      const int64_t at = chunk_key(chunk) + tt * step_k + r;
-      static_cast<Elem*>(a.dq)[at] = to_storage<Elem>(
+      dq_chunk[at] = to_storage<Elem>(
           scale * (hist + row_scalar(buf, stage::kKRaw, tt, r) * stage::vdo(buf, tt)));
-      pdb_out[at] = scale * row_scalar(buf, stage::kQRaw, tt, r) * hist +
-                    (t == a.T - 1 ? eb * last[r] : C(0));
+      pdb_chunk[at] = scale * row_scalar(buf, stage::kQRaw, tt, r) * hist +
+                      (tt == last_tt ? eb * last[r] : C(0));
     });
   });  // its barriers also make the workspace writes visible to the stagers
 
@@ -199,26 +206,27 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
     };
     walk_chunk(stage::stepwise(buf, n0), walk);
     // dk, and each (token, row)'s term of ∂L/∂b into the group's scratch.
+    const int64_t key = chunk_key(chunk);
+    Elem* dk_chunk = static_cast<Elem*>(a.dk) + key;
+    const int tokens = tokens_in(chunk), last_tt = last_place(chunk);
     reduce_scatter<NL>(part, lane, [&](int m, C sum) {
       const int tt = m / RJ, r = m % RJ;
-      const int64_t t = chunk * TC + tt;
       C term = C(0);
-      if (t < a.T && i0 + r < a.K) {
+      if (tt < tokens && r < rows_in) {
         const C fut = row_scalar(buf, stage::kEBI, tt, r) * sum;
-        static_cast<Elem*>(a.dk)[chunk_key(chunk) + tt * step_k + r] = to_storage<Elem>(
+        dk_chunk[tt * step_k + r] = to_storage<Elem>(
             scale * row_scalar(buf, stage::kQRaw, tt, r) * stage::vdo(buf, tt) + fut);
         term = row_scalar(buf, stage::kPdb, tt, r) -
-               (t < a.T - 1 ? row_scalar(buf, stage::kKRaw, tt, r) * fut : C(0));
+               (tt != last_tt ? row_scalar(buf, stage::kKRaw, tt, r) * fut : C(0));
       }
       my_scratch[tt * RJ + r] = term;
     });
     __syncwarp();
-    if (lane < RJ && i0 + lane < a.K) {
-      Elem* dg_chunk = static_cast<Elem*>(a.dg) + chunk_key(chunk) + lane;
-      const int rows = int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
+    if (lane < rows_in) {
+      Elem* dg_chunk = static_cast<Elem*>(a.dg) + key + lane;
 #pragma unroll
       for (int tt = TC - 1; tt >= 0; --tt) {
-        if (tt >= rows) continue;
+        if (tt >= tokens) continue;
         dg_suffix += my_scratch[tt * RJ + lane];
         dg_chunk[tt * step_k] = to_storage<Elem>(dg_suffix);
       }

@@ -22,6 +22,42 @@
 
 namespace glabench::parallel_scan {
 
+// The stride between the row scalars of consecutive tokens (row_stage): kRows plus the
+// pad that spreads two warp-wide accesses over the most banks — commit's stores (lane
+// n: row n / parts, token (n % parts)·part_tokens) and the writers' loads after the
+// reduce-scatter (lane n: token m / rj, row (n / nl)·rj + m % rj, m its first value).
+// Without the pad both are 4- to 8-way bank conflicts. `words`: 4-byte words a value.
+constexpr int scalar_bank_conflicts(int stride, int tc, int rj, int nl, int parts, int part_tokens,
+                                    int words) {
+  const int values = tc * rj;
+  int worst = 0;
+  for (int pattern = 0; pattern < 2; ++pattern) {
+    int at[32] = {};
+    for (int n = 0; n < 32; ++n) {
+      const int m = values >= nl ? n % nl * (values / nl) : n % nl / (nl / values);
+      const int row = pattern == 0 ? n / parts : n / nl * rj + m % rj;
+      const int tt = pattern == 0 ? n % parts * part_tokens : m / rj;
+      at[n] = (tt * stride + row) * words;
+    }
+    int distinct[32] = {};  // addresses per bank
+    for (int n = 0; n < 32; ++n) {
+      bool seen = false;
+      for (int k = 0; k < n; ++k) seen = seen || at[k] == at[n];
+      if (!seen) ++distinct[at[n] % 32];
+    }
+    for (int bank = 0; bank < 32; ++bank) worst = distinct[bank] > worst ? distinct[bank] : worst;
+  }
+  return worst;
+}
+constexpr int scalar_stride(int rows, int tc, int rj, int nl, int parts, int part_tokens, int words) {
+  int best = rows;
+  for (int pad = 1; pad < 32; ++pad)
+    if (scalar_bank_conflicts(rows + pad, tc, rj, nl, parts, part_tokens, words) <
+        scalar_bank_conflicts(best, tc, rj, nl, parts, part_tokens, words))
+      best = rows + pad;
+  return best;
+}
+
 template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 struct row_stage {
   using C = compute_t<Elem>;
@@ -30,15 +66,6 @@ struct row_stage {
   static constexpr int kRows = kGroups * RJ;  // key rows per block
 
   enum { kA, kKK, kQQ, kEB, kEBI, kKRaw, kQRaw, kPdb, kScalars };
-  static constexpr int kScalarBase = 2 * TC * layout::kRow;
-  static constexpr int kBeta = kScalarBase + kScalars * TC * kRows;
-  static constexpr int kFlag = kBeta + kRows;
-  static constexpr int kVdo = kFlag + kRows;
-  static constexpr int kBufferValues = kVdo + TC + (4 - TC % 4) % 4;
-  // After the two buffers: each group's per-token dg terms of the chunk (reverse walk),
-  // or each thread's rows of U before the last token (forward walk).
-  static constexpr int kScratchValues =
-      kGroups * TC * RJ > THREADS * RJ * L ? kGroups * TC * RJ : THREADS * RJ * L;
 
   // V-vectors: each staged row is spread over the threads (kVecRowsPerPass tokens at
   // once when the block is wider than the row); addresses are a row pointer plus a lane
@@ -55,6 +82,19 @@ struct row_stage {
   static_assert(TC % kParts == 0 && 32 % kDecide == 0, "powers of two");
   static constexpr int kStagingWarps = (kRows * kParts + 31) / 32;
 
+  // The row scalars of one token sit kScalarStride values apart (scalar_stride).
+  static constexpr int kScalarStride =
+      scalar_stride(kRows, TC, RJ, NL, kParts, kPartTokens, int(sizeof(C)) / 4);
+  static constexpr int kScalarBase = 2 * TC * layout::kRow;
+  static constexpr int kBeta = kScalarBase + (kScalars * TC * kScalarStride + 3) / 4 * 4;
+  static constexpr int kFlag = kBeta + kRows;
+  static constexpr int kVdo = kFlag + kRows;
+  static constexpr int kBufferValues = kVdo + TC + (4 - TC % 4) % 4;
+  // After the two buffers: each group's per-token dg terms of the chunk (reverse walk),
+  // or each thread's rows of U before the last token (forward walk).
+  static constexpr int kScratchValues =
+      kGroups * TC * RJ > THREADS * RJ * L ? kGroups * TC * RJ : THREADS * RJ * L;
+
   struct prefetch {
     Elem vec[2][kVecPasses][kVecSplits];
     Elem g[kPartTokens], k[kPartTokens], q[kPartTokens];
@@ -67,7 +107,7 @@ struct row_stage {
     return buf + (which * TC + tt) * layout::kRow;
   }
   __device__ static const C* scalars(const C* buf, int which, int tt) {
-    return buf + kScalarBase + (which * TC + tt) * kRows;
+    return buf + kScalarBase + (which * TC + tt) * kScalarStride;
   }
   __device__ static bool stepwise(const C* buf, int row) { return buf[kFlag + row] != C(0); }
   __device__ static C vdo(const C* buf, int tt) { return buf[kVdo + tt]; }
@@ -183,7 +223,7 @@ struct row_stage {
     const bool step = (out_of_range >> (n % 32 / kDecide * kDecide)) & group_bits;
     if (row >= kRows) return;
     auto put = [&](int which, int tt, C x) {
-      buf[kScalarBase + (which * TC + tt) * kRows + row] = x;
+      buf[kScalarBase + (which * TC + tt) * kScalarStride + row] = x;
     };
 #pragma unroll
     for (int u = 0; u < kPartTokens; ++u) {

@@ -3,7 +3,9 @@
 // median of 20 CUDA-event samples after 5 warm-ups, L2 flushed, and o's (dv's) rel_l2
 // against the fp64 kernels on the same rounded inputs (random inputs, gates log σ of
 // normals, h0 and dht present).
-// usage: build/hopper/parallel_scan_cuda_tile_sweep [B T H K V]   (default 4 2048 16 128 128)
+// usage: build/hopper/parallel_scan_cuda_tile_sweep [B T H K V [SAMPLES]]
+//        (default 4 2048 16 128 128 20; SAMPLES=1 launches every kernel once, no warm-up,
+//        for a profiler)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -120,14 +122,16 @@ struct flusher {
   }
 };
 
-// Median of 20 CUDA-event samples of launch() after 5 warm-ups, L2 flushed before each.
+int samples = 20, warmups = 5;
+
+// Median of `samples` CUDA-event samples of launch() after `warmups`, L2 flushed before each.
 template <typename Launch>
 float median_ms(Launch&& launch, const flusher& f) {
   cudaEvent_t start, stop;
   CHECK(cudaEventCreate(&start));
   CHECK(cudaEventCreate(&stop));
   std::vector<float> ms;
-  for (int n = 0; n < 25; ++n) {
+  for (int n = 0; n < warmups + samples; ++n) {
     CHECK(cudaMemsetAsync(f.buffer, n, f.bytes));
     CHECK(cudaEventRecord(start));
     launch();
@@ -135,7 +139,7 @@ float median_ms(Launch&& launch, const flusher& f) {
     CHECK(cudaEventSynchronize(stop));
     float t = 0;
     CHECK(cudaEventElapsedTime(&t, start, stop));
-    if (n >= 5) ms.push_back(t);
+    if (n >= warmups) ms.push_back(t);
   }
   CHECK(cudaEventDestroy(start));
   CHECK(cudaEventDestroy(stop));
@@ -159,29 +163,30 @@ struct references {
   std::vector<double> o, dv, dq, dk, dg;
 };
 
-// v·do, then the row kernel (dq, dk, dg).
+// v·do, then the row kernel (dq, dk, dg); `parts` picks either (bits 1, 2).
 template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
-void launch_rows(const problem& p, const scan_args& a) {
+void launch_rows(const problem& p, const scan_args& a, int parts = 3) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   const dim3 grid(unsigned((p.K + stage::kRows - 1) / stage::kRows), unsigned(p.B * p.H));
   const size_t smem = (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
   auto kernel = backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  token_dot_kernel<Elem><<<unsigned((p.B * p.T * p.H + 7) / 8), 256>>>(a);
+  if (parts & 1) token_dot_kernel<Elem><<<unsigned((p.B * p.T * p.H + 7) / 8), 256>>>(a);
   CHECK(cudaGetLastError());
-  kernel<<<grid, THREADS, smem>>>(a);
+  if (parts & 2) kernel<<<grid, THREADS, smem>>>(a);
   CHECK(cudaGetLastError());
 }
 
 template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 void run_rows(const char* dtype, const problem& p, const scan_args& a, const references& ref,
               const flusher& f) {
+  const float dot_ms = median_ms([&] { launch_rows<Elem, NL, L, RJ, TC, THREADS>(p, a, 1); }, f);
   const float ms = median_ms([&] { launch_rows<Elem, NL, L, RJ, TC, THREADS>(p, a); }, f);
   cudaFuncAttributes ra{};
   CHECK(cudaFuncGetAttributes(&ra, backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>));
-  std::printf("%-5s rows RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg %.4f ms  "
-              "rel_l2 dq %.3g dk %.3g dg %.3g\n",
-              dtype, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms,
+  std::printf("%-5s rows RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg %.4f ms "
+              "(v·do alone %.4f)  rel_l2 dq %.3g dk %.3g dg %.3g\n",
+              dtype, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms, dot_ms,
               rel_l2(download<Elem>(a.dq, p.n_k()), ref.dq),
               rel_l2(download<Elem>(a.dk, p.n_k()), ref.dk),
               rel_l2(download<Elem>(a.dg, p.n_k()), ref.dg));
@@ -228,6 +233,7 @@ void sweep(const char* dtype, const problem& p, const host_inputs& in, const flu
   run<Elem, NL, 16, 2, 16, 128>(dtype, p, a, ref, f);
   run<Elem, NL, 16, 4, 8, 128>(dtype, p, a, ref, f);
   run<Elem, NL, 16, 4, 16, 128>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 1, 8, 128>(dtype, p, a, ref, f);
   run_rows<Elem, NL, 16, 2, 8, 128>(dtype, p, a, ref, f);
   run_rows<Elem, NL, 16, 4, 8, 128>(dtype, p, a, ref, f);
 }
@@ -238,6 +244,7 @@ int main(int argc, char** argv) {
   problem p{4, 2048, 16, 128, 128};
   if (argc > 5) p = {std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3]),
                      std::atoll(argv[4]), std::atoll(argv[5])};
+  if (argc > 6) samples = std::max(1, std::atoi(argv[6])), warmups = samples == 1 ? 0 : 5;
   if (p.K > 128 || p.K <= 64) {
     std::fprintf(stderr, "this sweep is built for 64 < K ≤ 128\n");
     return 2;
