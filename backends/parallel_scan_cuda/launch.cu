@@ -25,19 +25,26 @@ namespace {
 // at B2 T16384 H16 D128 (64 blocks at width 4) it loses by 29% (bf16 3.62 against
 // 2.81 ms). Row kernel: width 4 1.96 against 2.48 ms at B8 T1024 H32, 1.45 against
 // 1.33 ms at the target shape. fp32 at width 2 takes 16-token chunks (0.510 against
-// 0.556 ms; B2 T16384 2.72 against 3.15 ms), otherwise 8; the row kernel spills with
-// 16. Keeping two or three chunks' loads in flight was slower everywhere (0.58–0.62
-// ms forward; run4_depth2/): the registers it takes cost more than the latency it hides.
-// Earlier sweeps (reports/2026-11-21-…-v3/, -v4/) ruled out strips of 8 or 32 and
-// token unrolling. fp64 (not a speed target) keeps width ≤ 2 and 4-token chunks, so
-// that its doubles stay in registers.
+// 0.556 ms; B2 T16384 2.72 against 3.15 ms), otherwise 8. The row kernel takes 16-token
+// chunks (255 registers against 168) at width 2 when its grid puts ~2 or more blocks on
+// an SM: v·do + dq/dk/dg at the target shape 1.19 against 1.24 ms bf16, 1.17 against
+// 1.22 fp32; forward+backward at B8 T1024 H16 D128 1.91 against 1.96 ms bf16; with one
+// block an SM they lose (B2 T16384 H16 D128 13.1 against 12.4 ms bf16;
+// reports/2026-11-22-h200-parallel_scan_cuda-backward-overheads/). 8 at widths 1 and 4
+// (16 spills at 4). Keeping two or three chunks' loads in flight was slower everywhere
+// (0.58–0.62 ms forward; run4_depth2/): the registers it takes cost more than the
+// latency it hides. Earlier sweeps (reports/2026-11-21-…-v3/, -v4/) ruled out strips of
+// 8 or 32 and token unrolling. fp64 (not a speed target) keeps width ≤ 2 and 4-token
+// chunks, so that its doubles stay in registers.
 template <typename Elem>
 struct tiles {
   static constexpr int L = 16;  // strip length along the reduced axis
   static constexpr int THREADS = 128;
   static constexpr int MAX_WIDTH = 4;  // columns or rows a thread owns, at most
-  static constexpr int TC_ROWS = 8;    // tokens per staged chunk: row kernel …
-  static constexpr int tc_columns(int) { return 8; }  // … forward and dv kernels, by width
+  // Tokens per staged chunk, by width: row kernel (`crowded`: its grid has ~2 or more
+  // blocks an SM), forward and dv kernels.
+  static constexpr int tc_rows(int width, bool crowded) { return width == 2 && crowded ? 16 : 8; }
+  static constexpr int tc_columns(int) { return 8; }
   // Blocks (per SM) the width-4 grid must have to be chosen: forward and dv, rows.
   static constexpr double WIDE_COLUMNS = 0.9, WIDE_ROWS = 2.0;
 };
@@ -50,7 +57,8 @@ struct tiles<float> : tiles<__nv_bfloat16> {
 };
 template <>
 struct tiles<double> : tiles<__nv_bfloat16> {
-  static constexpr int MAX_WIDTH = 2, TC_ROWS = 4;
+  static constexpr int MAX_WIDTH = 2;
+  static constexpr int tc_rows(int, bool) { return 4; }
   static constexpr int tc_columns(int) { return 4; }
 };
 
@@ -93,16 +101,16 @@ cudaError_t backward_dv_with(const scan_args& a) {
                 t::THREADS, smem, a);
 }
 
-template <typename Elem, int NL, int RJ>
+template <typename Elem, int NL, int RJ, int TC>
 cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
   using t = tiles<Elem>;
-  using stage = row_stage<Elem, NL, t::L, RJ, t::TC_ROWS, t::THREADS>;
+  using stage = row_stage<Elem, NL, t::L, RJ, TC, t::THREADS>;
   const int64_t tokens = a.B * a.T * a.H;  // v·do first: 8 tokens (warps) a block
   if (cudaError_t e = launch(token_dot_kernel<Elem>, dim3(unsigned((tokens + 7) / 8)), 256, 0, a))
     return e;
   const dim3 grid(unsigned((a.K + stage::kRows - 1) / stage::kRows), unsigned(a.B * a.H));
   const size_t smem = (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
-  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, t::TC_ROWS, t::THREADS>, grid,
+  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, TC, t::THREADS>, grid,
                 t::THREADS, smem, a);
 }
 
@@ -136,6 +144,18 @@ int forced_width() {
     return w == 1 || w == 2 || w == 4 ? w : 0;
   }();
   return width;
+}
+
+// PARALLEL_SCAN_CUDA_ROW_CHUNK=8 or 16 forces the row kernel's chunk where the width
+// offers both (so that tests reach both width-2 kernels: small fixtures' grids are
+// never crowded); 0 when unset.
+int forced_row_chunk() {
+  static const int chunk = [] {
+    const char* env = std::getenv("PARALLEL_SCAN_CUDA_ROW_CHUNK");
+    const int c = env ? std::atoi(env) : 0;
+    return c == 8 || c == 16 ? c : 0;
+  }();
+  return chunk;
 }
 
 // The current device's SM count, asked once per device (0 if it cannot be read).
@@ -201,9 +221,17 @@ cudaError_t backward_for(const scan_args& a) {
       }))
     return e;
   const int row_width = width_for(a.K, heads, lanes_v, t::THREADS, t::MAX_WIDTH, t::WIDE_ROWS, true);
+  const int64_t rows_per_block = t::THREADS / lanes_v * row_width;
+  const int64_t row_blocks = (a.K + rows_per_block - 1) / rows_per_block * heads;
+  const bool crowded =
+      forced_row_chunk() ? forced_row_chunk() == 16 : double(row_blocks) >= 1.5 * sm_count();
   return with_lanes(lanes_v, [&](auto nl) {
-    return with_width<Elem>(row_width,
-                            [&](auto rj) { return backward_dq_dk_dg_with<Elem, nl(), rj()>(a); });
+    return with_width<Elem>(row_width, [&](auto rj) {
+      constexpr int tc = t::tc_rows(rj(), false), tc_crowded = t::tc_rows(rj(), true);
+      if constexpr (tc_crowded != tc)
+        if (crowded) return backward_dq_dk_dg_with<Elem, nl(), rj(), tc_crowded>(a);
+      return backward_dq_dk_dg_with<Elem, nl(), rj(), tc>(a);
+    });
   });
 }
 

@@ -236,6 +236,7 @@ void sweep(const char* dtype, const problem& p, const host_inputs& in, const flu
   run_rows<Elem, NL, 16, 1, 8, 128>(dtype, p, a, ref, f);
   run_rows<Elem, NL, 16, 2, 8, 128>(dtype, p, a, ref, f);
   run_rows<Elem, NL, 16, 4, 8, 128>(dtype, p, a, ref, f);
+  run_rows<Elem, NL, 16, 2, 16, 128>(dtype, p, a, ref, f);
 }
 
 }  // namespace
