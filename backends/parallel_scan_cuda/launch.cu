@@ -26,10 +26,12 @@ namespace {
 // 2.81 ms). Row kernel: width 4 1.96 against 2.48 ms at B8 T1024 H32, 1.45 against
 // 1.33 ms at the target shape. fp32 at width 2 takes 16-token chunks (0.510 against
 // 0.556 ms; B2 T16384 2.72 against 3.15 ms), otherwise 8. The row kernel takes 16-token
-// chunks (255 registers against 168) at width 2 when its grid puts ~2 or more blocks on
-// an SM: v·do + dq/dk/dg at the target shape 1.19 against 1.24 ms bf16, 1.17 against
-// 1.22 fp32; forward+backward at B8 T1024 H16 D128 1.91 against 1.96 ms bf16; with one
-// block an SM they lose (B2 T16384 H16 D128 13.1 against 12.4 ms bf16;
+// chunks (255 registers against 168: 2 blocks an SM against 3) at width 2 when its grid
+// puts ~2 or more blocks on an SM and needs no more waves than with 8: v·do + dq/dk/dg
+// at the target shape 1.19 against 1.24 ms bf16, 1.17 against 1.22 fp32;
+// forward+backward at B8 T1024 H16 D128 1.91 against 1.96 ms bf16; with one block an SM
+// they lose (B2 T16384 H16 D128 13.1 against 12.4 ms bf16), and with an extra wave too
+// (B1 T8192 H96 D128 14.3 against 12.8 ms;
 // reports/2026-11-22-h200-parallel_scan_cuda-backward-overheads/). 8 at widths 1 and 4
 // (16 spills at 4). Keeping two or three chunks' loads in flight was slower everywhere
 // (0.58–0.62 ms forward; run4_depth2/): the registers it takes cost more than the
@@ -42,7 +44,8 @@ struct tiles {
   static constexpr int THREADS = 128;
   static constexpr int MAX_WIDTH = 4;  // columns or rows a thread owns, at most
   // Tokens per staged chunk, by width: row kernel (`crowded`: its grid has ~2 or more
-  // blocks an SM), forward and dv kernels.
+  // blocks an SM and no more waves with the longer chunks; backward_for), forward and
+  // dv kernels.
   static constexpr int tc_rows(int width, bool crowded) { return width == 2 && crowded ? 16 : 8; }
   static constexpr int tc_columns(int) { return 8; }
   // Blocks (per SM) the width-4 grid must have to be chosen: forward and dv, rows.
@@ -101,17 +104,35 @@ cudaError_t backward_dv_with(const scan_args& a) {
                 t::THREADS, smem, a);
 }
 
+// The row kernel variant and its dynamic shared memory.
 template <typename Elem, int NL, int RJ, int TC>
-cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
+struct row_kernel {
   using t = tiles<Elem>;
   using stage = row_stage<Elem, NL, t::L, RJ, TC, t::THREADS>;
+  static constexpr auto kernel = backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, TC, t::THREADS>;
+  static constexpr size_t smem =
+      (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
+  // Blocks an SM holds at once (registers, shared memory), asked once; 0 if unknown.
+  static int blocks_per_sm() {
+    static const int blocks = [] {
+      int n = 0;
+      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess ||
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, t::THREADS, smem) != cudaSuccess)
+        return 0;
+      return n;
+    }();
+    return blocks;
+  }
+};
+
+template <typename Elem, int NL, int RJ, int TC>
+cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
+  using rows = row_kernel<Elem, NL, RJ, TC>;
   const int64_t tokens = a.B * a.T * a.H;  // v·do first: 8 tokens (warps) a block
   if (cudaError_t e = launch(token_dot_kernel<Elem>, dim3(unsigned((tokens + 7) / 8)), 256, 0, a))
     return e;
-  const dim3 grid(unsigned((a.K + stage::kRows - 1) / stage::kRows), unsigned(a.B * a.H));
-  const size_t smem = (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
-  return launch(backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, TC, t::THREADS>, grid,
-                t::THREADS, smem, a);
+  const dim3 grid(unsigned((a.K + rows::stage::kRows - 1) / rows::stage::kRows), unsigned(a.B * a.H));
+  return launch(rows::kernel, grid, rows::t::THREADS, rows::smem, a);
 }
 
 // NL ∈ {4, 8, 16}: head sizes ≤ 64, ≤ 128, ≤ 256.
@@ -223,13 +244,24 @@ cudaError_t backward_for(const scan_args& a) {
   const int row_width = width_for(a.K, heads, lanes_v, t::THREADS, t::MAX_WIDTH, t::WIDE_ROWS, true);
   const int64_t rows_per_block = t::THREADS / lanes_v * row_width;
   const int64_t row_blocks = (a.K + rows_per_block - 1) / rows_per_block * heads;
-  const bool crowded =
-      forced_row_chunk() ? forced_row_chunk() == 16 : double(row_blocks) >= 1.5 * sm_count();
   return with_lanes(lanes_v, [&](auto nl) {
     return with_width<Elem>(row_width, [&](auto rj) {
       constexpr int tc = t::tc_rows(rj(), false), tc_crowded = t::tc_rows(rj(), true);
-      if constexpr (tc_crowded != tc)
+      if constexpr (tc_crowded != tc) {
+        // The longer chunks where ~2 or more blocks share an SM and they take no more
+        // waves than the shorter chunks' smaller blocks (B1 T8192 H96 D128: 384 blocks
+        // are one wave at 3 blocks an SM, two at 2).
+        const int64_t sms = sm_count();
+        const int64_t per_sm_long = row_kernel<Elem, nl(), rj(), tc_crowded>::blocks_per_sm(),
+                      per_sm_short = row_kernel<Elem, nl(), rj(), tc>::blocks_per_sm();
+        auto waves = [&](int64_t per_sm) { return (row_blocks + per_sm * sms - 1) / (per_sm * sms); };
+        const bool crowded = forced_row_chunk()
+                                 ? forced_row_chunk() == 16
+                                 : sms > 0 && per_sm_long > 0 && per_sm_short > 0 &&
+                                       double(row_blocks) >= 1.5 * double(sms) &&
+                                       waves(per_sm_long) <= waves(per_sm_short);
         if (crowded) return backward_dq_dk_dg_with<Elem, nl(), rj(), tc_crowded>(a);
+      }
       return backward_dq_dk_dg_with<Elem, nl(), rj(), tc>(a);
     });
   });
