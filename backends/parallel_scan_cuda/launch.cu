@@ -31,7 +31,7 @@ namespace {
 // at the target shape 1.19 against 1.24 ms bf16, 1.17 against 1.22 fp32;
 // forward+backward at B8 T1024 H16 D128 1.91 against 1.96 ms bf16; with one block an SM
 // they lose (B2 T16384 H16 D128 13.1 against 12.4 ms bf16), and with an extra wave too
-// (B1 T8192 H96 D128 14.3 against 12.8 ms;
+// (B1 T8192 H96 D128 14.3 ms at ea9ec8f, 12.2 with 8;
 // reports/2026-11-22-h200-parallel_scan_cuda-backward-overheads/). 8 at widths 1 and 4
 // (16 spills at 4). Keeping two or three chunks' loads in flight was slower everywhere
 // (0.58–0.62 ms forward; run4_depth2/): the registers it takes cost more than the
