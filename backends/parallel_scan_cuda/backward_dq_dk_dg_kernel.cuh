@@ -150,8 +150,9 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
         last[r] = group_sum<NL>(last[r]);
       }
     }
-    Elem* dq_chunk = static_cast<Elem*>(a.dq) + chunk_key(chunk);
-    C* pdb_chunk = pdb_out + chunk_key(chunk);
+    const int64_t key = chunk_key(chunk);
+    Elem* dq_chunk = static_cast<Elem*>(a.dq) + key;
+    C* pdb_chunk = pdb_out + key;
     const int tokens = tokens_in(chunk);
     reduce_scatter<NL>(part, lane, [&](int m, C sum) {
       const int tt = m / RJ, r = m % RJ, at = tt * step_k + r;

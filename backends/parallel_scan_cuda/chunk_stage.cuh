@@ -210,10 +210,7 @@ struct chunk_stage {
 #pragma unroll
     for (int e = 0; e < L; ++e)
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) {
-        const int64_t i = lane * L + e, j = j0 + c;
-        x[e][c] = (src && i < a.K && j < a.V) ? to_compute<C>(src[state0 + i * a.V + j]) : C(0);
-      }
+      for (int c = 0; c < CJ; ++c) x[e][c] = state_value<C>(src, a, state0, lane * L + e, j0 + c);
   }
   __device__ static void store_state(Elem* dst, const C (&x)[L][CJ], const scan_args& a,
                                      int64_t state0, int lane, int64_t j0) {

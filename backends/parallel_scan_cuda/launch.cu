@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "backward_dq_dk_dg_kernel.cuh"
 #include "backward_dv_kernel.cuh"
@@ -73,11 +74,47 @@ int lanes_for(int64_t head_size, int L) {
   return lanes;
 }
 
-template <typename Kernel>
-cudaError_t launch(Kernel kernel, dim3 grid, int threads, size_t smem_bytes, const scan_args& a) {
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int(smem_bytes)))
-    return e;
+// Per-device answers (up to 64 devices): remembered(known, ask) returns ask(device)
+// for the current device, asking once; 0 (failed, or the device cannot be read) is
+// not remembered.
+using per_device = std::array<std::atomic<int>, 64>;
+template <typename Ask>
+int remembered(per_device& known, Ask&& ask) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return 0;
+  const bool cacheable = device >= 0 && device < int(known.size());
+  if (cacheable)
+    if (const int cached = known[device].load(std::memory_order_relaxed)) return cached;
+  const int answer = ask(device);
+  if (cacheable && answer) known[device].store(answer, std::memory_order_relaxed);
+  return answer;
+}
+
+// The current device's SM count (0 if it cannot be read).
+int sm_count() {
+  static per_device known{};
+  return remembered(known, [](int device) {
+    int sms = 0;
+    return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess ? sms : 0;
+  });
+}
+
+// Raises `kernel`'s dynamic shared-memory limit to smem_bytes (a constant per kernel),
+// once per device rather than on every launch.
+template <auto kernel>
+cudaError_t allow_shared_memory(size_t smem_bytes) {
+  static per_device done{};
+  cudaError_t error = cudaSuccess;
+  remembered(done, [&](int) {
+    error = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes));
+    return error == cudaSuccess ? 1 : 0;
+  });
+  return error;
+}
+
+template <auto kernel>
+cudaError_t launch(dim3 grid, int threads, size_t smem_bytes, const scan_args& a) {
+  if (cudaError_t e = allow_shared_memory<kernel>(smem_bytes)) return e;
   kernel<<<grid, threads, smem_bytes, a.stream>>>(a);
   return cudaGetLastError();
 }
@@ -89,8 +126,7 @@ cudaError_t forward_with(const scan_args& a) {
   using stage = chunk_stage<Elem, NL, t::L, CJ, TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(forward_kernel<Elem, NL, t::L, CJ, TC, t::THREADS>, grid, t::THREADS,
-                smem, a);
+  return launch<forward_kernel<Elem, NL, t::L, CJ, TC, t::THREADS>>(grid, t::THREADS, smem, a);
 }
 
 template <typename Elem, int NL, int CJ>
@@ -100,8 +136,7 @@ cudaError_t backward_dv_with(const scan_args& a) {
   using stage = chunk_stage<Elem, NL, t::L, CJ, TC, t::THREADS>;
   const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch(backward_dv_kernel<Elem, NL, t::L, CJ, TC, t::THREADS>, grid,
-                t::THREADS, smem, a);
+  return launch<backward_dv_kernel<Elem, NL, t::L, CJ, TC, t::THREADS>>(grid, t::THREADS, smem, a);
 }
 
 // The row kernel variant and its dynamic shared memory.
@@ -112,16 +147,17 @@ struct row_kernel {
   static constexpr auto kernel = backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, TC, t::THREADS>;
   static constexpr size_t smem =
       (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
-  // Blocks an SM holds at once (registers, shared memory), asked once; 0 if unknown.
+  // Blocks an SM of the current device holds at once (registers, shared memory); 0 if
+  // unknown.
   static int blocks_per_sm() {
-    static const int blocks = [] {
+    static per_device known{};
+    return remembered(known, [](int) {
       int n = 0;
-      if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)) != cudaSuccess ||
+      if (allow_shared_memory<kernel>(smem) != cudaSuccess ||
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, t::THREADS, smem) != cudaSuccess)
         return 0;
       return n;
-    }();
-    return blocks;
+    });
   }
 };
 
@@ -129,10 +165,10 @@ template <typename Elem, int NL, int RJ, int TC>
 cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
   using rows = row_kernel<Elem, NL, RJ, TC>;
   const int64_t tokens = a.B * a.T * a.H;  // v·do first: 8 tokens (warps) a block
-  if (cudaError_t e = launch(token_dot_kernel<Elem>, dim3(unsigned((tokens + 7) / 8)), 256, 0, a))
+  if (cudaError_t e = launch<token_dot_kernel<Elem>>(dim3(unsigned((tokens + 7) / 8)), 256, 0, a))
     return e;
   const dim3 grid(unsigned((a.K + rows::stage::kRows - 1) / rows::stage::kRows), unsigned(a.B * a.H));
-  return launch(rows::kernel, grid, rows::t::THREADS, rows::smem, a);
+  return launch<rows::kernel>(grid, rows::t::THREADS, rows::smem, a);
 }
 
 // NL ∈ {4, 8, 16}: head sizes ≤ 64, ≤ 128, ≤ 256.
@@ -149,6 +185,15 @@ cudaError_t with_lanes(int lanes, Fn&& fn) {
   return cudaErrorInvalidValue;
 }
 
+// The integer in environment variable `name` if it is one of `allowed`, else 0.
+int env_choice(const char* name, std::initializer_list<int> allowed) {
+  const char* env = std::getenv(name);
+  const int value = env ? std::atoi(env) : 0;
+  for (const int choice : allowed)
+    if (value == choice) return value;
+  return 0;
+}
+
 // How many columns (rows) a thread owns: 4 when that grid has at least `wide` blocks
 // per SM (tiles: WIDE_COLUMNS, WIDE_ROWS); else 2; the backward drops to 1 when 2
 // would leave more than half the SMs idle (small B·H: the previous kernels measured
@@ -159,11 +204,7 @@ cudaError_t with_lanes(int lanes, Fn&& fn) {
 // PARALLEL_SCAN_CUDA_WIDTH=1, 2 or 4 forces a width (capped at the dtype's largest, and
 // the forward never takes 1), so that tests can verify every variant on small fixtures.
 int forced_width() {
-  static const int width = [] {
-    const char* env = std::getenv("PARALLEL_SCAN_CUDA_WIDTH");
-    const int w = env ? std::atoi(env) : 0;
-    return w == 1 || w == 2 || w == 4 ? w : 0;
-  }();
+  static const int width = env_choice("PARALLEL_SCAN_CUDA_WIDTH", {1, 2, 4});
   return width;
 }
 
@@ -171,25 +212,8 @@ int forced_width() {
 // offers both (so that tests reach both width-2 kernels: small fixtures' grids are
 // never crowded); 0 when unset.
 int forced_row_chunk() {
-  static const int chunk = [] {
-    const char* env = std::getenv("PARALLEL_SCAN_CUDA_ROW_CHUNK");
-    const int c = env ? std::atoi(env) : 0;
-    return c == 8 || c == 16 ? c : 0;
-  }();
+  static const int chunk = env_choice("PARALLEL_SCAN_CUDA_ROW_CHUNK", {8, 16});
   return chunk;
-}
-
-// The current device's SM count, asked once per device (0 if it cannot be read).
-int sm_count() {
-  static std::array<std::atomic<int>, 64> known{};
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 0;
-  const bool cacheable = device >= 0 && device < int(known.size());
-  if (cacheable)
-    if (const int cached = known[device].load(std::memory_order_relaxed)) return cached;
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) return 0;
-  if (cacheable) known[device].store(sms, std::memory_order_relaxed);
-  return sms;
 }
 
 int width_for(int64_t owned, int64_t heads, int lanes, int threads, int max_width, double wide,

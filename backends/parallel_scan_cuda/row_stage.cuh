@@ -267,10 +267,7 @@ struct row_stage {
 #pragma unroll
     for (int r = 0; r < RJ; ++r)
 #pragma unroll
-      for (int e = 0; e < L; ++e) {
-        const int64_t i = i0 + r, j = lane * L + e;
-        x[r][e] = (src && i < a.K && j < a.V) ? to_compute<C>(src[state0 + i * a.V + j]) : C(0);
-      }
+      for (int e = 0; e < L; ++e) x[r][e] = state_value<C>(src, a, state0, i0 + r, lane * L + e);
   }
 };
 

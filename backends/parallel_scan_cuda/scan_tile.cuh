@@ -170,6 +170,14 @@ struct double_buffer {
   __device__ C* operator()(int64_t n) const { return base + (n & 1) * kBufferValues; }
 };
 
+// Element (i, j) of a [B,H,K,V] state (h0, dht) starting at state0, in the compute type:
+// zero where the tensor is absent or (i, j) lies past K or V.
+template <typename C, typename Elem, typename Args>
+__device__ __forceinline__ C state_value(const Elem* src, const Args& a, int64_t state0, int64_t i,
+                                         int64_t j) {
+  return src && i < a.K && j < a.V ? to_compute<C>(src[state0 + i * a.V + j]) : C(0);
+}
+
 // The backward's workspace: the hist part of ∂L/∂b [B,T,H,K], then v·do [B,T,H].
 template <typename C, typename Args>
 __device__ C* partial_db(const Args& a) {
