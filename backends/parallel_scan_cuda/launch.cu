@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <initializer_list>
+#include <optional>
+#include <type_traits>
 
 #include "backward_dq_dk_dg_kernel.cuh"
 #include "backward_dv_kernel.cuh"
@@ -66,6 +68,30 @@ struct tiles<double> : tiles<__nv_bfloat16> {
   static constexpr int tc_columns(int) { return 4; }
 };
 
+// The wide geometry (fp32 and bf16, heads of at most 128): strips of 8 and 256 threads,
+// so twice the lanes of the narrow geometry above and the same columns (rows) per
+// block: the same grid with half of each thread's state, and two warps a scheduler
+// where the narrow width-4 kernels have one. Its kernels take 170–255 registers, so an
+// SM holds one block, and it is taken where its grid is one wave (wide_width). On an
+// H200 (bench/tile_sweep.cu; reports/2026-11-22-h200-parallel_scan_cuda-wide-blocks/),
+// at B4 T2048 H16 D128 (128 blocks at width 4), wide against narrow, bf16 / fp32:
+//   forward 0.435 / 0.406 against 0.468 / 0.512 ms; dv 0.442 / 0.403 against
+//   0.469 / 0.516; v·do + dq/dk/dg 1.086 / 1.093 against 1.188 / 1.172.
+// At B2 T16384 H16 D128 (128 blocks at width 2) each kernel is 2–14% faster; at B1
+// T8192 H96 D128 (192 blocks at width 4: two waves) 15–30% slower, so narrow there.
+// Chunks: 8 tokens at width 4 (forward, rows), else 16 — the faster in every case
+// measured but the fp32 forward at width 4 (0.403 with 16, 0.406 with 8), where 8
+// keeps o's error at 1.29e-7 against 1.47e-7.
+struct wide_tiles {
+  static constexpr int L = 8;
+  static constexpr int THREADS = 256;
+  static constexpr int tc_forward(int width) { return width == 4 ? 8 : 16; }
+  static constexpr int tc_dv(int) { return 16; }
+  static constexpr int tc_rows(int width) { return width == 4 ? 8 : 16; }
+};
+template <typename Elem>
+inline constexpr bool has_wide = !std::is_same_v<Elem, double>;
+
 // At least 4 lanes: fewer would put hundreds of columns in one block and its staging
 // would not fit in registers; small heads are masked instead.
 int lanes_for(int64_t head_size, int L) {
@@ -119,57 +145,83 @@ cudaError_t launch(dim3 grid, int threads, size_t smem_bytes, const scan_args& a
   return cudaGetLastError();
 }
 
-template <typename Elem, int NL, int CJ>
-cudaError_t forward_with(const scan_args& a) {
-  using t = tiles<Elem>;
-  constexpr int TC = t::tc_columns(CJ);
-  using stage = chunk_stage<Elem, NL, t::L, CJ, TC, t::THREADS>;
-  const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
-  const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch<forward_kernel<Elem, NL, t::L, CJ, TC, t::THREADS>>(grid, t::THREADS, smem, a);
+// Blocks of `kernel` an SM of the current device holds at once (registers, shared
+// memory); 0 if unknown.
+template <auto kernel>
+int resident_blocks(int threads, size_t smem_bytes) {
+  static per_device known{};
+  return remembered(known, [&](int) {
+    int n = 0;
+    if (allow_shared_memory<kernel>(smem_bytes) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem_bytes) != cudaSuccess)
+      return 0;
+    return n;
+  });
 }
 
-template <typename Elem, int NL, int CJ>
-cudaError_t backward_dv_with(const scan_args& a) {
-  using t = tiles<Elem>;
-  constexpr int TC = t::tc_columns(CJ);
-  using stage = chunk_stage<Elem, NL, t::L, CJ, TC, t::THREADS>;
-  const dim3 grid(unsigned((a.V + stage::kColumns - 1) / stage::kColumns), unsigned(a.B * a.H));
-  const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
-  return launch<backward_dv_kernel<Elem, NL, t::L, CJ, TC, t::THREADS>>(grid, t::THREADS, smem, a);
-}
-
-// The row kernel variant and its dynamic shared memory.
-template <typename Elem, int NL, int RJ, int TC>
-struct row_kernel {
-  using t = tiles<Elem>;
-  using stage = row_stage<Elem, NL, t::L, RJ, TC, t::THREADS>;
-  static constexpr auto kernel = backward_dq_dk_dg_kernel<Elem, NL, t::L, RJ, TC, t::THREADS>;
-  static constexpr size_t smem =
-      (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
-  // Blocks an SM of the current device holds at once (registers, shared memory); 0 if
-  // unknown.
-  static int blocks_per_sm() {
-    static per_device known{};
-    return remembered(known, [](int) {
-      int n = 0;
-      if (allow_shared_memory<kernel>(smem) != cudaSuccess ||
-          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, t::THREADS, smem) != cudaSuccess)
-        return 0;
-      return n;
-    });
+// A column-layout kernel variant (the forward, or dv with DV): its grid over V and its
+// shared memory.
+template <typename Elem, int NL, int L, int THREADS, int CJ, int TC, bool DV>
+struct column_kernel {
+  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
+  static constexpr auto kernel = [] {
+    if constexpr (DV)
+      return backward_dv_kernel<Elem, NL, L, CJ, TC, THREADS>;
+    else
+      return forward_kernel<Elem, NL, L, CJ, TC, THREADS>;
+  }();
+  static constexpr int64_t kPerBlock = stage::kColumns;
+  static constexpr size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
+  static int blocks_per_sm() { return resident_blocks<kernel>(THREADS, smem); }
+  static cudaError_t run(const scan_args& a) {
+    const dim3 grid(unsigned((a.V + kPerBlock - 1) / kPerBlock), unsigned(a.B * a.H));
+    return launch<kernel>(grid, THREADS, smem, a);
   }
 };
 
+// A row kernel variant, run after v·do: its grid over K and its shared memory.
+template <typename Elem, int NL, int L, int THREADS, int RJ, int TC>
+struct row_kernel {
+  using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
+  static constexpr auto kernel = backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>;
+  static constexpr int64_t kPerBlock = stage::kRows;
+  static constexpr size_t smem =
+      (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
+  static int blocks_per_sm() { return resident_blocks<kernel>(THREADS, smem); }
+  static cudaError_t run(const scan_args& a) {
+    const int64_t tokens = a.B * a.T * a.H;  // v·do first: 8 tokens (warps) a block
+    if (cudaError_t e = launch<token_dot_kernel<Elem>>(dim3(unsigned((tokens + 7) / 8)), 256, 0, a))
+      return e;
+    const dim3 grid(unsigned((a.K + kPerBlock - 1) / kPerBlock), unsigned(a.B * a.H));
+    return launch<kernel>(grid, THREADS, smem, a);
+  }
+};
+
+// The two geometries' variants by lanes and width (and the narrow row kernel's
+// chunk). GCC 12 fails (internal error) on these types named inside the generic lambdas
+// below, so those call function templates that name them.
+template <typename Elem, int NL, int CJ>
+struct narrow_forward : column_kernel<Elem, NL, tiles<Elem>::L, tiles<Elem>::THREADS, CJ,
+                                      tiles<Elem>::tc_columns(CJ), false> {};
+template <typename Elem, int NL, int CJ>
+struct narrow_dv : column_kernel<Elem, NL, tiles<Elem>::L, tiles<Elem>::THREADS, CJ,
+                                 tiles<Elem>::tc_columns(CJ), true> {};
 template <typename Elem, int NL, int RJ, int TC>
-cudaError_t backward_dq_dk_dg_with(const scan_args& a) {
-  using rows = row_kernel<Elem, NL, RJ, TC>;
-  const int64_t tokens = a.B * a.T * a.H;  // v·do first: 8 tokens (warps) a block
-  if (cudaError_t e = launch<token_dot_kernel<Elem>>(dim3(unsigned((tokens + 7) / 8)), 256, 0, a))
-    return e;
-  const dim3 grid(unsigned((a.K + rows::stage::kRows - 1) / rows::stage::kRows), unsigned(a.B * a.H));
-  return launch<rows::kernel>(grid, rows::t::THREADS, rows::smem, a);
+struct narrow_rows : row_kernel<Elem, NL, tiles<Elem>::L, tiles<Elem>::THREADS, RJ, TC> {};
+template <template <typename, int, int> class Variant, typename Elem, int NL, int WIDTH>
+cudaError_t run_variant(const scan_args& a) {
+  return Variant<Elem, NL, WIDTH>::run(a);
 }
+template <typename Elem>
+struct wide {
+  using t = wide_tiles;
+  template <int NL, int CJ>
+  struct forward : column_kernel<Elem, NL, t::L, t::THREADS, CJ, t::tc_forward(CJ), false> {};
+  template <int NL, int CJ>
+  struct dv : column_kernel<Elem, NL, t::L, t::THREADS, CJ, t::tc_dv(CJ), true> {};
+  template <int NL, int RJ>
+  struct rows : row_kernel<Elem, NL, t::L, t::THREADS, RJ, t::tc_rows(RJ)> {};
+};
 
 // NL ∈ {4, 8, 16}: head sizes ≤ 64, ≤ 128, ≤ 256.
 template <typename Fn>
@@ -239,56 +291,130 @@ cudaError_t with_width(int width, Fn&& fn) {
   return fn(std::integral_constant<int, 2>{});
 }
 
+// PARALLEL_SCAN_CUDA_STRIP=8 forces the wide geometry wherever the head allows it (fp32
+// and bf16, heads ≤ 128; its width from PARALLEL_SCAN_CUDA_WIDTH, 2 or 4, where set),
+// 16 the narrow one; 0 when unset. The launch takes the wide geometry only for heads of
+// 65–128 (16 lanes, the case measured); forced, heads ≤ 64 run it with 8 lanes, so that
+// every committed fixture tests its code.
+int forced_strip() {
+  static const int strip = env_choice("PARALLEL_SCAN_CUDA_STRIP", {8, 16});
+  return strip;
+}
+
+// The wide geometry's width — 4 (W4) or 2 (W2) — for a grid over `owned` columns (rows)
+// of `heads` heads, or 0 to keep the narrow geometry. 4 where its grid has ≥ 0.9 blocks
+// an SM, 2 where it has ≥ half an SM's worth; either only where the grid is one wave
+// (an SM holds one wide block: more waves lost 15–30% at B1 T8192 H96 D128).
+template <typename W4, typename W2>
+int wide_width(int64_t owned, int64_t heads, int lanes) {
+  auto blocks = [&](int64_t per_block) { return (owned + per_block - 1) / per_block * heads; };
+  if (const int strip = forced_strip()) {
+    const int width = forced_width();
+    if (strip != 8 || width == 1) return 0;
+    return width ? width : blocks(W4::kPerBlock) >= 0.9 * sm_count() ? 4 : 2;
+  }
+  const int64_t sms = sm_count();
+  if (lanes != 16 || forced_width() || sms == 0) return 0;
+  const int64_t blocks4 = blocks(W4::kPerBlock), blocks2 = blocks(W2::kPerBlock);
+  if (blocks4 >= 0.9 * double(sms) && blocks4 <= sms * W4::blocks_per_sm()) return 4;
+  if (blocks2 >= 0.5 * double(sms) && blocks2 <= sms * W2::blocks_per_sm()) return 2;
+  return 0;
+}
+
+// Runs Variant<NL, 4> or <NL, 2> of the wide geometry where wide_width picks one;
+// nullopt where the narrow geometry stays.
+template <template <int, int> class Variant, int NL>
+std::optional<cudaError_t> run_wide_with(int64_t owned, const scan_args& a) {
+  using W4 = Variant<NL, 4>;
+  using W2 = Variant<NL, 2>;
+  switch (wide_width<W4, W2>(owned, a.B * a.H, NL)) {
+    case 4:
+      return W4::run(a);
+    case 2:
+      return W2::run(a);
+  }
+  return std::nullopt;
+}
+// The same with NL twice the narrow geometry's `lanes` (4 or 8).
+template <typename Elem, template <int, int> class Variant>
+std::optional<cudaError_t> run_wide(int64_t owned, int lanes, const scan_args& a) {
+  if constexpr (has_wide<Elem>) {
+    if (lanes == 4) return run_wide_with<Variant, 8>(owned, a);
+    if (lanes == 8) return run_wide_with<Variant, 16>(owned, a);
+  }
+  return std::nullopt;
+}
+
 template <typename Elem>
 cudaError_t forward_for(const scan_args& a) {
   using t = tiles<Elem>;
   const int lanes = lanes_for(a.K, t::L);
+  if (const auto wide_run = run_wide<Elem, wide<Elem>::template forward>(a.V, lanes, a)) return *wide_run;
   const int width = width_for(a.V, a.B * a.H, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_COLUMNS, false);
   return with_lanes(lanes, [&](auto nl) {
     return with_width<Elem>(width, [&](auto cj) {
       if constexpr (cj() == 1)
         return cudaErrorInvalidValue;  // the forward never takes width 1
       else
-        return forward_with<Elem, nl(), cj()>(a);
+        return run_variant<narrow_forward, Elem, nl(), cj()>(a);
     });
   });
 }
 
 template <typename Elem>
-cudaError_t backward_for(const scan_args& a) {
+cudaError_t backward_dv_for(const scan_args& a) {
   using t = tiles<Elem>;
-  // dv and dh0 (column layout over K), then dq, dk, dg (row layout over V).
-  const int lanes_k = lanes_for(a.K, t::L), lanes_v = lanes_for(a.V, t::L);
-  const int64_t heads = a.B * a.H;
-  const int dv_width = width_for(a.V, heads, lanes_k, t::THREADS, t::MAX_WIDTH, t::WIDE_COLUMNS, true);
-  if (cudaError_t e = with_lanes(lanes_k, [&](auto nl) {
-        return with_width<Elem>(dv_width, [&](auto cj) { return backward_dv_with<Elem, nl(), cj()>(a); });
-      }))
-    return e;
-  const int row_width = width_for(a.K, heads, lanes_v, t::THREADS, t::MAX_WIDTH, t::WIDE_ROWS, true);
-  const int64_t rows_per_block = t::THREADS / lanes_v * row_width;
-  const int64_t row_blocks = (a.K + rows_per_block - 1) / rows_per_block * heads;
-  return with_lanes(lanes_v, [&](auto nl) {
-    return with_width<Elem>(row_width, [&](auto rj) {
-      constexpr int tc = t::tc_rows(rj(), false), tc_crowded = t::tc_rows(rj(), true);
-      if constexpr (tc_crowded != tc) {
-        // The longer chunks where ~2 or more blocks share an SM and they take no more
-        // waves than the shorter chunks' smaller blocks (B1 T8192 H96 D128: 384 blocks
-        // are one wave at 3 blocks an SM, two at 2).
-        const int64_t sms = sm_count();
-        const int64_t per_sm_long = row_kernel<Elem, nl(), rj(), tc_crowded>::blocks_per_sm(),
-                      per_sm_short = row_kernel<Elem, nl(), rj(), tc>::blocks_per_sm();
-        auto waves = [&](int64_t per_sm) { return (row_blocks + per_sm * sms - 1) / (per_sm * sms); };
-        const bool crowded = forced_row_chunk()
-                                 ? forced_row_chunk() == 16
-                                 : sms > 0 && per_sm_long > 0 && per_sm_short > 0 &&
-                                       double(row_blocks) >= 1.5 * double(sms) &&
-                                       waves(per_sm_long) <= waves(per_sm_short);
-        if (crowded) return backward_dq_dk_dg_with<Elem, nl(), rj(), tc_crowded>(a);
-      }
-      return backward_dq_dk_dg_with<Elem, nl(), rj(), tc>(a);
-    });
+  const int lanes = lanes_for(a.K, t::L);
+  if (const auto wide_run = run_wide<Elem, wide<Elem>::template dv>(a.V, lanes, a)) return *wide_run;
+  const int width = width_for(a.V, a.B * a.H, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_COLUMNS, true);
+  return with_lanes(lanes, [&](auto nl) {
+    return with_width<Elem>(width, [&](auto cj) { return run_variant<narrow_dv, Elem, nl(), cj()>(a); });
   });
+}
+
+// The narrow row kernel of NL lanes and width RJ over a grid of row_blocks blocks.
+template <typename Elem, int NL, int RJ>
+cudaError_t narrow_rows_run(int64_t row_blocks, const scan_args& a) {
+  using t = tiles<Elem>;
+  constexpr int tc = t::tc_rows(RJ, false), tc_crowded = t::tc_rows(RJ, true);
+  using shorter = narrow_rows<Elem, NL, RJ, tc>;
+  if constexpr (tc_crowded != tc) {
+    // The longer chunks where ~2 or more blocks share an SM and they take no more waves
+    // than the shorter chunks' smaller blocks (B1 T8192 H96 D128: 384 blocks are one
+    // wave at 3 blocks an SM, two at 2).
+    using longer = narrow_rows<Elem, NL, RJ, tc_crowded>;
+    const int64_t sms = sm_count();
+    const int64_t per_sm_long = longer::blocks_per_sm(), per_sm_short = shorter::blocks_per_sm();
+    auto waves = [&](int64_t per_sm) { return (row_blocks + per_sm * sms - 1) / (per_sm * sms); };
+    const bool crowded = forced_row_chunk()
+                             ? forced_row_chunk() == 16
+                             : sms > 0 && per_sm_long > 0 && per_sm_short > 0 &&
+                                   double(row_blocks) >= 1.5 * double(sms) &&
+                                   waves(per_sm_long) <= waves(per_sm_short);
+    if (crowded) return longer::run(a);
+  }
+  return shorter::run(a);
+}
+
+template <typename Elem>
+cudaError_t backward_rows_for(const scan_args& a) {
+  using t = tiles<Elem>;
+  const int lanes = lanes_for(a.V, t::L);
+  if (const auto wide_run = run_wide<Elem, wide<Elem>::template rows>(a.K, lanes, a)) return *wide_run;
+  const int64_t heads = a.B * a.H;
+  const int width = width_for(a.K, heads, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_ROWS, true);
+  const int64_t rows_per_block = t::THREADS / lanes * width;
+  const int64_t row_blocks = (a.K + rows_per_block - 1) / rows_per_block * heads;
+  return with_lanes(lanes, [&](auto nl) {
+    return with_width<Elem>(width, [&](auto rj) { return narrow_rows_run<Elem, nl(), rj()>(row_blocks, a); });
+  });
+}
+
+// dv and dh0 (column layout over K), then dq, dk, dg (row layout over V).
+template <typename Elem>
+cudaError_t backward_for(const scan_args& a) {
+  if (cudaError_t e = backward_dv_for<Elem>(a)) return e;
+  return backward_rows_for<Elem>(a);
 }
 
 }  // namespace

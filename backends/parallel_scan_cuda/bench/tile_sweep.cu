@@ -1,5 +1,5 @@
-// Measures forward-, dv- and row-kernel tile shapes (columns per thread CJ, chunk TC, block
-// size) on one problem in fp32 and bf16, so launch.cu's choice rests on numbers: the
+// Measures forward-, dv- and row-kernel tile shapes (strip length L, columns per thread CJ,
+// chunk TC, block size) on one problem in fp32 and bf16, so launch.cu's choice rests on numbers: the
 // median of 20 CUDA-event samples after 5 warm-ups, L2 flushed, and o's (dv's) rel_l2
 // against the fp64 kernels on the same rounded inputs (random inputs, gates log σ of
 // normals, h0 and dht present).
@@ -184,9 +184,9 @@ void run_rows(const char* dtype, const problem& p, const scan_args& a, const ref
   const float ms = median_ms([&] { launch_rows<Elem, NL, L, RJ, TC, THREADS>(p, a); }, f);
   cudaFuncAttributes ra{};
   CHECK(cudaFuncGetAttributes(&ra, backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>));
-  std::printf("%-5s rows RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg %.4f ms "
+  std::printf("%-5s rows L=%d RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg %.4f ms "
               "(v·do alone %.4f)  rel_l2 dq %.3g dk %.3g dg %.3g\n",
-              dtype, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms, dot_ms,
+              dtype, L, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms, dot_ms,
               rel_l2(download<Elem>(a.dq, p.n_k()), ref.dq),
               rel_l2(download<Elem>(a.dk, p.n_k()), ref.dk),
               rel_l2(download<Elem>(a.dg, p.n_k()), ref.dg));
@@ -205,9 +205,9 @@ void run(const char* dtype, const problem& p, const scan_args& a, const referenc
   CHECK(cudaFuncGetAttributes(&fa, fwd));
   CHECK(cudaFuncGetAttributes(&da, dv));
   std::printf(
-      "%-5s CJ=%d TC=%2d threads=%3d blocks=%5u regs %3d/%3d local %zu/%zu | fwd %.4f ms  "
+      "%-5s L=%d CJ=%d TC=%2d threads=%3d blocks=%5u regs %3d/%3d local %zu/%zu | fwd %.4f ms  "
       "o rel_l2 %.3g | dv %.4f ms  dv rel_l2 %.3g\n",
-      dtype, CJ, TC, THREADS, grid.x * grid.y, fa.numRegs, da.numRegs, fa.localSizeBytes,
+      dtype, L, CJ, TC, THREADS, grid.x * grid.y, fa.numRegs, da.numRegs, fa.localSizeBytes,
       da.localSizeBytes, fwd_ms, rel_l2(download<Elem>(a.o, p.n_v()), ref.o), dv_ms,
       rel_l2(download<Elem>(a.dv, p.n_v()), ref.dv));
 }
@@ -237,6 +237,15 @@ void sweep(const char* dtype, const problem& p, const host_inputs& in, const flu
   run_rows<Elem, NL, 16, 2, 8, 128>(dtype, p, a, ref, f);
   run_rows<Elem, NL, 16, 4, 8, 128>(dtype, p, a, ref, f);
   run_rows<Elem, NL, 16, 2, 16, 128>(dtype, p, a, ref, f);
+  // The wide geometry (launch.cu: wide_tiles): 16 lanes of 8-long strips, 256 threads.
+  run<Elem, 16, 8, 4, 8, 256>(dtype, p, a, ref, f);
+  run<Elem, 16, 8, 4, 16, 256>(dtype, p, a, ref, f);
+  run<Elem, 16, 8, 2, 8, 256>(dtype, p, a, ref, f);
+  run<Elem, 16, 8, 2, 16, 256>(dtype, p, a, ref, f);
+  run_rows<Elem, 16, 8, 4, 8, 256>(dtype, p, a, ref, f);
+  run_rows<Elem, 16, 8, 4, 16, 256>(dtype, p, a, ref, f);
+  run_rows<Elem, 16, 8, 2, 8, 256>(dtype, p, a, ref, f);
+  run_rows<Elem, 16, 8, 2, 16, 256>(dtype, p, a, ref, f);
 }
 
 }  // namespace
