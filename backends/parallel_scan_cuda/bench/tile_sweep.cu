@@ -3,9 +3,9 @@
 // median of 20 CUDA-event samples after 5 warm-ups, L2 flushed, and o's (dv's) rel_l2
 // against the fp64 kernels on the same rounded inputs (random inputs, gates log σ of
 // normals, h0 and dht present).
-// usage: build/hopper/parallel_scan_cuda_tile_sweep [B T H K V [SAMPLES]]
+// usage: build/hopper/parallel_scan_cuda_tile_sweep [B T H K V [SAMPLES [fp64]]]
 //        (default 4 2048 16 128 128 20; SAMPLES=1 launches every kernel once, no warm-up,
-//        for a profiler)
+//        for a profiler; fp64: only the fp64 forward and dv kernels)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "../backward_dq_dk_dg_kernel.cuh"
@@ -248,6 +249,18 @@ void sweep(const char* dtype, const problem& p, const host_inputs& in, const flu
   run_rows<Elem, 16, 8, 2, 16, 256>(dtype, p, a, ref, f);
 }
 
+// fp64 compute (fast enough to keep fp32 inputs in an fp64 state?): the fp64 forward and
+// dv kernels, narrow as the launch takes them and in the wide geometry.
+void sweep_fp64(const problem& p, const host_inputs& in, const flusher& f) {
+  const references ref = reference_for<8>(p, in);
+  const scan_args a = device_args<double>(p, in);
+  run<double, 8, 16, 2, 4, 128>("fp64", p, a, ref, f);
+  run<double, 16, 8, 4, 4, 256>("fp64", p, a, ref, f);
+  run<double, 16, 8, 4, 8, 256>("fp64", p, a, ref, f);
+  run<double, 16, 8, 2, 8, 256>("fp64", p, a, ref, f);
+  run<double, 16, 8, 2, 4, 256>("fp64", p, a, ref, f);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,6 +290,10 @@ int main(int argc, char** argv) {
   std::printf("B=%lld T=%lld H=%lld K=%lld V=%lld\n", (long long)p.B, (long long)p.T,
               (long long)p.H, (long long)p.K, (long long)p.V);
   const flusher f;
+  if (argc > 7 && std::string(argv[7]) == "fp64") {
+    sweep_fp64(p, in, f);
+    return 0;
+  }
   sweep<float, 8>("fp32", p, in, f);
   sweep<__nv_bfloat16, 8>("bf16", p, in_bf16, f);
   return 0;
