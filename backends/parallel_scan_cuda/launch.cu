@@ -295,7 +295,8 @@ cudaError_t with_width(int width, Fn&& fn) {
 // and bf16, heads ≤ 128; its width from PARALLEL_SCAN_CUDA_WIDTH, 2 or 4, where set),
 // 16 the narrow one; 0 when unset. The launch takes the wide geometry only for heads of
 // 65–128 (16 lanes, the case measured); forced, heads ≤ 64 run it with 8 lanes, so that
-// every committed fixture tests its code.
+// every committed fixture tests its code. A width forced without a strip keeps the
+// narrow geometry (the verify_width_* tests).
 int forced_strip() {
   static const int strip = env_choice("PARALLEL_SCAN_CUDA_STRIP", {8, 16});
   return strip;
