@@ -36,9 +36,13 @@ template <typename C>
 __device__ __forceinline__ C to_compute(float x) {
   return static_cast<C>(x);
 }
+// bf16 → fp32 is exact as a 16-bit shift. Written so rather than with
+// __bfloat162float, whose inline asm the compiler will not speculate: each masked
+// `cond ? to_compute(x) : 0` in the stagers then became a branch (22 divergence regions
+// in the wide bf16 forward, against none in fp32).
 template <typename C>
 __device__ __forceinline__ C to_compute(__nv_bfloat16 x) {
-  return static_cast<C>(__bfloat162float(x));
+  return static_cast<C>(__uint_as_float(uint32_t(__bfloat16_as_ushort(x)) << 16));
 }
 
 template <typename T, typename C>
