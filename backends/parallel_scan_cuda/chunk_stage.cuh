@@ -151,7 +151,7 @@ struct chunk_stage {
       const int i = key_row(n);
       if (i >= layout::kPadded) continue;  // whole warps
       auto value = [&](const Elem(&x)[kRowsPerThread][TC], int tt) {
-        return c.key_in[n] && tt < r.rows ? to_compute<C>(x[n][tt]) : C(0);
+        return masked_compute<C>(c.key_in[n] && tt < r.rows, x[n][tt]);
       };
       C bs[TC], b = C(0);  // b_τ of this row
 #pragma unroll
@@ -175,8 +175,7 @@ struct chunk_stage {
     for (int pass = 0; pass < kColPasses; ++pass) {
       const int tt = pass * kColRowsPerPass + col_row();
       if (tt < TC)
-        buf[kCols + tt * kColumns + col_index()] =
-            c.col_in && tt < r.rows ? to_compute<C>(r.col[pass]) : C(0);
+        buf[kCols + tt * kColumns + col_index()] = masked_compute<C>(c.col_in && tt < r.rows, r.col[pass]);
     }
   }
 
