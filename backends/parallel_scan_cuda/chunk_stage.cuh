@@ -24,6 +24,8 @@
 // key rows, so the cumulative sum over the chunk stays in its registers.
 #pragma once
 
+#include <type_traits>
+
 #include "scan_args.hpp"
 #include "scan_tile.cuh"
 
@@ -151,7 +153,10 @@ struct chunk_stage {
       const int i = key_row(n);
       if (i >= layout::kPadded) continue;  // whole warps
       auto value = [&](const Elem(&x)[kRowsPerThread][TC], int tt) {
-        return masked_compute<C>(c.key_in[n] && tt < r.rows, x[n][tt]);
+        if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
+          return masked_bf16<C>(c.key_in[n] && tt < r.rows, x[n][tt]);
+        else
+          return c.key_in[n] && tt < r.rows ? to_compute<C>(x[n][tt]) : C(0);
       };
       C bs[TC], b = C(0);  // b_τ of this row
 #pragma unroll
@@ -174,8 +179,13 @@ struct chunk_stage {
 #pragma unroll
     for (int pass = 0; pass < kColPasses; ++pass) {
       const int tt = pass * kColRowsPerPass + col_row();
-      if (tt < TC)
-        buf[kCols + tt * kColumns + col_index()] = masked_compute<C>(c.col_in && tt < r.rows, r.col[pass]);
+      if (tt >= TC) continue;
+      C x;
+      if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
+        x = masked_bf16<C>(c.col_in && tt < r.rows, r.col[pass]);
+      else
+        x = c.col_in && tt < r.rows ? to_compute<C>(r.col[pass]) : C(0);
+      buf[kCols + tt * kColumns + col_index()] = x;
     }
   }
 

@@ -41,19 +41,15 @@ __device__ __forceinline__ C to_compute(__nv_bfloat16 x) {
   return static_cast<C>(__bfloat162float(x));
 }
 
-// keep ? x : 0 in the compute type. For bf16 the conversion is done as a 16-bit shift
-// (exact): plain integer code, which the compiler may compute before the select.
-// __bfloat162float is inline asm, which it will not, so each masked conversion in the
-// column stager became a branch: 22 divergence regions in the wide bf16 forward, none
-// in fp32. With the shift the bf16 forward and dv are 2–14% faster (H200). The row
-// stager keeps to_compute: there the shift pushed the narrow width-4 row kernel to 88
-// bytes of spills (B4 T4096 H64 D128 bf16 forward+backward 7% slower).
-template <typename C, typename Elem>
-__device__ __forceinline__ C masked_compute(bool keep, Elem x) {
-  return keep ? to_compute<C>(x) : C(0);
-}
+// keep ? x : 0 in the compute type, for the column stager's bf16 values. The
+// conversion is a 16-bit shift (exact): plain integer code, which the compiler may
+// compute before the select. __bfloat162float is inline asm, which it will not, so each
+// masked conversion became a branch: 22 divergence regions in the wide bf16 forward,
+// none in fp32. With the shift the bf16 forward and dv are 2–14% faster (H200). The row
+// stager keeps `keep ? to_compute(x) : 0`: there the shift pushed the narrow width-4 row
+// kernel to 88 bytes of spills (B4 T4096 H64 D128 bf16 forward+backward 7% slower).
 template <typename C>
-__device__ __forceinline__ C masked_compute(bool keep, __nv_bfloat16 x) {
+__device__ __forceinline__ C masked_bf16(bool keep, __nv_bfloat16 x) {
   const C value = static_cast<C>(__uint_as_float(uint32_t(__bfloat16_as_ushort(x)) << 16));
   return keep ? value : C(0);
 }
