@@ -74,9 +74,12 @@ struct tiles<double> : tiles<__nv_bfloat16> {
 // where the narrow width-4 kernels have one. Its kernels take 170–255 registers, so an
 // SM holds one block, and it is taken where its grid is one wave (wide_width). On an
 // H200 (bench/tile_sweep.cu; reports/2026-11-22-h200-parallel_scan_cuda-wide-blocks/),
-// at B4 T2048 H16 D128 (128 blocks at width 4), wide against narrow, bf16 / fp32:
-//   forward 0.435 / 0.406 against 0.468 / 0.512 ms; dv 0.442 / 0.403 against
+// at B4 T2048 H16 D128 (128 blocks at width 4), wide against narrow, bf16 / fp32, at
+// f7c5ca0: forward 0.435 / 0.406 against 0.468 / 0.512 ms; dv 0.442 / 0.403 against
 //   0.469 / 0.516; v·do + dq/dk/dg 1.086 / 1.093 against 1.188 / 1.172.
+// Since masked_bf16 (959cbf7) the bf16 column kernels are faster in both geometries
+// (forward 0.427 wide, 0.414 narrow; dv 0.422, 0.401), so for them the choice is
+// nearly even at this shape; the wide row kernel still wins by 9%.
 // At B2 T16384 H16 D128 (128 blocks at width 2) each kernel is 2–14% faster; at B1
 // T8192 H96 D128 (192 blocks at width 4: two waves) 15–30% slower, so narrow there.
 // Chunks: 8 tokens at width 4 (forward, rows), else 16 — the faster in every case
