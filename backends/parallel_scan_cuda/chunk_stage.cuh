@@ -152,6 +152,8 @@ struct chunk_stage {
     for (int n = 0; n < kRowsPerThread; ++n) {
       const int i = key_row(n);
       if (i >= layout::kPadded) continue;  // whole warps
+      // bf16 through masked_bf16 (scan_tile.cuh); fp32 and fp64 keep the form their
+      // timings were taken with (routed through one shared helper, their SASS changed).
       auto value = [&](const Elem(&x)[kRowsPerThread][TC], int tt) {
         if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
           return masked_bf16<C>(c.key_in[n] && tt < r.rows, x[n][tt]);

@@ -376,13 +376,14 @@ cudaError_t backward_dv_for(const scan_args& a) {
   });
 }
 
-// The narrow row kernel of NL lanes and width RJ over a grid of row_blocks blocks.
+// The narrow row kernel of NL lanes and width RJ.
 template <typename Elem, int NL, int RJ>
-cudaError_t narrow_rows_run(int64_t row_blocks, const scan_args& a) {
+cudaError_t narrow_rows_run(const scan_args& a) {
   using t = tiles<Elem>;
   constexpr int tc = t::tc_rows(RJ, false), tc_crowded = t::tc_rows(RJ, true);
   using shorter = narrow_rows<Elem, NL, RJ, tc>;
   if constexpr (tc_crowded != tc) {
+    const int64_t row_blocks = (a.K + shorter::kPerBlock - 1) / shorter::kPerBlock * a.B * a.H;
     // The longer chunks where ~2 or more blocks share an SM and they take no more waves
     // than the shorter chunks' smaller blocks (B1 T8192 H96 D128: 384 blocks are one
     // wave at 3 blocks an SM, two at 2).
@@ -405,12 +406,9 @@ cudaError_t backward_rows_for(const scan_args& a) {
   using t = tiles<Elem>;
   const int lanes = lanes_for(a.V, t::L);
   if (const auto wide_run = run_wide<Elem, wide<Elem>::template rows>(a.K, lanes, a)) return *wide_run;
-  const int64_t heads = a.B * a.H;
-  const int width = width_for(a.K, heads, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_ROWS, true);
-  const int64_t rows_per_block = t::THREADS / lanes * width;
-  const int64_t row_blocks = (a.K + rows_per_block - 1) / rows_per_block * heads;
+  const int width = width_for(a.K, a.B * a.H, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_ROWS, true);
   return with_lanes(lanes, [&](auto nl) {
-    return with_width<Elem>(width, [&](auto rj) { return narrow_rows_run<Elem, nl(), rj()>(row_blocks, a); });
+    return with_width<Elem>(width, [&](auto rj) { return narrow_rows_run<Elem, nl(), rj()>(a); });
   });
 }
 
