@@ -96,7 +96,7 @@ def model(how="kernel", chains=2, tree64=False, state64=False, exact_sum=False):
         E, Ei = factors(g[c0:c0 + TC], how)
         for tt in range(TC):
             t = c0 + tt
-            qq, kk = r32(qs[t] * f64(1) * E[tt]), r32(k[t] * f64(1) * Ei[tt])
+            qq, kk = r32(qs[t].astype(f64) * E[tt]), r32(k[t].astype(f64) * Ei[tt])
             if state64:
                 S = S + np.outer(kk.astype(f64), v[t].astype(f64))
             else:
@@ -119,7 +119,7 @@ def model(how="kernel", chains=2, tree64=False, state64=False, exact_sum=False):
             while off:
                 part = r32(part.astype(f64) + part[np.arange(lanes) ^ off]); off //= 2
             o[t] = part[0]
-        S = S * E[TC - 1].astype(f64)[:, None] if state64 else r32(S * f64(1) * E[TC - 1][:, None])
+        S = S * E[TC - 1].astype(f64)[:, None] if state64 else r32(S.astype(f64) * E[TC - 1][:, None])
     return o
 
 
