@@ -44,9 +44,12 @@ inline constexpr C kMaxRescale = C(16);
 template <>
 inline constexpr double kMaxRescale<double> = 64.0;
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+// C is the compute type: compute_t<Elem>, or double for fp32 storage with an fp64 state
+// (the forward's precise fp32 mode, launch.cu), whose factors come from exp_pair.
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, typename C_ = compute_t<Elem>>
 struct chunk_stage {
-  using C = compute_t<Elem>;
+  using C = C_;
+  static constexpr bool kWiderState = !std::is_same_v<C, compute_t<Elem>>;
   using layout = strip_layout<C, NL, L>;
   static constexpr int kGroups = THREADS / NL;   // column groups per block
   static constexpr int kColumns = kGroups * CJ;  // value columns per block
@@ -171,11 +174,25 @@ struct chunk_stage {
 #pragma unroll
       for (int tt = 0; tt < TC; ++tt) {
         const C k = value(r.k, tt), q = q_scale * value(r.q, tt), bt = step ? C(0) : bs[tt];
-        if (step) buf[(kA * TC + tt) * layout::kRow + slot] = exp_of(value(r.g, tt));
-        buf[(kK * TC + tt) * layout::kRow + slot] = k * exp_of(-bt);
-        buf[(kQ * TC + tt) * layout::kRow + slot] = q * exp_of(bt);
+        if constexpr (kWiderState) {
+          C up, down, a, unused;
+          exp_pair(bt, up, down);
+          if (step) exp_pair(value(r.g, tt), a, unused), buf[(kA * TC + tt) * layout::kRow + slot] = a;
+          buf[(kK * TC + tt) * layout::kRow + slot] = k * down;
+          buf[(kQ * TC + tt) * layout::kRow + slot] = q * up;
+        } else {
+          if (step) buf[(kA * TC + tt) * layout::kRow + slot] = exp_of(value(r.g, tt));
+          buf[(kK * TC + tt) * layout::kRow + slot] = k * exp_of(-bt);
+          buf[(kQ * TC + tt) * layout::kRow + slot] = q * exp_of(bt);
+        }
       }
-      buf[kBeta + slot] = exp_of(step ? C(0) : b);
+      if constexpr (kWiderState) {
+        C up, down;
+        exp_pair(step ? C(0) : b, up, down);
+        buf[kBeta + slot] = up;
+      } else {
+        buf[kBeta + slot] = exp_of(step ? C(0) : b);
+      }
       if (i % L == 0) buf[kFlags + i / L] = step ? C(1) : C(0);
     }
 #pragma unroll

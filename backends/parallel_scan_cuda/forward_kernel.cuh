@@ -13,9 +13,9 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, typename C_ = compute_t<Elem>>
 __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
-  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
+  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS, C_>;
   using C = typename stage::C;
   constexpr int kStride = stage::layout::kStride;
   const double_buffer<C, stage::kBufferValues> buffer;

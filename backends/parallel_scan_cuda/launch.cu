@@ -164,14 +164,15 @@ int resident_blocks(int threads, size_t smem_bytes) {
 
 // A column-layout kernel variant (the forward, or dv with DV): its grid over V and its
 // shared memory.
-template <typename Elem, int NL, int L, int THREADS, int CJ, int TC, bool DV>
+// C: the compute type (double for the forward's fp64-state fp32 mode).
+template <typename Elem, int NL, int L, int THREADS, int CJ, int TC, bool DV, typename C = compute_t<Elem>>
 struct column_kernel {
-  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
+  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS, C>;
   static constexpr auto kernel = [] {
     if constexpr (DV)
       return backward_dv_kernel<Elem, NL, L, CJ, TC, THREADS>;
     else
-      return forward_kernel<Elem, NL, L, CJ, TC, THREADS>;
+      return forward_kernel<Elem, NL, L, CJ, TC, THREADS, C>;
   }();
   static constexpr int64_t kPerBlock = stage::kColumns;
   static constexpr size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
@@ -349,9 +350,39 @@ std::optional<cudaError_t> run_wide(int64_t owned, int lanes, const scan_args& a
   return std::nullopt;
 }
 
+// Precise fp32: PARALLEL_SCAN_CUDA_FP32_STATE=64 keeps the fp32 forward's state and o's
+// sums in fp64 (chunk_stage's factors from exp_pair), so that o and ht carry little
+// more than their own rounding to fp32: at B2 T1024 H4 D128 o's rel_l2 is 2.5e-8 against
+// 1.48e-7 (H200, 2026-11-22), every committed fixture 1.2–2.6e-8. The price is the
+// fp64 pipe, half the fp32 rate: at B4 T2048 H16 D128 the forward takes 0.80 ms against
+// 0.41 (tile sweep, fp32_state64 mode). The backward keeps its fp32 state.
+// Tiles from the same sweep: the wide geometry with 8-token chunks (width 4 0.797 ms at
+// the target shape, where the narrow one takes 0.96), else 16-long strips at width 2 and
+// 8-token chunks (0.326 ms at B2 T1024 H4 D128, against 0.341 wide and 0.363 with the
+// fp64 kernels' 4-token chunks).
+bool fp32_state64() {
+  static const bool on = env_choice("PARALLEL_SCAN_CUDA_FP32_STATE", {64}) == 64;
+  return on;
+}
+template <int NL, int CJ>
+struct precise_wide : column_kernel<float, NL, wide_tiles::L, wide_tiles::THREADS, CJ, 8, false, double> {};
+template <int NL, int CJ>
+struct precise_narrow : column_kernel<float, NL, 16, 128, CJ, 8, false, double> {};
+template <int NL>
+cudaError_t run_precise_narrow(const scan_args& a) {
+  return precise_narrow<NL, 2>::run(a);
+}
+cudaError_t precise_forward(const scan_args& a) {
+  const int lanes = lanes_for(a.K, 16);
+  if (const auto wide_run = run_wide<float, precise_wide>(a.V, lanes, a)) return *wide_run;
+  return with_lanes(lanes, [&](auto nl) { return run_precise_narrow<nl()>(a); });
+}
+
 template <typename Elem>
 cudaError_t forward_for(const scan_args& a) {
   using t = tiles<Elem>;
+  if constexpr (std::is_same_v<Elem, float>)
+    if (fp32_state64()) return precise_forward(a);
   const int lanes = lanes_for(a.K, t::L);
   if (const auto wide_run = run_wide<Elem, wide<Elem>::template forward>(a.V, lanes, a)) return *wide_run;
   const int width = width_for(a.V, a.B * a.H, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_COLUMNS, false);

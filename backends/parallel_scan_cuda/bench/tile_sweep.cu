@@ -5,7 +5,8 @@
 // normals, h0 and dht present).
 // usage: build/hopper/parallel_scan_cuda_tile_sweep [B T H K V [SAMPLES [fp64]]]
 //        (default 4 2048 16 128 128 20; SAMPLES=1 launches every kernel once, no warm-up,
-//        for a profiler; fp64: only the fp64 forward and dv kernels)
+//        for a profiler; fp64: only the fp64 forward and dv kernels; fp32_state64: the fp32
+//        forward with an fp64 state)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -149,9 +150,10 @@ float median_ms(Launch&& launch, const flusher& f) {
 }
 
 // A column-layout kernel (forward or dv) over the whole problem, as launch.cu sizes it.
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, typename Kernel>
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, typename C = compute_t<Elem>,
+          typename Kernel>
 dim3 launch_columns(Kernel kernel, const problem& p, const scan_args& a) {
-  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
+  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS, C>;
   const dim3 grid(unsigned((p.V + stage::kColumns - 1) / stage::kColumns), unsigned(p.B * p.H));
   const size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -213,6 +215,21 @@ void run(const char* dtype, const problem& p, const scan_args& a, const referenc
       rel_l2(download<Elem>(a.dv, p.n_v()), ref.dv));
 }
 
+// The fp32 forward with an fp64 state (launch.cu's precise fp32 mode): time and o's error.
+template <int NL, int L, int CJ, int TC, int THREADS>
+void run_fp32_state64(const problem& p, const scan_args& a, const references& ref, const flusher& f) {
+  auto fwd = forward_kernel<float, NL, L, CJ, TC, THREADS, double>;
+  dim3 grid;
+  const float ms = median_ms(
+      [&] { grid = launch_columns<float, NL, L, CJ, TC, THREADS, double>(fwd, p, a); }, f);
+  cudaFuncAttributes fa{};
+  CHECK(cudaFuncGetAttributes(&fa, fwd));
+  std::printf("fp32, fp64 state  L=%d CJ=%d TC=%2d threads=%3d blocks=%5u regs %3d local %zu | fwd %.4f ms"
+              "  o rel_l2 %.3g\n",
+              L, CJ, TC, THREADS, grid.x * grid.y, fa.numRegs, fa.localSizeBytes, ms,
+              rel_l2(download<float>(a.o, p.n_v()), ref.o));
+}
+
 // The fp64 kernels on the same rounded inputs.
 template <int NL>
 references reference_for(const problem& p, const host_inputs& in) {
@@ -261,6 +278,21 @@ void sweep_fp64(const problem& p, const host_inputs& in, const flusher& f) {
   run<double, 16, 8, 2, 4, 256>("fp64", p, a, ref, f);
 }
 
+// fp32 storage with an fp64 state, against the fp32 kernels the launch takes.
+void sweep_fp32_state64(const problem& p, const host_inputs& in, const flusher& f) {
+  const references ref = reference_for<8>(p, in);
+  const scan_args a = device_args<float>(p, in);
+  run<float, 16, 8, 4, 8, 256>("fp32", p, a, ref, f);
+  run<float, 8, 16, 2, 16, 128>("fp32", p, a, ref, f);
+  run_fp32_state64<8, 16, 2, 8, 128>(p, a, ref, f);
+  run_fp32_state64<16, 8, 4, 8, 256>(p, a, ref, f);
+  run_fp32_state64<8, 16, 2, 4, 256>(p, a, ref, f);
+  run_fp32_state64<8, 16, 2, 8, 256>(p, a, ref, f);
+  run_fp32_state64<8, 16, 2, 16, 256>(p, a, ref, f);
+  run_fp32_state64<8, 16, 1, 8, 256>(p, a, ref, f);
+  run_fp32_state64<8, 16, 1, 16, 256>(p, a, ref, f);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -292,6 +324,10 @@ int main(int argc, char** argv) {
   const flusher f;
   if (argc > 7 && std::string(argv[7]) == "fp64") {
     sweep_fp64(p, in, f);
+    return 0;
+  }
+  if (argc > 7 && std::string(argv[7]) == "fp32_state64") {
+    sweep_fp32_state64(p, in, f);
     return 0;
   }
   sweep<float, 8>("fp32", p, in, f);
