@@ -66,13 +66,20 @@ struct chunk_stage {
   static_assert(layout::kPadded % 32 == 0, "whole warps stage key rows");
   static_assert(32 % L == 0, "a strip's rows lie in one warp");
   static constexpr int kRowsPerThread = (layout::kPadded + THREADS - 1) / THREADS;
+  // The fp64 state's staging (kWiderState) costs the threads that do it about half a
+  // chunk's compute, and where THREADS ≥ 2 × the padded rows only the first half would
+  // stage while the rest wait at the barrier. There each row's tokens are split between
+  // kParts threads (n and n + kPadded): each sums the row's gates over the whole chunk
+  // but turns only its own kPartTokens tokens into factors.
+  static constexpr int kParts = kWiderState && THREADS >= 2 * layout::kPadded ? 2 : 1;
+  static constexpr int kPartTokens = TC / kParts;
   // Column values: kColRowsPerPass tokens at once.
   static_assert(THREADS % kColumns == 0, "column values: whole rows per pass");
   static constexpr int kColRowsPerPass = THREADS / kColumns;
   static constexpr int kColPasses = (TC + kColRowsPerPass - 1) / kColRowsPerPass;
 
   struct prefetch {
-    Elem g[kRowsPerThread][TC], k[kRowsPerThread][TC], q[kRowsPerThread][TC];
+    Elem g[kRowsPerThread][TC], k[kRowsPerThread][kPartTokens], q[kRowsPerThread][kPartTokens];
     Elem col[kColPasses];
     int rows;  // tokens of the chunk before T
   };
@@ -92,7 +99,13 @@ struct chunk_stage {
   __device__ static const C* cols(const C* buf, int tt) { return buf + kCols + tt * kColumns; }
   __device__ static bool stepwise(const C* buf, int strip) { return buf[kFlags + strip] != C(0); }
 
-  __device__ static int key_row(int n) { return int(threadIdx.x) + n * THREADS; }
+  __device__ static int key_row(int n) {
+    return kParts == 1 ? int(threadIdx.x) + n * THREADS : int(threadIdx.x) % layout::kPadded;
+  }
+  __device__ static int part() { return kParts == 1 ? 0 : int(threadIdx.x) / layout::kPadded; }
+  // Whether this thread stages key row key_row(n) (whole warps: past the padded rows, or
+  // past the parts, they do not).
+  __device__ static bool stages(int n) { return key_row(n) < layout::kPadded && part() < kParts; }
   __device__ static int col_row() { return threadIdx.x / kColumns; }
   __device__ static int col_index() { return threadIdx.x % kColumns; }
 
@@ -127,16 +140,28 @@ struct chunk_stage {
     r.rows = int(c.T - t0 < TC ? c.T - t0 : TC);
 #pragma unroll
     for (int n = 0; n < kRowsPerThread; ++n) {
-      if (key_row(n) >= layout::kPadded) continue;  // whole warps
+      if (!stages(n)) continue;
       const int64_t key = c.key[n] + t0 * c.step_k;
       const Elem *g = s.g + key, *k = s.k + key, *q = s.q + key;
+      if constexpr (kParts == 1) {
 #pragma unroll
-      for (int tt = 0; tt < TC; ++tt) {
-        r.g[n][tt] = *g;
-        r.k[n][tt] = *k;
-        r.q[n][tt] = *q;
-        const int step = tt + 1 < r.rows ? c.step_k : 0;
-        g += step, k += step, q += step;
+        for (int tt = 0; tt < TC; ++tt) {
+          r.g[n][tt] = *g;
+          r.k[n][tt] = *k;
+          r.q[n][tt] = *q;
+          const int step = tt + 1 < r.rows ? c.step_k : 0;
+          g += step, k += step, q += step;
+        }
+      } else {  // every token's gate, this part's tokens of k and q
+        auto token = [&](int tt) { return (tt < r.rows ? tt : r.rows - 1) * c.step_k; };
+#pragma unroll
+        for (int tt = 0; tt < TC; ++tt) r.g[n][tt] = g[token(tt)];
+#pragma unroll
+        for (int u = 0; u < kPartTokens; ++u) {
+          const int at = token(part() * kPartTokens + u);
+          r.k[n][u] = k[at];
+          r.q[n][u] = q[at];
+        }
       }
     }
     const Elem* x = s.x + c.col + t0 * c.step_v;
@@ -154,38 +179,51 @@ struct chunk_stage {
 #pragma unroll
     for (int n = 0; n < kRowsPerThread; ++n) {
       const int i = key_row(n);
-      if (i >= layout::kPadded) continue;  // whole warps
+      if (!stages(n)) continue;
       // bf16 through masked_bf16 (scan_tile.cuh); fp32 and fp64 keep the form their
       // timings were taken with (routed through one shared helper, their SASS changed).
-      auto value = [&](const Elem(&x)[kRowsPerThread][TC], int tt) {
+      // x[n][index] in the compute type, zero past K or (token tt) past T.
+      auto value = [&](const auto& x, int index, int tt) {
         if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
-          return masked_bf16<C>(c.key_in[n] && tt < r.rows, x[n][tt]);
+          return masked_bf16<C>(c.key_in[n] && tt < r.rows, x[n][index]);
         else
-          return c.key_in[n] && tt < r.rows ? to_compute<C>(x[n][tt]) : C(0);
+          return c.key_in[n] && tt < r.rows ? to_compute<C>(x[n][index]) : C(0);
       };
       C bs[TC], b = C(0);  // b_τ of this row
 #pragma unroll
-      for (int tt = 0; tt < TC; ++tt) bs[tt] = b += value(r.g, tt);
+      for (int tt = 0; tt < TC; ++tt) bs[tt] = b += value(r.g, tt, tt);
       // Step by step if any row of the strip decays past the rescaling range (or is NaN).
       const unsigned out_of_range = __ballot_sync(0xffffffffu, !(b >= -kMaxRescale<C>));
       const int strip_shift = int(threadIdx.x) % 32 / L * L;
       const bool step = (out_of_range >> strip_shift) & ((L == 32) ? 0xffffffffu : (1u << L) - 1u);
       const int slot = layout::slot(i);
+      // This thread's tokens: all of them, or part() of the split. Its u-th token's entry
+      // of a whole-chunk array, without indexing registers by a runtime value.
+      const int first = part() * kPartTokens;
+      auto own = [&](const C(&x)[TC], int u) { return first == 0 ? x[u] : x[kPartTokens + u]; };
 #pragma unroll
-      for (int tt = 0; tt < TC; ++tt) {
-        const C k = value(r.k, tt), q = q_scale * value(r.q, tt), bt = step ? C(0) : bs[tt];
+      for (int u = 0; u < kPartTokens; ++u) {
+        const int tt = first + u;
+        const C k = value(r.k, u, tt), q = q_scale * value(r.q, u, tt), bt = step ? C(0) : own(bs, u);
         if constexpr (kWiderState) {
           C up, down, a, unused;
           exp_pair(bt, up, down);
-          if (step) exp_pair(value(r.g, tt), a, unused), buf[(kA * TC + tt) * layout::kRow + slot] = a;
+          if (step) {
+            C gs[TC];
+#pragma unroll
+            for (int t = 0; t < TC; ++t) gs[t] = value(r.g, t, t);
+            exp_pair(own(gs, u), a, unused);
+            buf[(kA * TC + tt) * layout::kRow + slot] = a;
+          }
           buf[(kK * TC + tt) * layout::kRow + slot] = k * down;
           buf[(kQ * TC + tt) * layout::kRow + slot] = q * up;
         } else {
-          if (step) buf[(kA * TC + tt) * layout::kRow + slot] = exp_of(value(r.g, tt));
+          if (step) buf[(kA * TC + tt) * layout::kRow + slot] = exp_of(value(r.g, tt, tt));
           buf[(kK * TC + tt) * layout::kRow + slot] = k * exp_of(-bt);
           buf[(kQ * TC + tt) * layout::kRow + slot] = q * exp_of(bt);
         }
       }
+      if (first != 0) continue;  // β and the flag: part 0
       if constexpr (kWiderState) {
         C up, down;
         exp_pair(step ? C(0) : b, up, down);
