@@ -152,15 +152,20 @@ struct chunk_stage {
           const int step = tt + 1 < r.rows ? c.step_k : 0;
           g += step, k += step, q += step;
         }
-      } else {  // every token's gate, this part's tokens of k and q
-        auto token = [&](int tt) { return (tt < r.rows ? tt : r.rows - 1) * c.step_k; };
+      } else {  // every token's gate; this part's tokens of k and q
 #pragma unroll
-        for (int tt = 0; tt < TC; ++tt) r.g[n][tt] = g[token(tt)];
+        for (int tt = 0; tt < TC; ++tt) {
+          r.g[n][tt] = *g;
+          g += tt + 1 < r.rows ? c.step_k : 0;
+        }
+        const int first = part() * kPartTokens, start = (first < r.rows ? first : r.rows - 1) * c.step_k;
+        k += start, q += start;
 #pragma unroll
         for (int u = 0; u < kPartTokens; ++u) {
-          const int at = token(part() * kPartTokens + u);
-          r.k[n][u] = k[at];
-          r.q[n][u] = q[at];
+          r.k[n][u] = *k;
+          r.q[n][u] = *q;
+          const int step = first + u + 1 < r.rows ? c.step_k : 0;
+          k += step, q += step;
         }
       }
     }
@@ -186,6 +191,8 @@ struct chunk_stage {
       auto value = [&](const auto& x, int index, int tt) {
         if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
           return masked_bf16<C>(c.key_in[n] && tt < r.rows, x[n][index]);
+        else if constexpr (kWiderState)  // one select, in the storage type
+          return to_compute<C>(c.key_in[n] && tt < r.rows ? x[n][index] : Elem(0));
         else
           return c.key_in[n] && tt < r.rows ? to_compute<C>(x[n][index]) : C(0);
       };

@@ -241,7 +241,15 @@ __device__ __forceinline__ void walk_chunk(bool step_by_step, Walk&& walk) {
 // during a whole chunk's compute (keeping two or three chunks in flight was measured
 // slower: the registers cost more than the latency hidden). One barrier a chunk:
 // after it, the buffer just committed is complete and the other one is free.
-template <typename Prefetch, typename Buffer, typename Load, typename Commit, typename Body>
+//
+// STAGGER: the first half of the block's warps stage chunk n + 1 before computing chunk
+// n, the second half after. Either order is safe, as body(n) reads the other buffer.
+// Warps w and w + 4 share a scheduler, so while one of them stages and reduces (integer,
+// shuffle and select work) the other keeps the FMA pipe busy, where in lockstep both
+// would leave it idle at the same time. Taken by the fp64-state forward, whose fp64
+// pipe is the bottleneck.
+template <typename Prefetch, bool STAGGER = false, typename Buffer, typename Load, typename Commit,
+          typename Body>
 __device__ __forceinline__ void pipelined_chunks(int64_t chunks, const Buffer& buffer, Load&& load,
                                                  Commit&& commit, Body&& body) {
   Prefetch next;
@@ -249,11 +257,25 @@ __device__ __forceinline__ void pipelined_chunks(int64_t chunks, const Buffer& b
   commit(next, buffer(0));
   if (chunks > 1) load(next, 1);
   __syncthreads();
-  for (int64_t n = 0; n < chunks; ++n) {
-    body(n, static_cast<const typename Buffer::value_type*>(buffer(n)));
-    if (n + 1 < chunks) commit(next, buffer(n + 1));
-    if (n + 2 < chunks) load(next, n + 2);
-    __syncthreads();
+  if constexpr (STAGGER) {
+    auto stage_ahead = [&](int64_t n) {
+      if (n + 1 < chunks) commit(next, buffer(n + 1));
+      if (n + 2 < chunks) load(next, n + 2);
+    };
+    const bool early = threadIdx.x < blockDim.x / 2;  // whole warps
+    for (int64_t n = 0; n < chunks; ++n) {
+      if (early) stage_ahead(n);
+      body(n, static_cast<const typename Buffer::value_type*>(buffer(n)));
+      if (!early) stage_ahead(n);
+      __syncthreads();
+    }
+  } else {
+    for (int64_t n = 0; n < chunks; ++n) {
+      body(n, static_cast<const typename Buffer::value_type*>(buffer(n)));
+      if (n + 1 < chunks) commit(next, buffer(n + 1));
+      if (n + 2 < chunks) load(next, n + 2);
+      __syncthreads();
+    }
   }
 }
 
