@@ -352,14 +352,17 @@ std::optional<cudaError_t> run_wide(int64_t owned, int lanes, const scan_args& a
 
 // Precise fp32: PARALLEL_SCAN_CUDA_FP32_STATE=64 keeps the fp32 forward's state and o's
 // sums in fp64 (chunk_stage's factors from exp_pair), so that o and ht carry little
-// more than their own rounding to fp32: at B2 T1024 H4 D128 o's rel_l2 is 2.5e-8 against
-// 1.48e-7 (H200, 2026-11-22), every committed fixture 1.2–2.6e-8. The price is the
-// fp64 pipe, half the fp32 rate: at B4 T2048 H16 D128 the forward takes 0.80 ms against
-// 0.41 (tile sweep, fp32_state64 mode). The backward keeps its fp32 state.
-// Tiles from the same sweep: the wide geometry with 8-token chunks (width 4 0.797 ms at
-// the target shape, where the narrow one takes 0.96), else 16-long strips at width 2 and
-// 8-token chunks (0.326 ms at B2 T1024 H4 D128, against 0.341 wide and 0.363 with the
-// fp64 kernels' 4-token chunks).
+// more than their own rounding to fp32. On the H200 (2026-11-22, fe3ad2c;
+// reports/2026-11-22-h200-parallel_scan_cuda-precise-fp32/):
+// - o's rel_l2 at B2 T1024 H4 D128 is 2.5e-8, against 1.48e-7 in fast mode; on every
+//   committed fixture it is 1.2–2.6e-8;
+// - the price is the fp64 pipe, at half the fp32 rate: at B4 T2048 H16 D128 the forward
+//   takes 0.720 ms, against 0.406.
+// The backward keeps its fp32 state. Tiles are from the tile sweep's fp32_state64 mode:
+// - the wide geometry with 8-token chunks where its grid is one wave: 0.719 ms at the
+//   target shape, where 16-long strips take 0.83–1.09;
+// - otherwise 16-long strips at width 2 with 8-token chunks: 0.3245 ms at B2 T1024 H4
+//   D128, against 0.365 wide.
 bool fp32_state64() {
   static const bool on = env_choice("PARALLEL_SCAN_CUDA_FP32_STATE", {64}) == 64;
   return on;
