@@ -158,7 +158,8 @@ struct chunk_stage {
           r.g[n][tt] = *g;
           g += tt + 1 < r.rows ? c.step_k : 0;
         }
-        const int first = part() * kPartTokens, start = (first < r.rows ? first : r.rows - 1) * c.step_k;
+        const int first = part() * kPartTokens,
+                  start = (first < r.rows ? first : r.rows - 1) * c.step_k;
         k += start, q += start;
 #pragma unroll
         for (int u = 0; u < kPartTokens; ++u) {
@@ -211,7 +212,8 @@ struct chunk_stage {
 #pragma unroll
       for (int u = 0; u < kPartTokens; ++u) {
         const int tt = first + u;
-        const C k = value(r.k, u, tt), q = q_scale * value(r.q, u, tt), bt = step ? C(0) : own(bs, u);
+        const C k = value(r.k, u, tt), q = q_scale * value(r.q, u, tt),
+                bt = step ? C(0) : own(bs, u);
         if constexpr (kWiderState) {
           C up, down, a, unused;
           exp_pair(bt, up, down);

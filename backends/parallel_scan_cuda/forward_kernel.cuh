@@ -43,8 +43,9 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   // The fp64 state's blocks of 256 threads stagger their staging (pipelined_chunks):
   // 1.5% faster at B4 T2048 H16 D128; with 128 threads (one warp a scheduler) 12% slower.
   constexpr bool kStagger = stage::kWiderState && THREADS >= 256;
-  pipelined_chunks<typename stage::prefetch, kStagger>(chunks, buffer, load, commit, [&](int64_t chunk,
-                                                                                       const C* buf) {
+  using prefetch = typename stage::prefetch;
+  pipelined_chunks<prefetch, kStagger>(chunks, buffer, load, commit, [&](int64_t chunk,
+                                                                       const C* buf) {
     C o_part[TC * CJ];  // per-token partial sums, reduced once per chunk
 #pragma unroll
     for (int n = 0; n < TC * CJ; ++n) o_part[n] = C(0);

@@ -217,17 +217,19 @@ void run(const char* dtype, const problem& p, const scan_args& a, const referenc
 
 // The fp32 forward with an fp64 state (launch.cu's precise fp32 mode): time and o's error.
 template <int NL, int L, int CJ, int TC, int THREADS>
-void run_fp32_state64(const problem& p, const scan_args& a, const references& ref, const flusher& f) {
+void run_fp32_state64(const problem& p, const scan_args& a, const references& ref,
+                      const flusher& f) {
   auto fwd = forward_kernel<float, NL, L, CJ, TC, THREADS, double>;
   dim3 grid;
   const float ms = median_ms(
       [&] { grid = launch_columns<float, NL, L, CJ, TC, THREADS, double>(fwd, p, a); }, f);
   cudaFuncAttributes fa{};
   CHECK(cudaFuncGetAttributes(&fa, fwd));
-  std::printf("fp32, fp64 state  L=%d CJ=%d TC=%2d threads=%3d blocks=%5u regs %3d local %zu | fwd %.4f ms"
-              "  o rel_l2 %.3g\n",
-              L, CJ, TC, THREADS, grid.x * grid.y, fa.numRegs, fa.localSizeBytes, ms,
-              rel_l2(download<float>(a.o, p.n_v()), ref.o));
+  std::printf(
+      "fp32, fp64 state  L=%d CJ=%d TC=%2d threads=%3d blocks=%5u regs %3d local %zu | fwd %.4f ms"
+      "  o rel_l2 %.3g\n",
+      L, CJ, TC, THREADS, grid.x * grid.y, fa.numRegs, fa.localSizeBytes, ms,
+      rel_l2(download<float>(a.o, p.n_v()), ref.o));
 }
 
 // The fp64 kernels on the same rounded inputs.
