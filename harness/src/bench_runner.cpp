@@ -287,7 +287,9 @@ void bench_session::sample(const job& j, backend_runner& runner, bench_device& d
 
 bench_results run_bench(const bench_options& opts) {
   bench_results results;
-  results.context = run_context();
+  std::vector<std::string> names;
+  for (const auto* b : opts.backends) names.push_back(b->table->name);
+  results.context = run_context(names);
   results.context.update(host_description());
   bool any_cuda = false;
   for (const auto* b : opts.backends) any_cuda = any_cuda || b->table->device_type == kDLCUDA;

@@ -24,9 +24,15 @@ std::string pct_noise(const std::optional<bench_row>& r) {
 
 void print_comparison_markdown(std::ostream& out, const comparison& c) {
   auto context_line = [](const nlohmann::json& ctx) {
-    return fmt::format("{} · commit {} · {}", ctx.value("device", std::string("?")),
-                       ctx.value("git_commit", std::string("?")),
-                       ctx.value("date", std::string("?")));
+    std::string line =
+        fmt::format("{} · commit {} · {}", ctx.value("device", std::string("?")),
+                    ctx.value("git_commit", std::string("?")), ctx.value("date", std::string("?")));
+    // The backends' knobs, where any were set (run_context.hpp).
+    if (const auto env = ctx.find("backend_environment"); env != ctx.end() && env->is_object())
+      for (const auto& [name, value] : env->items())
+        line += fmt::format(" · `{}={}`", name,
+                            value.is_string() ? value.get<std::string>() : value.dump());
+    return line;
   };
   out << fmt::format("**base:** {}  \n**new:** {}\n\n", context_line(c.base_context),
                      context_line(c.new_context));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "run_context.hpp"
@@ -103,9 +104,13 @@ nlohmann::json verify_results_json(const std::vector<verify_case_result>& result
     }
     rows.push_back(row);
   }
+  std::vector<std::string> backends;
+  for (const auto& r : results)
+    if (std::find(backends.begin(), backends.end(), r.backend) == backends.end())
+      backends.push_back(r.backend);
   return {{"glabench_results", "verify"},
           {"schema_version", 1},
-          {"context", run_context()},
+          {"context", run_context(backends)},
           {"results", rows}};
 }
 

@@ -1,12 +1,14 @@
-// compare's verdicts and the regression gate on synthetic results, and the results
-// JSON round trip and its validation.
+// compare's verdicts and the regression gate on synthetic results, the results JSON
+// round trip and its validation, and the backend knobs a results file records.
 #include <boost/test/unit_test.hpp>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "bench_report.hpp"
 #include "comparison_printers.hpp"
 #include "op_cost.hpp"
+#include "run_context.hpp"
 
 using namespace glabench;
 
@@ -159,6 +161,34 @@ BOOST_AUTO_TEST_CASE(rows_are_matched_by_configuration) {
   print_comparison_markdown(md, c);
   BOOST_TEST(md.str().find("| k/gla/bf16/fwd/B4_T2048_H16_K128_V128 | 2 | 2 | 1.000 |") !=
              std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(backend_knobs_are_recorded_and_shown) {
+  // A backend's knobs are the environment variables named after it (run_context.hpp).
+  setenv("PARALLEL_SCAN_CUDA_FP32_STATE", "64", 1);
+  setenv("PARALLEL_SCAN_CUDAX", "1", 1);  // not PARALLEL_SCAN_CUDA_…
+  setenv("OTHER_BACKEND_KNOB", "1", 1);
+  const nlohmann::json env = backend_environment({"parallel_scan_cuda", "naive_recurrent"});
+  const nlohmann::json context = run_context({"parallel_scan_cuda"});
+  for (const char* name :
+       {"PARALLEL_SCAN_CUDA_FP32_STATE", "PARALLEL_SCAN_CUDAX", "OTHER_BACKEND_KNOB"})
+    unsetenv(name);
+  BOOST_TEST(env.value("PARALLEL_SCAN_CUDA_FP32_STATE", std::string()) == "64");
+  BOOST_TEST(!env.contains("PARALLEL_SCAN_CUDAX"));
+  BOOST_TEST(!env.contains("OTHER_BACKEND_KNOB"));
+  BOOST_TEST(context.at("backend_environment") == env);
+
+  // compare shows them beside each side's commit, so that such runs are not mistaken for
+  // the same configuration.
+  const auto base = results_with({timed_row("k", 2048, samples(1.0))});
+  auto next = base;
+  next.context["backend_environment"] = {{"PARALLEL_SCAN_CUDA_FP32_STATE", "64"}};
+  std::ostringstream md;
+  print_comparison_markdown(md, compare_results(base, next, {}));
+  BOOST_TEST(md.str().find("**base:** NVIDIA H200 · commit abc · 2026-11-22  \n") !=
+             std::string::npos);
+  BOOST_TEST(md.str().find("**new:** NVIDIA H200 · commit abc · 2026-11-22 · "
+                           "`PARALLEL_SCAN_CUDA_FP32_STATE=64`\n") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(rows_skipped_on_one_side_and_absent_on_the_other_are_left_out) {
