@@ -381,33 +381,41 @@ cudaError_t precise_forward(const scan_args& a) {
   return with_lanes(lanes, [&](auto nl) { return run_precise_narrow<nl()>(a); });
 }
 
-template <typename Elem>
-cudaError_t forward_for(const scan_args& a) {
+// One kernel of a layout, reducing over `reduced` (K or V) and owning `owned` (V or K)
+// per block: the wide geometry's Wide variant where run_wide picks it, else narrow(nl,
+// width) for the narrow geometry's lanes and the width width_for picks (`wide_blocks`:
+// the blocks an SM width 4 needs; `allow_one`: whether width 1 may be taken).
+template <typename Elem, template <int, int> class Wide, typename Narrow>
+cudaError_t run_layout(int64_t reduced, int64_t owned, double wide_blocks, bool allow_one,
+                       const scan_args& a, Narrow&& narrow) {
   using t = tiles<Elem>;
-  if constexpr (std::is_same_v<Elem, float>)
-    if (fp32_state64()) return precise_forward(a);
-  const int lanes = lanes_for(a.K, t::L);
-  if (const auto wide_run = run_wide<Elem, wide<Elem>::template forward>(a.V, lanes, a)) return *wide_run;
-  const int width = width_for(a.V, a.B * a.H, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_COLUMNS, false);
+  const int lanes = lanes_for(reduced, t::L);
+  if (const auto wide_run = run_wide<Elem, Wide>(owned, lanes, a)) return *wide_run;
+  const int width =
+      width_for(owned, a.B * a.H, lanes, t::THREADS, t::MAX_WIDTH, wide_blocks, allow_one);
   return with_lanes(lanes, [&](auto nl) {
-    return with_width<Elem>(width, [&](auto cj) {
-      if constexpr (cj() == 1)
-        return cudaErrorInvalidValue;  // the forward never takes width 1
-      else
-        return run_variant<narrow_forward, Elem, nl(), cj()>(a);
-    });
+    return with_width<Elem>(width, [&](auto w) { return narrow(nl, w); });
   });
 }
 
 template <typename Elem>
+cudaError_t forward_for(const scan_args& a) {
+  if constexpr (std::is_same_v<Elem, float>)
+    if (fp32_state64()) return precise_forward(a);
+  return run_layout<Elem, wide<Elem>::template forward>(
+      a.K, a.V, tiles<Elem>::WIDE_COLUMNS, false, a, [&](auto nl, auto cj) {
+        if constexpr (cj() == 1)
+          return cudaErrorInvalidValue;  // the forward never takes width 1
+        else
+          return run_variant<narrow_forward, Elem, nl(), cj()>(a);
+      });
+}
+
+template <typename Elem>
 cudaError_t backward_dv_for(const scan_args& a) {
-  using t = tiles<Elem>;
-  const int lanes = lanes_for(a.K, t::L);
-  if (const auto wide_run = run_wide<Elem, wide<Elem>::template dv>(a.V, lanes, a)) return *wide_run;
-  const int width = width_for(a.V, a.B * a.H, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_COLUMNS, true);
-  return with_lanes(lanes, [&](auto nl) {
-    return with_width<Elem>(width, [&](auto cj) { return run_variant<narrow_dv, Elem, nl(), cj()>(a); });
-  });
+  return run_layout<Elem, wide<Elem>::template dv>(
+      a.K, a.V, tiles<Elem>::WIDE_COLUMNS, true, a,
+      [&](auto nl, auto cj) { return run_variant<narrow_dv, Elem, nl(), cj()>(a); });
 }
 
 // The narrow row kernel of NL lanes and width RJ.
@@ -437,13 +445,9 @@ cudaError_t narrow_rows_run(const scan_args& a) {
 
 template <typename Elem>
 cudaError_t backward_rows_for(const scan_args& a) {
-  using t = tiles<Elem>;
-  const int lanes = lanes_for(a.V, t::L);
-  if (const auto wide_run = run_wide<Elem, wide<Elem>::template rows>(a.K, lanes, a)) return *wide_run;
-  const int width = width_for(a.K, a.B * a.H, lanes, t::THREADS, t::MAX_WIDTH, t::WIDE_ROWS, true);
-  return with_lanes(lanes, [&](auto nl) {
-    return with_width<Elem>(width, [&](auto rj) { return narrow_rows_run<Elem, nl(), rj()>(a); });
-  });
+  return run_layout<Elem, wide<Elem>::template rows>(
+      a.V, a.K, tiles<Elem>::WIDE_ROWS, true, a,
+      [&](auto nl, auto rj) { return narrow_rows_run<Elem, nl(), rj()>(a); });
 }
 
 // dv and dh0 (column layout over K), then dq, dk, dg (row layout over V).
