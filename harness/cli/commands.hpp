@@ -10,7 +10,7 @@
 
 namespace glabench::cli {
 
-// Exit codes shared by every command (DESIGN §5).
+// Exit codes shared by every command (docs/design.md §5).
 inline constexpr int kExitOk = 0, kExitCheckFailed = 1, kExitBadInput = 2, kExitNothingRan = 77;
 
 struct global_options {

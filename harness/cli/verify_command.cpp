@@ -1,4 +1,4 @@
-// glabench verify: every (backend, fixture, dtype) selected, checked per DESIGN §5.
+// glabench verify: every (backend, fixture, dtype) selected, checked per docs/design.md §5.
 #include <fmt/format.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Finding and loading backend plugins (DESIGN §3). Backends are found in the build's
+// Finding and loading backend plugins (docs/design.md §3). Backends are found in the build's
 // backend folder, in the folders of GLABENCH_BACKEND_PATH (':'-separated), and as
 // explicit --backend-lib paths. The loader refuses, with a message naming the file:
 // a file that is not a shared library, one without the entry symbol, an entry that

@@ -1,5 +1,5 @@
 // Where a backend's tensors live: host memory for CPU backends, one CUDA device (with
-// its own stream) for CUDA backends. The harness owns every allocation (DESIGN §3).
+// its own stream) for CUDA backends. The harness owns every allocation (docs/design.md §3).
 #pragma once
 
 #include <dlpack/dlpack.h>

@@ -1,4 +1,4 @@
-// Storage dtypes a run can use, their DLPack codes, default tolerances (DESIGN §5),
+// Storage dtypes a run can use, their DLPack codes, default tolerances (docs/design.md §5),
 // and conversion of fp64 host tensors to and from their packed bytes.
 #pragma once
 

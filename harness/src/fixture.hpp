@@ -1,4 +1,4 @@
-// A fixture (DESIGN §4): the problem, fp64 inputs, and the fp64 expected results.
+// A fixture (docs/design.md §4): the problem, fp64 inputs, and the fp64 expected results.
 // read_fixture validates attributes, ranks, shapes, dtypes, finiteness, gate sign and
 // the presence of expected gradients, and names file, field and rule in every error.
 #pragma once

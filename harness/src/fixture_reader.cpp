@@ -1,4 +1,4 @@
-// Reading and validating a v1 fixture (DESIGN §4). Accepts integer attributes of any
+// Reading and validating a v1 fixture (docs/design.md §4). Accepts integer attributes of any
 // width and both fixed- and variable-length strings, as h5py writes them.
 #include <cmath>
 #include <filesystem>

@@ -1,4 +1,4 @@
-// Writing a v1 fixture (DESIGN §4): fixed-length string attributes, int64 sizes, and
+// Writing a v1 fixture (docs/design.md §4): fixed-length string attributes, int64 sizes, and
 // float64 datasets under /inputs and /expected. Written to a temporary file and
 // renamed into place.
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// Accuracy of one output tensor against its fp64 expected value (DESIGN §5):
+// Accuracy of one output tensor against its fp64 expected value (docs/design.md §5):
 // rel_l2 = ‖x − r‖₂ / ‖r‖₂ and max_abs = max |x − r|. NaN or Inf never passes.
 #pragma once
 

@@ -45,7 +45,7 @@ struct verify_case_result {
 verify_case_result verify_case(const loaded_backend& backend, const fixture& f, dtype storage,
                                const verify_options& opts);
 
-// Exit code of a whole verify run (DESIGN §5): 1 if any case failed; 77 if none ran
+// Exit code of a whole verify run (docs/design.md §5): 1 if any case failed; 77 if none ran
 // (all unsupported or unavailable); else 0.
 int verify_exit_code(const std::vector<verify_case_result>& results);
 

@@ -1,4 +1,4 @@
-// gla by its recurrence (DESIGN §1):
+// gla by its recurrence (docs/design.md §1):
 //   S_t = diag(exp(g_t)) S_{t-1} + k_tᵀ v_t,   o_t = scale · q_t S_t.
 // Backward walks the tokens in reverse with G, the adjoint of S_t:
 //   G_T = dht;  G_t += scale q_tᵀ do_t;  dq_t = scale S_t do_t;  dk_t = G_t v_t;

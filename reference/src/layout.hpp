@@ -1,4 +1,4 @@
-// Offsets into the row-major tensors of DESIGN §1, and output allocation shared by the
+// Offsets into the row-major tensors of docs/design.md §1, and output allocation shared by the
 // reference's formulations.
 #pragma once
 

@@ -1,4 +1,4 @@
-// rwkv6 by its recurrence (DESIGN §1), r stored in q and w in g:
+// rwkv6 by its recurrence (docs/design.md §1), r stored in q and w in g:
 //   o_t = scale · r_t (S_{t-1} + diag(u) k_tᵀ v_t),   S_t = diag(exp(w_t)) S_{t-1} + k_tᵀ v_t.
 // Backward, with G the adjoint of S_t (G_T = dht):
 //   dk_t = G_t v_t + scale (r_t ⊙ u) (v_t·do_t);  dv_t = k_t G_t + scale (r_t·(u ⊙ k_t)) do_t;

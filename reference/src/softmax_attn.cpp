@@ -1,4 +1,4 @@
-// softmax attention, the baseline (DESIGN §1): o = softmax(scale·q kᵀ + mask) v and
+// softmax attention, the baseline (docs/design.md §1): o = softmax(scale·q kᵀ + mask) v and
 // lse = log Σ exp(scale·q kᵀ + mask), per (b, h), computed row by row with the row
 // maximum subtracted first. Backward with D_t = do_t·o_t:
 //   p = exp(s − lse);  ds = p (do_t·v_τ − D_t);  dq_t = scale Σ ds k_τ;

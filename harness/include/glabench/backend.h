@@ -1,4 +1,4 @@
-/* glabench backend ABI — the one header a backend needs (DESIGN §3).
+/* glabench backend ABI — the one header a backend needs (docs/design.md §3).
  *
  * A backend is a shared library that exports
  *
@@ -76,7 +76,7 @@ typedef struct glabench_capability {
 
 /* The problem: sizes, scalars, dtype, which optional tensors are present, and the
  * devices to use. Token tensors are [B,T,H,K] / [B,T,H,V], states [B,H,K,V], u [H,K],
- * lse [B,H,T]; all row-major and contiguous (DESIGN §1). */
+ * lse [B,H,T]; all row-major and contiguous (docs/design.md §1). */
 typedef struct glabench_problem {
   size_t struct_size;
   glabench_op op;

@@ -1,4 +1,4 @@
-// Finite-difference gradient checks (DESIGN §5), modelled on torch.autograd.gradcheck's
+// Finite-difference gradient checks (docs/design.md §5), modelled on torch.autograd.gradcheck's
 // fast mode: compare the directional derivative vᵀJu, from central differences of a
 // forward function, with <backward(v), u>.
 //

@@ -1,6 +1,6 @@
-// The fp64 oracle (DESIGN §2): forward and analytic backward of gla, rwkv6 and
+// The fp64 oracle (docs/design.md §2): forward and analytic backward of gla, rwkv6 and
 // softmax_attn. gla and rwkv6 each come in two independent formulations:
-//  - recurrent: the per-token state recurrence of DESIGN §1, states kept for backward;
+//  - recurrent: the per-token state recurrence of docs/design.md §1, states kept for backward;
 //  - parallel:  the quadratic form over token pairs, with decays taken as
 //               exp(difference of cumulative log gates), which is ≤ 1 and so stays
 //               finite however negative the gates are. O(T²) time and O(K·T²)

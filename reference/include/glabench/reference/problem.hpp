@@ -1,4 +1,4 @@
-// The three operations of DESIGN §1 and the tensors that go in and out of them.
+// The three operations of docs/design.md §1 and the tensors that go in and out of them.
 #pragma once
 
 #include <optional>
