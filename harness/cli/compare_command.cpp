@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "comparison_printers.hpp"
+#include "comparison_printer.hpp"
 #include "run_context.hpp"
 
 namespace glabench::cli {
@@ -26,8 +26,8 @@ int run_compare(const compare_args& args) {
         "devices are not comparable (pass --ignore-device to compare anyway)",
         args.base, results_device(base), args.next, results_device(next)));
   const comparison c = compare_results(base, next, args.opts);
-  print_comparison_markdown(std::cout, c);
-  if (!args.json_out.empty()) write_json_file(args.json_out, comparison_json(c, args.fail_pct));
+  comparison_printer::print_markdown(std::cout, c);
+  if (!args.json_out.empty()) write_json_file(args.json_out, comparison_printer::to_json(c, args.fail_pct));
   if (!args.fail_pct) return kExitOk;
   const int code = regression_exit_code(c, *args.fail_pct);
   if (code)

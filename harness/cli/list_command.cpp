@@ -4,7 +4,8 @@
 #include <iostream>
 #include <map>
 
-#include "backend_runner.hpp"
+#include "abi_vocabulary.hpp"
+#include "backend_loader.hpp"
 #include "commands.hpp"
 #include "device_context.hpp"
 #include "dtype.hpp"
@@ -32,7 +33,7 @@ std::string capabilities(const glabench_backend& t) {
     const auto d = from_dlpack(c.dtype);
     std::string& modes = table[op][d ? std::string(dtype_name(*d)) : "?"];
     modes += modes.empty() ? "" : "+";
-    modes += c.mode == GLABENCH_MODE_FORWARD ? "fwd" : "bwd";
+    modes += mode_name(c.mode);
   }
   std::string out;
   for (const auto& [op, dtypes] : table) {

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "bench_report.hpp"
+#include "report_printer.hpp"
 #include "commands.hpp"
 
 namespace glabench::cli {
@@ -47,7 +47,7 @@ std::string env_or(const char* name, const std::string& fallback) {
 int run_report(const report_args& args) {
   std::vector<named_results> runs;
   for (const auto& path : args.results) runs.push_back({path, read_bench_results(path)});
-  const std::string baseline = args.baseline.empty() ? default_baseline(runs) : args.baseline;
+  const std::string baseline = args.baseline.empty() ? report_printer::default_baseline(runs) : args.baseline;
 
   const std::string python = env_or("GLABENCH_PYTHON", "python3");
   const std::string script =
@@ -78,7 +78,7 @@ int run_report(const report_args& args) {
         missing[name] = entry["reason"].get<std::string>();
     }
     std::ofstream md(scratch / "report.md");
-    write_report_markdown(md, runs, baseline, plots, missing);
+    report_printer::print_markdown(md, runs, baseline, plots, missing);
     if (!md) throw std::runtime_error((scratch / "report.md").string() + ": cannot write");
   } catch (...) {
     fs::remove_all(scratch);

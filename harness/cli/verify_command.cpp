@@ -9,9 +9,8 @@
 #include "backend_runner.hpp"
 #include "commands.hpp"
 #include "fixture.hpp"
-#include "glabench/backend_support.hpp"
 #include "run_context.hpp"
-#include "verify_report.hpp"
+#include "verify_printer.hpp"
 
 namespace glabench::cli {
 namespace {
@@ -27,18 +26,7 @@ struct verify_args {
 // has a forward for.
 std::vector<dtype> dtypes_for(const loaded_backend& b, op_kind op,
                               const std::vector<dtype>& asked) {
-  if (!asked.empty()) return asked;
-  std::vector<dtype> out;
-  for (dtype d : kAllDtypes)
-    for (size_t i = 0; i < b.table->num_capabilities; ++i) {
-      const glabench_capability& c = b.table->capabilities[i];
-      if (c.mode == GLABENCH_MODE_FORWARD && c.op == to_abi(op) &&
-          backend_support::same_dtype(c.dtype, to_dlpack(d))) {
-        out.push_back(d);
-        break;
-      }
-    }
-  return out;
+  return asked.empty() ? b.forward_dtypes(op) : asked;
 }
 
 class progress_line {
@@ -115,9 +103,9 @@ int run_verify(const verify_args& args, const global_options& global) {
       results.push_back(verify_case(*j.backend, *j.fix, j.storage, opts));
     }
   }
-  print_verify_table(std::cout, results);
+  verify_printer::print_table(std::cout, results);
   if (!args.json_out.empty()) {
-    write_json_file(args.json_out, verify_results_json(results));
+    write_json_file(args.json_out, verify_printer::to_json(results));
     fmt::print("results written to {}\n", args.json_out);
   }
   return verify_exit_code(results);

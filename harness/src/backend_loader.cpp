@@ -10,6 +10,8 @@
 #include <optional>
 #include <set>
 
+#include "abi_vocabulary.hpp"
+
 namespace glabench {
 namespace fs = std::filesystem;
 namespace {
@@ -73,6 +75,22 @@ loaded_backend load_backend(const std::string& path) {
   if (!table) throw backend_load_error(path + ": " GLABENCH_ENTRY_SYMBOL "() returned NULL");
   validate_table(path, table);
   return {path, table, std::move(library)};
+}
+
+bool loaded_backend::supports(op_kind op, dtype d, glabench_mode mode) const {
+  const glabench_op abi_op = to_abi(op);
+  for (size_t i = 0; i < table->num_capabilities; ++i) {
+    const glabench_capability& c = table->capabilities[i];
+    if (c.op == abi_op && c.mode == mode && from_dlpack(c.dtype) == d) return true;
+  }
+  return false;
+}
+
+std::vector<dtype> loaded_backend::forward_dtypes(op_kind op) const {
+  std::vector<dtype> out;
+  for (dtype d : kAllDtypes)
+    if (supports(op, d, GLABENCH_MODE_FORWARD)) out.push_back(d);
+  return out;
 }
 
 bool looks_like_backend_file(const std::string& filename) {

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "dtype.hpp"
 #include "glabench/backend.h"
+#include "glabench/reference/problem.hpp"
 
 namespace glabench {
 
@@ -26,6 +28,11 @@ struct loaded_backend {
   std::shared_ptr<void> library;  // dlclose on last release
 
   std::string name() const { return table->name; }
+  // Whether the capability table lists (op, dtype, mode): the harness's one capability
+  // lookup. The backend's supports() may still refuse a particular problem.
+  bool supports(op_kind op, dtype d, glabench_mode mode) const;
+  // The dtypes it has a forward of `op` in, in kAllDtypes order.
+  std::vector<dtype> forward_dtypes(op_kind op) const;
 };
 
 // Loads one file; throws backend_load_error.

@@ -1,24 +1,10 @@
 #include "backend_runner.hpp"
 
+#include "abi_vocabulary.hpp"
+
 #include <limits>
 
 namespace glabench {
-
-std::string status_name(glabench_status s) {
-  switch (s) {
-    case GLABENCH_OK:
-      return "ok";
-    case GLABENCH_ERROR_UNSUPPORTED:
-      return "unsupported";
-    case GLABENCH_ERROR_INVALID_ARGUMENT:
-      return "invalid argument";
-    case GLABENCH_ERROR_NO_DEVICE:
-      return "no device";
-    case GLABENCH_ERROR_RUNTIME:
-      return "runtime error";
-  }
-  return "status " + std::to_string(static_cast<int>(s));
-}
 
 struct backend_runner::device_tensor {
   std::vector<int64_t> shape;
@@ -30,30 +16,6 @@ namespace {
 constexpr size_t kMessageCapacity = 2048;
 
 }  // namespace
-
-glabench_op to_abi(op_kind op) {
-  switch (op) {
-    case op_kind::gla:
-      return GLABENCH_OP_GLA;
-    case op_kind::rwkv6:
-      return GLABENCH_OP_RWKV6;
-    case op_kind::softmax_attn:
-      return GLABENCH_OP_SOFTMAX_ATTN;
-  }
-  return GLABENCH_OP_GLA;
-}
-
-op_kind from_abi(glabench_op op) {
-  switch (op) {
-    case GLABENCH_OP_GLA:
-      return op_kind::gla;
-    case GLABENCH_OP_RWKV6:
-      return op_kind::rwkv6;
-    case GLABENCH_OP_SOFTMAX_ATTN:
-      return op_kind::softmax_attn;
-  }
-  return op_kind::gla;
-}
 
 backend_runner::backend_runner(const loaded_backend& backend, const problem& p, dtype d,
                                bool has_h0, bool need_backward)

@@ -88,11 +88,4 @@ class backend_runner {
   device_buffer workspace_;
 };
 
-// The ABI's op codes for the reference's op kinds, both ways.
-glabench_op to_abi(op_kind op);
-op_kind from_abi(glabench_op op);
-
-// Human-readable status name ("unsupported", "no device", …).
-std::string status_name(glabench_status s);
-
 }  // namespace glabench

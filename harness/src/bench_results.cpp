@@ -79,7 +79,8 @@ json row_to_json(const bench_row& r) {
     checks.push_back({{"tensor", ch.tensor},
                       {"rel_l2", std::isfinite(ch.rel_l2) ? json(ch.rel_l2) : json(nullptr)},
                       {"threshold", ch.threshold},
-                      {"passed", ch.passed}});
+                      {"passed", ch.passed},
+                      {"max_abs", std::isfinite(ch.max_abs) ? json(ch.max_abs) : json(nullptr)}});
   j["checks"] = checks;
   if (r.stats) {
     const sample_summary& s = *r.stats;
@@ -189,9 +190,13 @@ bench_row row_from_json(const json& j, const std::string& where, const reader& r
   for (size_t i = 0; i < checks.size(); ++i) {
     const std::string cw = fmt::format("{}.checks[{}]", where, i);
     // A non-finite rel_l2 (a NaN output) is written as null.
-    r.checks.push_back({rd.str(checks[i], cw, "tensor"),
-                        rd.optional_num(checks[i], cw, "rel_l2").value_or(NAN),
-                        rd.num(checks[i], cw, "threshold"), rd.boolean(checks[i], cw, "passed")});
+    // max_abs is absent from files written before it was recorded.
+    tensor_check c{rd.str(checks[i], cw, "tensor"),
+                   rd.optional_num(checks[i], cw, "rel_l2").value_or(NAN),
+                   rd.num(checks[i], cw, "threshold"), rd.boolean(checks[i], cw, "passed")};
+    c.max_abs = rd.optional_num(checks[i], cw, "max_abs").value_or(NAN);
+    c.finite = std::isfinite(c.rel_l2);
+    r.checks.push_back(std::move(c));
   }
   r.bytes = rd.num(j, where, "bytes");
   r.flops = rd.num(j, where, "flops");

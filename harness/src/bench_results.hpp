@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "statistics.hpp"
+#include "tensor_check.hpp"
 
 namespace glabench {
 
@@ -39,19 +40,12 @@ struct bench_config {
   bool operator==(const bench_config&) const = default;
 };
 
-struct bench_check {  // one tensor of the quick verify
-  std::string tensor;
-  double rel_l2 = 0;
-  double threshold = 0;
-  bool passed = false;
-};
-
 struct bench_row {
   bench_config config;
   bench_status status = bench_status::ok;
   std::string ran_on = "host";          // "cuda" or "host": the peaks its fractions refer to
   std::string message;                  // the error or skip reason; notes
-  std::vector<bench_check> checks;      // the quick verify on these inputs
+  std::vector<tensor_check> checks;     // the quick verify on these inputs
   std::vector<double> samples_ms;       // every timed sample, in run order
   std::optional<sample_summary> stats;  // over samples_ms (status ok)
   double bytes = 0, flops = 0;          // the op's essential traffic and arithmetic per call

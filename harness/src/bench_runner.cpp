@@ -10,10 +10,12 @@
 
 #include "backend_runner.hpp"
 #include "bench_device.hpp"
+#include "device_info.hpp"
 #include "bench_shapes.hpp"
-#include "glabench/backend_support.hpp"
 #include "glabench/reference/random_inputs.hpp"
+#include "nvml_reader.hpp"
 #include "op_cost.hpp"
+#include "peak_rates.hpp"
 #include "quick_verify.hpp"
 #include "run_context.hpp"
 
@@ -33,15 +35,6 @@ struct job {
   op_cost cost;
 };
 
-bool has_forward_in(const loaded_backend& b, op_kind op, dtype d) {
-  return backend_support::has_capability(*b.table, to_abi(op), to_dlpack(d), GLABENCH_MODE_FORWARD);
-}
-
-bool has_backward_in(const loaded_backend& b, op_kind op, dtype d) {
-  return backend_support::has_capability(*b.table, to_abi(op), to_dlpack(d),
-                                         GLABENCH_MODE_BACKWARD);
-}
-
 std::vector<job> plan_jobs(const bench_options& opts) {
   std::vector<job> jobs;
   const std::vector<op_kind> all_ops = {op_kind::gla, op_kind::rwkv6, op_kind::softmax_attn};
@@ -49,13 +42,9 @@ std::vector<job> plan_jobs(const bench_options& opts) {
     for (op_kind op : opts.ops.empty() ? all_ops : opts.ops) {
       // Ops asked for by name are listed (skipped where missing); by default only the
       // ops the backend has.
-      const bool has_op = std::any_of(std::begin(kAllDtypes), std::end(kAllDtypes),
-                                      [&](dtype d) { return has_forward_in(*b, op, d); });
-      if (opts.ops.empty() && !has_op) continue;
-      std::vector<dtype> dtypes = opts.dtypes;
-      if (dtypes.empty())
-        for (dtype d : kAllDtypes)
-          if (has_forward_in(*b, op, d)) dtypes.push_back(d);
+      const std::vector<dtype> forward_dtypes = b->forward_dtypes(op);
+      if (opts.ops.empty() && forward_dtypes.empty()) continue;
+      const std::vector<dtype> dtypes = opts.dtypes.empty() ? forward_dtypes : opts.dtypes;
       for (size_t s = 0; s < opts.shapes.size(); ++s) {
         const bench_shape& sh = opts.shapes[s];
         const bool repeated =
@@ -174,9 +163,9 @@ bench_row bench_session::run(const job& j) {
     return row;
   };
 
-  if (!has_forward_in(*j.backend, j.prob.op, j.storage))
+  if (!j.backend->supports(j.prob.op, j.storage, GLABENCH_MODE_FORWARD))
     return skip(fmt::format("no {} forward in {}", op_name(j.prob.op), dtype_name(j.storage)));
-  if (j.with_backward && !has_backward_in(*j.backend, j.prob.op, j.storage))
+  if (j.with_backward && !j.backend->supports(j.prob.op, j.storage, GLABENCH_MODE_BACKWARD))
     return skip(fmt::format("no {} backward in {}", op_name(j.prob.op), dtype_name(j.storage)));
 
   const std::string rate_key =
@@ -251,36 +240,20 @@ bench_row bench_session::run(const job& j) {
 
 void bench_session::sample(const job& j, backend_runner& runner, bench_device& dev,
                            bench_row& row) {
-  auto call = [&] {
-    runner.launch_forward();
-    if (j.with_backward) runner.launch_backward();
-  };
-  for (int i = 0; i < opts_.warmup; ++i) {
-    if (!opts_.hot) dev.flush_caches();
-    call();
-  }
-  runner.context().synchronize();
-  const auto start = clock_type::now();
-  for (;;) {
-    if (!opts_.hot) dev.flush_caches();
-    dev.start();
-    call();
-    row.samples_ms.push_back(dev.stop_ms());
-    const size_t n = row.samples_ms.size();
-    const double elapsed = std::chrono::duration<double>(clock_type::now() - start).count();
-    if (n >= 2) {
-      const sample_summary s = summarize(row.samples_ms);
-      if (opts_.progress && n % 10 == 0)
-        opts_.progress(0, 0,
-                       fmt::format("{} sample {} cv {:.2f}%", j.config.name(), n, 100 * s.cv));
-      if (n >= size_t(opts_.min_reps) && s.cv <= opts_.noise_target) {
-        row.noise_target_met = true;
-        break;
-      }
-    }
-    if (n >= size_t(opts_.max_reps)) break;
-    if (elapsed >= opts_.time_cap_s && n >= 5) break;
-  }
+  stopping_criterion stop(
+      {opts_.noise_target, opts_.min_reps, opts_.max_reps, opts_.time_cap_s});
+  take_samples(
+      dev, stop, opts_.warmup, opts_.hot,
+      [&] {
+        runner.launch_forward();
+        if (j.with_backward) runner.launch_backward();
+      },
+      [&](size_t n, double cv) {
+        if (opts_.progress && n >= 2 && n % 10 == 0)
+          opts_.progress(0, 0, fmt::format("{} sample {} cv {:.2f}%", j.config.name(), n, 100 * cv));
+      });
+  row.samples_ms = stop.samples();
+  row.noise_target_met = stop.noise_target_met();
 }
 
 }  // namespace
@@ -316,7 +289,7 @@ bench_results run_bench(const bench_options& opts) {
     // The peaks first: their copies and GEMMs also bring the GPU out of idle, so the
     // state recorded next shows the clocks the benchmarks start at.
     session.peaks_for(true);
-    results.context["gpu_state_start"] = gpu_state(0);
+    results.context["gpu_state_start"] = read_gpu_state(0);
   }
   // Each configuration is a Google Benchmark benchmark with manual time: the session
   // does the verify and sampling, and hands the median to Google Benchmark's reporting.
@@ -356,7 +329,7 @@ bench_results run_bench(const bench_options& opts) {
   benchmark::RunSpecifiedBenchmarks(&console);
   benchmark::ClearRegisteredBenchmarks();
   results.peaks = session.peaks;
-  if (on_gpu) results.context["gpu_state_end"] = gpu_state(0);
+  if (on_gpu) results.context["gpu_state_end"] = read_gpu_state(0);
   return results;
 }
 

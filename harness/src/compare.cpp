@@ -42,11 +42,6 @@ std::string results_device(const bench_results& r) {
 
 namespace {
 
-// The run's noise: the p20–p80 spread relative to the median.
-double noise(const sample_summary& s) {
-  return (s.p80 - s.p20) / s.median;
-}
-
 void decide_timed(compare_row& row, const compare_options& opts) {
   const sample_summary& b = *row.base->stats;
   const sample_summary& n = *row.next->stats;

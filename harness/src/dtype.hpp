@@ -1,8 +1,6 @@
-// Storage dtypes a run can use, their DLPack codes, default tolerances (docs/design.md §5),
+// Storage dtypes a run can use (their DLPack codes: abi_vocabulary.hpp), default tolerances (docs/design.md §5),
 // and conversion of fp64 host tensors to and from their packed bytes.
 #pragma once
-
-#include <dlpack/dlpack.h>
 
 #include <cstddef>
 #include <optional>
@@ -19,8 +17,6 @@ inline constexpr dtype kAllDtypes[] = {dtype::fp64, dtype::fp32, dtype::fp16, dt
 
 std::string_view dtype_name(dtype d);
 std::optional<dtype> parse_dtype(std::string_view name);
-DLDataType to_dlpack(dtype d);
-std::optional<dtype> from_dlpack(DLDataType d);
 size_t dtype_bytes(dtype d);
 
 // Default pass threshold on rel_l2: fp64 1e-12, fp32 1e-5, fp16 5e-3, bf16 1e-2.

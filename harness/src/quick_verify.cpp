@@ -6,7 +6,7 @@
 #include <map>
 
 #include "glabench/reference/ops.hpp"
-#include "tensor_comparison.hpp"
+#include "tensor_check.hpp"
 
 namespace glabench {
 namespace {
@@ -62,16 +62,9 @@ op_inputs head_inputs(const op_inputs& in, head_index at, dtype d) {
   return r;
 }
 
-void add_check(std::map<std::string, bench_check>& worst, const std::string& name,
+void add_check(std::map<std::string, tensor_check>& worst, const std::string& name,
                const tensor& got, const tensor& want, double tol) {
-  const tensor_check c = compare_tensor(name, got, want, tol);
-  bench_check& w = worst[name];
-  const bool first = w.tensor.empty();
-  w.tensor = name;
-  w.threshold = tol;
-  // NaN never passes and is kept as the worst value.
-  if (first || !(c.rel_l2 <= w.rel_l2)) w.rel_l2 = c.finite ? c.rel_l2 : NAN;
-  w.passed = (first || w.passed) && c.passed;
+  keep_worst(worst[name], compare_tensor(name, got, want, tol));
 }
 
 }  // namespace
@@ -91,10 +84,10 @@ std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in
   return out;
 }
 
-std::vector<bench_check> check_heads(const problem& p, bool has_h0,
+std::vector<tensor_check> check_heads(const problem& p, bool has_h0,
                                      const std::vector<expected_head>& want, double tol,
                                      const std::function<head_result(head_index)>& fetch) {
-  std::map<std::string, bench_check> worst;
+  std::map<std::string, tensor_check> worst;
   for (const auto& e : want) {
     const head_result got = fetch(e.at);
     add_check(worst, "o", got.out.o, e.out.o, tol);
@@ -107,7 +100,7 @@ std::vector<bench_check> check_heads(const problem& p, bool has_h0,
     if (p.has_gate()) add_check(worst, "dg", got.grads->dg, e.grads->dg, tol);
     if (has_h0) add_check(worst, "dh0", got.grads->dh0, e.grads->dh0, tol);
   }
-  std::vector<bench_check> out;
+  std::vector<tensor_check> out;
   for (auto& [name, c] : worst) out.push_back(c);
   return out;
 }

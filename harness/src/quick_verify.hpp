@@ -12,6 +12,7 @@
 #include "bench_results.hpp"
 #include "dtype.hpp"
 #include "glabench/reference/problem.hpp"
+#include "tensor_check.hpp"
 
 namespace glabench {
 
@@ -41,8 +42,8 @@ struct head_result {
 // tolerance; `fetch` brings one head's results back from the backend. rwkv6's du sums
 // over the batch, so one head's reference du is not the backend's; the fixture verify
 // checks du.
-std::vector<bench_check> check_heads(const problem& p, bool has_h0,
-                                     const std::vector<expected_head>& want, double tol,
-                                     const std::function<head_result(head_index)>& fetch);
+std::vector<tensor_check> check_heads(const problem& p, bool has_h0,
+                                       const std::vector<expected_head>& want, double tol,
+                                       const std::function<head_result(head_index)>& fetch);
 
 }  // namespace glabench

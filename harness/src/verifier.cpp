@@ -49,7 +49,6 @@ std::string_view case_status_name(case_status s) {
 
 verify_case_result verify_case(const loaded_backend& backend, const fixture& f, dtype storage,
                                const verify_options& opts) {
-  using backend_support::has_capability;
   const auto start = std::chrono::steady_clock::now();
   verify_case_result r;
   r.backend = backend.name();
@@ -62,16 +61,14 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
     return r;
   };
 
-  const glabench_backend& t = *backend.table;
-  const glabench_op op = to_abi(f.prob.op);
-  if (!has_capability(t, op, to_dlpack(storage), GLABENCH_MODE_FORWARD)) {
+  if (!backend.supports(f.prob.op, storage, GLABENCH_MODE_FORWARD)) {
     r.status = case_status::unsupported;
     r.message =
         "no " + std::string(op_name(f.prob.op)) + " forward in " + std::string(dtype_name(storage));
     return finish();
   }
   const bool with_backward =
-      f.has_gradients() && has_capability(t, op, to_dlpack(storage), GLABENCH_MODE_BACKWARD);
+      f.has_gradients() && backend.supports(f.prob.op, storage, GLABENCH_MODE_BACKWARD);
   if (f.has_gradients() && !with_backward)
     r.message = "the backend has no backward here; gradients not checked";
 

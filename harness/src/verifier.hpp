@@ -12,7 +12,7 @@
 #include "dtype.hpp"
 #include "fixture.hpp"
 #include "glabench/reference/gradcheck.hpp"
-#include "tensor_comparison.hpp"
+#include "tensor_check.hpp"
 
 namespace glabench {
 

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# The regression gate on the committed H200 results (CI has no GPU): two back-to-back
-# runs of one build must compare all SAME and pass; the run with parallel_scan_cuda
-# built deliberately slow must show that backend's rows SLOWER (and no other's) and
-# fail; the baseline (taken from the current kernels) must fail against the earlier
-# kernels' run — the gate catches them as a regression — and pass, all SAME, against
-# a second run of the current kernels, both for the GPU backend as the README's CI
-# recipe runs it; the report must build.
+# The regression gate on the committed H200 results (CI has no GPU). Inputs: $runs is
+# harness/tests/data/committed_results/ (README there: which run each file is), $baseline
+# the CI gate's baseline reports/baselines/h200/bench.json, $final run B of the run whose
+# run A is that baseline.
+# - two back-to-back runs of one build (bench_a, bench_b) must compare all SAME and pass;
+# - the run with parallel_scan_cuda built deliberately slow (bench_slow) must show that
+#   backend's rows SLOWER (and no other's) and fail;
+# - the baseline (taken from the current kernels) must fail against the earlier kernels'
+#   run (bench_b) — the gate catches them as a regression, 28 SLOWER — and pass, 28 SAME,
+#   against the second run of the current kernels ($final), both for the GPU backend as
+#   the README's CI recipe runs it;
+# - the report must build (bench_a with bench_t_sweep).
 set -u
 glabench=$1 runs=$2 baseline=$3 final=$4 dir=$5
 rm -rf "$dir" && mkdir -p "$dir"

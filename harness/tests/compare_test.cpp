@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "bench_report.hpp"
-#include "comparison_printers.hpp"
+#include "report_printer.hpp"
+#include "comparison_printer.hpp"
 #include "op_cost.hpp"
 #include "run_context.hpp"
 
@@ -158,7 +158,7 @@ BOOST_AUTO_TEST_CASE(rows_are_matched_by_configuration) {
   BOOST_TEST(c.rows[1].status == verdict::same);
   BOOST_TEST(c.rows[2].status == verdict::added);
   std::ostringstream md;
-  print_comparison_markdown(md, c);
+  comparison_printer::print_markdown(md, c);
   BOOST_TEST(md.str().find("| k/gla/bf16/fwd/B4_T2048_H16_K128_V128 | 2 | 2 | 1.000 |") !=
              std::string::npos);
 }
@@ -184,7 +184,7 @@ BOOST_AUTO_TEST_CASE(backend_knobs_are_recorded_and_shown) {
   auto next = base;
   next.context["backend_environment"] = {{"PARALLEL_SCAN_CUDA_FP32_STATE", "64"}};
   std::ostringstream md;
-  print_comparison_markdown(md, compare_results(base, next, {}));
+  comparison_printer::print_markdown(md, compare_results(base, next, {}));
   BOOST_TEST(md.str().find("**base:** NVIDIA H200 · commit abc · 2026-11-22  \n") !=
              std::string::npos);
   BOOST_TEST(md.str().find("**new:** NVIDIA H200 · commit abc · 2026-11-22 · "
@@ -239,7 +239,7 @@ BOOST_AUTO_TEST_CASE(a_nan_output_survives_the_round_trip) {
   const bench_results back = bench_results_from_json(to_json(results_with({r})), "mem");
   BOOST_TEST(std::isnan(back.rows[0].checks[0].rel_l2));
   std::ostringstream md;
-  write_report_markdown(md, {{"run.json", back}}, "k", {}, {});
+  report_printer::print_markdown(md, {{"run.json", back}}, "k", {}, {});
   BOOST_TEST(md.str().find("non-finite") != std::string::npos);
 }
 
@@ -281,9 +281,9 @@ BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {
       {"run.json",
        results_with({timed_row("naive_recurrent", 2048, samples(10.0)),
                      timed_row("fast", 2048, samples(0.5)), failed_row("broken", 2048)})}};
-  BOOST_TEST(default_baseline(runs) == "naive_recurrent");
+  BOOST_TEST(report_printer::default_baseline(runs) == "naive_recurrent");
   std::ostringstream md;
-  write_report_markdown(md, runs, "naive_recurrent", {{"time_vs_t", "time_vs_t.png"}},
+  report_printer::print_markdown(md, runs, "naive_recurrent", {{"time_vs_t", "time_vs_t.png"}},
                         {{"speedup", "nothing to compare"}});
   const std::string s = md.str();
   BOOST_TEST(s.find("## run.json") != std::string::npos);

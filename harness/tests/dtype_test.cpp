@@ -1,3 +1,4 @@
+#include "abi_vocabulary.hpp"
 #include "dtype.hpp"
 
 #include <boost/test/unit_test.hpp>

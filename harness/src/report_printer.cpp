@@ -1,0 +1,175 @@
+#include "report_printer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "markdown_cell.hpp"
+
+namespace glabench {
+namespace {
+
+std::string pct(const std::optional<double>& f) {
+  return f ? fmt::format("{:.3g}%", 100 * *f) : "–";
+}
+
+std::string worst_rel_l2(const bench_row& r) {
+  if (r.checks.empty()) return "–";
+  double worst = 0;
+  for (const auto& c : r.checks) {
+    if (!std::isfinite(c.rel_l2)) return "non-finite";
+    worst = std::max(worst, c.rel_l2);
+  }
+  return fmt::format("{:.2e}", worst);
+}
+
+void write_run(std::ostream& out, const named_results& run) {
+  const nlohmann::json& c = run.results.context;
+  auto get = [&](const char* key) {
+    auto it = c.find(key);
+    if (it == c.end()) return std::string("?");
+    return it->is_string() ? it->get<std::string>() : it->dump();
+  };
+  out << fmt::format("## {}\n\n", run.path);
+  out << fmt::format("- device: **{}**", get("device"));
+  if (c.contains("driver"))
+    out << fmt::format(" (driver {}, CUDA runtime {}, {} SMs, SM clock max {} MHz)", get("driver"),
+                       get("cuda_runtime_version"), get("sm_count"), get("sm_clock_max_mhz"));
+  for (const char* when : {"gpu_state_start", "gpu_state_end"})
+    if (c.contains(when) && c[when].contains("sm_clock_mhz"))
+      out << fmt::format(
+          "\n- GPU at the {} of the run: SM clock {} MHz, {} °C, {} W, clock-event "
+          "reasons {}",
+          when == std::string("gpu_state_start") ? "start" : "end", c[when]["sm_clock_mhz"].dump(),
+          c[when].value("temperature_c", 0u), c[when].value("power_w", 0.0),
+          c[when].value("clock_event_reasons", "?"));
+  out << fmt::format("\n- host: {} ({} threads)\n- glabench {} · commit `{}` · build {} · {}\n",
+                     get("host_cpu"), get("host_cpus"), get("glabench_version"), get("git_commit"),
+                     get("build_type"), get("date"));
+  for (const auto& [where, p] : run.results.peaks) {
+    std::string gemm;
+    for (const auto& [dtype, rate] : p.gemm_tflops.items())
+      gemm += fmt::format("{}{} {:.1f}", gemm.empty() ? "" : ", ", dtype, rate.get<double>());
+    out << fmt::format("- measured peaks ({}): copy {} GB/s; GEMM TFLOP/s: {}  \n  _{}_\n", where,
+                       p.copy_gbps ? fmt::format("{:.0f}", *p.copy_gbps) : "–",
+                       gemm.empty() ? "–" : gemm, p.notes);
+  }
+  double wall_s = 0;
+  for (const auto& r : run.results.rows) wall_s += r.wall_s.value_or(0);
+  if (wall_s > 0)
+    out << fmt::format(
+        "- {} configurations in {:.0f} s of wall time (setup, quick verify, "
+        "sampling)\n",
+        run.results.rows.size(), wall_s);
+  out << "\n| backend | op | dtype | mode | shape | status | median ms | p20–p80 ms | cv | "
+         "reps | GB/s | % copy BW | TFLOP/s | % GEMM | worst rel_l2 | note |\n";
+  out << "|---|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  std::map<std::string, std::vector<std::string>> skipped;  // reason -> configurations
+  for (const auto& r : run.results.rows) {
+    const bench_config& k = r.config;
+    if (r.status == bench_status::skipped) {
+      skipped[r.message].push_back(k.name());
+    } else if (r.stats) {
+      const sample_summary& s = *r.stats;
+      out << fmt::format(
+          "| {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g}–{:.4g} | {:.2f}% | {} | {:.1f} | {} | "
+          "{:.3g} | {} | {} | {} |\n",
+          k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status), s.median, s.p20,
+          s.p80, 100 * s.cv, s.n, r.gbps.value_or(0), pct(r.bandwidth_fraction),
+          r.tflops.value_or(0), pct(r.flop_fraction), worst_rel_l2(r),
+          r.noise_target_met ? "" : "noise target not met (time or rep cap)");
+    } else {
+      out << fmt::format(
+          "| {} | {} | {} | {} | {} | **{}** | – | – | – | – | – | – | – | – | {} | {} |\n",
+          k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status), worst_rel_l2(r),
+          markdown_cell(r.message));
+    }
+  }
+  if (!skipped.empty()) {
+    out << "\nSkipped:\n\n";
+    for (const auto& [reason, names] : skipped) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "`" : ", `") + n + "`";
+      out << fmt::format("- {} ({}): {}\n", reason, names.size(), list);
+    }
+  }
+  out << "\n";
+}
+
+void write_speedups(std::ostream& out, const std::vector<named_results>& runs,
+                    const std::string& baseline) {
+  struct line {
+    std::string backend, config;
+    double base_ms, ms;
+  };
+  std::vector<line> lines;
+  for (const auto& run : runs)
+    for (const auto& b : run.results.rows) {
+      if (b.config.backend != baseline || !b.stats) continue;
+      for (const auto& r : run.results.rows) {
+        bench_config same = r.config;
+        same.backend = baseline;
+        if (r.config.backend == baseline || !r.stats || !(same == b.config)) continue;
+        lines.push_back({r.config.backend,
+                         fmt::format("{} {} {} {}", r.config.op, r.config.dtype, r.config.mode,
+                                     r.config.shape()),
+                         b.stats->median, r.stats->median});
+      }
+    }
+  out << fmt::format("## Speed-up over {}\n\n", baseline);
+  if (lines.empty()) {
+    out << fmt::format(
+        "No configuration was timed for both {} and another backend in the same "
+        "run.\n\n",
+        baseline);
+    return;
+  }
+  out << fmt::format("| backend | configuration | {} ms | backend ms | speed-up |\n", baseline);
+  out << "|---|---|---:|---:|---:|\n";
+  for (const auto& l : lines)
+    out << fmt::format("| {} | {} | {:.4g} | {:.4g} | {:.3g}× |\n", l.backend, l.config, l.base_ms,
+                       l.ms, l.base_ms / l.ms);
+  out << "\n";
+}
+
+}  // namespace
+
+std::string report_printer::default_baseline(const std::vector<named_results>& runs) {
+  std::set<std::string> names;
+  for (const auto& run : runs)
+    for (const auto& r : run.results.rows) names.insert(r.config.backend);
+  if (names.count("naive_recurrent")) return "naive_recurrent";
+  return names.empty() ? "" : *names.begin();
+}
+
+void report_printer::print_markdown(std::ostream& out, const std::vector<named_results>& runs,
+                                    const std::string& baseline,
+                                    const std::map<std::string, std::string>& plots,
+                                    const std::map<std::string, std::string>& missing_plots) {
+  out << "# glabench report\n\n";
+  out << "Times are medians over samples, each one call (fwd) or forward + backward (fwdbwd) "
+         "timed on the backend's stream after a cache flush; a configuration is timed only "
+         "after its quick verify passed. Throughput divides the op's essential bytes and FLOPs "
+         "(README, \"Benchmarking\") by the median; % columns are of the peaks measured in the "
+         "same run.\n\n";
+  for (const auto& run : runs) write_run(out, run);
+  write_speedups(out, runs, baseline);
+  const std::pair<const char*, const char*> titles[] = {
+      {"time_vs_t", "Time against T"},
+      {"speedup", "Speed-up over the baseline"},
+      {"peak_fraction", "Fraction of the measured peaks"},
+      {"accuracy", "Accuracy (quick verify)"}};
+  out << "## Plots\n\n";
+  for (const auto& [name, title] : titles) {
+    out << fmt::format("### {}\n\n", title);
+    if (auto it = plots.find(name); it != plots.end())
+      out << fmt::format("![{}]({})\n\n", title, it->second);
+    else if (auto m = missing_plots.find(name); m != missing_plots.end())
+      out << fmt::format("Not drawn: {}.\n\n", m->second);
+  }
+}
+
+}  // namespace glabench

@@ -1,0 +1,47 @@
+#include "tensor_check.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace glabench {
+
+tensor_check compare_tensor(const std::string& name, const tensor& actual, const tensor& expected,
+                            double threshold) {
+  tensor_check c;
+  c.tensor = name;
+  c.threshold = threshold;
+  if (actual.data.size() != expected.data.size()) {
+    c.finite = false;
+    c.rel_l2 = c.max_abs = std::numeric_limits<double>::infinity();
+    return c;
+  }
+  double diff_sq = 0, ref_sq = 0;
+  for (size_t i = 0; i < expected.data.size(); ++i) {
+    const double x = actual.data[i], r = expected.data[i];
+    if (!std::isfinite(x)) c.finite = false;
+    diff_sq += (x - r) * (x - r);
+    ref_sq += r * r;
+    c.max_abs = std::max(c.max_abs, std::abs(x - r));
+  }
+  if (!c.finite) {
+    c.rel_l2 = c.max_abs = std::numeric_limits<double>::quiet_NaN();
+    return c;
+  }
+  // An all-zero expected tensor is judged on the absolute norm.
+  c.rel_l2 = ref_sq > 0 ? std::sqrt(diff_sq / ref_sq) : std::sqrt(diff_sq);
+  c.passed = c.rel_l2 <= threshold;
+  return c;
+}
+
+void keep_worst(tensor_check& worst, const tensor_check& c) {
+  const bool first = worst.tensor.empty();
+  worst.tensor = c.tensor;
+  worst.threshold = c.threshold;
+  worst.finite = (first || worst.finite) && c.finite;
+  // NaN never passes and is kept as the worst value.
+  if (first || !(c.rel_l2 <= worst.rel_l2)) worst.rel_l2 = c.finite ? c.rel_l2 : NAN;
+  if (first || !(c.max_abs <= worst.max_abs)) worst.max_abs = c.finite ? c.max_abs : NAN;
+  worst.passed = (first || worst.passed) && c.passed;
+}
+
+}  // namespace glabench

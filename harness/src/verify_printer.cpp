@@ -1,0 +1,117 @@
+#include "verify_printer.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "run_context.hpp"
+
+namespace glabench {
+namespace {
+
+std::string sci(double x) {
+  return std::isnan(x) ? "nan" : fmt::format("{:.2e}", x);
+}
+
+}  // namespace
+
+void verify_printer::print_table(std::ostream& os, const std::vector<verify_case_result>& results) {
+  size_t w_backend = 7, w_fixture = 7;
+  for (const auto& r : results) {
+    w_backend = std::max(w_backend, r.backend.size());
+    w_fixture = std::max(w_fixture, r.fixture.size());
+  }
+  const std::string header =
+      fmt::format("{:<{}}  {:<{}}  {:<5}  {:<6}  {:>9}  {:>9}  {:>7}  {}", "backend", w_backend,
+                  "fixture", w_fixture, "dtype", "tensor", "rel_l2", "max_abs", "limit", "result");
+  fmt::print(os, "{}\n{}\n", header, std::string(header.size(), '-'));
+  int passed = 0, failed = 0, skipped = 0;
+  for (const auto& r : results) {
+    std::string lead = fmt::format("{:<{}}  {:<{}}  {:<5}", r.backend, w_backend, r.fixture,
+                                   w_fixture, dtype_name(r.storage));
+    const std::string blank(lead.size(), ' ');
+    switch (r.status) {
+      case case_status::passed:
+        ++passed;
+        break;
+      case case_status::failed:
+        ++failed;
+        break;
+      default:
+        ++skipped;
+        break;
+    }
+    if (r.checks.empty()) {
+      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}: {}\n", lead, "-", "", "", "",
+                 case_status_name(r.status), r.message);
+      continue;
+    }
+    for (const auto& c : r.checks) {
+      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}\n", lead, c.tensor, sci(c.rel_l2),
+                 sci(c.max_abs), fmt::format("{:.0e}", c.threshold), c.passed ? "ok" : "FAIL");
+      lead = blank;
+    }
+    if (r.gradcheck) {
+      const auto& g = *r.gradcheck;
+      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {} ({} directions{})\n", lead, "fd",
+                 sci(g.worst_error), "", fmt::format("{:.0e}", g.tolerance),
+                 g.passed ? "ok" : "FAIL", g.directional.size(),
+                 g.jacobian_checked ? ", full Jacobian" : "");
+    }
+    if (r.status == case_status::failed || !r.message.empty())
+      fmt::print(os, "{}  {}: {}\n", blank, case_status_name(r.status),
+                 r.message.empty() ? "a check failed" : r.message);
+  }
+  fmt::print(os, "\n{} passed, {} failed, {} skipped\n", passed, failed, skipped);
+}
+
+nlohmann::json verify_printer::to_json(const std::vector<verify_case_result>& results) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : results) {
+    nlohmann::json row = {{"backend", r.backend},           {"fixture", r.fixture},
+                          {"fixture_path", r.fixture_path}, {"op", op_name(r.op)},
+                          {"dtype", dtype_name(r.storage)}, {"status", case_status_name(r.status)},
+                          {"message", r.message},           {"seconds", r.seconds}};
+    nlohmann::json tensors = nlohmann::json::array();
+    for (const auto& c : r.checks) {
+      // NaN is not JSON: a non-finite result is recorded as null with finite=false.
+      auto num = [](double x) {
+        return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
+      };
+      tensors.push_back({{"name", c.tensor},
+                         {"rel_l2", num(c.rel_l2)},
+                         {"max_abs", num(c.max_abs)},
+                         {"threshold", c.threshold},
+                         {"finite", c.finite},
+                         {"passed", c.passed}});
+    }
+    row["tensors"] = tensors;
+    if (r.gradcheck) {
+      nlohmann::json dirs = nlohmann::json::array();
+      for (const auto& d : r.gradcheck->directional)
+        dirs.push_back({{"input", d.input},
+                        {"finite_difference", d.finite_difference},
+                        {"analytic", d.analytic},
+                        {"error", d.error}});
+      row["gradcheck"] = {{"passed", r.gradcheck->passed},
+                          {"worst_error", r.gradcheck->worst_error},
+                          {"tolerance", r.gradcheck->tolerance},
+                          {"jacobian_checked", r.gradcheck->jacobian_checked},
+                          {"jacobian_error", r.gradcheck->jacobian_error},
+                          {"directional", dirs}};
+    }
+    rows.push_back(row);
+  }
+  std::vector<std::string> backends;
+  for (const auto& r : results)
+    if (std::find(backends.begin(), backends.end(), r.backend) == backends.end())
+      backends.push_back(r.backend);
+  return {{"glabench_results", "verify"},
+          {"schema_version", 1},
+          {"context", run_context(backends)},
+          {"results", rows}};
+}
+
+}  // namespace glabench

@@ -1,0 +1,24 @@
+// Printers for verify results: the console table and the results JSON. Measuring code
+// never formats; these never measure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "verifier.hpp"
+
+namespace glabench {
+
+class verify_printer {
+ public:
+  // One row per checked tensor, the case's columns on its first row; then the
+  // finite-difference result and a closing "N passed, N failed, N skipped" line.
+  static void print_table(std::ostream& os, const std::vector<verify_case_result>& results);
+
+  // {"glabench_results": "verify", "schema_version": 1, "context": {…}, "results": […]}
+  static nlohmann::json to_json(const std::vector<verify_case_result>& results);
+};
+
+}  // namespace glabench
