@@ -56,9 +56,9 @@ bench_options resolve(const bench_args& args, const backend_registry& reg) {
     for (const auto& s : shape_set(set)) o.shapes.push_back(s);
   for (const auto& text : args.shapes) o.shapes.push_back(parse_shape(text));
   if (o.shapes.empty()) o.shapes = shape_set("seed");
-  if (o.min_reps < 1 || o.max_reps < o.min_reps)
+  if (o.stopping.min_reps < 1 || o.stopping.max_reps < o.stopping.min_reps)
     throw std::invalid_argument("--min-reps must be ≥ 1 and ≤ --max-reps");
-  if (o.noise_target <= 0 || o.time_cap_s <= 0 || o.max_call_s <= 0)
+  if (o.stopping.noise_target <= 0 || o.stopping.time_cap_s <= 0 || o.max_call_s <= 0)
     throw std::invalid_argument("--noise-target, --time-cap and --max-call-seconds must be > 0");
   return o;
 }
@@ -109,12 +109,12 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
                   "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
   cmd->add_option("--mode", args->modes, "fwd or fwdbwd (repeatable; default: both)");
   cmd->add_flag("--hot", o.hot, "keep the caches warm: no flush between samples");
-  cmd->add_option("--noise-target", o.noise_target, "stop sampling when cv ≤ this")
+  cmd->add_option("--noise-target", o.stopping.noise_target, "stop sampling when cv ≤ this")
       ->capture_default_str();
-  cmd->add_option("--min-reps", o.min_reps, "samples before the noise target counts")
+  cmd->add_option("--min-reps", o.stopping.min_reps, "samples before the noise target counts")
       ->capture_default_str();
-  cmd->add_option("--max-reps", o.max_reps, "samples at most")->capture_default_str();
-  cmd->add_option("--time-cap", o.time_cap_s, "seconds of sampling per configuration (≥ 5 samples)")
+  cmd->add_option("--max-reps", o.stopping.max_reps, "samples at most")->capture_default_str();
+  cmd->add_option("--time-cap", o.stopping.time_cap_s, "seconds of sampling per configuration (≥ 5 samples)")
       ->capture_default_str();
   cmd->add_option("--max-call-seconds", o.max_call_s,
                   "skip a configuration whose single call takes longer")

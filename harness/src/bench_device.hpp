@@ -32,6 +32,10 @@ std::unique_ptr<bench_device> make_bench_device(device_context& ctx);
 // stream), for tools that launch kernels themselves; throws without CUDA.
 std::unique_ptr<bench_device> make_cuda_bench_device(int device_id, void* stream);
 
+// Untimed calls before sampling, by default: the first call's one-time work (module
+// loading, shared-memory limits, caches) stays out of the samples.
+inline constexpr int kDefaultWarmupCalls = 3;
+
 // Times `call` on `dev`: `warmups` untimed calls, then samples — each after a cache flush
 // unless `hot` — until `stop` says enough; the samples are in stop.samples().
 // `on_sample(n, cv)` is called after each sample.

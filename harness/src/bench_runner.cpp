@@ -240,8 +240,7 @@ bench_row bench_session::run(const job& j) {
 
 void bench_session::sample(const job& j, backend_runner& runner, bench_device& dev,
                            bench_row& row) {
-  stopping_criterion stop(
-      {opts_.noise_target, opts_.min_reps, opts_.max_reps, opts_.time_cap_s});
+  stopping_criterion stop(opts_.stopping);
   take_samples(
       dev, stop, opts_.warmup, opts_.hot,
       [&] {
@@ -274,11 +273,11 @@ bench_results run_bench(const bench_options& opts) {
     results.context["device"] = "cpu: " + results.context.value("host_cpu", std::string("?"));
     if (any_cuda) results.context["cuda_unavailable"] = no_gpu;
   }
-  results.context["bench_options"] = {{"noise_target", opts.noise_target},
+  results.context["bench_options"] = {{"noise_target", opts.stopping.noise_target},
                                       {"warmup", opts.warmup},
-                                      {"min_reps", opts.min_reps},
-                                      {"max_reps", opts.max_reps},
-                                      {"time_cap_s", opts.time_cap_s},
+                                      {"min_reps", opts.stopping.min_reps},
+                                      {"max_reps", opts.stopping.max_reps},
+                                      {"time_cap_s", opts.stopping.time_cap_s},
                                       {"max_call_s", opts.max_call_s},
                                       {"hot", opts.hot},
                                       {"seed", opts.seed}};

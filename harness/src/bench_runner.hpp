@@ -23,6 +23,7 @@
 
 #include "backend_loader.hpp"
 #include "bench_results.hpp"
+#include "bench_device.hpp"
 #include "bench_shapes.hpp"
 #include "dtype.hpp"
 #include "glabench/reference/problem.hpp"
@@ -36,11 +37,8 @@ struct bench_options {
   std::vector<dtype> dtypes;  // empty: every dtype the backend has a forward in
   std::vector<std::string> modes = {"fwd", "fwdbwd"};
   bool hot = false;
-  double noise_target = 0.005;
-  int warmup = 3;
-  int min_reps = 10;
-  int max_reps = 500;
-  double time_cap_s = 1.0;
+  int warmup = kDefaultWarmupCalls;
+  stopping_rule stopping;  // noise target, min and max reps, time cap
   double max_call_s = 1.0;
   uint64_t seed = 20261122;
   // Called before each configuration runs and after each sample (terminal progress).
