@@ -46,11 +46,93 @@ __global__ void __launch_bounds__(256) token_dot_kernel(scan_args a) {
   if (lane == 0) token_dots<C>(a)[token] = sum;
 }
 
+// part[tt·RJ + r] += Σ_e x[r][e] y[e]: the in-thread share of a row's dot with a
+// V-vector, in two interleaved sums that halve the FMA chain.
+template <int N, int RJ, int L, typename C>
+__device__ __forceinline__ void add_row_dots(C (&part)[N], int tt, const C (&x)[RJ][L],
+                                             const C (&y)[L]) {
+  C odd[RJ];
+#pragma unroll
+  for (int r = 0; r < RJ; ++r) odd[r] = C(0);
+#pragma unroll
+  for (int e = 0; e < L; ++e)
+#pragma unroll
+    for (int r = 0; r < RJ; ++r) (e % 2 ? odd[r] : part[tt * RJ + r]) += x[r][e] * y[e];
+#pragma unroll
+  for (int r = 0; r < RJ; ++r) part[tt * RJ + r] += odd[r];
+}
+
+// The forward walk over one staged chunk `buf` of the row stage, for the thread's RJ
+// rows (n0 …, of the block) and its V-strip (lane): per token τ, part[τ·RJ + r] gets the
+// in-thread share of U_{τ−1} · do_τ, then U += k̃ᵀv — or, STEP (a chunk taken step by
+// step), U = a U + kᵀv. A rescaled chunk ends with U → S. At token save_tt (the last
+// token T − 1 where dht is present; TC: none) the U before it goes to saved_u, strided
+// by THREADS, for dg's dht term.
+template <typename stage, bool STEP, int THREADS, typename C, int RJ, int L, int N>
+__device__ __forceinline__ void forward_walk(const C* buf, int lane, int n0, int save_tt,
+                                             C* saved_u, C (&U)[RJ][L], C (&part)[N]) {
+  constexpr int TC = N / RJ, kStride = stage::layout::kStride;
+#pragma unroll
+  for (int tt = 0; tt < TC; ++tt) {
+    C v[L], d_o[L];
+    load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
+    load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
+    if (tt == save_tt) {  // once per kernel, uniform across the block
+#pragma unroll
+      for (int r = 0; r < RJ; ++r)
+#pragma unroll
+        for (int e = 0; e < L; ++e) saved_u[(r * L + e) * THREADS] = U[r][e];
+    }
+    add_row_dots(part, tt, U, d_o);
+#pragma unroll
+    for (int r = 0; r < RJ; ++r) {
+      const C kk = stage::scalars(buf, stage::kKK, tt)[n0 + r];
+      if constexpr (STEP) {
+        const C ar = stage::scalars(buf, stage::kA, tt)[n0 + r];
+#pragma unroll
+        for (int e = 0; e < L; ++e) U[r][e] = ar * U[r][e] + kk * v[e];
+      } else {
+#pragma unroll
+        for (int e = 0; e < L; ++e) U[r][e] += kk * v[e];
+      }
+    }
+  }
+  if constexpr (!STEP) stage::scale_by_beta(U, buf, n0);  // U → S at the chunk's end
+}
+
+// The reverse walk over one staged chunk, tokens last to first: a rescaled chunk first
+// turns G' into W; then per token τ, part[τ·RJ + r] gets the in-thread share of W_τ · v_τ
+// (W before token τ's own term), then W += q̃ᵀdo — or, STEP, G' = a (G' + scale qᵀdo).
+template <typename stage, bool STEP, typename C, int RJ, int L, int N>
+__device__ __forceinline__ void reverse_walk(const C* buf, int lane, int n0, C (&W)[RJ][L],
+                                             C (&part)[N]) {
+  constexpr int TC = N / RJ, kStride = stage::layout::kStride;
+  if constexpr (!STEP) stage::scale_by_beta(W, buf, n0);  // G' → W, before its tokens
+#pragma unroll
+  for (int tt = TC - 1; tt >= 0; --tt) {
+    C v[L], d_o[L];
+    load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
+    load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
+    add_row_dots(part, tt, W, v);
+#pragma unroll
+    for (int r = 0; r < RJ; ++r) {
+      const C qq = stage::scalars(buf, stage::kQQ, tt)[n0 + r];
+      if constexpr (STEP) {
+        const C ar = stage::scalars(buf, stage::kA, tt)[n0 + r];
+#pragma unroll
+        for (int e = 0; e < L; ++e) W[r][e] = ar * (W[r][e] + qq * d_o[e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < L; ++e) W[r][e] += qq * d_o[e];
+      }
+    }
+  }
+}
+
 template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a) {
   using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
   using C = typename stage::C;
-  constexpr int kStride = stage::layout::kStride;
   const double_buffer<C, stage::kBufferValues> buffer;
   // Past the two buffers: the groups' dg terms [group][TC][RJ] in the reverse walk; in
   // the forward walk each thread's U before the last token (strided by thread).
@@ -68,19 +150,6 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   const int64_t chunks = (a.T + TC - 1) / TC;
   auto row_scalar = [&](const C* buf, int which, int tt, int r) {
     return stage::scalars(buf, which, tt)[n0 + r];
-  };
-  // part[tt·RJ + r] += Σ_e x[r][e] y[e]: the in-thread share of a row's dot with a
-  // V-vector, in two interleaved sums that halve the FMA chain.
-  auto add_row_dots = [](C(&part)[TC * RJ], int tt, const C(&x)[RJ][L], const C(&y)[L]) {
-    C odd[RJ];
-#pragma unroll
-    for (int r = 0; r < RJ; ++r) odd[r] = C(0);
-#pragma unroll
-    for (int e = 0; e < L; ++e)
-#pragma unroll
-      for (int r = 0; r < RJ; ++r) (e % 2 ? odd[r] : part[tt * RJ + r]) += x[r][e] * y[e];
-#pragma unroll
-    for (int r = 0; r < RJ; ++r) part[tt * RJ + r] += odd[r];
   };
   // Element (b, chunk·TC, h, i0) of a [B,T,H,K] tensor; token tt, row r of the chunk is
   // step_k·tt + r further.
@@ -110,36 +179,10 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
     C part[TC * RJ];  // U_{τ−1} · do_τ per token and row, reduced once per chunk
 #pragma unroll
     for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
-    auto walk = [&](auto step_by_step) {
-      constexpr bool STEP = decltype(step_by_step)::value;
-#pragma unroll
-      for (int tt = 0; tt < TC; ++tt) {
-        C v[L], d_o[L];
-        load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
-        load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
-        if (tt == save_tt) {  // once per kernel, uniform across the block
-#pragma unroll
-          for (int r = 0; r < RJ; ++r)
-#pragma unroll
-            for (int e = 0; e < L; ++e) saved_u[(r * L + e) * THREADS] = U[r][e];
-        }
-        add_row_dots(part, tt, U, d_o);
-#pragma unroll
-        for (int r = 0; r < RJ; ++r) {
-          const C kk = row_scalar(buf, stage::kKK, tt, r);
-          if constexpr (STEP) {
-            const C ar = row_scalar(buf, stage::kA, tt, r);
-#pragma unroll
-            for (int e = 0; e < L; ++e) U[r][e] = ar * U[r][e] + kk * v[e];
-          } else {
-#pragma unroll
-            for (int e = 0; e < L; ++e) U[r][e] += kk * v[e];
-          }
-        }
-      }
-      if constexpr (!STEP) stage::scale_by_beta(U, buf, n0);  // U → S at the chunk's end
-    };
-    walk_chunk(stage::stepwise(buf, n0), walk);
+    walk_chunk(stage::stepwise(buf, n0), [&](auto step_by_step) {
+      forward_walk<stage, decltype(step_by_step)::value, THREADS>(buf, lane, n0, save_tt, saved_u,
+                                                                  U, part);
+    });
     if (save_tt < TC) {  // the last token's rowsum(dht ⊙ U_{T−2}), from saved_u
       C D[RJ][L];
       stage::load_state(dht, D, a, state0, lane, i0);
@@ -182,30 +225,9 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
     C part[TC * RJ];  // W_τ · v_τ per token and row (W before token τ's own term)
 #pragma unroll
     for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
-    auto walk = [&](auto step_by_step) {
-      constexpr bool STEP = decltype(step_by_step)::value;
-      if constexpr (!STEP) stage::scale_by_beta(W, buf, n0);  // G' → W, before its tokens
-#pragma unroll
-      for (int tt = TC - 1; tt >= 0; --tt) {
-        C v[L], d_o[L];
-        load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
-        load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
-        add_row_dots(part, tt, W, v);
-#pragma unroll
-        for (int r = 0; r < RJ; ++r) {
-          const C qq = row_scalar(buf, stage::kQQ, tt, r);
-          if constexpr (STEP) {
-            const C ar = row_scalar(buf, stage::kA, tt, r);
-#pragma unroll
-            for (int e = 0; e < L; ++e) W[r][e] = ar * (W[r][e] + qq * d_o[e]);
-          } else {
-#pragma unroll
-            for (int e = 0; e < L; ++e) W[r][e] += qq * d_o[e];
-          }
-        }
-      }
-    };
-    walk_chunk(stage::stepwise(buf, n0), walk);
+    walk_chunk(stage::stepwise(buf, n0), [&](auto step_by_step) {
+      reverse_walk<stage, decltype(step_by_step)::value>(buf, lane, n0, W, part);
+    });
     // dk, and each (token, row)'s term of ∂L/∂b into the group's scratch.
     const int64_t key = chunk_key(chunk);
     Elem* dk_chunk = static_cast<Elem*>(a.dk) + key;
