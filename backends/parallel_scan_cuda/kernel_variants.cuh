@@ -59,10 +59,13 @@ struct row_kernel {
   static constexpr size_t smem =
       (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
   static int blocks_per_sm() { return resident_blocks<kernel>(THREADS, smem); }
+  // v·do, which the row kernel reads: 8 tokens (warps) a block.
+  static cudaError_t run_token_dot(const scan_args& a) {
+    const int64_t tokens = a.B * a.T * a.H;
+    return launch<token_dot_kernel<Elem>>(dim3(unsigned((tokens + 7) / 8)), 256, 0, a);
+  }
   static cudaError_t run(const scan_args& a) {
-    const int64_t tokens = a.B * a.T * a.H;  // v·do first: 8 tokens (warps) a block
-    if (cudaError_t e = launch<token_dot_kernel<Elem>>(dim3(unsigned((tokens + 7) / 8)), 256, 0, a))
-      return e;
+    if (cudaError_t e = run_token_dot(a)) return e;
     const dim3 grid(unsigned((a.K + kPerBlock - 1) / kPerBlock), unsigned(a.B * a.H));
     return launch<kernel>(grid, THREADS, smem, a);
   }

@@ -240,11 +240,6 @@ cudaError_t backward_for(const scan_args& a) {
 
 }  // namespace
 
-size_t backward_workspace_bytes(storage s, int64_t B, int64_t T, int64_t H, int64_t K) {
-  return static_cast<size_t>(B * T * H * (K + 1)) *
-         (s == storage::fp64 ? sizeof(double) : sizeof(float));
-}
-
 cudaError_t launch_forward(storage s, const scan_args& a) {
   switch (s) {
     case storage::fp64:

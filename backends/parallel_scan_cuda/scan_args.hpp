@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace glabench::parallel_scan {
@@ -22,7 +23,10 @@ struct scan_args {
 // Largest head sizes the kernels take (lanes × strip ≤ 16 × 16).
 inline constexpr int64_t kMaxHeadSize = 256;
 
-size_t backward_workspace_bytes(storage s, int64_t B, int64_t T, int64_t H, int64_t K);
+// The backward's workspace: B·T·H·(K + 1) values of the compute type.
+inline size_t backward_workspace_bytes(storage s, int64_t B, int64_t T, int64_t H, int64_t K) {
+  return static_cast<size_t>(B * T * H * (K + 1)) * (s == storage::fp64 ? sizeof(double) : sizeof(float));
+}
 
 // Each returns the CUDA error of its launches (cudaSuccess when all went well).
 cudaError_t launch_forward(storage s, const scan_args& a);
