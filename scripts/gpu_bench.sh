@@ -8,6 +8,10 @@
 #                                         with PARALLEL_SCAN_CUDA_DEMO_SLOWDOWN) in place
 #                                         of the real one, compare A against it, then
 #                                         bench --shapes t-sweep and report A + t-sweep
+#   scripts/gpu_bench.sh BUILD OUT gate BASELINE_JSON
+#                                         the CI gate as the README runs it: bench
+#                                         parallel_scan_cuda over --shapes seed
+#                                         --shapes fla, compare against BASELINE_JSON
 # Everything lands in OUT (logs, JSON, the report's markdown and PNGs).
 set -uo pipefail
 build=$(cd "$1" && pwd) out=$2 step=$3
@@ -44,5 +48,12 @@ case $step in
     bench bench_t_sweep --shapes t-sweep --dtype fp32 --dtype bf16
     "$gb" report "$a_json" "$out/bench_t_sweep.json" --out "$out/report" --baseline naive_recurrent
     echo "report: exit $?"
+    ;;
+  gate)
+    baseline=$4
+    bench bench_gate --backend parallel_scan_cuda "${set_[@]}"
+    "$gb" compare "$baseline" "$out/bench_gate.json" --backend parallel_scan_cuda \
+      --fail-on-regression 5 --json "$out/compare_baseline.json" > "$out/compare_baseline.md"
+    echo "compare BASELINE GATE --fail-on-regression 5: exit $?"; tail -4 "$out/compare_baseline.md"
     ;;
 esac

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "abi_vocabulary.hpp"
+#include "glabench/backend_support.hpp"
 
 namespace glabench {
 namespace fs = std::filesystem;
@@ -78,12 +79,7 @@ loaded_backend load_backend(const std::string& path) {
 }
 
 bool loaded_backend::supports(op_kind op, dtype d, glabench_mode mode) const {
-  const glabench_op abi_op = to_abi(op);
-  for (size_t i = 0; i < table->num_capabilities; ++i) {
-    const glabench_capability& c = table->capabilities[i];
-    if (c.op == abi_op && c.mode == mode && from_dlpack(c.dtype) == d) return true;
-  }
-  return false;
+  return backend_support::has_capability(*table, to_abi(op), to_dlpack(d), mode);
 }
 
 std::vector<dtype> loaded_backend::forward_dtypes(op_kind op) const {
