@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
 verify_rc=0 bench_rc=0
+mkdir -p reports/latest  # glabench creates no folders for its outputs
 rm -f reports/latest/bench.json
 build/release/glabench verify --fixture datasets/fixtures --json reports/latest/verify.json "$@" || verify_rc=$?
 build/release/glabench bench --shapes seed --max-call-seconds 5 --json reports/latest/bench.json "$@" || bench_rc=$?

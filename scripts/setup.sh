@@ -6,7 +6,7 @@
 # when nvcc is on PATH (or at /usr/local/cuda/bin) the CUDA backends build too.
 set -euo pipefail
 
-debian_packages=(build-essential cmake git pkg-config python3 python3-pip
+debian_packages=(build-essential cmake git pkg-config python3 python3-pip clang
   libhdf5-dev libboost-test-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdlpack-dev)
 
 missing=()
@@ -20,6 +20,24 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+# libFuzzer (scripts/fuzz.sh) is in clang's runtime package, separate on newer Debian.
+probe=$(mktemp -d)
+echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
+  >"$probe/probe.cpp"
+if ! clang++ -fsanitize=fuzzer,address,undefined "$probe/probe.cpp" -o "$probe/probe" 2>/dev/null; then
+  clang_major=$(clang++ -dumpversion 2>/dev/null | cut -d. -f1)
+  echo "setup: installing clang's runtime libraries (libFuzzer)"
+  sudo_cmd=()
+  [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    libclang-rt-dev >/dev/null 2>&1 ||
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+      "libclang-rt-$clang_major-dev" >/dev/null 2>&1 ||
+    echo "setup: could not install libFuzzer; scripts/fuzz.sh will skip the fuzz tests"
+fi
+rm -rf "$probe"
 
 if ! python3 -c 'import numpy, h5py, matplotlib' 2>/dev/null; then
   echo "setup: installing numpy, h5py and matplotlib for python3"

@@ -7,7 +7,9 @@
 
 #include "bench_runner.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "run_context.hpp"
+#include "safe_text.hpp"
 
 namespace glabench::cli {
 namespace {
@@ -56,38 +58,49 @@ bench_options resolve(const bench_args& args, const backend_registry& reg) {
     for (const auto& s : shape_set(set)) o.shapes.push_back(s);
   for (const auto& text : args.shapes) o.shapes.push_back(parse_shape(text));
   if (o.shapes.empty()) o.shapes = shape_set("seed");
-  if (o.stopping.min_reps < 1 || o.stopping.max_reps < o.stopping.min_reps)
-    throw std::invalid_argument("--min-reps must be ≥ 1 and ≤ --max-reps");
-  if (o.stopping.noise_target <= 0 || o.stopping.time_cap_s <= 0 || o.max_call_s <= 0)
-    throw std::invalid_argument("--noise-target, --time-cap and --max-call-seconds must be > 0");
+  // Each option's own range is checked as it is read (option_checks.hpp); this is the
+  // rule between two of them.
+  if (o.stopping.max_reps < o.stopping.min_reps)
+    throw std::invalid_argument(fmt::format("--min-reps {} must be ≤ --max-reps {}",
+                                            o.stopping.min_reps, o.stopping.max_reps));
   return o;
 }
 
 int run_bench_command(const bench_args& args, const global_options& global) {
   // Everything is validated before anything runs, so bad input writes nothing.
+  if (!args.json_out.empty()) check_output_path(args.json_out, "--json");
   const backend_registry reg = global.discover();  // outlives the run: backends live in it
   bench_options opts = resolve(args, reg);
   const bool tty = isatty(STDERR_FILENO);
   if (tty)
     opts.progress = [](size_t i, size_t n, const std::string& what) {
       if (n)
-        fmt::print(stderr, "\r\033[K[{}/{}] {}", i, n, what);
+        fmt::print(stderr, "\r\033[K[{}/{}] {}", i, n, console_safe(what));
       else
-        fmt::print(stderr, "\r\033[K      {}", what);
+        fmt::print(stderr, "\r\033[K      {}", console_safe(what));
     };
+  if (global.isolation) {
+    // A call is stopped past --call-timeout, and in bench also past 10 × --max-call-seconds
+    // (at least 30 s): a configuration slower than that would be skipped anyway.
+    const double limit = std::min(global.call_timeout_s, std::max(10 * opts.max_call_s, 30.0));
+    opts.run_isolated = [&global, limit](const loaded_backend& b, const nlohmann::json& request) {
+      return global.isolation->bench(b, request, limit);
+    };
+  }
   const bench_results results = run_bench(opts);
   if (tty) fmt::print(stderr, "\r\033[K");
 
   size_t ok = 0, failed = 0, skipped = 0;
   for (const auto& r : results.rows) {
-    (r.status == bench_status::ok ? ok : r.status == bench_status::failed ? failed : skipped)++;
+    (r.status == bench_status::ok ? ok : is_failure(r.status) ? failed : skipped)++;
     if (r.status != bench_status::ok)
-      fmt::print("{:<8} {}: {}\n", bench_status_name(r.status), r.config.name(), r.message);
+      fmt::print("{:<8} {}: {}\n", bench_status_name(r.status), console_safe(r.config.name()),
+                 console_safe(r.message));
   }
   fmt::print("{} timed, {} failed, {} skipped\n", ok, failed, skipped);
   if (!args.json_out.empty()) {
     write_json_file(args.json_out, to_json(results));
-    fmt::print("results written to {}\n", args.json_out);
+    fmt::print("results written to {}\n", console_safe(args.json_out));
   }
   if (failed) return kExitCheckFailed;
   return ok ? kExitOk : kExitNothingRan;
@@ -109,18 +122,30 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
                   "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
   cmd->add_option("--mode", args->modes, "fwd or fwdbwd (repeatable; default: both)");
   cmd->add_flag("--hot", o.hot, "keep the caches warm: no flush between samples");
+  namespace oc = option_checks;
   cmd->add_option("--noise-target", o.stopping.noise_target, "stop sampling when cv ≤ this")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(oc::real(0, oc::end::open, 1, oc::end::closed,
+                       "a coefficient of variation: 0.005 is 0.5%"));
   cmd->add_option("--min-reps", o.stopping.min_reps, "samples before the noise target counts")
-      ->capture_default_str();
-  cmd->add_option("--max-reps", o.stopping.max_reps, "samples at most")->capture_default_str();
+      ->capture_default_str()
+      ->check(oc::whole<int>(1, oc::kMaxReps));
+  cmd->add_option("--max-reps", o.stopping.max_reps, "samples at most")
+      ->capture_default_str()
+      ->check(oc::whole<int>(1, oc::kMaxReps));
   cmd->add_option("--time-cap", o.stopping.time_cap_s, "seconds of sampling per configuration (≥ 5 samples)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(oc::real(0, oc::end::open, oc::kMaxSeconds, oc::end::closed, "seconds"));
   cmd->add_option("--max-call-seconds", o.max_call_s,
                   "skip a configuration whose single call takes longer")
-      ->capture_default_str();
-  cmd->add_option("--warmup", o.warmup, "untimed calls before sampling")->capture_default_str();
-  cmd->add_option("--seed", o.seed, "seed of the random inputs")->capture_default_str();
+      ->capture_default_str()
+      ->check(oc::real(0, oc::end::open, oc::kMaxSeconds, oc::end::closed, "seconds"));
+  cmd->add_option("--warmup", o.warmup, "untimed calls before sampling")
+      ->capture_default_str()
+      ->check(oc::whole<int>(0, oc::kMaxReps));
+  cmd->add_option("--seed", o.seed, "seed of the random inputs")
+      ->capture_default_str()
+      ->check(oc::whole<uint64_t>());
   cmd->add_option("--json", args->json_out, "write the results as JSON to this file");
   cmd->callback([args, &global, &exit_code] { exit_code = run_bench_command(*args, global); });
 }

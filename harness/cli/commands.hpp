@@ -3,10 +3,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backend_loader.hpp"
+#include "fixture.hpp"
+#include "isolation.hpp"
 
 namespace glabench::cli {
 
@@ -15,7 +18,13 @@ inline constexpr int kExitOk = 0, kExitCheckFailed = 1, kExitBadInput = 2, kExit
 
 struct global_options {
   std::vector<std::string> backend_libs;  // --backend-lib
-  backend_registry discover() const;      // default folder + GLABENCH_BACKEND_PATH + --backend-lib
+  bool no_isolate = false;                // --no-isolate: run backends in this process
+  double call_timeout_s = 600;            // --call-timeout
+  // The workers backends run in (null with --no-isolate); made by discover().
+  mutable std::shared_ptr<backend_isolation> isolation;
+  // Default folder + GLABENCH_BACKEND_PATH + --backend-lib, each described by a worker
+  // (or loaded here with --no-isolate).
+  backend_registry discover() const;
 };
 
 void add_list_command(CLI::App& app, const global_options& global, int& exit_code);
@@ -27,5 +36,8 @@ void add_report_command(CLI::App& app, int& exit_code);
 
 // Every *.h5 under each argument (a file or a folder), sorted within each folder.
 std::vector<std::string> expand_fixture_paths(const std::vector<std::string>& args);
+
+// --max-fixture-bytes SIZE, into options.max_bytes (for every command that reads fixtures).
+void add_max_fixture_bytes_option(CLI::App& cmd, fixture_read_options& options);
 
 }  // namespace glabench::cli

@@ -3,21 +3,24 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <set>
 
 #include "commands.hpp"
 #include "fixture_catalog.hpp"
+#include "safe_text.hpp"
 
 namespace glabench::cli {
 namespace {
 
 void show(const fixture& f) {
   const problem& p = f.prob;
-  fmt::print("{}\n  op={} B={} T={} H={} K={} V={} scale={:.6g}{}\n", f.path, op_name(p.op), p.B,
+  fmt::print("{}\n  op={} B={} T={} H={} K={} V={} scale={:.6g}{}\n", console_safe(f.path),
+             op_name(p.op), p.B,
              p.T, p.H, p.K, p.V, p.scale,
              p.op == op_kind::softmax_attn ? fmt::format(" causal={}", p.causal ? 1 : 0) : "");
-  if (!f.description.empty()) fmt::print("  description: {}\n", f.description);
+  if (!f.description.empty()) fmt::print("  description: {}\n", console_safe(f.description));
   auto row = [](const std::string& path, const tensor& t) {
     if (t.data.empty()) return;
     const auto [lo, hi] = std::minmax_element(t.data.begin(), t.data.end());
@@ -87,11 +90,25 @@ void add_fixtures_command(CLI::App& app, int& exit_code) {
   CLI::App* show_cmd =
       fixtures->add_subcommand("show", "print a fixture's attributes, shapes and value ranges");
   auto files = std::make_shared<std::vector<std::string>>();
+  auto read = std::make_shared<fixture_read_options>();
   show_cmd->add_option("files", *files, "fixture files or folders")->required();
-  show_cmd->callback([files, &exit_code] {
-    for (const auto& path : expand_fixture_paths(*files)) show(read_fixture(path));
+  add_max_fixture_bytes_option(*show_cmd, *read);
+  show_cmd->callback([files, read, &exit_code] {
+    for (const auto& path : expand_fixture_paths(*files)) show(read_fixture(path, *read));
     exit_code = kExitOk;
   });
+}
+
+void add_max_fixture_bytes_option(CLI::App& cmd, fixture_read_options& options) {
+  cmd.add_option("--max-fixture-bytes", options.max_bytes,
+                 fmt::format("refuse a fixture whose datasets need more memory than SIZE bytes "
+                             "(checked before reading; suffixes kB, MB, GB, TB are powers of "
+                             "1000, KiB, MiB, GiB, TiB of 1024; default: half the physical "
+                             "memory, here {} = {:.1f} GiB)",
+                             options.max_bytes, static_cast<double>(options.max_bytes) / (1 << 30)))
+      ->option_text("SIZE")
+      ->transform(CLI::AsSizeValue(true))
+      ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()));
 }
 
 std::vector<std::string> expand_fixture_paths(const std::vector<std::string>& args) {

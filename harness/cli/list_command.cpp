@@ -5,24 +5,14 @@
 #include <map>
 
 #include "abi_vocabulary.hpp"
-#include "backend_loader.hpp"
+#include "backend_runner.hpp"
 #include "commands.hpp"
 #include "device_context.hpp"
 #include "dtype.hpp"
+#include "safe_text.hpp"
 
 namespace glabench::cli {
 namespace {
-
-std::string availability(const loaded_backend& b) {
-  char text[1024] = "";
-  glabench_message msg{text, sizeof text};
-  if (b.table->device_available(&msg) != GLABENCH_OK) return std::string("unavailable: ") + text;
-  if (b.table->device_type == kDLCUDA) {
-    std::string reason;
-    if (cuda_device_count(&reason) == 0) return "unavailable: " + reason;
-  }
-  return "available";
-}
 
 std::string capabilities(const glabench_backend& t) {
   // op → dtype → "fwd" / "fwd+bwd"
@@ -52,14 +42,16 @@ void add_list_command(CLI::App& app, const global_options& global, int& exit_cod
     const backend_registry reg = global.discover();
     for (const auto& b : reg.backends) {
       const glabench_backend& t = *b.table;
-      fmt::print("{} {} [{}] — {}\n  {}{}\n", t.name, t.version,
-                 t.device_type == kDLCUDA ? "cuda" : "cpu", availability(b), b.path,
-                 capabilities(t));
+      // The plugin's strings and the path are escaped (safe_text.hpp).
+      fmt::print("{} {} [{}] — {}\n  {}{}\n", console_safe(t.name), console_safe(t.version),
+                 t.device_type == kDLCUDA ? "cuda" : "cpu", console_safe(global.isolation ? global.isolation->availability(b.path)
+                                                    : availability_here(b)),
+                 console_safe(b.path), capabilities(t));
     }
     if (reg.backends.empty())
       fmt::print("no backends found (searched {} and GLABENCH_BACKEND_PATH)\n",
                  GLABENCH_DEFAULT_BACKEND_DIR);
-    for (const auto& broken : reg.broken) fmt::print("not loaded: {}\n", broken);
+    for (const auto& broken : reg.broken) fmt::print("not loaded: {}\n", console_safe(broken));
     exit_code = kExitOk;
   });
 }

@@ -4,23 +4,42 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "safe_text.hpp"
 
 namespace glabench::cli {
 
 backend_registry global_options::discover() const {
-  return discover_backends(GLABENCH_DEFAULT_BACKEND_DIR, backend_libs);
+  if (no_isolate) return discover_backends(GLABENCH_DEFAULT_BACKEND_DIR, backend_libs);
+  isolation = std::make_shared<backend_isolation>(isolation_options{call_timeout_s});
+  return discover_backends(GLABENCH_DEFAULT_BACKEND_DIR, backend_libs,
+                           [this](const std::string& path) { return isolation->describe(path); });
 }
 
 }  // namespace glabench::cli
 
 int main(int argc, char** argv) {
   using namespace glabench::cli;
+  // A worker process (isolation.hpp): started by glabench itself, never by hand.
+  if (argc == 2 && std::string(argv[1]) == "__worker") {
+    try {
+      return glabench::run_worker();
+    } catch (const std::exception& e) {
+      std::cerr << "glabench worker: " << e.what() << "\n";
+      return 3;
+    }
+  }
   CLI::App app{"glabench — verify and benchmark Gated Linear Attention kernels", "glabench"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("glabench ") + GLABENCH_VERSION);
   global_options global;
   app.add_option("--backend-lib", global.backend_libs,
                  "load this backend library as well (repeatable)");
+  app.add_flag("--no-isolate", global.no_isolate,
+               "run backends in this process (for debuggers) instead of in worker processes");
+  app.add_option("--call-timeout", global.call_timeout_s,
+                 "seconds one backend call may run before its worker is killed (TIMEOUT)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 
   int exit_code = kExitOk;
   add_list_command(app, global, exit_code);
@@ -38,7 +57,8 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::cerr << "glabench: " << e.what() << "\n";
+    // Messages quote plugins and file names: escaped (safe_text.hpp).
+    std::cerr << "glabench: " << glabench::console_safe(e.what()) << "\n";
     return kExitBadInput;
   }
   return exit_code;

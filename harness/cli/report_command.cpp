@@ -1,6 +1,7 @@
 // glabench report RESULTS.json... --out DIR: report.md plus PNG plots drawn by
-// scripts/plot_results.py (matplotlib). Everything is built in a scratch folder beside
-// DIR and moved into DIR only once complete.
+// scripts/plot_results.py (matplotlib). Everything is built in a fresh folder beside
+// DIR and renamed to DIR only once complete; an existing DIR must be a glabench report
+// folder, which is replaced whole (run_context.hpp: report_dir_refusal).
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +12,8 @@
 
 #include "report_printer.hpp"
 #include "commands.hpp"
+#include "run_context.hpp"
+#include "safe_text.hpp"
 
 namespace glabench::cli {
 namespace {
@@ -45,6 +48,7 @@ std::string env_or(const char* name, const std::string& fallback) {
 }
 
 int run_report(const report_args& args) {
+  check_report_dir(args.out, "--out");
   std::vector<named_results> runs;
   for (const auto& path : args.results) runs.push_back({path, read_bench_results(path)});
   const std::string baseline = args.baseline.empty() ? report_printer::default_baseline(runs) : args.baseline;
@@ -58,11 +62,11 @@ int run_report(const report_args& args) {
                              " cannot import matplotlib; run scripts/setup.sh or set "
                              "GLABENCH_PYTHON to a Python that has it");
 
-  const fs::path out(args.out);
-  const fs::path scratch = fs::path(out.string() + ".tmp-" + std::to_string(getpid()));
-  fs::remove_all(scratch);
-  fs::create_directories(scratch);
-  try {
+  // Built in a fresh folder of its own beside --out (deleted on any failure), then
+  // renamed into place in one step: see staged_dir in run_context.hpp.
+  staged_dir staged(args.out);
+  const fs::path scratch(staged.path());
+  {
     std::vector<std::string> argv = {python,           script,       "--out",
                                      scratch.string(), "--baseline", baseline};
     for (const auto& r : args.results) argv.push_back(r);
@@ -79,16 +83,11 @@ int run_report(const report_args& args) {
     }
     std::ofstream md(scratch / "report.md");
     report_printer::print_markdown(md, runs, baseline, plots, missing);
+    md.close();
     if (!md) throw std::runtime_error((scratch / "report.md").string() + ": cannot write");
-  } catch (...) {
-    fs::remove_all(scratch);
-    throw;
   }
-  fs::create_directories(out);
-  for (const auto& entry : fs::directory_iterator(scratch))
-    fs::rename(entry.path(), out / entry.path().filename());
-  fs::remove_all(scratch);
-  fmt::print("report written to {}\n", (out / "report.md").string());
+  staged.publish();
+  fmt::print("report written to {}\n", console_safe((fs::path(args.out) / "report.md").string()));
   return kExitOk;
 }
 

@@ -9,7 +9,9 @@
 #include "backend_runner.hpp"
 #include "commands.hpp"
 #include "fixture.hpp"
+#include "option_checks.hpp"
 #include "run_context.hpp"
+#include "safe_text.hpp"
 #include "verify_printer.hpp"
 
 namespace glabench::cli {
@@ -20,6 +22,7 @@ struct verify_args {
   std::optional<double> tolerance;
   bool no_gradcheck = false;
   std::string json_out;
+  fixture_read_options read;  // --max-fixture-bytes
 };
 
 // The dtypes to run a backend at for an op: those asked for, else every dtype it
@@ -33,7 +36,7 @@ class progress_line {
  public:
   progress_line() : enabled_(isatty(STDERR_FILENO)) {}
   void show(size_t i, size_t n, const std::string& what) {
-    if (enabled_) fmt::print(stderr, "\r\033[K[{}/{}] {}", i, n, what);
+    if (enabled_) fmt::print(stderr, "\r\033[K[{}/{}] {}", i, n, console_safe(what));
   }
   ~progress_line() {
     if (enabled_) fmt::print(stderr, "\r\033[K");
@@ -45,6 +48,7 @@ class progress_line {
 
 int run_verify(const verify_args& args, const global_options& global) {
   // Everything is validated before anything runs, so bad input writes nothing.
+  if (!args.json_out.empty()) check_output_path(args.json_out, "--json");
   std::vector<dtype> dtypes;
   for (const auto& name : args.dtypes) {
     auto d = parse_dtype(name);
@@ -75,7 +79,7 @@ int run_verify(const verify_args& args, const global_options& global) {
 
   std::vector<fixture> fixtures;
   for (const auto& path : expand_fixture_paths(args.fixtures)) {
-    fixture f = read_fixture(path);
+    fixture f = read_fixture(path, args.read);
     if (ops.empty() || ops.count(f.prob.op)) fixtures.push_back(std::move(f));
   }
 
@@ -100,13 +104,15 @@ int run_verify(const verify_args& args, const global_options& global) {
       progress.show(
           i + 1, jobs.size(),
           fmt::format("{} {} {}", j.backend->name(), j.fix->name(), dtype_name(j.storage)));
-      results.push_back(verify_case(*j.backend, *j.fix, j.storage, opts));
+      results.push_back(global.isolation
+                            ? global.isolation->verify(*j.backend, *j.fix, j.storage, opts)
+                            : verify_case(*j.backend, *j.fix, j.storage, opts));
     }
   }
   verify_printer::print_table(std::cout, results);
   if (!args.json_out.empty()) {
     write_json_file(args.json_out, verify_printer::to_json(results));
-    fmt::print("results written to {}\n", args.json_out);
+    fmt::print("results written to {}\n", console_safe(args.json_out));
   }
   return verify_exit_code(results);
 }
@@ -124,9 +130,12 @@ void add_verify_command(CLI::App& app, const global_options& global, int& exit_c
       ->default_val(std::vector<std::string>{GLABENCH_SOURCE_DIR "/datasets/fixtures"});
   cmd->add_option("--dtype", args->dtypes,
                   "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
-  cmd->add_option("--tolerance", args->tolerance, "override the per-dtype rel_l2 threshold");
+  cmd->add_option("--tolerance", args->tolerance, "override the per-dtype rel_l2 threshold")
+      ->check(option_checks::real(0, option_checks::end::closed, 1, option_checks::end::open,
+                                  "a relative L2 error; 1 would pass an all-zero output"));
   cmd->add_flag("--no-gradcheck", args->no_gradcheck, "skip the finite-difference gradient check");
   cmd->add_option("--json", args->json_out, "write the results as JSON to this file");
+  add_max_fixture_bytes_option(*cmd, args->read);
   cmd->callback([args, &global, &exit_code] { exit_code = run_verify(*args, global); });
 }
 

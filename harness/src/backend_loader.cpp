@@ -1,9 +1,14 @@
 #include "backend_loader.hpp"
 
 #include <dlfcn.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +34,112 @@ bool is_elf(const std::string& path) {
   f.read(magic, 4);
   return f.gcount() == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' &&
          magic[3] == 'F';
+}
+
+// Who may change a plugin (like ssh's StrictModes). A backend runs its code inside
+// glabench, so its file, and the folder it sits in, must be changeable only by the user
+// running glabench or by root:
+//  * owned by the current (effective) user or by root;
+//  * not writable by others;
+//  * not writable by the group, unless the group is the owner's private group (the
+//    owner's primary group, with no other member: what umask 002 under user private
+//    groups gives, and what Debian's OpenSSH allows too);
+//  * a folder writable by others is allowed when it has the sticky bit (like /tmp):
+//    there only a file's owner may rename or delete it, and each file is checked itself;
+//  * a symbolic link must be owned by the user or root, and the folder of its target is
+//    checked as well.
+// Folders above the plugin's own folder are not checked.
+constexpr const char* kPermissionRule =
+    "a backend runs its code inside glabench, so backend files and their folders must be "
+    "writable only by you or root";
+
+std::string user_label(uid_t uid) {
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found)
+    return "user '" + std::string(found->pw_name) + "' (uid " + std::to_string(uid) + ")";
+  return "uid " + std::to_string(uid);
+}
+
+std::string group_label(gid_t gid) {
+  std::vector<char> buf(16384);
+  group gr{};
+  group* found = nullptr;
+  if (getgrgid_r(gid, &gr, buf.data(), buf.size(), &found) == 0 && found)
+    return "group '" + std::string(found->gr_name) + "'";
+  return "group " + std::to_string(gid);
+}
+
+// The owner's primary group, with no member other than the owner.
+bool is_private_group(gid_t gid, uid_t owner) {
+  std::vector<char> pbuf(16384), gbuf(65536);
+  passwd pw{};
+  passwd* pw_found = nullptr;
+  if (getpwuid_r(owner, &pw, pbuf.data(), pbuf.size(), &pw_found) != 0 || !pw_found ||
+      pw.pw_gid != gid)
+    return false;
+  group gr{};
+  group* gr_found = nullptr;
+  if (getgrgid_r(gid, &gr, gbuf.data(), gbuf.size(), &gr_found) != 0 || !gr_found) return false;
+  for (char** m = gr.gr_mem; m && *m; ++m)
+    if (std::string(*m) != pw.pw_name) return false;
+  return true;
+}
+
+std::string mode_octal(mode_t m) {
+  char s[8];
+  std::snprintf(s, sizeof s, "%04o", static_cast<unsigned>(m & 07777));
+  return s;
+}
+
+// Why the file or folder `path` (stat'ed into `st`) may be changed by someone other than
+// the current user or root, or "" when it may not.
+std::string permission_problem(const std::string& path, const struct stat& st, bool folder) {
+  const uid_t me = geteuid();
+  if (st.st_uid != me && st.st_uid != 0)
+    return "owned by " + user_label(st.st_uid) + ", neither you (uid " + std::to_string(me) +
+           ") nor root";
+  const bool others = st.st_mode & S_IWOTH;
+  const bool group = (st.st_mode & S_IWGRP) != 0 && !is_private_group(st.st_gid, st.st_uid);
+  if (folder && (st.st_mode & S_ISVTX)) return "";  // sticky, like /tmp
+  if (!others && !group) return "";
+  const std::string who = group && others ? "group and others"
+                          : group         ? group_label(st.st_gid)
+                                          : "others";
+  return std::string("writable by ") + who + " (mode " + mode_octal(st.st_mode) + ")" +
+         (folder ? " and not sticky" : "") + "; chmod " + (group ? "g" : "") + (others ? "o" : "") +
+         "-w " + path;
+}
+
+std::string folder_permission_problem(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) return "";  // missing folders are skipped elsewhere
+  return permission_problem(dir, st, true);
+}
+
+// Throws backend_load_error when the file `path` or its folder may be changed by someone
+// other than the current user or root. discover_backends checks before it hands a file
+// to its loader (which may be a worker process), and load_backend checks again.
+void check_plugin_permissions(const std::string& path) {
+  auto refuse = [&](const std::string& why) {
+    throw backend_load_error(path + ": refusing to load: " + why + " (" + kPermissionRule + ")");
+  };
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() &&
+      st.st_uid != 0)
+    refuse("the symbolic link is owned by " + user_label(st.st_uid) + ", neither you nor root");
+  if (::stat(path.c_str(), &st) != 0) return;  // missing: the loader says so
+  if (const std::string why = permission_problem(path, st, false); !why.empty())
+    refuse("the file is " + why);
+  std::error_code ec;
+  std::vector<fs::path> folders = {fs::absolute(path, ec).parent_path()};
+  const fs::path target = fs::canonical(path, ec);
+  if (!ec && target.parent_path() != fs::weakly_canonical(folders[0], ec))
+    folders.push_back(target.parent_path());
+  for (const auto& dir : folders)
+    if (const std::string why = folder_permission_problem(dir.string()); !why.empty())
+      refuse("its folder " + dir.string() + " is " + why);
 }
 
 void validate_table(const std::string& path, const glabench_backend* t) {
@@ -63,6 +174,7 @@ void validate_table(const std::string& path, const glabench_backend* t) {
 
 loaded_backend load_backend(const std::string& path) {
   if (!fs::is_regular_file(path)) throw backend_load_error(path + ": no such file");
+  check_plugin_permissions(path);
   if (!is_elf(path)) throw backend_load_error(path + ": not a shared library (no ELF header)");
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) throw backend_load_error(path + ": cannot be loaded: " + dlerror());
@@ -106,7 +218,8 @@ std::string backend_registry::names() const {
 }
 
 backend_registry discover_backends(const std::string& default_dir,
-                                   const std::vector<std::string>& explicit_libs) {
+                                   const std::vector<std::string>& explicit_libs,
+                                   const backend_loader_fn& load) {
   std::vector<std::string> dirs;
   if (!default_dir.empty()) dirs.push_back(default_dir);
   if (const char* env = std::getenv("GLABENCH_BACKEND_PATH")) {
@@ -135,6 +248,11 @@ backend_registry discover_backends(const std::string& default_dir,
   for (const auto& dir : dirs) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
+    if (const std::string why = folder_permission_problem(dir); !why.empty()) {
+      reg.broken.push_back(dir + ": refusing to search this backend folder: it is " + why + " (" +
+                           kPermissionRule + ")");
+      continue;
+    }
     std::vector<std::string> files;
     for (const auto& entry : fs::directory_iterator(dir, ec))
       if (looks_like_backend_file(entry.path().filename().string()))
@@ -144,7 +262,8 @@ backend_registry discover_backends(const std::string& default_dir,
       if (!seen_paths.insert(canonical(file)).second) continue;
       std::optional<loaded_backend> backend;
       try {
-        backend = load_backend(file);
+        check_plugin_permissions(file);
+        backend = load(file);
       } catch (const backend_load_error& e) {
         reg.broken.push_back(e.what());
         continue;
@@ -154,7 +273,8 @@ backend_registry discover_backends(const std::string& default_dir,
   }
   for (const auto& lib : explicit_libs) {
     if (!seen_paths.insert(canonical(lib)).second) continue;
-    add(load_backend(lib));
+    check_plugin_permissions(lib);
+    add(load(lib));
   }
   return reg;
 }

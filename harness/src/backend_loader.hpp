@@ -3,9 +3,14 @@
 // explicit --backend-lib paths. The loader refuses, with a message naming the file:
 // a file that is not a shared library, one without the entry symbol, an entry that
 // returns NULL, a major ABI mismatch, a table shorter than its version promises,
-// a table with missing members, and two backends with the same name.
+// a table with missing members, and two backends with the same name. A backend runs its
+// code inside glabench, so, like ssh's StrictModes, the loader also refuses a plugin file or
+// folder that someone other than the current user or root could change (owned by another
+// user, writable by others, or writable by a group other than the owner's private group;
+// a sticky folder such as /tmp may be writable by others): see backend_loader.cpp.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -35,13 +40,17 @@ struct loaded_backend {
   std::vector<dtype> forward_dtypes(op_kind op) const;
 };
 
+// How a file becomes a loaded_backend: load_backend in this process, or a description
+// made by a worker process (isolation.hpp), so that the parent never runs plugin code.
+using backend_loader_fn = std::function<loaded_backend(const std::string& path)>;
+
 // Loads one file; throws backend_load_error.
 loaded_backend load_backend(const std::string& path);
 
 struct backend_registry {
   std::vector<loaded_backend> backends;
-  // Files in the searched folders that failed to load: "path: reason". Not fatal,
-  // but `glabench list` shows them.
+  // Files in the searched folders that failed to load, and searched folders refused for
+  // their permissions: "path: reason". Not fatal, but `glabench list` shows them.
   std::vector<std::string> broken;
 
   const loaded_backend* find(const std::string& name) const;
@@ -52,9 +61,10 @@ struct backend_registry {
 bool looks_like_backend_file(const std::string& filename);
 
 // Searches the default folder (unless empty), GLABENCH_BACKEND_PATH and the explicit
-// libraries. An explicit library that fails to load, and a duplicate name anywhere,
-// throw backend_load_error.
+// libraries (each through `load`). An explicit library that fails to load, and a
+// duplicate name anywhere, throw backend_load_error.
 backend_registry discover_backends(const std::string& default_dir,
-                                   const std::vector<std::string>& explicit_libs);
+                                   const std::vector<std::string>& explicit_libs,
+                                   const backend_loader_fn& load = load_backend);
 
 }  // namespace glabench

@@ -1,21 +1,75 @@
 #include "backend_runner.hpp"
 
 #include "abi_vocabulary.hpp"
+#include "call_watch.hpp"
 
+#include <array>
 #include <limits>
 
 namespace glabench {
 
 struct backend_runner::device_tensor {
   std::vector<int64_t> shape;
-  device_buffer buffer;
+  device_buffer buffer;  // kGuardBytes of guard, data_bytes of data, kGuardBytes of guard
+  size_t data_bytes = 0;
   DLTensor dl{};
+  std::byte* front() const { return static_cast<std::byte*>(buffer.data()); }
+  std::byte* data() const { return front() + kGuardBytes; }
+  std::byte* tail() const { return data() + data_bytes; }
 };
 
 namespace {
 constexpr size_t kMessageCapacity = 2048;
 
+// Every call into a plugin: marked for the call watch (a worker's time limit), and
+// noexcept, because the ABI is C: an exception thrown through it ends the process (in a
+// worker: its case is recorded as crashed) instead of unwinding into the harness.
+template <typename Call>
+glabench_status call_plugin(Call&& call) noexcept {
+  const watched_call watch;
+  return call();
+}
+
+// Indexed by backend_runner::slot.
+constexpr const char* kSlotNames[] = {"q",  "k",  "v",   "g",  "u",  "h0", "d_o", "dht", "o",
+                                      "ht", "lse", "dq", "dk", "dv", "dg", "du",  "dh0"};
+
+using guard_bytes = std::array<std::byte, backend_runner::kGuardBytes>;
+
+// The canary: a fixed pseudo-random byte sequence (no run of equal bytes, so neither
+// zeros, NaN poison nor a repeated stray value looks like it).
+const guard_bytes& guard_pattern() {
+  static const guard_bytes pattern = [] {
+    guard_bytes a{};
+    uint32_t x = 0x9E3779B9u;
+    for (std::byte& b : a) {
+      x = x * 1664525u + 1013904223u;
+      b = std::byte(x >> 24);
+    }
+    return a;
+  }();
+  return pattern;
+}
+
+size_t changed_bytes(const guard_bytes& got) {
+  size_t n = 0;
+  for (size_t i = 0; i < got.size(); ++i) n += got[i] != guard_pattern()[i];
+  return n;
+}
+
 }  // namespace
+
+std::string availability_here(const loaded_backend& b) {
+  char text[1024] = "";
+  glabench_message msg{text, sizeof text};
+  if (call_plugin([&] { return b.table->device_available(&msg); }) != GLABENCH_OK)
+    return std::string("unavailable: ") + text;
+  if (b.table->device_type == kDLCUDA) {
+    std::string reason;
+    if (cuda_device_count(&reason) == 0) return "unavailable: " + reason;
+  }
+  return "available";
+}
 
 backend_runner::backend_runner(const loaded_backend& backend, const problem& p, dtype d,
                                bool has_h0, bool need_backward)
@@ -23,7 +77,7 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
   const glabench_backend& t = *backend_.table;
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
-  if (t.device_available(&msg) != GLABENCH_OK)
+  if (call_plugin([&] { return t.device_available(&msg); }) != GLABENCH_OK)
     throw backend_call_error(GLABENCH_ERROR_NO_DEVICE,
                              backend.name() + " cannot run here: " + text);
   if (t.device_type == kDLCUDA) {
@@ -54,7 +108,7 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
   for (glabench_mode mode : {GLABENCH_MODE_FORWARD, GLABENCH_MODE_BACKWARD}) {
     if (mode == GLABENCH_MODE_BACKWARD && !need_backward) break;
     text[0] = '\0';
-    if (t.supports(&abi_problem_, mode, &msg) != GLABENCH_OK)
+    if (call_plugin([&] { return t.supports(&abi_problem_, mode, &msg); }) != GLABENCH_OK)
       throw backend_call_error(GLABENCH_ERROR_UNSUPPORTED,
                                backend.name() +
                                    (mode == GLABENCH_MODE_FORWARD ? " forward" : " backward") +
@@ -68,7 +122,8 @@ void backend_runner::check(glabench_status status, const char* call, const char*
   if (status != GLABENCH_OK)
     throw backend_call_error(status, backend_.name() + " " + call + " failed (" +
                                          status_name(status) +
-                                         "): " + (msg && *msg ? msg : "no message"));
+                                         "): " + (msg && *msg ? msg : "no message"),
+                             true);
 }
 
 void backend_runner::ensure(slot s, const std::vector<int64_t>& shape) {
@@ -78,27 +133,76 @@ void backend_runner::ensure(slot s, const std::vector<int64_t>& shape) {
   dt->shape = shape;
   int64_t n = 1;
   for (int64_t x : shape) n *= x;
-  dt->buffer = device_buffer(*ctx_, static_cast<size_t>(n) * dtype_bytes(dtype_));
-  dt->dl.data = dt->buffer.data();
+  dt->data_bytes = static_cast<size_t>(n) * dtype_bytes(dtype_);
+  dt->buffer = device_buffer(*ctx_, dt->data_bytes + 2 * kGuardBytes);
+  dt->dl.data = dt->data();
   dt->dl.device = ctx_->device();
   dt->dl.ndim = static_cast<int32_t>(dt->shape.size());
   dt->dl.dtype = to_dlpack(dtype_);
   dt->dl.shape = dt->shape.data();
   dt->dl.strides = nullptr;  // compact row-major
   dt->dl.byte_offset = 0;
+  write_guards(s);
+}
+
+void backend_runner::write_guards(slot s) {
+  const auto& dt = slots_[s];
+  ctx_->copy_to_device(dt->front(), guard_pattern().data(), kGuardBytes);
+  ctx_->copy_to_device(dt->tail(), guard_pattern().data(), kGuardBytes);
+}
+
+// A changed guard is put down to the launch that had the tensor as an output, else
+// (an input) to every launch since the last check. In backward() the checks follow
+// each launch, so the call named is exact; the bench checks after forward+backward.
+void backend_runner::check_guards() {
+  const bool fwd = forward_launched_, bwd = backward_launched_;
+  forward_launched_ = backward_launched_ = false;
+  std::string problems;
+  guard_bytes got;
+  for (int i = 0; i < num_slots; ++i) {
+    const slot s = static_cast<slot>(i);
+    const auto& dt = slots_[s];
+    if (!dt) continue;
+    bool damaged = false;
+    for (const bool after : {false, true}) {
+      ctx_->copy_to_host(got.data(), after ? dt->tail() : dt->front(), kGuardBytes);
+      const size_t changed = changed_bytes(got);
+      if (changed == 0) continue;
+      damaged = true;
+      const bool forward_output = s == o || s == ht || s == lse;
+      const bool backward_output = s >= dq && s <= dh0;
+      std::string call = fwd && bwd ? "forward or backward"
+                         : fwd      ? "forward"
+                         : bwd      ? "backward"
+                                    : "a call";
+      std::string role = "input";
+      if ((forward_output && fwd) || (backward_output && bwd)) {
+        call = forward_output ? "forward" : "backward";
+        role = "output";
+      }
+      if (!problems.empty()) problems += "; ";
+      problems += backend_.name() + " " + call + " wrote " +
+                  (after ? "past the end of " : "before the start of ") + role + " '" +
+                  kSlotNames[s] + "' (" + std::to_string(changed) + " of " +
+                  std::to_string(kGuardBytes) + " guard bytes " + (after ? "after" : "before") +
+                  " it changed)";
+    }
+    if (damaged) write_guards(s);  // a later check then reports only new damage
+  }
+  if (!problems.empty()) throw backend_call_error(GLABENCH_ERROR_RUNTIME, problems, true);
 }
 
 void backend_runner::upload_slot(slot s, const tensor& t) {
   ensure(s, t.shape);
   const std::vector<std::byte> bytes = pack(t, dtype_);
-  ctx_->copy_to_device(slots_[s]->buffer.data(), bytes.data(), bytes.size());
+  ctx_->copy_to_device(slots_[s]->data(), bytes.data(), bytes.size());
 }
 
 tensor backend_runner::download_slot(slot s) const {
   const auto& dt = slots_[s];
   if (!dt) return {};
-  std::vector<std::byte> bytes(dt->buffer.bytes());
-  ctx_->copy_to_host(bytes.data(), dt->buffer.data(), bytes.size());
+  std::vector<std::byte> bytes(dt->data_bytes);
+  ctx_->copy_to_host(bytes.data(), dt->data(), bytes.size());
   return unpack(bytes.data(), dt->shape, dtype_);
 }
 
@@ -109,7 +213,7 @@ tensor backend_runner::download_head(slot s, int64_t b, int64_t h) const {
   if (!dt) return {};
   const size_t eb = dtype_bytes(dtype_);
   const std::vector<int64_t>& shape = dt->shape;
-  const auto* base = static_cast<const std::byte*>(dt->buffer.data());
+  const std::byte* base = dt->data();
   if (s == u || s == du) throw std::logic_error("u and du are per head already, not per (b, h)");
   const bool token_tensor = s != ht && s != h0 && s != dht && s != dh0 && s != lse;
   std::vector<int64_t> head_shape = shape;
@@ -170,7 +274,8 @@ void backend_runner::poison_outputs() {
     if (!slots_[s]) continue;
     tensor nan(slots_[s]->shape, std::numeric_limits<double>::quiet_NaN());
     const std::vector<std::byte> bytes = pack(nan, dtype_);
-    ctx_->copy_to_device(slots_[s]->buffer.data(), bytes.data(), bytes.size());
+    ctx_->copy_to_device(slots_[s]->data(), bytes.data(), bytes.size());
+    write_guards(s);
   }
 }
 
@@ -178,7 +283,8 @@ void backend_runner::ensure_workspace(glabench_mode mode) {
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
   size_t bytes = 0;
-  check(backend_.table->workspace_size(&abi_problem_, mode, &bytes, &msg), "workspace_size", text);
+  const glabench_status status = call_plugin([&] { return backend_.table->workspace_size(&abi_problem_, mode, &bytes, &msg); });
+  check(status, "workspace_size", text);
   if (bytes > workspace_.bytes()) workspace_ = device_buffer(*ctx_, bytes);
 }
 
@@ -205,7 +311,9 @@ void backend_runner::launch_forward() {
   a.lse = out(lse);
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
-  check(backend_.table->forward(&abi_problem_, &a, &msg), "forward", text);
+  forward_launched_ = true;
+  const glabench_status status = call_plugin([&] { return backend_.table->forward(&abi_problem_, &a, &msg); });
+  check(status, "forward", text);
 }
 
 void backend_runner::launch_backward() {
@@ -225,7 +333,9 @@ void backend_runner::launch_backward() {
   glabench_message msg{text, sizeof text};
   if (!backend_.table->backward)
     check(GLABENCH_ERROR_UNSUPPORTED, "backward", "the backend has no backward");
-  check(backend_.table->backward(&abi_problem_, &a, &msg), "backward", text);
+  backward_launched_ = true;
+  const glabench_status status = call_plugin([&] { return backend_.table->backward(&abi_problem_, &a, &msg); });
+  check(status, "backward", text);
 }
 
 op_outputs backend_runner::download_outputs() const {
@@ -265,6 +375,7 @@ op_outputs backend_runner::forward(const op_inputs& x) {
   poison_outputs();
   launch_forward();
   ctx_->synchronize();
+  check_guards();
   return download_outputs();
 }
 
@@ -273,8 +384,11 @@ op_gradients backend_runner::backward(const op_inputs& x) {
   prepare(x, true);
   poison_outputs();
   launch_forward();
+  ctx_->synchronize();
+  check_guards();
   launch_backward();
   ctx_->synchronize();
+  check_guards();
   return download_gradients();
 }
 

@@ -3,6 +3,11 @@
 // with NaN before each call (an unwritten element then fails verification), calls
 // forward / backward with the harness's workspace and stream, and brings the results
 // back as fp64 host tensors.
+//
+// Every tensor sits between two guard regions of kGuardBytes filled with a canary
+// pattern (the data pointer stays 256-byte aligned on CUDA). forward() and backward()
+// check them after each call; a changed guard is a backend_call_error naming the
+// tensor ("... wrote past the end of output 'o'").
 #pragma once
 
 #include <array>
@@ -20,16 +25,35 @@ namespace glabench {
 
 class backend_call_error : public std::runtime_error {
  public:
-  backend_call_error(glabench_status status, const std::string& what)
-      : std::runtime_error(what), status_(status) {}
+  // in_call: returned by a call (workspace_size, forward, backward) on a problem the
+  // backend had accepted, rather than by device_available() or supports() beforehand.
+  // A refusal in a call is a failure, not a skip: the backend said it could run this.
+  backend_call_error(glabench_status status, const std::string& what, bool in_call = false)
+      : std::runtime_error(what), status_(status), in_call_(in_call) {}
   glabench_status status() const { return status_; }
+  bool in_call() const { return in_call_; }
+  // Refused before any call: the case is unsupported or unavailable, not failed.
+  bool refused_beforehand() const {
+    return !in_call_ &&
+           (status_ == GLABENCH_ERROR_NO_DEVICE || status_ == GLABENCH_ERROR_UNSUPPORTED);
+  }
 
  private:
   glabench_status status_;
+  bool in_call_;
 };
+
+// "available", or "unavailable: why" (the backend's device_available(), and for a CUDA
+// backend whether this machine has a usable GPU). Calls the plugin: in a worker, or
+// in-process with --no-isolate.
+std::string availability_here(const loaded_backend& b);
 
 class backend_runner {
  public:
+  // Bytes of canary before and after each tensor's data; a multiple of 256, so a
+  // cudaMalloc'd data pointer keeps its 256-byte alignment.
+  static constexpr size_t kGuardBytes = 256;
+
   // Throws backend_call_error: GLABENCH_ERROR_NO_DEVICE when the backend cannot run on
   // this machine, GLABENCH_ERROR_UNSUPPORTED (with the backend's reason) when it
   // refuses the problem in the given mode.
@@ -51,6 +75,12 @@ class backend_runner {
   void poison_outputs();
   void launch_forward();
   void launch_backward();
+  // Reads back the guard regions of every tensor (only those bytes: on CUDA, two small
+  // copies each, synchronizing the stream) and throws backend_call_error
+  // (GLABENCH_ERROR_RUNTIME) naming each tensor whose guards changed since they were
+  // last written, and the launches since the last check that could have done it. Not
+  // for timed regions: call it after the launches, outside the timing.
+  void check_guards();
   op_outputs download_outputs() const;
   op_gradients download_gradients() const;
   // The same for one (batch, head) only, shaped as a problem with B = H = 1: what the
@@ -75,6 +105,7 @@ class backend_runner {
   DLTensor* out(slot s);
   void check(glabench_status status, const char* call, const char* msg) const;
   void ensure_workspace(glabench_mode mode);
+  void write_guards(slot s);
 
   const loaded_backend& backend_;
   problem problem_;
@@ -85,6 +116,7 @@ class backend_runner {
   std::unique_ptr<device_context> ctx_;
   std::array<std::unique_ptr<device_tensor>, num_slots> slots_;
   bool has_dht_ = false;
+  bool forward_launched_ = false, backward_launched_ = false;  // since the last check_guards
   device_buffer workspace_;
 };
 

@@ -26,8 +26,12 @@ enum class bench_status {
   ok,       // verified, then timed
   failed,   // the quick verify failed or the backend returned an error: no time
   skipped,  // unsupported, not runnable here, too large for memory, or too slow for the caps
+  crashed,  // the worker running it died (a signal or an exit): no time
+  timeout,  // a backend call ran past the time limit and its worker was killed: no time
 };
 std::string_view bench_status_name(bench_status s);
+// Failed, crashed or timed out: no time, and `glabench bench` exits 1.
+bool is_failure(bench_status s);
 
 // What one configuration is: the key `glabench compare` matches rows by.
 struct bench_config {
@@ -38,6 +42,10 @@ struct bench_config {
   std::string shape() const;  // "B4 T1024 H4 K100 V100"
   std::string name() const;   // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/hot]"
   bool operator==(const bench_config&) const = default;
+};
+// To match rows by configuration through a hash table: O(n) on average.
+struct bench_config_hash {
+  size_t operator()(const bench_config& c) const;
 };
 
 struct bench_row {

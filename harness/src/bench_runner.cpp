@@ -18,6 +18,7 @@
 #include "peak_rates.hpp"
 #include "quick_verify.hpp"
 #include "run_context.hpp"
+#include "safe_text.hpp"
 
 namespace glabench {
 
@@ -34,6 +35,35 @@ struct job {
   bench_config config;
   op_cost cost;
 };
+
+job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t shape_index,
+             dtype d, const std::string& mode, bool hot) {
+  problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), true};
+  job j{b, p, shape_index, d, mode == "fwdbwd", {}, {}};
+  j.config = {b->name(), std::string(op_name(op)), std::string(dtype_name(d)), mode, sh.B, sh.T,
+              sh.H,      sh.K,  sh.V, hot};
+  j.cost = essential_cost(p, dtype_bytes(d), p.has_state(), j.with_backward);
+  return j;
+}
+
+// What a worker needs to rebuild a job (the backend is the worker's own).
+nlohmann::json job_spec(const job& j) {
+  return {{"op", j.config.op},       {"B", j.prob.B},         {"T", j.prob.T},
+          {"H", j.prob.H},           {"K", j.prob.K},         {"V", j.prob.V},
+          {"shape_index", j.shape_index}, {"dtype", j.config.dtype}, {"mode", j.config.mode}};
+}
+
+nlohmann::json options_spec(const bench_options& o) {
+  return {{"hot", o.hot},
+          {"warmup", o.warmup},
+          {"noise_target", o.stopping.noise_target},
+          {"min_reps", o.stopping.min_reps},
+          {"max_reps", o.stopping.max_reps},
+          {"time_cap_s", o.stopping.time_cap_s},
+          {"max_call_s", o.max_call_s},
+          {"seed", o.seed},
+          {"modes", o.modes}};
+}
 
 std::vector<job> plan_jobs(const bench_options& opts) {
   std::vector<job> jobs;
@@ -53,22 +83,8 @@ std::vector<job> plan_jobs(const bench_options& opts) {
             });
         if (repeated) continue;  // shape sets overlap (t-sweep and fla share B4 T2048)
         for (dtype d : dtypes)
-          for (const std::string& mode : opts.modes) {
-            problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), true};
-            job j{b, p, s, d, mode == "fwdbwd", {}, {}};
-            j.config = {b->name(),
-                        std::string(op_name(op)),
-                        std::string(dtype_name(d)),
-                        mode,
-                        sh.B,
-                        sh.T,
-                        sh.H,
-                        sh.K,
-                        sh.V,
-                        opts.hot};
-            j.cost = essential_cost(p, dtype_bytes(d), p.has_state(), j.with_backward);
-            jobs.push_back(std::move(j));
-          }
+          for (const std::string& mode : opts.modes)
+            jobs.push_back(make_job(b, op, sh, s, d, mode, opts.hot));
       }
     }
   // Smallest work first within each op, so that one input set serves every backend and
@@ -88,8 +104,6 @@ class bench_session {
   explicit bench_session(const bench_options& opts) : opts_(opts) {}
 
   bench_row run(const job& j);
-  measured_peaks* peaks_for(bool cuda);
-  std::map<std::string, measured_peaks> peaks;
 
  private:
   const op_inputs& inputs_for(const job& j);
@@ -125,12 +139,6 @@ const std::vector<expected_head>& bench_session::expected_for(const job& j) {
              .first;
   }
   return it->second;
-}
-
-measured_peaks* bench_session::peaks_for(bool cuda) {
-  const std::string key = peaks_key(cuda);
-  if (!peaks.count(key)) peaks[key] = cuda ? measure_cuda_peaks(0) : measure_host_peaks();
-  return &peaks[key];
 }
 
 std::string gib(double bytes) {
@@ -190,7 +198,6 @@ bench_row bench_session::run(const job& j) {
     if (cuda && 1.2 * j.cost.bytes > double(dev->free_bytes()))
       return skip("needs about " + gib(1.2 * j.cost.bytes) + " of device memory, " +
                   gib(double(dev->free_bytes())) + " free");
-    measured_peaks* peaks = peaks_for(cuda);
 
     const op_inputs& in = inputs_for(j);
     runner->prepare(in, j.with_backward);
@@ -203,6 +210,9 @@ bench_row bench_session::run(const job& j) {
     runner->context().synchronize();
     const double call_s = std::chrono::duration<double>(clock_type::now() - t0).count();
     seconds_per_flop_[rate_key] = call_s / j.cost.flops;
+    // A write outside a tensor's bounds fails the row, naming the tensor. Checked after
+    // the quick verify's call and after sampling, never inside a timed launch.
+    runner->check_guards();
     row.checks = check_heads(j.prob, true, expected_for(j), default_tolerance(j.storage),
                              [&](head_index at) {
                                head_result r{runner->download_head_outputs(at.b, at.h), {}};
@@ -219,17 +229,14 @@ bench_row bench_session::run(const job& j) {
                               opts_.max_call_s));
 
     sample(j, *runner, *dev, row);
+    runner->check_guards();
     row.stats = summarize(row.samples_ms);
     const double median_s = row.stats->median / 1e3;
     row.gbps = row.bytes / median_s / 1e9;
     row.tflops = row.flops / median_s / 1e12;
-    if (peaks->copy_gbps) row.bandwidth_fraction = *row.gbps / *peaks->copy_gbps;
-    if (peaks->gemm_tflops.contains(j.config.dtype))
-      row.flop_fraction = *row.tflops / peaks->gemm_tflops[j.config.dtype].get<double>();
     seconds_per_flop_[rate_key] = median_s / j.cost.flops;
   } catch (const backend_call_error& e) {
-    if (e.status() == GLABENCH_ERROR_NO_DEVICE || e.status() == GLABENCH_ERROR_UNSUPPORTED)
-      if (row.checks.empty()) return skip(e.what());
+    if (e.refused_beforehand()) return skip(e.what());
     return fail(e.what());
   } catch (const std::exception& e) {
     if (is_out_of_memory(e)) return skip(std::string("out of memory: ") + e.what());
@@ -255,7 +262,48 @@ void bench_session::sample(const job& j, backend_runner& runner, bench_device& d
   row.noise_target_met = stop.noise_target_met();
 }
 
+// The row's throughput as fractions of the peaks measured in this run.
+void add_peak_fractions(bench_row& row, const measured_peaks& peaks) {
+  if (!row.gbps || !row.tflops) return;
+  if (peaks.copy_gbps) row.bandwidth_fraction = *row.gbps / *peaks.copy_gbps;
+  if (peaks.gemm_tflops.contains(row.config.dtype))
+    row.flop_fraction = *row.tflops / peaks.gemm_tflops[row.config.dtype].get<double>();
+}
+
 }  // namespace
+
+struct bench_worker::state {
+  bench_options opts;
+  std::unique_ptr<bench_session> session;
+};
+
+bench_worker::bench_worker() : state_(std::make_unique<state>()) {}
+bench_worker::~bench_worker() = default;
+
+bench_row bench_worker::run(const loaded_backend& backend, const nlohmann::json& request) {
+  const nlohmann::json& o = request.at("options");
+  const nlohmann::json& spec = request.at("job");
+  if (!state_->session) {
+    bench_options& opts = state_->opts;
+    opts.hot = o.at("hot").get<bool>();
+    opts.warmup = o.at("warmup").get<int>();
+    opts.stopping = {o.at("noise_target").get<double>(), o.at("min_reps").get<int>(),
+                     o.at("max_reps").get<int>(), o.at("time_cap_s").get<double>()};
+    opts.max_call_s = o.at("max_call_s").get<double>();
+    opts.seed = o.at("seed").get<uint64_t>();
+    opts.modes = o.at("modes").get<std::vector<std::string>>();
+    state_->session = std::make_unique<bench_session>(opts);
+  }
+  const auto op = parse_op(spec.at("op").get<std::string>());
+  const auto d = parse_dtype(spec.at("dtype").get<std::string>());
+  if (!op || !d) throw std::runtime_error("bench job: unknown op or dtype");
+  const bench_shape shape{spec.at("B").get<int64_t>(), spec.at("T").get<int64_t>(),
+                          spec.at("H").get<int64_t>(), spec.at("K").get<int64_t>(),
+                          spec.at("V").get<int64_t>()};
+  return state_->session->run(make_job(&backend, *op, shape, spec.at("shape_index").get<size_t>(),
+                                       *d, spec.at("mode").get<std::string>(),
+                                       state_->opts.hot));
+}
 
 bench_results run_bench(const bench_options& opts) {
   bench_results results;
@@ -284,10 +332,16 @@ bench_results run_bench(const bench_options& opts) {
 
   const std::vector<job> jobs = plan_jobs(opts);
   bench_session session(opts);
+  auto peaks_for = [&](bool cuda) -> const measured_peaks& {
+    const std::string key = peaks_key(cuda);
+    if (!results.peaks.count(key))
+      results.peaks[key] = cuda ? measure_cuda_peaks(0) : measure_host_peaks();
+    return results.peaks[key];
+  };
   if (on_gpu) {
     // The peaks first: their copies and GEMMs also bring the GPU out of idle, so the
     // state recorded next shows the clocks the benchmarks start at.
-    session.peaks_for(true);
+    peaks_for(true);
     results.context["gpu_state_start"] = read_gpu_state(0);
   }
   // Each configuration is a Google Benchmark benchmark with manual time: the session
@@ -295,18 +349,30 @@ bench_results run_bench(const bench_options& opts) {
   benchmark::ClearRegisteredBenchmarks();
   for (size_t i = 0; i < jobs.size(); ++i) {
     benchmark::RegisterBenchmark(
-        jobs[i].config.name().c_str(),
+        console_safe(jobs[i].config.name()).c_str(),  // Google Benchmark prints it as it is
         [&, i](benchmark::State& state) {
           const job& j = jobs[i];
           if (opts.progress) opts.progress(i + 1, jobs.size(), j.config.name());
+          // Measured before the configuration's own work, as the first of its kind.
+          const measured_peaks& peaks = peaks_for(j.backend->table->device_type == kDLCUDA);
           const auto start = clock_type::now();
-          results.rows.push_back(session.run(j));
-          results.rows.back().wall_s =
-              std::chrono::duration<double>(clock_type::now() - start).count();
-          const bench_row& row = results.rows.back();
+          results.rows.push_back(opts.run_isolated
+                                     ? opts.run_isolated(*j.backend, {{"options", options_spec(opts)},
+                                                                      {"job", job_spec(j)}})
+                                     : session.run(j));
+          bench_row& row = results.rows.back();
+          if (is_failure(row.status) && row.config.backend.empty()) {  // a lost worker's row
+            row.config = j.config;
+            row.bytes = j.cost.bytes;
+            row.flops = j.cost.flops;
+            row.ran_on = peaks_key(j.backend->table->device_type == kDLCUDA);
+          }
+          row.wall_s = std::chrono::duration<double>(clock_type::now() - start).count();
+          add_peak_fractions(row, peaks);
           if (row.status != bench_status::ok) {
             state.SkipWithError(
-                fmt::format("{}: {}", bench_status_name(row.status), row.message).c_str());
+                console_safe(fmt::format("{}: {}", bench_status_name(row.status), row.message))
+                    .c_str());
             for (auto _ : state) {
             }
             return;
@@ -327,7 +393,6 @@ bench_results run_bench(const bench_options& opts) {
   benchmark::ConsoleReporter console;
   benchmark::RunSpecifiedBenchmarks(&console);
   benchmark::ClearRegisteredBenchmarks();
-  results.peaks = session.peaks;
   if (on_gpu) results.context["gpu_state_end"] = read_gpu_state(0);
   return results;
 }

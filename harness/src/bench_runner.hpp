@@ -18,6 +18,8 @@
 #pragma once
 
 #include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -43,8 +45,26 @@ struct bench_options {
   uint64_t seed = 20261122;
   // Called before each configuration runs and after each sample (terminal progress).
   std::function<void(size_t index, size_t count, const std::string& what)> progress;
+  // Runs one configuration in a worker process, where set (the CLI sets it unless
+  // --no-isolate): given the backend as the parent knows it and a request that a
+  // bench_worker runs. Unset: in this process.
+  std::function<bench_row(const loaded_backend&, const nlohmann::json& request)> run_isolated;
 };
 
 bench_results run_bench(const bench_options& opts);
+
+// In a worker process: runs the configurations the parent sends, one a request, keeping
+// one session (inputs, reference heads, measured rates) across them as a run in one
+// process does, so the timing is the same code either way.
+class bench_worker {
+ public:
+  bench_worker();
+  ~bench_worker();
+  bench_row run(const loaded_backend& backend, const nlohmann::json& request);
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
 
 }  // namespace glabench

@@ -36,7 +36,20 @@ bench_shape parse_shape(const std::string& text) {
   }
   if (v.size() != 5)
     throw std::invalid_argument("--shape '" + text + "' must have 5 values B,T,H,K,V");
-  return {v[0], v[1], v[2], v[3], v[4]};
+  const bench_shape s{v[0], v[1], v[2], v[3], v[4]};
+  if (!shape_in_range(s))
+    throw std::invalid_argument("--shape '" + text +
+                                "': B·T·H·K·V must be at most 2^62 (sizes would overflow)");
+  return s;
+}
+
+bool shape_in_range(const bench_shape& s) {
+  int64_t product = 1;
+  for (const int64_t part : {s.B, s.T, s.H, s.K, s.V}) {
+    if (part < 1 || part > kMaxShapeProduct / product) return false;
+    product *= part;
+  }
+  return true;
 }
 
 }  // namespace glabench

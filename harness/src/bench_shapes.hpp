@@ -13,7 +13,14 @@ struct bench_shape {
 
 // "seed", "fla" or "t-sweep"; throws std::invalid_argument naming the sets otherwise.
 std::vector<bench_shape> shape_set(const std::string& name);
-// "B,T,H,K,V" of positive integers; throws std::invalid_argument otherwise.
+// "B,T,H,K,V" of positive integers whose product is at most kMaxShapeProduct; throws
+// std::invalid_argument otherwise.
 bench_shape parse_shape(const std::string& text);
+
+// The largest B·T·H·K·V: no size or count computed from a shape (a product of some of its
+// parts) can then overflow a 64-bit integer. The largest "fla" shape is about 2^45.
+inline constexpr int64_t kMaxShapeProduct = int64_t(1) << 62;
+// Whether every part is ≥ 1 and their product at most kMaxShapeProduct.
+bool shape_in_range(const bench_shape& s);
 
 }  // namespace glabench

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 namespace glabench {
 
@@ -80,12 +81,12 @@ void decide(compare_row& row, const compare_options& opts) {
   }
   const bench_status b = row.base->status, n = row.next->status;
   if (b == bench_status::ok && n == bench_status::ok) return decide_timed(row, opts);
-  if (b == bench_status::ok && n == bench_status::failed) {
+  if (b == bench_status::ok && is_failure(n)) {
     row.status = verdict::broken;
     row.note = row.next->message;
-  } else if (b == bench_status::failed && n == bench_status::ok) {
+  } else if (is_failure(b) && n == bench_status::ok) {
     row.status = verdict::fixed;
-  } else if (n == bench_status::failed) {
+  } else if (is_failure(n)) {
     row.status = verdict::failed;
     row.note = row.next->message;
   } else {
@@ -110,20 +111,32 @@ comparison compare_results(const bench_results& base, const bench_results& next,
   auto skipped = [](const std::optional<bench_row>& r) {
     return !r || r->status == bench_status::skipped;
   };
+  // Matched through a hash table of each side's configurations: O(n) on average.
+  struct config_hash {
+    size_t operator()(const bench_config* c) const { return bench_config_hash()(*c); }
+  };
+  struct config_equal {
+    bool operator()(const bench_config* a, const bench_config* b) const { return *a == *b; }
+  };
+  using index = std::unordered_map<const bench_config*, const bench_row*, config_hash, config_equal>;
+  index next_by_config, base_by_config;
+  next_by_config.reserve(next.rows.size());
+  base_by_config.reserve(base.rows.size());
+  for (const auto& n : next.rows) next_by_config.insert_or_assign(&n.config, &n);
+  for (const auto& r : base.rows) base_by_config.insert_or_assign(&r.config, &r);
+  c.rows.reserve(base.rows.size() + next.rows.size());
   for (const auto& r : base.rows) {
     if (!selected(r)) continue;
     compare_row row;
     row.config = r.config;
     row.base = r;
-    for (const auto& n : next.rows)
-      if (n.config == r.config) row.next = n;
+    if (auto it = next_by_config.find(&r.config); it != next_by_config.end()) row.next = *it->second;
     if (!row.next && skipped(row.base)) continue;
     decide(row, opts);
     c.rows.push_back(std::move(row));
   }
   for (const auto& n : next.rows) {
-    const bool known = std::any_of(base.rows.begin(), base.rows.end(),
-                                   [&](const bench_row& r) { return r.config == n.config; });
+    const bool known = base_by_config.count(&n.config) > 0;
     if (known || !selected(n) || n.status == bench_status::skipped) continue;
     compare_row row;
     row.config = n.config;
@@ -150,12 +163,30 @@ comparison compare_results(const bench_results& base, const bench_results& next,
   return c;
 }
 
-int regression_exit_code(const comparison& c, double fail_pct) {
+gate_verdict judge_gate(const comparison& c, const gate_rule& rule) {
+  gate_verdict g;
+  g.rule = rule;
   for (const auto& row : c.rows) {
-    if (row.status == verdict::broken) return 1;
-    if (row.status == verdict::slower && *row.ratio - 1 > fail_pct / 100) return 1;
+    if (row.ratio) ++g.compared;
+    const std::string name = row.config.name();
+    if (row.status == verdict::broken) g.broken.push_back({name, std::nullopt});
+    if (row.status == verdict::slower && *row.ratio - 1 > rule.fail_pct / 100)
+      g.slower.push_back({name, row.ratio});
+    // Timed in the base, not timed in the new run for want of a row (GONE) or of a time
+    // (SKIPPED; one that failed there is BROKEN, above).
+    const bool timed_in_base = row.base && row.base->status == bench_status::ok;
+    if (!timed_in_base || row.status == verdict::broken) continue;
+    const bool gone = !row.next;
+    const bool skipped = row.next && row.next->status != bench_status::ok;
+    if (!gone && !skipped) continue;
+    auto& list = rule.allow_missing ? g.excused : gone ? g.gone : g.skipped;
+    list.push_back({name, std::nullopt});
   }
-  return 0;
+  return g;
+}
+
+int regression_exit_code(const comparison& c, double fail_pct) {
+  return judge_gate(c, {fail_pct, false}).exit_code();
 }
 
 }  // namespace glabench

@@ -62,8 +62,37 @@ struct comparison {
 comparison compare_results(const bench_results& base, const bench_results& next,
                            const compare_options& opts);
 
-// Exit status of the gate: 1 when any row is SLOWER by more than fail_pct percent or
-// BROKEN; else 0. A FASTER row never fails it.
+// The regression gate, `--fail-on-regression PCT`. It fails when
+//   - a row is SLOWER by more than fail_pct percent (a FASTER row never fails it);
+//   - a row is BROKEN: timed in the base, failing its verify in the new run;
+//   - a row timed in the base is GONE from the new run or SKIPPED there, unless
+//     allow_missing (--allow-missing): a gate must not pass by not timing a row;
+//   - no row was timed in both runs: a gate that compared nothing passes nothing.
+struct gate_rule {
+  double fail_pct = 5;
+  bool allow_missing = false;
+};
+
+struct gate_row {
+  std::string name;             // the configuration
+  std::optional<double> ratio;  // new / base, for SLOWER rows
+};
+
+struct gate_verdict {
+  gate_rule rule;
+  size_t compared = 0;  // rows timed in both runs
+  // The rows that trip it: SLOWER by more than fail_pct, BROKEN, and rows timed in the
+  // base but GONE or SKIPPED in the new run (when allow_missing, those are `excused`).
+  std::vector<gate_row> slower, broken, gone, skipped, excused;
+  bool passed() const {
+    return compared > 0 && slower.empty() && broken.empty() && gone.empty() && skipped.empty();
+  }
+  int exit_code() const { return passed() ? 0 : 1; }
+};
+
+gate_verdict judge_gate(const comparison& c, const gate_rule& rule);
+
+// The gate's exit status (0 pass, 1 fail) without --allow-missing.
 int regression_exit_code(const comparison& c, double fail_pct);
 
 // A run's noise: its p20–p80 spread relative to its median.

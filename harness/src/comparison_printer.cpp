@@ -20,9 +20,47 @@ std::string pct_noise(const std::optional<bench_row>& r) {
   return fmt::format("{:.1f}%", 100 * relative_noise(*r->stats));
 }
 
+// "2 rows SLOWER by more than 5% (a: +30.0%, b: +12.0%)": at most 10 named.
+std::string gate_rows(const std::vector<gate_row>& rows, const std::string& what) {
+  constexpr size_t kNamed = 10;
+  std::string names;
+  for (size_t i = 0; i < rows.size() && i < kNamed; ++i) {
+    names += i ? ", " : "";
+    names += console_safe(rows[i].name);
+    if (rows[i].ratio) names += fmt::format(": {:+.1f}%", 100 * (*rows[i].ratio - 1));
+  }
+  if (rows.size() > kNamed) names += fmt::format(", and {} more", rows.size() - kNamed);
+  return fmt::format("{} row{} {} ({})", rows.size(), rows.size() == 1 ? "" : "s", what, names);
+}
+
 }  // namespace
 
-void comparison_printer::print_markdown(std::ostream& out, const comparison& c) {
+std::string comparison_printer::verdict_line(const gate_verdict& g) {
+  const std::string rule = fmt::format("--fail-on-regression {}%", g.rule.fail_pct);
+  const std::string over = fmt::format("SLOWER by more than {}%", g.rule.fail_pct);
+  std::vector<std::string> parts;
+  if (!g.slower.empty()) parts.push_back(gate_rows(g.slower, over));
+  if (!g.broken.empty()) parts.push_back(gate_rows(g.broken, "BROKEN (timed in the base, failing now)"));
+  if (!g.gone.empty())
+    parts.push_back(gate_rows(g.gone, "timed in the base GONE (pass --allow-missing to allow)"));
+  if (!g.skipped.empty())
+    parts.push_back(
+        gate_rows(g.skipped, "timed in the base SKIPPED (pass --allow-missing to allow)"));
+  if (g.compared == 0) parts.push_back("no row was timed in both runs: nothing was compared");
+  std::string line = fmt::format("verdict: {} — {}{}: ", g.passed() ? "PASS" : "FAIL", rule,
+                                 g.rule.allow_missing ? " --allow-missing" : "");
+  if (parts.empty())
+    line += fmt::format("{} row{} timed in both runs, none {}, BROKEN, GONE or SKIPPED",
+                        g.compared, g.compared == 1 ? "" : "s", over);
+  for (size_t i = 0; i < parts.size(); ++i) line += (i ? "; " : "") + parts[i];
+  if (!g.excused.empty())
+    line += "; allowed by --allow-missing: " +
+            gate_rows(g.excused, "timed in the base GONE or SKIPPED");
+  return line;
+}
+
+void comparison_printer::print_markdown(std::ostream& out, const comparison& c,
+                                        const std::optional<gate_verdict>& gate) {
   auto context_line = [](const nlohmann::json& ctx) {
     std::string line =
         fmt::format("{} · commit {} · {}", ctx.value("device", std::string("?")),
@@ -32,7 +70,7 @@ void comparison_printer::print_markdown(std::ostream& out, const comparison& c) 
       for (const auto& [name, value] : env->items())
         line += fmt::format(" · `{}={}`", name,
                             value.is_string() ? value.get<std::string>() : value.dump());
-    return line;
+    return console_safe(line);  // read from a results file
   };
   out << fmt::format("**base:** {}  \n**new:** {}\n\n", context_line(c.base_context),
                      context_line(c.new_context));
@@ -40,7 +78,8 @@ void comparison_printer::print_markdown(std::ostream& out, const comparison& c) 
          "note |\n";
   out << "|---|---:|---:|---:|---:|---:|---:|---|---|\n";
   for (const auto& row : c.rows) {
-    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", row.config.name(),
+    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                       markdown_cell(row.config.name()),
                        ms(row.base), ms(row.next),
                        row.ratio ? fmt::format("{:.3f}", *row.ratio) : "–", pct_noise(row.base),
                        pct_noise(row.next), row.p_value ? fmt::format("{:.2g}", *row.p_value) : "–",
@@ -48,7 +87,8 @@ void comparison_printer::print_markdown(std::ostream& out, const comparison& c) 
   }
   out << "\n| backend | rows timed on both | geomean speed-up (base/new) |\n|---|---:|---:|\n";
   for (const auto& s : c.summaries)
-    out << fmt::format("| {} | {} | {:.3f}× |\n", s.backend.empty() ? "**all**" : s.backend, s.rows,
+    out << fmt::format("| {} | {} | {:.3f}× |\n",
+                       s.backend.empty() ? "**all**" : markdown_cell(s.backend), s.rows,
                        s.geomean_speedup);
   std::map<std::string, int> counts;
   for (const auto& row : c.rows) ++counts[std::string(verdict_name(row.status))];
@@ -56,9 +96,11 @@ void comparison_printer::print_markdown(std::ostream& out, const comparison& c) 
   for (const auto& [name, n] : counts)
     tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", n, name);
   out << "\n" << tally << "\n";
+  if (gate) out << "\n" << verdict_line(*gate) << "\n";
 }
 
-nlohmann::json comparison_printer::to_json(const comparison& c, std::optional<double> fail_pct) {
+nlohmann::json comparison_printer::to_json(const comparison& c,
+                                           const std::optional<gate_verdict>& gate) {
   using nlohmann::json;
   json rows = json::array();
   for (const auto& row : c.rows) {
@@ -90,9 +132,25 @@ nlohmann::json comparison_printer::to_json(const comparison& c, std::optional<do
             {"new", c.new_context},
             {"rows", rows},
             {"geomean", summaries}};
-  if (fail_pct) {
-    j["fail_on_regression_pct"] = *fail_pct;
-    j["exit_code"] = regression_exit_code(c, *fail_pct);
+  if (gate) {
+    auto names = [](const std::vector<gate_row>& rows) {
+      json out = json::array();
+      for (const auto& r : rows) out.push_back(r.name);
+      return out;
+    };
+    j["fail_on_regression_pct"] = gate->rule.fail_pct;
+    j["exit_code"] = gate->exit_code();
+    j["gate"] = {{"rule", "--fail-on-regression"},
+                 {"fail_on_regression_pct", gate->rule.fail_pct},
+                 {"allow_missing", gate->rule.allow_missing},
+                 {"passed", gate->passed()},
+                 {"rows_compared", gate->compared},
+                 {"slower", names(gate->slower)},
+                 {"broken", names(gate->broken)},
+                 {"gone", names(gate->gone)},
+                 {"skipped", names(gate->skipped)},
+                 {"allowed_missing", names(gate->excused)},
+                 {"verdict", verdict_line(*gate)}};
   }
   return j;
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <string>
 
 #include "compare.hpp"
 
@@ -12,9 +13,15 @@ namespace glabench {
 
 class comparison_printer {
  public:
-  static void print_markdown(std::ostream& out, const comparison& c);
-  // `fail_pct`: the gate's threshold, recorded with its exit code when given.
-  static nlohmann::json to_json(const comparison& c, std::optional<double> fail_pct);
+  // `gate`, when the gate ran: its verdict line ends the markdown, after the tally.
+  static void print_markdown(std::ostream& out, const comparison& c,
+                             const std::optional<gate_verdict>& gate = std::nullopt);
+  // `gate`, when the gate ran: its rule, the rows that tripped it, its verdict line and
+  // its exit code are recorded.
+  static nlohmann::json to_json(const comparison& c, const std::optional<gate_verdict>& gate);
+  // "verdict: FAIL — --fail-on-regression 5%: 2 rows SLOWER by more than 5% (…), 1 row
+  // GONE (…)", or "verdict: PASS — …": the rule, the threshold and what tripped it.
+  static std::string verdict_line(const gate_verdict& gate);
 };
 
 }  // namespace glabench

@@ -1,8 +1,10 @@
 // A fixture (docs/design.md §4): the problem, fp64 inputs, and the fp64 expected results.
-// read_fixture validates attributes, ranks, shapes, dtypes, finiteness, gate sign and
-// the presence of expected gradients, and names file, field and rule in every error.
+// read_fixture validates the file's kind, its links, attributes (one value of the right
+// class each), the memory it needs, ranks, shapes, dtypes, finiteness, gate sign and the
+// presence of expected gradients, and names file, field and rule in every error.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -40,8 +42,19 @@ class fixture_error : public std::runtime_error {
   std::string file_, field_, rule_;
 };
 
-// Throws fixture_error.
-fixture read_fixture(const std::string& path);
+// Half of this machine's physical memory (8 GiB where it cannot be found out).
+uint64_t default_max_fixture_bytes();
+
+// Limits on what read_fixture reads.
+struct fixture_read_options {
+  // The most memory a fixture's datasets may need, computed from its attributes before
+  // anything is allocated; a larger fixture is refused (`--max-fixture-bytes`).
+  uint64_t max_bytes = default_max_fixture_bytes();
+};
+
+// Throws fixture_error. Opens only regular files (never a FIFO, device or socket), and
+// only fixtures whose datasets are hard links to data stored in the file itself.
+fixture read_fixture(const std::string& path, const fixture_read_options& options = {});
 
 // Writes to a temporary file beside `path` and renames it into place, so a failed
 // write leaves nothing half-written. Throws std::runtime_error.

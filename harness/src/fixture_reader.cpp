@@ -1,7 +1,28 @@
-// Reading and validating a v1 fixture (docs/design.md §4). Accepts integer attributes of any
-// width and both fixed- and variable-length strings, as h5py writes them.
+// Reading and validating a v1 fixture (docs/design.md §4, datasets/README.md). Accepts
+// integer attributes of any width and both fixed- and variable-length strings, as h5py
+// writes them.
+//
+// A fixture is untrusted input, so before reading any of it the reader makes sure that
+//   - the path names a regular file (a FIFO, device or socket is refused without being
+//     opened for reading, so it cannot block), and HDF5 opens exactly the file checked;
+//   - every link under /, /inputs and /expected is a hard link with a name the schema
+//     has, to a group (/inputs, /expected) or to a dataset stored in the file itself (no
+//     soft, external or user-defined links, no external storage, no virtual datasets:
+//     each could lead to another file, a FIFO among them);
+//   - every attribute is one value of the expected class before it is read into one;
+//   - the memory the datasets need, computed overflow-checked from the attributes, is
+//     within fixture_read_options::max_bytes before anything is allocated.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <memory>
+#include <string_view>
 #include <vector>
 
 #include "fixture.hpp"
@@ -9,6 +30,21 @@
 
 namespace glabench {
 namespace {
+
+// Longer string attributes are refused before a buffer is sized from the file.
+constexpr size_t kMaxStringAttrBytes = 64 * 1024;
+
+// The names each group may hold (datasets/README.md); which of them an op has is
+// checked later, with the rule that explains it.
+constexpr std::string_view kRootNames[] = {"expected", "inputs"};
+constexpr std::string_view kInputNames[] = {"q", "k", "v", "g", "u", "h0", "do", "dht"};
+constexpr std::string_view kExpectedNames[] = {"o",  "ht", "lse", "dq", "dk",
+                                               "dv", "dg", "du",  "dh0"};
+
+template <size_t N>
+bool contains(const std::string_view (&names)[N], std::string_view name) {
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
 
 std::string class_name(H5T_class_t c, size_t size) {
   switch (c) {
@@ -23,13 +59,98 @@ std::string class_name(H5T_class_t c, size_t size) {
   }
 }
 
+// "[2, 16, 2, 8]" for dimensions as the file declares them (unsigned 64-bit).
+std::string dims_string(const std::vector<hsize_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(static_cast<unsigned long long>(dims[i]));
+  return s + "]";
+}
+
+// "1234 bytes (1.2 KiB)"
+std::string bytes_string(uint64_t n) {
+  static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  std::string s = std::to_string(static_cast<unsigned long long>(n)) + " bytes";
+  double x = static_cast<double>(n);
+  int unit = -1;
+  while (x >= 1024 && unit < 5) x /= 1024, ++unit;
+  if (unit >= 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (%.1f %s)", x, units[unit]);
+    s += buf;
+  }
+  return s;
+}
+
+// A name read from the file, safe to print: control bytes escaped, at most 200 bytes.
+std::string printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s.substr(0, 200)) {
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (s.size() > 200) out += "...";
+  return out;
+}
+
+std::string not_a_regular_file(mode_t mode) {
+  const char* kind = S_ISDIR(mode)    ? "a folder"
+                     : S_ISFIFO(mode) ? "a FIFO (named pipe)"
+                     : S_ISCHR(mode)  ? "a character device"
+                     : S_ISBLK(mode)  ? "a block device"
+                     : S_ISSOCK(mode) ? "a socket"
+                                      : "a special file";
+  return std::string("is ") + kind + ", not a regular file; fixtures are read only from " +
+         "regular files";
+}
+
+class file_descriptor {
+ public:
+  file_descriptor() = default;
+  file_descriptor(const file_descriptor&) = delete;
+  file_descriptor& operator=(const file_descriptor&) = delete;
+  ~file_descriptor() { reset(); }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+struct link_entry {
+  std::string name;
+  H5L_type_t type;
+  size_t value_size;  // soft, external and user-defined links
+};
+
+// More links than any group of the schema has: the rest need not be listed, as one
+// of the first ones is already unknown.
+constexpr size_t kMaxLinksListed = 16;
+
+herr_t collect_link(hid_t, const char* name, const H5L_info_t* info, void* data) {
+  auto* out = static_cast<std::vector<link_entry>*>(data);
+  out->push_back({name, info->type, info->type == H5L_TYPE_HARD ? 0 : info->u.val_size});
+  return out->size() >= kMaxLinksListed ? 1 : 0;
+}
+
 class fixture_file {
  public:
   explicit fixture_file(const std::string& path) : path_(path) {
-    if (!std::filesystem::exists(path)) fail("(file)", "does not exist");
-    if (H5Fis_hdf5(path.c_str()) <= 0) fail("(file)", "is not an HDF5 file (no HDF5 signature)");
-    file_ = h5_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    const std::string hdf5_name = open_regular_file();
+    if (H5Fis_hdf5(hdf5_name.c_str()) <= 0)
+      fail("(file)", "is not an HDF5 file (no HDF5 signature)");
+    file_ = h5_handle(H5Fopen(hdf5_name.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
     if (!file_.valid()) fail("(file)", "cannot be opened as HDF5 (truncated or corrupt file)");
+    fd_.reset();
+    check_links();
   }
 
   [[noreturn]] void fail(const std::string& field, const std::string& rule) const {
@@ -39,49 +160,52 @@ class fixture_file {
   bool has_attr(const char* name) const { return H5Aexists(file_.get(), name) > 0; }
 
   int64_t int_attr(const char* name) const {
-    h5_handle a = open_attr(name);
+    const std::string field = std::string("attribute '") + name + "'";
+    h5_handle a = open_attr(name, field);
     h5_handle type(H5Aget_type(a.get()), H5Tclose);
     if (H5Tget_class(type.get()) != H5T_INTEGER)
-      fail(std::string("attribute '") + name + "'",
-           "must be an integer, found " +
-               class_name(H5Tget_class(type.get()), H5Tget_size(type.get())));
+      fail(field, "must be an integer, found " +
+                      class_name(H5Tget_class(type.get()), H5Tget_size(type.get())));
     int64_t value = 0;
-    if (H5Aread(a.get(), H5T_NATIVE_INT64, &value) < 0)
-      fail(std::string("attribute '") + name + "'", "cannot be read");
+    if (H5Aread(a.get(), H5T_NATIVE_INT64, &value) < 0) fail(field, "cannot be read");
     return value;
   }
 
   double float_attr(const char* name) const {
-    h5_handle a = open_attr(name);
+    const std::string field = std::string("attribute '") + name + "'";
+    h5_handle a = open_attr(name, field);
     h5_handle type(H5Aget_type(a.get()), H5Tclose);
     const H5T_class_t c = H5Tget_class(type.get());
     if (c != H5T_FLOAT && c != H5T_INTEGER)
-      fail(std::string("attribute '") + name + "'",
-           "must be a number, found " + class_name(c, H5Tget_size(type.get())));
+      fail(field, "must be a number, found " + class_name(c, H5Tget_size(type.get())));
     double value = 0;
-    if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &value) < 0)
-      fail(std::string("attribute '") + name + "'", "cannot be read");
+    if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &value) < 0) fail(field, "cannot be read");
     return value;
   }
 
   std::string string_attr(const char* name) const {
     const std::string field = std::string("attribute '") + name + "'";
-    h5_handle a = open_attr(name);
+    h5_handle a = open_attr(name, field);
     h5_handle type(H5Aget_type(a.get()), H5Tclose);
     if (H5Tget_class(type.get()) != H5T_STRING)
       fail(field, "must be a string, found " +
                       class_name(H5Tget_class(type.get()), H5Tget_size(type.get())));
+    const std::string too_long = "is longer than " + bytes_string(kMaxStringAttrBytes) +
+                                 ", the most a string attribute may hold";
     if (H5Tis_variable_str(type.get()) > 0) {
       h5_handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
       H5Tset_size(mem.get(), H5T_VARIABLE);
       H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
       char* text = nullptr;
       if (H5Aread(a.get(), mem.get(), &text) < 0 || !text) fail(field, "cannot be read");
-      std::string value(text);
-      H5free_memory(text);
-      return value;
+      const std::unique_ptr<char, herr_t (*)(void*)> owned(text, H5free_memory);
+      const size_t length = strnlen(text, kMaxStringAttrBytes + 1);
+      if (length > kMaxStringAttrBytes) fail(field, too_long);
+      return std::string(text, length);
     }
     const size_t size = H5Tget_size(type.get());
+    if (size == 0) fail(field, "has a string type of size 0 (corrupt file)");
+    if (size > kMaxStringAttrBytes) fail(field, too_long + ", found " + bytes_string(size));
     std::vector<char> buf(size + 1, '\0');
     h5_handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem.get(), size + 1);
@@ -89,6 +213,8 @@ class fixture_file {
     return std::string(buf.data());
   }
 
+  // After check_links, a name the schema has is present only as a hard link to a
+  // dataset stored in the file.
   bool has_dataset(const std::string& path) const {
     const size_t slash = path.find('/', 1);
     if (slash != std::string::npos &&
@@ -97,7 +223,8 @@ class fixture_file {
     return H5Lexists(file_.get(), path.c_str(), H5P_DEFAULT) > 0;
   }
 
-  // Reads a float64 dataset of exactly `shape`, all values finite.
+  // Reads a float64 dataset of exactly `shape`, all values finite. The caller has
+  // checked that the fixture's datasets fit in memory.
   tensor dataset(const std::string& path, const std::vector<int64_t>& shape) const {
     if (!has_dataset(path))
       fail(path, "is missing; this fixture needs it with shape " + shape_string(shape));
@@ -109,14 +236,16 @@ class fixture_file {
     if (c != H5T_FLOAT || size != 8) fail(path, "must be float64, found " + class_name(c, size));
     h5_handle space(H5Dget_space(d.get()), H5Sclose);
     const int rank = H5Sget_simple_extent_ndims(space.get());
-    std::vector<hsize_t> dims(rank > 0 ? rank : 0);
-    if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-    const std::vector<int64_t> found(dims.begin(), dims.end());
+    if (rank < 0) fail(path, "has an unreadable dataspace (corrupt file)");
+    std::vector<hsize_t> dims(rank);
+    if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
+      fail(path, "has an unreadable dataspace (corrupt file)");
+    const std::vector<hsize_t> want(shape.begin(), shape.end());
     if (rank != static_cast<int>(shape.size()))
       fail(path, "must have rank " + std::to_string(shape.size()) + " " + shape_string(shape) +
-                     ", found rank " + std::to_string(rank) + " " + shape_string(found));
-    if (found != shape)
-      fail(path, "must have shape " + shape_string(shape) + ", found " + shape_string(found));
+                     ", found rank " + std::to_string(rank) + " " + dims_string(dims));
+    if (dims != want)
+      fail(path, "must have shape " + shape_string(shape) + ", found " + dims_string(dims));
     tensor t(shape);
     if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.ptr()) < 0)
       fail(path, "cannot be read (truncated or corrupt file)");
@@ -139,23 +268,240 @@ class fixture_file {
   }
 
  private:
-  h5_handle open_attr(const char* name) const {
-    if (!has_attr(name))
-      fail(std::string("attribute '") + name + "'", "is missing from the root group");
-    return h5_handle(H5Aopen(file_.get(), name, H5P_DEFAULT), H5Aclose);
+  // Checks that path_ is a regular file, without opening anything else for reading, and
+  // returns the name to give HDF5: /proc/self/fd/N names the very file checked, so it
+  // cannot be swapped for a FIFO between the check and H5Fopen.
+  std::string open_regular_file() {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) != 0) {
+      const int err = errno;
+      if (err == ENOENT || err == ENOTDIR) fail("(file)", "does not exist");
+      fail("(file)", std::string("cannot be examined: ") + std::strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) fail("(file)", not_a_regular_file(st.st_mode));
+    // O_NONBLOCK: were it replaced by a FIFO meanwhile, the open must not wait for a writer.
+    fd_.reset(::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (fd_.get() < 0) {
+      const int err = errno;
+      fail("(file)", std::string("cannot be opened: ") + std::strerror(err));
+    }
+    struct stat opened {};
+    if (::fstat(fd_.get(), &opened) != 0) fail("(file)", "cannot be examined after opening");
+    if (!S_ISREG(opened.st_mode)) fail("(file)", not_a_regular_file(opened.st_mode));
+    const std::string by_fd = "/proc/self/fd/" + std::to_string(fd_.get());
+    struct stat via {};
+    if (::stat(by_fd.c_str(), &via) == 0 && via.st_dev == opened.st_dev &&
+        via.st_ino == opened.st_ino)
+      return by_fd;
+    if (::stat(path_.c_str(), &via) != 0 || via.st_dev != opened.st_dev ||
+        via.st_ino != opened.st_ino)
+      fail("(file)", "was replaced while being opened");
+    return path_;
+  }
+
+  // Every link in the root, /inputs and /expected: a known name, a hard link, to a
+  // group or to a dataset stored in the file itself.
+  void check_links() const {
+    h5_handle root(H5Gopen2(file_.get(), "/", H5P_DEFAULT), H5Gclose);
+    if (!root.valid()) fail("(file)", "has no readable root group (corrupt file)");
+    for (const auto& link : list_links(root.get(), "/")) {
+      const std::string path = "/" + link.name;
+      if (!contains(kRootNames, link.name))
+        fail(printable(path),
+             "is not part of the fixture schema; the root holds only the groups /inputs and "
+             "/expected (datasets/README.md)");
+      h5_handle group = open_hard_link(root.get(), path, link, H5I_GROUP);
+      if (link.name == "inputs")
+        check_group(group.get(), path, kInputNames, "q, k, v, g, u, h0, do and dht");
+      else
+        check_group(group.get(), path, kExpectedNames, "o, ht, lse, dq, dk, dv, dg, du and dh0");
+    }
+  }
+
+  template <size_t N>
+  void check_group(hid_t group, const std::string& group_path, const std::string_view (&names)[N],
+                   const char* listed) const {
+    for (const auto& link : list_links(group, group_path)) {
+      const std::string path = group_path + "/" + link.name;
+      if (!contains(names, link.name))
+        fail(printable(path), "is not part of the fixture schema; " + group_path +
+                                  " holds only the datasets " + listed +
+                                  " (datasets/README.md; names are case-sensitive)");
+      h5_handle d = open_hard_link(group, path, link, H5I_DATASET);
+      check_storage(d.get(), path);
+    }
+  }
+
+  std::vector<link_entry> list_links(hid_t group, const std::string& group_path) const {
+    std::vector<link_entry> links;
+    hsize_t index = 0;
+    if (H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &index, collect_link, &links) < 0)
+      fail(group_path, "cannot be listed (corrupt file)");
+    return links;
+  }
+
+  // Opens the object a link names, once it is known to be a hard link to a `want`.
+  h5_handle open_hard_link(hid_t group, const std::string& path, const link_entry& link,
+                           H5I_type_t want) const {
+    const std::string object = want == H5I_GROUP ? "group" : "dataset";
+    const std::string only_hard =
+        "; a fixture's groups and datasets must be hard links to objects in the fixture file";
+    if (link.type == H5L_TYPE_SOFT)
+      fail(path, "is a soft link" + link_target(group, link) + only_hard);
+    if (link.type == H5L_TYPE_EXTERNAL)
+      fail(path, "is an external link" + link_target(group, link) + only_hard);
+    if (link.type != H5L_TYPE_HARD)
+      fail(path, "is a user-defined link (class " + std::to_string(static_cast<int>(link.type)) +
+                     ")" + only_hard);
+    h5_handle obj(H5Oopen(group, link.name.c_str(), H5P_DEFAULT), H5Oclose);
+    if (!obj.valid()) fail(path, "cannot be opened (corrupt file)");
+    const H5I_type_t found = H5Iget_type(obj.get());
+    if (found != want)
+      fail(path, "must be a " + object + ", found " +
+                     (found == H5I_GROUP     ? "a group"
+                      : found == H5I_DATASET ? "a dataset"
+                      : found == H5I_DATATYPE ? "a named datatype"
+                                              : "another kind of object"));
+    return obj;
+  }
+
+  // " to 'TARGET'" for a soft or external link whose value is small enough to show.
+  std::string link_target(hid_t group, const link_entry& link) const {
+    if (link.value_size == 0 || link.value_size > 4096) return "";
+    std::vector<char> value(link.value_size + 1, '\0');
+    if (H5Lget_val(group, link.name.c_str(), value.data(), link.value_size, H5P_DEFAULT) < 0)
+      return "";
+    if (link.type == H5L_TYPE_SOFT) return " to '" + printable(value.data()) + "'";
+    const char* file = nullptr;
+    const char* object = nullptr;
+    if (H5Lunpack_elink_val(value.data(), link.value_size, nullptr, &file, &object) < 0 ||
+        !file || !object)
+      return "";
+    return " to '" + printable(file) + ":" + printable(object) + "'";
+  }
+
+  // Refuses data stored outside the fixture file: external raw-data files and virtual
+  // datasets can name any file, a FIFO among them.
+  void check_storage(hid_t d, const std::string& path) const {
+    h5_handle dcpl(H5Dget_create_plist(d), H5Pclose);
+    if (!dcpl.valid()) fail(path, "has unreadable storage properties (corrupt file)");
+    const std::string rule = "; a fixture's data must be stored in the fixture file itself";
+    if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL)
+      fail(path, "is a virtual dataset (its data is drawn from other datasets)" + rule);
+    const int external = H5Pget_external_count(dcpl.get());
+    if (external < 0) fail(path, "has unreadable storage properties (corrupt file)");
+    if (external > 0) {
+      char name[1024] = {};
+      off_t offset = 0;
+      hsize_t size = 0;
+      std::string where;
+      if (H5Pget_external(dcpl.get(), 0, sizeof name - 1, name, &offset, &size) >= 0)
+        where = " '" + printable(name) + "'";
+      fail(path, "stores its data in the external file" + where + rule);
+    }
+  }
+
+  h5_handle open_attr(const char* name, const std::string& field) const {
+    if (!has_attr(name)) fail(field, "is missing from the root group");
+    h5_handle a(H5Aopen(file_.get(), name, H5P_DEFAULT), H5Aclose);
+    if (!a.valid()) fail(field, "cannot be opened (corrupt file)");
+    // One value: an attribute of several read into one would overrun the buffer.
+    h5_handle space(H5Aget_space(a.get()), H5Sclose);
+    switch (H5Sget_simple_extent_type(space.get())) {
+      case H5S_SCALAR:
+        break;
+      case H5S_SIMPLE: {
+        const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+        if (n == 1) break;
+        const int rank = H5Sget_simple_extent_ndims(space.get());
+        std::vector<hsize_t> dims(rank > 0 ? rank : 0);
+        if (rank > 0) H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+        fail(field, "must be a single value, found an array of " + std::to_string(n) +
+                        " elements, shape " + dims_string(dims));
+      }
+      case H5S_NULL:
+        fail(field, "must be a single value, found none (an empty dataspace)");
+      default:
+        fail(field, "has an unreadable dataspace (corrupt file)");
+    }
+    return a;
   }
 
   std::string path_;
+  file_descriptor fd_;  // held from the check until HDF5 has the file open
   h5_handle file_;
 };
 
+struct planned_dataset {
+  const char* path;
+  std::vector<int64_t> shape;
+};
+
+// Every dataset the op can have, with the shape its attributes give it.
+std::vector<planned_dataset> op_datasets(const problem& p) {
+  std::vector<planned_dataset> out = {
+      {"/inputs/q", p.qk_shape()},    {"/inputs/k", p.qk_shape()},
+      {"/inputs/v", p.v_shape()},     {"/inputs/do", p.v_shape()},
+      {"/expected/o", p.v_shape()},   {"/expected/dq", p.qk_shape()},
+      {"/expected/dk", p.qk_shape()}, {"/expected/dv", p.v_shape()}};
+  if (p.has_gate()) {
+    out.push_back({"/inputs/g", p.qk_shape()});
+    out.push_back({"/expected/dg", p.qk_shape()});
+  }
+  if (p.has_bonus()) {
+    out.push_back({"/inputs/u", p.u_shape()});
+    out.push_back({"/expected/du", p.u_shape()});
+  }
+  if (p.has_state()) {
+    for (const char* path : {"/inputs/h0", "/inputs/dht", "/expected/ht", "/expected/dh0"})
+      out.push_back({path, p.state_shape()});
+  } else {
+    out.push_back({"/expected/lse", p.lse_shape()});
+  }
+  return out;
+}
+
+// The bytes the fixture's datasets take in memory, overflow-checked, refused above the
+// limit: computed from the attributes before any dataset is allocated.
+void check_memory(const fixture_file& file, const problem& p, uint64_t limit) {
+  const std::string sizes = "B=" + std::to_string(p.B) + " T=" + std::to_string(p.T) +
+                            " H=" + std::to_string(p.H) + " K=" + std::to_string(p.K) +
+                            " V=" + std::to_string(p.V);
+  uint64_t needed = 0;
+  for (const auto& d : op_datasets(p)) {
+    uint64_t bytes = sizeof(double);
+    for (int64_t n : d.shape)
+      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(n), &bytes))
+        file.fail("attributes B, T, H, K, V",
+                  "the size of " + std::string(d.path) + ", shape " + shape_string(d.shape) +
+                      " of float64, overflows 64 bits (" + sizes + ")");
+    if (file.has_dataset(d.path) && __builtin_add_overflow(needed, bytes, &needed))
+      file.fail("attributes B, T, H, K, V",
+                "the total size of the datasets overflows 64 bits (" + sizes + ")");
+  }
+  if (needed > limit)
+    file.fail("(file)", "needs " + bytes_string(needed) + " of memory for its datasets (" + sizes +
+                            "), over the limit of " + bytes_string(limit) +
+                            " (--max-fixture-bytes)");
+}
+
 }  // namespace
+
+uint64_t default_max_fixture_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  uint64_t bytes = 0;
+  if (pages <= 0 || page_size <= 0 ||
+      __builtin_mul_overflow(static_cast<uint64_t>(pages), static_cast<uint64_t>(page_size),
+                             &bytes))
+    return uint64_t{8} << 30;
+  return bytes / 2;
+}
 
 std::string fixture::name() const {
   return std::filesystem::path(path).stem().string();
 }
 
-fixture read_fixture(const std::string& path) {
+fixture read_fixture(const std::string& path, const fixture_read_options& options) {
   silence_hdf5_errors();
   const fixture_file file(path);
   fixture f;
@@ -169,7 +515,8 @@ fixture read_fixture(const std::string& path) {
   const std::string op = file.string_attr("op");
   const auto kind = parse_op(op);
   if (!kind)
-    file.fail("attribute 'op'", "unknown op '" + op + "' (expected gla, rwkv6 or softmax_attn)");
+    file.fail("attribute 'op'",
+              "unknown op '" + printable(op) + "' (expected gla, rwkv6 or softmax_attn)");
   problem& p = f.prob;
   p.op = *kind;
   const std::pair<const char*, int64_t*> sizes[] = {
@@ -189,6 +536,7 @@ fixture read_fixture(const std::string& path) {
     p.causal = causal == 1;
   }
   if (file.has_attr("description")) f.description = file.string_attr("description");
+  check_memory(file, p, options.max_bytes);
 
   op_inputs& in = f.inputs;
   in.q = file.dataset("/inputs/q", p.qk_shape());

@@ -31,9 +31,10 @@ void write_run(std::ostream& out, const named_results& run) {
   auto get = [&](const char* key) {
     auto it = c.find(key);
     if (it == c.end()) return std::string("?");
-    return it->is_string() ? it->get<std::string>() : it->dump();
+    // Strings read from the results file (and its path) are escaped: safe_text.hpp.
+    return console_safe(it->is_string() ? it->get<std::string>() : it->dump());
   };
-  out << fmt::format("## {}\n\n", run.path);
+  out << fmt::format("## {}\n\n", console_safe(run.path));
   out << fmt::format("- device: **{}**", get("device"));
   if (c.contains("driver"))
     out << fmt::format(" (driver {}, CUDA runtime {}, {} SMs, SM clock max {} MHz)", get("driver"),
@@ -45,17 +46,18 @@ void write_run(std::ostream& out, const named_results& run) {
           "reasons {}",
           when == std::string("gpu_state_start") ? "start" : "end", c[when]["sm_clock_mhz"].dump(),
           c[when].value("temperature_c", 0u), c[when].value("power_w", 0.0),
-          c[when].value("clock_event_reasons", "?"));
+          console_safe(c[when].value("clock_event_reasons", "?")));
   out << fmt::format("\n- host: {} ({} threads)\n- glabench {} · commit `{}` · build {} · {}\n",
                      get("host_cpu"), get("host_cpus"), get("glabench_version"), get("git_commit"),
                      get("build_type"), get("date"));
   for (const auto& [where, p] : run.results.peaks) {
     std::string gemm;
     for (const auto& [dtype, rate] : p.gemm_tflops.items())
-      gemm += fmt::format("{}{} {:.1f}", gemm.empty() ? "" : ", ", dtype, rate.get<double>());
-    out << fmt::format("- measured peaks ({}): copy {} GB/s; GEMM TFLOP/s: {}  \n  _{}_\n", where,
-                       p.copy_gbps ? fmt::format("{:.0f}", *p.copy_gbps) : "–",
-                       gemm.empty() ? "–" : gemm, p.notes);
+      gemm += fmt::format("{}{} {:.1f}", gemm.empty() ? "" : ", ", console_safe(dtype),
+                          rate.get<double>());
+    out << fmt::format("- measured peaks ({}): copy {} GB/s; GEMM TFLOP/s: {}  \n  _{}_\n",
+                       console_safe(where), p.copy_gbps ? fmt::format("{:.0f}", *p.copy_gbps) : "–",
+                       gemm.empty() ? "–" : gemm, console_safe(p.notes));
   }
   double wall_s = 0;
   for (const auto& r : run.results.rows) wall_s += r.wall_s.value_or(0);
@@ -77,14 +79,16 @@ void write_run(std::ostream& out, const named_results& run) {
       out << fmt::format(
           "| {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g}–{:.4g} | {:.2f}% | {} | {:.1f} | {} | "
           "{:.3g} | {} | {} | {} |\n",
-          k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status), s.median, s.p20,
+          markdown_cell(k.backend), markdown_cell(k.op), markdown_cell(k.dtype),
+          markdown_cell(k.mode), k.shape(), bench_status_name(r.status), s.median, s.p20,
           s.p80, 100 * s.cv, s.n, r.gbps.value_or(0), pct(r.bandwidth_fraction),
           r.tflops.value_or(0), pct(r.flop_fraction), worst_rel_l2(r),
           r.noise_target_met ? "" : "noise target not met (time or rep cap)");
     } else {
       out << fmt::format(
           "| {} | {} | {} | {} | {} | **{}** | – | – | – | – | – | – | – | – | {} | {} |\n",
-          k.backend, k.op, k.dtype, k.mode, k.shape(), bench_status_name(r.status), worst_rel_l2(r),
+          markdown_cell(k.backend), markdown_cell(k.op), markdown_cell(k.dtype),
+          markdown_cell(k.mode), k.shape(), bench_status_name(r.status), worst_rel_l2(r),
           markdown_cell(r.message));
     }
   }
@@ -92,8 +96,8 @@ void write_run(std::ostream& out, const named_results& run) {
     out << "\nSkipped:\n\n";
     for (const auto& [reason, names] : skipped) {
       std::string list;
-      for (const auto& n : names) list += (list.empty() ? "`" : ", `") + n + "`";
-      out << fmt::format("- {} ({}): {}\n", reason, names.size(), list);
+      for (const auto& n : names) list += (list.empty() ? "`" : ", `") + console_safe(n) + "`";
+      out << fmt::format("- {} ({}): {}\n", console_safe(reason), names.size(), list);
     }
   }
   out << "\n";
@@ -119,18 +123,20 @@ void write_speedups(std::ostream& out, const std::vector<named_results>& runs,
                          b.stats->median, r.stats->median});
       }
     }
-  out << fmt::format("## Speed-up over {}\n\n", baseline);
+  out << fmt::format("## Speed-up over {}\n\n", console_safe(baseline));
   if (lines.empty()) {
     out << fmt::format(
         "No configuration was timed for both {} and another backend in the same "
         "run.\n\n",
-        baseline);
+        console_safe(baseline));
     return;
   }
-  out << fmt::format("| backend | configuration | {} ms | backend ms | speed-up |\n", baseline);
+  out << fmt::format("| backend | configuration | {} ms | backend ms | speed-up |\n",
+                     markdown_cell(baseline));
   out << "|---|---|---:|---:|---:|\n";
   for (const auto& l : lines)
-    out << fmt::format("| {} | {} | {:.4g} | {:.4g} | {:.3g}× |\n", l.backend, l.config, l.base_ms,
+    out << fmt::format("| {} | {} | {:.4g} | {:.4g} | {:.3g}× |\n", markdown_cell(l.backend),
+                       markdown_cell(l.config), l.base_ms,
                        l.ms, l.base_ms / l.ms);
   out << "\n";
 }
@@ -166,9 +172,9 @@ void report_printer::print_markdown(std::ostream& out, const std::vector<named_r
   for (const auto& [name, title] : titles) {
     out << fmt::format("### {}\n\n", title);
     if (auto it = plots.find(name); it != plots.end())
-      out << fmt::format("![{}]({})\n\n", title, it->second);
+      out << fmt::format("![{}]({})\n\n", title, console_safe(it->second));
     else if (auto m = missing_plots.find(name); m != missing_plots.end())
-      out << fmt::format("Not drawn: {}.\n\n", m->second);
+      out << fmt::format("Not drawn: {}.\n\n", console_safe(m->second));
   }
 }
 

@@ -43,8 +43,16 @@ std::string_view case_status_name(case_status s) {
       return "unsupported";
     case case_status::unavailable:
       return "unavailable";
+    case case_status::crashed:
+      return "crashed";
+    case case_status::timeout:
+      return "timeout";
   }
   return "?";
+}
+
+bool is_failure(case_status s) {
+  return s == case_status::failed || s == case_status::crashed || s == case_status::timeout;
 }
 
 verify_case_result verify_case(const loaded_backend& backend, const fixture& f, dtype storage,
@@ -101,12 +109,11 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
       r.gradcheck = reference::gradcheck(f.prob, seen, through_abi);
     }
   } catch (const backend_call_error& e) {
-    r.status = e.status() == GLABENCH_ERROR_NO_DEVICE     ? case_status::unavailable
-               : e.status() == GLABENCH_ERROR_UNSUPPORTED ? case_status::unsupported
-                                                          : case_status::failed;
-    // A refusal during a call (rather than from supports()) is still a failure.
-    if (e.status() == GLABENCH_ERROR_UNSUPPORTED && !r.checks.empty())
-      r.status = case_status::failed;
+    // A refusal in a call, after device_available() and supports() said yes, is a
+    // failure.
+    r.status = !e.refused_beforehand()                     ? case_status::failed
+               : e.status() == GLABENCH_ERROR_NO_DEVICE ? case_status::unavailable
+                                                        : case_status::unsupported;
     r.message = e.what();
     return finish();
   } catch (const std::exception& e) {
@@ -125,7 +132,7 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
 int verify_exit_code(const std::vector<verify_case_result>& results) {
   bool any_ran = false;
   for (const auto& r : results) {
-    if (r.status == case_status::failed) return 1;
+    if (is_failure(r.status)) return 1;
     any_ran = any_ran || r.status == case_status::passed;
   }
   return any_ran ? 0 : 77;

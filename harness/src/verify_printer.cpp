@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "run_context.hpp"
+#include "safe_text.hpp"
 
 namespace glabench {
 namespace {
@@ -20,8 +21,8 @@ std::string sci(double x) {
 void verify_printer::print_table(std::ostream& os, const std::vector<verify_case_result>& results) {
   size_t w_backend = 7, w_fixture = 7;
   for (const auto& r : results) {
-    w_backend = std::max(w_backend, r.backend.size());
-    w_fixture = std::max(w_fixture, r.fixture.size());
+    w_backend = std::max(w_backend, console_safe(r.backend).size());
+    w_fixture = std::max(w_fixture, console_safe(r.fixture).size());
   }
   const std::string header =
       fmt::format("{:<{}}  {:<{}}  {:<5}  {:<6}  {:>9}  {:>9}  {:>7}  {}", "backend", w_backend,
@@ -29,14 +30,17 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
   fmt::print(os, "{}\n{}\n", header, std::string(header.size(), '-'));
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : results) {
-    std::string lead = fmt::format("{:<{}}  {:<{}}  {:<5}", r.backend, w_backend, r.fixture,
-                                   w_fixture, dtype_name(r.storage));
+    // Names and messages come from plugins and file names: escaped (safe_text.hpp).
+    std::string lead = fmt::format("{:<{}}  {:<{}}  {:<5}", console_safe(r.backend), w_backend,
+                                   console_safe(r.fixture), w_fixture, dtype_name(r.storage));
     const std::string blank(lead.size(), ' ');
     switch (r.status) {
       case case_status::passed:
         ++passed;
         break;
       case case_status::failed:
+      case case_status::crashed:
+      case case_status::timeout:
         ++failed;
         break;
       default:
@@ -45,7 +49,7 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
     }
     if (r.checks.empty()) {
       fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}: {}\n", lead, "-", "", "", "",
-                 case_status_name(r.status), r.message);
+                 case_status_name(r.status), console_safe(r.message));
       continue;
     }
     for (const auto& c : r.checks) {
@@ -60,9 +64,9 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
                  g.passed ? "ok" : "FAIL", g.directional.size(),
                  g.jacobian_checked ? ", full Jacobian" : "");
     }
-    if (r.status == case_status::failed || !r.message.empty())
+    if (is_failure(r.status) || !r.message.empty())
       fmt::print(os, "{}  {}: {}\n", blank, case_status_name(r.status),
-                 r.message.empty() ? "a check failed" : r.message);
+                 r.message.empty() ? "a check failed" : console_safe(r.message));
   }
   fmt::print(os, "\n{} passed, {} failed, {} skipped\n", passed, failed, skipped);
 }

@@ -1,5 +1,7 @@
 #include "bad_fixtures.hpp"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -50,6 +52,111 @@ class editor {
                 H5Dclose);
     H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
   }
+
+  // Hostile shapes and links: each is what a crafted file of a few KB can hold.
+
+  // An attribute of n int64 values where the reader wants one.
+  void int_array_attr(const char* name, hsize_t n) {
+    delete_attr(name);
+    std::vector<int64_t> values(n, 2);
+    h5_handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    h5_handle a(H5Acreate2(file_.get(), name, H5T_STD_I64LE, space.get(), H5P_DEFAULT,
+                           H5P_DEFAULT),
+                H5Aclose);
+    H5Awrite(a.get(), H5T_NATIVE_INT64, values.data());
+  }
+  // n fixed-length strings, each `value`.
+  void string_array_attr(const char* name, const std::string& value, hsize_t n) {
+    delete_attr(name);
+    h5_handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(type.get(), value.size() + 1);
+    std::string values;
+    for (hsize_t i = 0; i < n; ++i) values.append(value.c_str(), value.size() + 1);
+    h5_handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    h5_handle a(H5Acreate2(file_.get(), name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose);
+    H5Awrite(a.get(), type.get(), values.data());
+  }
+  // An attribute with an empty (null) dataspace: no value at all.
+  void null_attr(const char* name, hid_t type) {
+    delete_attr(name);
+    h5_handle space(H5Screate(H5S_NULL), H5Sclose);
+    h5_handle a(H5Acreate2(file_.get(), name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                H5Aclose);
+  }
+  // A variable-length string, as h5py writes them (no 64 KiB header limit).
+  void vlen_string_attr(const char* name, const std::string& value) {
+    delete_attr(name);
+    h5_handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(type.get(), H5T_VARIABLE);
+    const char* text = value.c_str();
+    write_attr(name, type.get(), &text);
+  }
+  // A chunked dataset that declares `dims` and stores nothing: a small file, however
+  // large the shape.
+  void unallocated_dataset(const char* path, const std::vector<hsize_t>& dims) {
+    delete_dataset(path);
+    h5_handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                    H5Sclose);
+    h5_handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    std::vector<hsize_t> chunk(dims.size(), 1);
+    chunk.back() = dims.back();
+    H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data());
+    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                           dcpl.get(), H5P_DEFAULT),
+                H5Dclose);
+  }
+  // A float64 dataset whose raw data is the external file `data_file` (never opened here).
+  void external_storage_dataset(const char* path, const std::vector<hsize_t>& dims,
+                                const std::string& data_file) {
+    delete_dataset(path);
+    h5_handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                    H5Sclose);
+    h5_handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_external(dcpl.get(), data_file.c_str(), 0, H5F_UNLIMITED);
+    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                           dcpl.get(), H5P_DEFAULT),
+                H5Dclose);
+  }
+  // A virtual dataset drawing all of its data from `source_file`:`source_dataset`.
+  void virtual_dataset(const char* path, const std::vector<hsize_t>& dims,
+                       const std::string& source_file, const char* source_dataset) {
+    delete_dataset(path);
+    h5_handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                    H5Sclose);
+    h5_handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_virtual(dcpl.get(), space.get(), source_file.c_str(), source_dataset, space.get());
+    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
+                           dcpl.get(), H5P_DEFAULT),
+                H5Dclose);
+  }
+  void group(const char* path) {
+    h5_handle g(H5Gcreate2(file_.get(), path, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+  }
+  void soft_link(const char* target, const char* path) {
+    delete_dataset(path);
+    H5Lcreate_soft(target, file_.get(), path, H5P_DEFAULT, H5P_DEFAULT);
+  }
+  void external_link(const std::string& target_file, const char* target, const char* path) {
+    delete_dataset(path);
+    H5Lcreate_external(target_file.c_str(), target, file_.get(), path, H5P_DEFAULT, H5P_DEFAULT);
+  }
+  // A link of a user-defined class, registered only in this (the writing) process.
+  void user_defined_link(const char* path) {
+    static const H5L_traverse_func_t traverse = [](const char*, hid_t, const void*, size_t, hid_t,
+                                                   hid_t) -> hid_t { return H5I_INVALID_HID; };
+    static const H5L_class_t link_class = {
+        H5L_LINK_CLASS_T_VERS, static_cast<H5L_type_t>(kUserLinkClass), "glabench test link",
+        nullptr, nullptr, nullptr, traverse, nullptr, nullptr};
+    if (H5Lis_registered(static_cast<H5L_type_t>(kUserLinkClass)) <= 0)
+      H5Lregister(&link_class);
+    delete_dataset(path);
+    const char udata[] = "/inputs/k";
+    H5Lcreate_ud(file_.get(), path, static_cast<H5L_type_t>(kUserLinkClass), udata, sizeof udata,
+                 H5P_DEFAULT, H5P_DEFAULT);
+    H5Lunregister(static_cast<H5L_type_t>(kUserLinkClass));
+  }
+  static constexpr int kUserLinkClass = 100;
 
  private:
   void write_attr(const char* name, hid_t type, const void* value, hid_t mem_type = -1) {
@@ -116,6 +223,59 @@ std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
           [](editor& e) { e.delete_dataset("/expected/dg"); });
   variant("missing_input", "/inputs/v", "is missing",
           [](editor& e) { e.delete_dataset("/inputs/v"); });
+
+  // Hostile fixtures: crafted to overrun a buffer, to make the reader allocate
+  // terabytes, or to make it open a FIFO (which would block it forever).
+  variant("array_attribute", "attribute 'B'", "must be a single value, found an array of 1000",
+          [](editor& e) { e.int_array_attr("B", 1000); });
+  variant("string_array_attribute", "attribute 'op'",
+          "must be a single value, found an array of 64",
+          [](editor& e) { e.string_array_attr("op", "gla", 64); });
+  variant("empty_attribute", "attribute 'scale'", "must be a single value, found none",
+          [](editor& e) { e.null_attr("scale", H5T_IEEE_F64LE); });
+  variant("string_for_integer", "attribute 'T'", "must be an integer, found string",
+          [](editor& e) { e.string_attr("T", "16"); });
+  variant("string_for_number", "attribute 'scale'", "must be a number, found string",
+          [](editor& e) { e.string_attr("scale", "0.35"); });
+  variant("huge_string_attribute", "attribute 'description'", "is longer than",
+          [](editor& e) { e.vlen_string_attr("description", std::string(100000, 'x')); });
+  // B·T·H·K·8 is 2^163: the product wraps around in 64 bits.
+  variant("size_overflow", "attributes B, T, H, K, V", "overflows 64 bits", [](editor& e) {
+    for (const char* n : {"B", "T", "H", "K", "V"}) e.int_attr(n, int64_t{1} << 32);
+  });
+  // T=2^30, H=K=V=2^10: q alone is 8 PiB, declared by a chunked dataset of no chunks.
+  variant("over_memory_limit", "(file)", "over the limit of", [](editor& e) {
+    e.int_attr("T", int64_t{1} << 30);
+    for (const char* n : {"H", "K", "V"}) e.int_attr(n, 1024);
+    e.unallocated_dataset("/inputs/q", {2, hsize_t{1} << 30, 1024, 1024});
+  });
+  const std::string fifo = (fs::path(dir) / "fifo.pipe").string();
+  fs::remove(fifo);
+  if (mkfifo(fifo.c_str(), 0600) != 0) throw std::runtime_error("cannot make the FIFO " + fifo);
+  variant("external_link_to_fifo", "/inputs/q", "is an external link to '" + fifo + ":/q'",
+          [&](editor& e) { e.external_link(fifo, "/q", "/inputs/q"); });
+  variant("external_group", "/expected", "is an external link",
+          [&](editor& e) { e.external_link(fifo, "/expected", "/expected"); });
+  variant("soft_link", "/inputs/k", "is a soft link to '/inputs/q'",
+          [](editor& e) { e.soft_link("/inputs/q", "/inputs/k"); });
+  variant("dangling_soft_link", "/inputs/h0", "is a soft link",
+          [](editor& e) { e.soft_link("/nowhere/h0", "/inputs/h0"); });
+  variant("user_defined_link", "/inputs/q", "is a user-defined link",
+          [](editor& e) { e.user_defined_link("/inputs/q"); });
+  variant("external_storage_fifo", "/inputs/v", "stores its data in the external file",
+          [&](editor& e) { e.external_storage_dataset("/inputs/v", qk, fifo); });
+  variant("virtual_dataset", "/expected/o", "is a virtual dataset",
+          [&](editor& e) { e.virtual_dataset("/expected/o", qk, fifo, "/o"); });
+  variant("unknown_dataset", "/inputs/H0", "is not part of the fixture schema",
+          [&](editor& e) { e.dataset("/inputs/H0", qk, H5T_IEEE_F64LE, qk_values); });
+  variant("unknown_expected_dataset", "/expected/o_old", "is not part of the fixture schema",
+          [&](editor& e) { e.dataset("/expected/o_old", qk, H5T_IEEE_F64LE, qk_values); });
+  variant("unknown_group", "/extras", "is not part of the fixture schema",
+          [](editor& e) { e.group("/extras"); });
+  variant("group_for_dataset", "/inputs/dht", "must be a dataset, found a group", [](editor& e) {
+    e.delete_dataset("/inputs/dht");
+    e.group("/inputs/dht");
+  });
 
   // A file cut short, and a file that is not HDF5 at all.
   const std::string truncated = (fs::path(dir) / "truncated.h5").string();

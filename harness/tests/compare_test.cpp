@@ -3,6 +3,8 @@
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "report_printer.hpp"
@@ -112,9 +114,11 @@ BOOST_AUTO_TEST_CASE(a_correctness_loss_fails_the_gate) {
   const comparison c = compare_results(base, next, {});
   BOOST_TEST(c.rows[0].status == verdict::broken);
   BOOST_TEST(regression_exit_code(c, 1000) == 1);
-  // Failing on both sides is reported, but is no new regression.
+  // Failing on both sides is reported, but is no new regression (beside a row timed in
+  // both; with none, the gate compared nothing and fails: gate_fails_when_nothing_…).
   BOOST_TEST(only_verdict(next, next) == verdict::failed);
-  BOOST_TEST(regression_exit_code(compare_results(next, next, {}), 0) == 0);
+  const auto both = results_with({failed_row("k", 2048), timed_row("k", 4096, samples(1.0))});
+  BOOST_TEST(regression_exit_code(compare_results(both, both, {}), 0) == 0);
   BOOST_TEST(only_verdict(next, base) == verdict::fixed);
 }
 
@@ -274,6 +278,283 @@ BOOST_AUTO_TEST_CASE(malformed_results_name_the_field_and_rule) {
   bad = good;
   bad["benchmarks"][0]["status"] = "failed";
   expect_error(bad, "benchmarks[0].samples_ms: must be empty unless status is ok");
+}
+
+BOOST_AUTO_TEST_CASE(a_row_timed_in_the_base_and_missing_now_fails_the_gate) {
+  bench_row skipped_now = failed_row("k", 1024);
+  skipped_now.status = bench_status::skipped;
+  skipped_now.message = "needs about 200 GiB of device memory";
+  const auto base = results_with({timed_row("k", 1024, samples(1.0)),
+                                  timed_row("k", 2048, samples(1.0)),
+                                  timed_row("k", 4096, samples(1.0))});
+  const auto next = results_with({skipped_now, timed_row("k", 4096, samples(1.0))});
+  const comparison c = compare_results(base, next, {});
+  BOOST_REQUIRE_EQUAL(c.rows.size(), 3u);
+  BOOST_TEST(c.rows[0].status == verdict::skipped);
+  BOOST_TEST(c.rows[1].status == verdict::gone);
+  BOOST_TEST(c.rows[2].status == verdict::same);
+
+  const gate_verdict strict = judge_gate(c, {5, false});
+  BOOST_TEST(!strict.passed());
+  BOOST_TEST(strict.exit_code() == 1);
+  BOOST_TEST(regression_exit_code(c, 5) == 1);
+  BOOST_TEST(strict.compared == 1u);
+  BOOST_REQUIRE_EQUAL(strict.skipped.size(), 1u);
+  BOOST_REQUIRE_EQUAL(strict.gone.size(), 1u);
+  BOOST_TEST(strict.skipped[0].name == "k/gla/bf16/fwd/B4_T1024_H16_K128_V128");
+  BOOST_TEST(strict.gone[0].name == "k/gla/bf16/fwd/B4_T2048_H16_K128_V128");
+  const std::string line = comparison_printer::verdict_line(strict);
+  BOOST_TEST_INFO(line);
+  BOOST_TEST(line.rfind("verdict: FAIL — --fail-on-regression 5%: ", 0) == 0);
+  BOOST_TEST(line.find("1 row timed in the base GONE (pass --allow-missing to allow) "
+                       "(k/gla/bf16/fwd/B4_T2048_H16_K128_V128)") != std::string::npos);
+  BOOST_TEST(line.find("1 row timed in the base SKIPPED (pass --allow-missing to allow) "
+                       "(k/gla/bf16/fwd/B4_T1024_H16_K128_V128)") != std::string::npos);
+
+  // --allow-missing lets them through, and says so.
+  const gate_verdict lenient = judge_gate(c, {5, true});
+  BOOST_TEST(lenient.passed());
+  BOOST_TEST(lenient.excused.size() == 2u);
+  const std::string pass = comparison_printer::verdict_line(lenient);
+  BOOST_TEST_INFO(pass);
+  BOOST_TEST(pass.rfind("verdict: PASS — --fail-on-regression 5% --allow-missing: 1 row timed "
+                        "in both runs, none SLOWER by more than 5%, BROKEN, GONE or SKIPPED; "
+                        "allowed by --allow-missing: 2 rows timed in the base GONE or SKIPPED (",
+                        0) == 0);
+
+  // A row that was not timed in the base either is no loss.
+  const auto skipped_base = results_with({skipped_now, timed_row("k", 4096, samples(1.0))});
+  BOOST_TEST(judge_gate(compare_results(skipped_base, skipped_base, {}), {5, false}).passed());
+}
+
+BOOST_AUTO_TEST_CASE(broken_fails_the_gate_even_with_allow_missing) {
+  const auto base = results_with({timed_row("k", 2048, samples(1.0)),
+                                  timed_row("k", 4096, samples(1.0))});
+  const auto next = results_with({failed_row("k", 2048), timed_row("k", 4096, samples(1.0))});
+  const gate_verdict g = judge_gate(compare_results(base, next, {}), {1000, true});
+  BOOST_TEST(!g.passed());
+  BOOST_REQUIRE_EQUAL(g.broken.size(), 1u);
+  BOOST_TEST(g.excused.empty());
+  BOOST_TEST(comparison_printer::verdict_line(g).find(
+                 "1 row BROKEN (timed in the base, failing now) "
+                 "(k/gla/bf16/fwd/B4_T2048_H16_K128_V128)") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(gate_fails_when_nothing_was_compared) {
+  // Two empty runs, two runs that failed everything, a run against an empty one: no row
+  // timed in both, so the gate cannot pass, --allow-missing or not.
+  const auto empty = results_with({});
+  const auto failing = results_with({failed_row("k", 2048)});
+  const auto timed = results_with({timed_row("k", 2048, samples(1.0))});
+  for (const auto& [base, next] : {std::pair{empty, empty}, std::pair{failing, failing},
+                                   std::pair{empty, timed}, std::pair{timed, empty}})
+    for (bool allow_missing : {false, true}) {
+      const gate_verdict g = judge_gate(compare_results(base, next, {}), {5, allow_missing});
+      BOOST_TEST(g.compared == 0u);
+      BOOST_TEST(!g.passed());
+      BOOST_TEST(comparison_printer::verdict_line(g).find(
+                     "no row was timed in both runs: nothing was compared") != std::string::npos);
+    }
+  // A --backend filter that keeps nothing compares nothing too.
+  compare_options other;
+  other.backends = {"other"};
+  BOOST_TEST(regression_exit_code(compare_results(timed, timed, other), 5) == 1);
+}
+
+BOOST_AUTO_TEST_CASE(verdict_line_ends_the_markdown_and_is_in_the_json) {
+  const auto base = results_with({timed_row("k", 1024, samples(1.0)),
+                                  timed_row("k", 2048, samples(1.0)),
+                                  timed_row("k", 4096, samples(1.0))});
+  const auto next = results_with({timed_row("k", 1024, samples(1.3)),
+                                  timed_row("k", 2048, samples(1.12)),
+                                  timed_row("k", 4096, samples(1.0))});
+  const comparison c = compare_results(base, next, {});
+  const gate_verdict g = judge_gate(c, {10, false});
+  BOOST_REQUIRE_EQUAL(g.slower.size(), 2u);
+  std::ostringstream md;
+  comparison_printer::print_markdown(md, c, g);
+  const std::string text = md.str();
+  // The tally (SLOWER counts every significant slowdown, not only those over the
+  // threshold), then the verdict line last.
+  const std::string want =
+      "\n1 SAME, 2 SLOWER\n"
+      "\nverdict: FAIL — --fail-on-regression 10%: 2 rows SLOWER by more than 10% "
+      "(k/gla/bf16/fwd/B4_T1024_H16_K128_V128: +30.0%, "
+      "k/gla/bf16/fwd/B4_T2048_H16_K128_V128: +12.0%)\n";
+  BOOST_TEST_INFO(text);
+  BOOST_REQUIRE(text.size() > want.size());
+  BOOST_TEST(text.substr(text.size() - want.size()) == want);
+  // Without the gate there is no verdict line.
+  std::ostringstream plain;
+  comparison_printer::print_markdown(plain, c);
+  BOOST_TEST(plain.str().find("verdict:") == std::string::npos);
+
+  const nlohmann::json j = comparison_printer::to_json(c, g);
+  BOOST_TEST(j.at("exit_code").get<int>() == 1);
+  BOOST_TEST(j.at("fail_on_regression_pct").get<double>() == 10.0);
+  const nlohmann::json& gate = j.at("gate");
+  BOOST_TEST(gate.at("passed").get<bool>() == false);
+  BOOST_TEST(gate.at("rows_compared").get<int>() == 3);
+  BOOST_TEST(gate.at("slower").size() == 2u);
+  BOOST_TEST(gate.at("slower")[0].get<std::string>() == "k/gla/bf16/fwd/B4_T1024_H16_K128_V128");
+  BOOST_TEST(gate.at("verdict").get<std::string>() == comparison_printer::verdict_line(g));
+  BOOST_TEST(!comparison_printer::to_json(c, std::nullopt).contains("gate"));
+
+  // A passing gate says what it compared; long lists are cut after ten names.
+  const gate_verdict lenient = judge_gate(c, {50, false});
+  BOOST_TEST(comparison_printer::verdict_line(lenient) ==
+             "verdict: PASS — --fail-on-regression 50%: 3 rows timed in both runs, none SLOWER "
+             "by more than 50%, BROKEN, GONE or SKIPPED");
+  std::vector<bench_row> many_base, many_next;
+  for (int64_t t = 1; t <= 12; ++t) {
+    many_base.push_back(timed_row("k", t, samples(1.0)));
+    many_next.push_back(timed_row("k", t, samples(2.0)));
+  }
+  const std::string cut = comparison_printer::verdict_line(
+      judge_gate(compare_results(results_with(many_base), results_with(many_next), {}), {5}));
+  BOOST_TEST_INFO(cut);
+  BOOST_TEST(cut.find("12 rows SLOWER by more than 5% (") != std::string::npos);
+  BOOST_TEST(cut.find("B4_T10_H16_K128_V128: +100.0%, and 2 more)") != std::string::npos);
+  BOOST_TEST(cut.find("B4_T11_") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(rows_are_matched_whatever_their_order) {
+  // The matching goes through a sorted index, not a scan: check it on a shuffled run.
+  std::vector<bench_row> base_rows, next_rows;
+  for (int64_t t = 1; t <= 500; ++t) base_rows.push_back(timed_row("k", t, samples(1.0)));
+  for (int64_t t = 500; t >= 1; --t)
+    if (t != 250) next_rows.push_back(timed_row("k", t, samples(t == 100 ? 2.0 : 1.0)));
+  next_rows.push_back(timed_row("k", 501, samples(1.0)));
+  const comparison c = compare_results(results_with(base_rows), results_with(next_rows), {});
+  BOOST_REQUIRE_EQUAL(c.rows.size(), 501u);
+  for (size_t i = 0; i < 500; ++i) {
+    BOOST_TEST(c.rows[i].config.T == int64_t(i + 1));  // base order, then the new rows
+    const verdict want = i + 1 == 250 ? verdict::gone : i + 1 == 100 ? verdict::slower : verdict::same;
+    BOOST_TEST(c.rows[i].status == want);
+  }
+  BOOST_TEST(c.rows[500].status == verdict::added);
+  BOOST_TEST(c.rows[500].config.T == 501);
+}
+
+BOOST_AUTO_TEST_CASE(results_integers_are_read_exactly) {
+  const nlohmann::json good = to_json(results_with({timed_row("k", 2048, samples(1.0))}));
+  auto with_T = [&](const std::string& text) {
+    auto j = good;
+    j["benchmarks"][0]["T"] = nlohmann::json::parse(text);  // as the file's parser reads it
+    return j;
+  };
+  const std::string rule =
+      "f.json: benchmarks[0].T: must be a positive integer up to 2^63 − 1, written without a "
+      "fraction or exponent";
+  for (const std::string bad :
+       {"4.5", "2048.0", "1e30", "2e3", "-2048", "0", "9223372036854775808",
+        "18446744073709551615", "18446744073709551616", "1e400", "\"2048\"", "true", "null"}) {
+    try {
+      bench_results_from_json(with_T(bad), "f.json");
+      BOOST_ERROR("T = " + bad + " accepted");
+    } catch (const results_error& e) {
+      BOOST_TEST_INFO("T = " << bad);
+      BOOST_TEST(std::string(e.what()) == rule);
+    } catch (const std::exception& e) {  // 1e400 does not even parse: the reader's job
+      BOOST_TEST(bad == "1e400");
+    }
+  }
+  BOOST_TEST(bench_results_from_json(with_T("2048"), "f.json").rows[0].config.T == 2048);
+  // Exact beyond 2^53, where a double would round: 2^53 + 1 (with B·H·K·V = 2^17 this is
+  // over 2^62, so the others are set to 1).
+  auto big = with_T("9007199254740993");
+  for (const char* key : {"B", "H", "K", "V"}) big["benchmarks"][0][key] = 1;
+  BOOST_TEST(bench_results_from_json(big, "f.json").rows[0].config.T == 9007199254740993LL);
+  // Each part fits, but their product would overflow what is computed from it.
+  auto huge = good;
+  huge["benchmarks"][0]["T"] = nlohmann::json::parse("9007199254740993");
+  try {
+    bench_results_from_json(huge, "f.json");
+    BOOST_ERROR("B·T·H·K·V over 2^62 accepted");
+  } catch (const results_error& e) {
+    BOOST_TEST(std::string(e.what()) ==
+               "f.json: benchmarks[0]: B·T·H·K·V must be at most 2^62 (sizes would overflow)");
+  }
+  auto version = good;
+  version["context"]["schema_version"] = nlohmann::json::parse("4294967297");  // 2^32 + 1
+  BOOST_CHECK_THROW(bench_results_from_json(version, "f.json"), results_error);
+  version["context"]["schema_version"] = nlohmann::json::parse("1.0");
+  BOOST_CHECK_THROW(bench_results_from_json(version, "f.json"), results_error);
+}
+
+BOOST_AUTO_TEST_CASE(json_type_errors_name_the_file_and_the_field) {
+  auto expect = [](const nlohmann::json& j, const std::string& message) {
+    try {
+      const bench_results r = bench_results_from_json(j, "f.json");
+      // What compare and report read back must not throw a JSON type error either.
+      (void)results_device(r);
+      BOOST_ERROR("accepted, wanted: " + message);
+    } catch (const results_error& e) {
+      BOOST_TEST(std::string(e.what()) == message);
+    } catch (const std::exception& e) {
+      BOOST_ERROR(std::string("not a results_error: ") + e.what() + "; wanted: " + message);
+    }
+  };
+  const nlohmann::json good = to_json(results_with({timed_row("k", 2048, samples(1.0))}));
+  auto j = good;
+  j["context"]["glabench_results"] = 5;
+  expect(j, "f.json: context.glabench_results: must be \"bench\" (this is not a glabench bench "
+            "results file)");
+  j = good;
+  j["context"]["device"] = 7;
+  expect(j, "f.json: context.device: must be a string");
+  j = good;
+  j["context"]["git_commit"] = nlohmann::json::array();
+  expect(j, "f.json: context.git_commit: must be a string");
+  j = good;
+  j["context"]["gpu_state_start"] = {{"sm_clock_mhz", 1980}, {"temperature_c", "hot"}};
+  expect(j, "f.json: context.gpu_state_start.temperature_c: must be a finite number");
+  j = good;
+  j["context"]["gpu_state_end"] = {{"clock_event_reasons", 4}};
+  expect(j, "f.json: context.gpu_state_end.clock_event_reasons: must be a string");
+  j = good;
+  j["context"]["peaks"]["cuda"]["gemm_tflops"]["bf16"] = "fast";
+  expect(j, "f.json: context.peaks.cuda.gemm_tflops.bf16: must be a finite number");
+  j = good;
+  j["context"]["peaks"]["cuda"] = 3;
+  expect(j, "f.json: context.peaks.cuda: must be an object");
+  j = good;
+  j["benchmarks"][0] = "row";
+  expect(j, "f.json: benchmarks[0]: must be an object");
+  j = good;
+  j["benchmarks"][0]["checks"][0] = 1;
+  expect(j, "f.json: benchmarks[0].checks[0]: must be an object");
+  j = good;
+  j["benchmarks"][0]["samples_ms"] = "fast";
+  expect(j, "f.json: benchmarks[0].samples_ms: must be an array");
+  j = good;
+  j["benchmarks"][0]["hot"] = 0;
+  expect(j, "f.json: benchmarks[0].hot: must be true or false");
+  j = good;
+  j["benchmarks"] = {{"a", 1}};
+  expect(j, "f.json: benchmarks: must be an array");
+  j = good;
+  j["benchmarks"].push_back(j["benchmarks"][0]);
+  expect(j, "f.json: benchmarks[1]: repeats the configuration "
+            "k/gla/bf16/fwd/B4_T2048_H16_K128_V128 of benchmarks[0]");
+}
+
+BOOST_AUTO_TEST_CASE(a_file_whose_number_overflows_is_a_results_error) {
+  const std::string path = std::string(SCRATCH_DIR) + "/overflow.json";
+  std::filesystem::create_directories(SCRATCH_DIR);
+  auto j = to_json(results_with({timed_row("k", 2048, samples(1.0))}));
+  std::string text = j.dump();
+  const std::string from = "\"bytes\":100000000.0";
+  BOOST_REQUIRE(text.find(from) != std::string::npos);
+  text.replace(text.find(from), from.size(), "\"bytes\":1e400");
+  std::ofstream(path) << text;
+  try {
+    read_bench_results(path);
+    BOOST_ERROR("1e400 accepted");
+  } catch (const results_error& e) {
+    BOOST_TEST_INFO(e.what());
+    BOOST_TEST(std::string(e.what()).rfind(path + ": not valid JSON (", 0) == 0);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {

@@ -1,9 +1,18 @@
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <boost/test/unit_test.hpp>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "bad_fixtures.hpp"
 #include "fixture.hpp"
 #include "fixture_catalog.hpp"
+#include "hdf5_handle.hpp"
 
 using namespace glabench;
 namespace fs = std::filesystem;
@@ -51,6 +60,17 @@ void require_same_fixture(const fixture& a, const fixture& b) {
 
 const std::string kScratch = SCRATCH_DIR "/fixture_io";
 
+// The error read_fixture refuses `path` with (a test failure if it reads it).
+fixture_error refusal(const std::string& path, const fixture_read_options& options = {}) {
+  try {
+    read_fixture(path, options);
+  } catch (const fixture_error& e) {
+    return e;
+  }
+  BOOST_FAIL("read " + path + " instead of refusing it");
+  throw std::logic_error("unreachable");
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(fixture_io)
@@ -90,9 +110,12 @@ BOOST_AUTO_TEST_CASE(committed_set_is_small) {
   BOOST_TEST(bytes < 2u * 1024 * 1024);
 }
 
-BOOST_AUTO_TEST_CASE(every_validation_rule_names_file_field_and_rule) {
+// Some of them point at a FIFO: were one opened, the test would block, so it has a time limit.
+BOOST_AUTO_TEST_CASE(every_validation_rule_names_file_field_and_rule,
+                     *boost::unit_test::timeout(120)) {
   const auto bad = testing::write_bad_fixtures(SCRATCH_DIR "/bad_fixtures");
   BOOST_TEST(bad.size() >= 14u);
+  BOOST_TEST(bad.size() >= 33u);  // with the hostile ones (links, FIFOs, sizes, attributes)
   for (const auto& b : bad) {
     BOOST_TEST_CONTEXT(b.path) {
       try {
@@ -109,6 +132,102 @@ BOOST_AUTO_TEST_CASE(every_validation_rule_names_file_field_and_rule) {
 
 BOOST_AUTO_TEST_CASE(a_missing_file_is_an_error) {
   BOOST_CHECK_THROW(read_fixture(SCRATCH_DIR "/does_not_exist.h5"), fixture_error);
+  const fixture_error e = refusal(SCRATCH_DIR "/does_not_exist.h5");
+  BOOST_TEST(e.field() == "(file)");
+  BOOST_TEST(e.rule() == "does not exist");
+}
+
+// gla_basic: B2 T16 H2 K8 V8 with h0, do and dht, so six [B,T,H,K] datasets (q, k, g, dq,
+// dk, dg), four [B,T,H,V] (v, do, o, dv) and four [B,H,K,V] (h0, dht, ht, dh0).
+BOOST_AUTO_TEST_CASE(the_memory_a_fixture_needs_is_checked_against_the_limit) {
+  const std::string path = FIXTURE_DIR "/gla_basic.h5";
+  const uint64_t needed = (6 * 512 + 4 * 512 + 4 * 256) * sizeof(double);
+  fixture_read_options options;
+  options.max_bytes = needed;
+  BOOST_TEST(read_fixture(path, options).prob.T == 16);
+  options.max_bytes = needed - 1;
+  const fixture_error e = refusal(path, options);
+  BOOST_TEST(e.file() == path);
+  BOOST_TEST(e.field() == "(file)");
+  BOOST_TEST(e.rule().find("needs 49152 bytes (48.0 KiB)") != std::string::npos, e.rule());
+  BOOST_TEST(e.rule().find("over the limit of 49151 bytes") != std::string::npos, e.rule());
+  BOOST_TEST(e.rule().find("(--max-fixture-bytes)") != std::string::npos, e.rule());
+}
+
+BOOST_AUTO_TEST_CASE(the_default_memory_limit_is_half_the_physical_memory) {
+  const uint64_t physical =
+      static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  BOOST_TEST(default_max_fixture_bytes() == physical / 2);
+  BOOST_TEST(fixture_read_options{}.max_bytes == physical / 2);
+}
+
+// FIFOs, devices, sockets and folders are refused from their kind alone, never opened:
+// opening a FIFO for reading blocks until a writer comes. The time limit turns a hang
+// into a failure.
+BOOST_AUTO_TEST_CASE(only_regular_files_are_opened, *boost::unit_test::timeout(60)) {
+  const fs::path dir = SCRATCH_DIR "/special_files";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto require_refused = [](const std::string& path, const std::string& kind) {
+    BOOST_TEST_CONTEXT(path) {
+      const fixture_error e = refusal(path);
+      BOOST_TEST(e.file() == path);
+      BOOST_TEST(e.field() == "(file)");
+      BOOST_TEST(e.rule() == "is " + kind +
+                                 ", not a regular file; fixtures are read only from regular files");
+    }
+  };
+
+  const std::string fifo = (dir / "pipe.h5").string();
+  BOOST_REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  require_refused(fifo, "a FIFO (named pipe)");
+  // Nobody has it open for reading: a writer that does not wait finds no reader.
+  const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+  BOOST_TEST((writer < 0 && errno == ENXIO));
+  if (writer >= 0) ::close(writer);
+
+  const std::string link_to_fifo = (dir / "link_to_pipe.h5").string();
+  fs::create_symlink(fifo, link_to_fifo);
+  require_refused(link_to_fifo, "a FIFO (named pipe)");
+
+  require_refused(dir.string(), "a folder");
+  if (fs::exists("/dev/null")) require_refused("/dev/null", "a character device");
+
+  // A socket path must be short (sun_path), so it goes in a fresh folder under /tmp.
+  char socket_dir[] = "/tmp/glabench_sock_XXXXXX";
+  BOOST_REQUIRE(mkdtemp(socket_dir) != nullptr);
+  const std::string socket_path = std::string(socket_dir) + "/s.h5";
+  const int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  BOOST_REQUIRE(sock >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, socket_path.c_str(), sizeof addr.sun_path - 1);
+  BOOST_REQUIRE(::bind(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  require_refused(socket_path, "a socket");
+  ::close(sock);
+  fs::remove_all(socket_dir);
+
+  // A symbolic link to a regular file is followed.
+  const std::string link_to_fixture = (dir / "link.h5").string();
+  fs::create_symlink(FIXTURE_DIR "/gla_t1.h5", link_to_fixture);
+  BOOST_TEST(read_fixture(link_to_fixture).prob.T == 1);
+}
+
+// A second name for a dataset (a plain hard link) is a dataset of the file like any other.
+BOOST_AUTO_TEST_CASE(a_hard_link_to_a_dataset_is_read) {
+  fs::create_directories(kScratch);
+  fixture f = make_fixture(fixture_recipes("small").front());
+  f.path = kScratch + "/hard_link.h5";
+  write_fixture(f.path, f);
+  {
+    h5_handle file(H5Fopen(f.path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+    BOOST_REQUIRE(file.valid());
+    BOOST_REQUIRE(H5Ldelete(file.get(), "/inputs/k", H5P_DEFAULT) >= 0);
+    BOOST_REQUIRE(H5Lcreate_hard(file.get(), "/inputs/q", file.get(), "/inputs/k", H5P_DEFAULT,
+                                 H5P_DEFAULT) >= 0);
+  }
+  const fixture read = read_fixture(f.path);
+  require_same("k is q", read.inputs.k, f.inputs.q);
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_write_leaves_nothing) {

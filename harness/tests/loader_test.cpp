@@ -1,7 +1,13 @@
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <boost/test/unit_test.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "backend_loader.hpp"
 
@@ -27,9 +33,128 @@ void require_refused(const std::string& path, const std::string& fragment) {
   }
 }
 
+// A scratch folder holding a copy of the test_silent plugin, with the modes given
+// (set with chmod, so the umask does not matter; CMake makes modules 0755).
+struct plugin_copy {
+  std::string dir, file;
+  plugin_copy(const std::string& name, mode_t dir_mode, mode_t file_mode) {
+    dir = SCRATCH_DIR "/permissions/" + name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    file = dir + "/glabench_backend_test_silent.so";
+    fs::copy_file(plugin("silent"), file);
+    BOOST_REQUIRE(::chmod(file.c_str(), file_mode) == 0);
+    BOOST_REQUIRE(::chmod(dir.c_str(), dir_mode) == 0);
+  }
+};
+
+// Whether `gid` is `user`'s private group: its primary group with no other member.
+bool is_private_group(gid_t gid, uid_t user) {
+  const passwd* pw = getpwuid(user);
+  if (!pw || pw->pw_gid != gid) return false;
+  const std::string name = pw->pw_name;
+  const group* gr = getgrgid(gid);
+  if (!gr) return false;
+  for (char** m = gr->gr_mem; *m; ++m)
+    if (name != *m) return false;
+  return true;
+}
+
+// A group this process may give its files that is not its private group: any group for
+// root, else one of its supplementary groups.
+std::optional<gid_t> shared_group() {
+  if (geteuid() == 0) return 65534;  // nogroup, or no group at all: never root's private one
+  std::vector<gid_t> groups(getgroups(0, nullptr));
+  groups.resize(getgroups(static_cast<int>(groups.size()), groups.data()));
+  for (gid_t g : groups)
+    if (!is_private_group(g, geteuid())) return g;
+  return std::nullopt;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(loader)
+
+BOOST_AUTO_TEST_CASE(accepts_plugins_only_their_owner_can_change) {
+  for (auto [dir_mode, file_mode] : {std::pair<mode_t, mode_t>{0755, 0755},
+                                     {0700, 0500},
+                                     {0755, 0644},
+                                     {01777, 0755}}) {  // sticky, like /tmp
+    const plugin_copy copy("accepted", dir_mode, file_mode);
+    BOOST_TEST_CONTEXT(copy.file << " dir mode " << std::oct << dir_mode << " file mode "
+                                 << file_mode) {
+      BOOST_TEST(load_backend(copy.file).name() == "test_silent");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_plugin_writable_by_others) {
+  const plugin_copy copy("world_writable_file", 0755, 0757);
+  require_refused(copy.file, "refusing to load: the file is writable by others (mode 0757)");
+  require_refused(copy.file, "chmod o-w " + copy.file);
+  require_refused(copy.file,
+                  "backend files and their folders must be writable only by you or root");
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_plugin_writable_by_a_shared_group) {
+  const plugin_copy copy("group_writable_file", 0755, 0775);
+  struct stat st {};
+  BOOST_REQUIRE(::stat(copy.file.c_str(), &st) == 0);
+  if (is_private_group(st.st_gid, st.st_uid))  // what umask 002 gives: allowed
+    BOOST_TEST(load_backend(copy.file).name() == "test_silent");
+  const std::optional<gid_t> g = shared_group();
+  if (!g) {
+    BOOST_TEST_MESSAGE("no shared group to give the file; the refusal is not tested");
+    return;
+  }
+  BOOST_REQUIRE(::chown(copy.file.c_str(), static_cast<uid_t>(-1), *g) == 0);
+  BOOST_REQUIRE(::chmod(copy.file.c_str(), 0775) == 0);
+  require_refused(copy.file, "refusing to load: the file is writable by group");
+  require_refused(copy.file, "(mode 0775); chmod g-w " + copy.file);
+  BOOST_REQUIRE(::chmod(copy.file.c_str(), 0755) == 0);
+  BOOST_TEST(load_backend(copy.file).name() == "test_silent");
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_plugin_owned_by_another_user) {
+  if (geteuid() != 0) {
+    BOOST_TEST_MESSAGE("not root: cannot give a file away; not tested");
+    return;
+  }
+  const plugin_copy copy("foreign_owner", 0755, 0755);
+  BOOST_REQUIRE(::chown(copy.file.c_str(), 65534, 65534) == 0);
+  require_refused(copy.file, "refusing to load: the file is owned by ");
+  require_refused(copy.file, "65534), neither you (uid 0) nor root");
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_plugin_in_a_folder_others_can_write) {
+  const plugin_copy copy("world_writable_folder", 0757, 0755);
+  require_refused(copy.file, "refusing to load: its folder " + copy.dir +
+                                 " is writable by others (mode 0757) and not sticky; chmod o-w " +
+                                 copy.dir);
+  // The folder of an explicit library counts too: an error, not a broken entry.
+  BOOST_CHECK_THROW(discover_backends("", {copy.file}), backend_load_error);
+}
+
+BOOST_AUTO_TEST_CASE(lists_refused_files_and_folders_of_the_backend_path_as_broken) {
+  const plugin_copy open_folder("path_open_folder", 0777, 0755);
+  const plugin_copy open_file("path_open_file", 0755, 0757);
+  const plugin_copy fine("path_fine", 0755, 0755);
+  // Three copies of one backend: only the acceptable one may load, or the names clash.
+  setenv("GLABENCH_BACKEND_PATH", (open_folder.dir + ":" + open_file.dir + ":" + fine.dir).c_str(),
+         1);
+  const backend_registry reg = discover_backends("", {});
+  unsetenv("GLABENCH_BACKEND_PATH");
+  BOOST_TEST(reg.backends.size() == 1u);
+  BOOST_TEST(reg.find("test_silent") != nullptr);
+  BOOST_TEST_REQUIRE(reg.broken.size() == 2u);
+  BOOST_TEST(
+      reg.broken[0].starts_with(open_folder.dir + ": refusing to search this backend folder: it is "
+                                                  "writable by "),
+      reg.broken[0]);
+  BOOST_TEST(reg.broken[1].starts_with(open_file.file +
+                                       ": refusing to load: the file is writable by others"),
+             reg.broken[1]);
+}
 
 BOOST_AUTO_TEST_CASE(loads_the_naive_backend) {
   const loaded_backend b = load_backend(NAIVE_BACKEND_PATH);

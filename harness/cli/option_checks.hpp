@@ -1,0 +1,77 @@
+// The checks of glabench's numeric options, in one place. Each is a CLI11 validator that
+// reads the value strictly — decimal, the whole text, no NaN, no infinity, nothing that
+// overflows — and checks its range, so that a bad value exits 2 (kExitBadInput) before
+// anything runs, with a message naming the option, the value and the rule:
+//   --alpha: 'nan': must be a finite number in (0, 1) (the U test's significance level)
+// CLI11 alone reads "nan" and "inf" into a double (and its range checks let NaN through:
+// every comparison with it is false), "-1" into an unsigned, and "010" as octal.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <fmt/format.h>
+#include <limits>
+#include <string>
+#include <system_error>
+
+namespace glabench::cli::option_checks {
+
+// Whether an interval's end belongs to it.
+enum class end { open, closed };
+
+inline std::string interval_text(double lo, end lo_end, double hi, end hi_end) {
+  if (std::isinf(hi)) return fmt::format("{} {}", lo_end == end::closed ? "≥" : ">", lo);
+  return fmt::format("in {}{}, {}{}", lo_end == end::closed ? "[" : "(", lo, hi,
+                     hi_end == end::closed ? "]" : ")");
+}
+
+// A finite number in the interval from lo to hi (hi = infinity: no upper end). `why`,
+// when given, says what the rule protects, after the rule in the message.
+inline CLI::Validator real(double lo, end lo_end, double hi, end hi_end, std::string why = "") {
+  const std::string rule = "a finite number " + interval_text(lo, lo_end, hi, hi_end);
+  auto check = [=](std::string& text) -> std::string {
+    double x = 0;
+    const char* first = text.data();
+    const char* last = first + text.size();
+    const auto [ptr, ec] = std::from_chars(first, last, x);
+    const bool read = !text.empty() && ec == std::errc() && ptr == last && std::isfinite(x);
+    const bool inside = read && (lo_end == end::closed ? x >= lo : x > lo) &&
+                        (hi_end == end::closed ? x <= hi : x < hi);
+    if (inside) return {};
+    return fmt::format("'{}': must be {}{}", text, rule, why.empty() ? "" : " (" + why + ")");
+  };
+  return CLI::Validator(check, rule);
+}
+
+// A whole number in [lo, hi], written in decimal without leading zeros: CLI11 would read
+// "010" as octal (and this validator may be attached by ->check, which cannot rewrite it).
+template <typename T>
+CLI::Validator whole(T lo = std::numeric_limits<T>::min(), T hi = std::numeric_limits<T>::max(),
+                     std::string why = "") {
+  static_assert(std::is_integral_v<T>);
+  const std::string rule = fmt::format("a whole number in [{}, {}]", lo, hi);
+  auto check = [=](std::string& text) -> std::string {
+    T x = 0;
+    const char* first = text.data();
+    const char* last = first + text.size();
+    const auto [ptr, ec] = std::from_chars(first, last, x);
+    const size_t digits = text.find_first_not_of('-');
+    const bool leading_zero =
+        digits != std::string::npos && text.size() > digits + 1 && text[digits] == '0';
+    if (leading_zero)
+      return fmt::format("'{}': must be {} without leading zeros (CLI11 reads them as octal)",
+                         text, rule);
+    if (!text.empty() && ec == std::errc() && ptr == last && x >= lo && x <= hi) return {};
+    return fmt::format("'{}': must be {}{}", text, rule, why.empty() ? "" : " (" + why + ")");
+  };
+  return CLI::Validator(check, rule);
+}
+
+// The ranges, named once.
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr int kMaxReps = 1'000'000;     // samples of one configuration
+inline constexpr double kMaxSeconds = 86'400;  // a day: caps on time per configuration
+
+}  // namespace glabench::cli::option_checks

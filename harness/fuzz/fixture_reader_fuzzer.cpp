@@ -1,0 +1,61 @@
+// libFuzzer target for the HDF5 fixture reader (read_fixture). HDF5 reads files, so each
+// input is written to a temporary file of this process ($TMPDIR or /tmp) and read from
+// there. The reader's answer to a malformed file is fixture_error. Crashes, sanitizer
+// reports and HDF5 objects left open afterwards are findings (and, with
+// GLABENCH_FUZZ_STRICT=1, any other exception: see fuzz_strict.hpp).
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <string>
+
+#include "fixture.hpp"
+#include "fuzz_strict.hpp"
+
+namespace {
+
+std::string g_path;
+
+void remove_temp_file() {
+  if (!g_path.empty()) std::remove(g_path.c_str());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // HDF5's own error stack is not wanted
+  const char* tmp = std::getenv("TMPDIR");
+  g_path = std::string(tmp && *tmp ? tmp : "/tmp") + "/glabench_fixture_fuzz_" +
+           std::to_string(getpid()) + ".h5";
+  std::atexit(remove_temp_file);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  {
+    std::ofstream out(g_path, std::ios::binary | std::ios::trunc);
+    out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    if (!out) {
+      std::fprintf(stderr, "fixture_reader_fuzzer: cannot write %s\n", g_path.c_str());
+      std::abort();
+    }
+  }
+  try {
+    (void)glabench::read_fixture(g_path);
+  } catch (const glabench::fixture_error&) {
+    // the reader's answer to a malformed file
+  } catch (const std::exception& e) {
+    glabench::fuzz::unexpected_exception(e, "fixture_error");
+  }
+  // read_fixture must close every HDF5 object it opened, whatever happened.
+  if (const ssize_t open = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL); open > 0) {
+    std::fprintf(stderr, "fixture_reader_fuzzer: read_fixture left %zd HDF5 objects open\n", open);
+    std::abort();
+  }
+  return 0;
+}
