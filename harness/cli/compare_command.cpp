@@ -55,8 +55,14 @@ int run_compare(const compare_args& args) {
   const comparison c = compare_results(base, next, args.opts);
   std::optional<gate_verdict> gate;
   if (args.fail_pct) gate = judge_gate(c, {*args.fail_pct, args.allow_missing});
+  // The JSON is built and written on a second thread while the markdown prints.
+  std::future<void> json_written;
+  if (!args.json_out.empty())
+    json_written = std::async(std::launch::async, [&] {
+      write_json_file(args.json_out, comparison_printer::to_json(c, gate));
+    });
   comparison_printer::print_markdown(std::cout, c, gate);
-  if (!args.json_out.empty()) write_json_file(args.json_out, comparison_printer::to_json(c, gate));
+  if (json_written.valid()) json_written.get();
   return gate ? gate->exit_code() : kExitOk;
 }
 
@@ -68,14 +74,17 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       "compare", "compare two bench results: FASTER / SLOWER / SAME per configuration");
   cmd->add_option("BASE", args->base, "baseline results JSON")->required();
   cmd->add_option("NEW", args->next, "new results JSON")->required();
-  cmd->add_option("--fail-on-regression", args->fail_pct,
-                  "exit 1 when a configuration is significantly slower by more than PCT percent, "
-                  "or fails where it passed, or a row timed in BASE is not timed in NEW, or no "
-                  "row is timed in both")
-      ->check(option_checks::real(0, option_checks::end::closed, option_checks::kInf,
-                                  option_checks::end::open, "a percentage"));
+  CLI::Option* gate =
+      cmd->add_option(
+             "--fail-on-regression", args->fail_pct,
+             "exit 1 when a configuration is significantly slower by more than PCT percent, "
+             "or fails where it passed, or a row timed in BASE is not timed in NEW, or no "
+             "row is timed in both")
+          ->check(option_checks::real(0, option_checks::end::closed, option_checks::kInf,
+                                      option_checks::end::open, "a percentage"));
   cmd->add_flag("--allow-missing", args->allow_missing,
-                "under --fail-on-regression, let rows timed in BASE be GONE or SKIPPED in NEW");
+                "under --fail-on-regression, let rows timed in BASE be GONE or SKIPPED in NEW")
+      ->needs(gate);
   cmd->add_option("--min-change", args->opts.min_change,
                   "relative change always called SAME on a GPU (run-to-run drift)")
       ->capture_default_str()

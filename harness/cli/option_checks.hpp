@@ -7,11 +7,12 @@
 // every comparison with it is false), "-1" into an unsigned, and "010" as octal.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <fmt/format.h>
 #include <limits>
 #include <string>
 #include <system_error>
@@ -61,8 +62,8 @@ CLI::Validator whole(T lo = std::numeric_limits<T>::min(), T hi = std::numeric_l
     const bool leading_zero =
         digits != std::string::npos && text.size() > digits + 1 && text[digits] == '0';
     if (leading_zero)
-      return fmt::format("'{}': must be {} without leading zeros (CLI11 reads them as octal)",
-                         text, rule);
+      return fmt::format("'{}': must be {} without leading zeros (CLI11 reads them as octal)", text,
+                         rule);
     if (!text.empty() && ec == std::errc() && ptr == last && x >= lo && x <= hi) return {};
     return fmt::format("'{}': must be {}{}", text, rule, why.empty() ? "" : " (" + why + ")");
   };

@@ -5,9 +5,10 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <limits>
+#include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "bench_shapes.hpp"
 
@@ -40,7 +41,8 @@ std::string peaks_key(bool cuda) {
 size_t bench_config_hash::operator()(const bench_config& c) const {
   size_t h = 0;
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-  for (const std::string* s : {&c.backend, &c.op, &c.dtype, &c.mode}) mix(std::hash<std::string>()(*s));
+  for (const std::string* s : {&c.backend, &c.op, &c.dtype, &c.mode})
+    mix(std::hash<std::string>()(*s));
   for (const int64_t v : {c.B, c.T, c.H, c.K, c.V}) mix(std::hash<int64_t>()(v));
   mix(c.hot);
   return h;
@@ -435,19 +437,34 @@ namespace {
 // the key compare matches by: no repeats), in O(n) on average.
 class row_collector {
  public:
-  explicit row_collector(const reader& rd) : rd_(&rd) {}
+  explicit row_collector(const reader& rd)
+      : rd_(&rd), seen_(0, index_hash{&rows}, index_equal{&rows}) {}
+  row_collector& operator=(row_collector&& other) = delete;
+  void reset() {
+    rows.clear();
+    seen_.clear();
+  }
   void add(const raw_row& raw) {
     const std::string where = fmt::format("benchmarks[{}]", rows.size());
     rows.push_back(row_from_raw(raw, where, *rd_));
-    if (const auto [it, added] = seen_.emplace(rows.back().config, rows.size() - 1); !added)
+    if (const auto [it, added] = seen_.insert(rows.size() - 1); !added)
       rd_->fail(where, fmt::format("repeats the configuration {} of benchmarks[{}]",
-                                   rows.back().config.name(), it->second));
+                                   rows.back().config.name(), *it));
   }
   std::vector<bench_row> rows;
 
  private:
+  // The rows seen, by index into `rows`, hashed and compared by configuration.
+  struct index_hash {
+    const std::vector<bench_row>* rows;
+    size_t operator()(size_t i) const { return bench_config_hash()((*rows)[i].config); }
+  };
+  struct index_equal {
+    const std::vector<bench_row>* rows;
+    bool operator()(size_t a, size_t b) const { return (*rows)[a].config == (*rows)[b].config; }
+  };
   const reader* rd_;
-  std::unordered_map<bench_config, size_t, bench_config_hash> seen_;  // configuration -> its row
+  std::unordered_set<size_t, index_hash, index_equal> seen_;
 };
 
 // Everything but the rows: that the file is ours, its schema version, the context fields
@@ -745,22 +762,22 @@ bench_results read_bench_results(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw results_error(path + ": cannot be opened");
   // Read whole, then parsed from memory: several times faster than from the stream.
-  std::string text;
-  in.seekg(0, std::ios::end);
-  if (const std::streamoff size = in.tellg(); size > 0) text.reserve(size_t(size));
-  in.seekg(0);
-  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
   if (in.bad()) throw results_error(path + ": cannot be read");
+  return bench_results_from_text(std::move(buffer).str(), path);
+}
 
+bench_results bench_results_from_text(const std::string& text, const std::string& source) {
   // The rows are checked as the parser completes each; the first bad row's error is
   // kept, and raised after the context's checks, so that a file that is not ours is
   // reported as that.
-  const reader rd(path);
+  const reader rd(source);
   row_collector collect(rd);
   std::exception_ptr row_error;
   results_sax sax(
       [&] {
-        collect = row_collector(rd);
+        collect.reset();
         row_error = nullptr;
       },
       [&](const raw_row& row) {
@@ -773,7 +790,7 @@ bench_results read_bench_results(const std::string& path) {
   try {
     json::sax_parse(text, &sax);
   } catch (const json::exception& e) {  // parse_error, or out_of_range: a number overflows
-    throw results_error(path + ": not valid JSON (" + e.what() + ")");
+    throw results_error(source + ": not valid JSON (" + e.what() + ")");
   }
   try {
     bench_results r = results_context_from_json(sax.document, rd);
@@ -783,7 +800,7 @@ bench_results read_bench_results(const std::string& path) {
     r.rows = std::move(collect.rows);
     return r;
   } catch (const json::exception& e) {
-    throw results_error(fmt::format("{}: a field has the wrong JSON type ({})", path, e.what()));
+    throw results_error(fmt::format("{}: a field has the wrong JSON type ({})", source, e.what()));
   }
 }
 

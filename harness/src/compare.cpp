@@ -118,7 +118,8 @@ comparison compare_results(const bench_results& base, const bench_results& next,
   struct config_equal {
     bool operator()(const bench_config* a, const bench_config* b) const { return *a == *b; }
   };
-  using index = std::unordered_map<const bench_config*, const bench_row*, config_hash, config_equal>;
+  using index =
+      std::unordered_map<const bench_config*, const bench_row*, config_hash, config_equal>;
   index next_by_config, base_by_config;
   next_by_config.reserve(next.rows.size());
   base_by_config.reserve(base.rows.size());
@@ -130,7 +131,8 @@ comparison compare_results(const bench_results& base, const bench_results& next,
     compare_row row;
     row.config = r.config;
     row.base = r;
-    if (auto it = next_by_config.find(&r.config); it != next_by_config.end()) row.next = *it->second;
+    if (auto it = next_by_config.find(&r.config); it != next_by_config.end())
+      row.next = *it->second;
     if (!row.next && skipped(row.base)) continue;
     decide(row, opts);
     c.rows.push_back(std::move(row));

@@ -284,9 +284,9 @@ BOOST_AUTO_TEST_CASE(a_row_timed_in_the_base_and_missing_now_fails_the_gate) {
   bench_row skipped_now = failed_row("k", 1024);
   skipped_now.status = bench_status::skipped;
   skipped_now.message = "needs about 200 GiB of device memory";
-  const auto base = results_with({timed_row("k", 1024, samples(1.0)),
-                                  timed_row("k", 2048, samples(1.0)),
-                                  timed_row("k", 4096, samples(1.0))});
+  const auto base =
+      results_with({timed_row("k", 1024, samples(1.0)), timed_row("k", 2048, samples(1.0)),
+                    timed_row("k", 4096, samples(1.0))});
   const auto next = results_with({skipped_now, timed_row("k", 4096, samples(1.0))});
   const comparison c = compare_results(base, next, {});
   BOOST_REQUIRE_EQUAL(c.rows.size(), 3u);
@@ -328,8 +328,8 @@ BOOST_AUTO_TEST_CASE(a_row_timed_in_the_base_and_missing_now_fails_the_gate) {
 }
 
 BOOST_AUTO_TEST_CASE(broken_fails_the_gate_even_with_allow_missing) {
-  const auto base = results_with({timed_row("k", 2048, samples(1.0)),
-                                  timed_row("k", 4096, samples(1.0))});
+  const auto base =
+      results_with({timed_row("k", 2048, samples(1.0)), timed_row("k", 4096, samples(1.0))});
   const auto next = results_with({failed_row("k", 2048), timed_row("k", 4096, samples(1.0))});
   const gate_verdict g = judge_gate(compare_results(base, next, {}), {1000, true});
   BOOST_TEST(!g.passed());
@@ -362,12 +362,12 @@ BOOST_AUTO_TEST_CASE(gate_fails_when_nothing_was_compared) {
 }
 
 BOOST_AUTO_TEST_CASE(verdict_line_ends_the_markdown_and_is_in_the_json) {
-  const auto base = results_with({timed_row("k", 1024, samples(1.0)),
-                                  timed_row("k", 2048, samples(1.0)),
-                                  timed_row("k", 4096, samples(1.0))});
-  const auto next = results_with({timed_row("k", 1024, samples(1.3)),
-                                  timed_row("k", 2048, samples(1.12)),
-                                  timed_row("k", 4096, samples(1.0))});
+  const auto base =
+      results_with({timed_row("k", 1024, samples(1.0)), timed_row("k", 2048, samples(1.0)),
+                    timed_row("k", 4096, samples(1.0))});
+  const auto next =
+      results_with({timed_row("k", 1024, samples(1.3)), timed_row("k", 2048, samples(1.12)),
+                    timed_row("k", 4096, samples(1.0))});
   const comparison c = compare_results(base, next, {});
   const gate_verdict g = judge_gate(c, {10, false});
   BOOST_REQUIRE_EQUAL(g.slower.size(), 2u);
@@ -429,7 +429,9 @@ BOOST_AUTO_TEST_CASE(rows_are_matched_whatever_their_order) {
   BOOST_REQUIRE_EQUAL(c.rows.size(), 501u);
   for (size_t i = 0; i < 500; ++i) {
     BOOST_TEST(c.rows[i].config.T == int64_t(i + 1));  // base order, then the new rows
-    const verdict want = i + 1 == 250 ? verdict::gone : i + 1 == 100 ? verdict::slower : verdict::same;
+    const verdict want = i + 1 == 250   ? verdict::gone
+                         : i + 1 == 100 ? verdict::slower
+                                        : verdict::same;
     BOOST_TEST(c.rows[i].status == want);
   }
   BOOST_TEST(c.rows[500].status == verdict::added);
@@ -447,8 +449,8 @@ BOOST_AUTO_TEST_CASE(results_integers_are_read_exactly) {
       "f.json: benchmarks[0].T: must be a positive integer up to 2^63 − 1, written without a "
       "fraction or exponent";
   for (const std::string bad :
-       {"4.5", "2048.0", "1e30", "2e3", "-2048", "0", "9223372036854775808",
-        "18446744073709551615", "18446744073709551616", "1e400", "\"2048\"", "true", "null"}) {
+       {"4.5", "2048.0", "1e30", "2e3", "-2048", "0", "9223372036854775808", "18446744073709551615",
+        "18446744073709551616", "1e400", "\"2048\"", "true", "null"}) {
     try {
       bench_results_from_json(with_T(bad), "f.json");
       BOOST_ERROR("T = " + bad + " accepted");
@@ -498,8 +500,9 @@ BOOST_AUTO_TEST_CASE(json_type_errors_name_the_file_and_the_field) {
   const nlohmann::json good = to_json(results_with({timed_row("k", 2048, samples(1.0))}));
   auto j = good;
   j["context"]["glabench_results"] = 5;
-  expect(j, "f.json: context.glabench_results: must be \"bench\" (this is not a glabench bench "
-            "results file)");
+  expect(j,
+         "f.json: context.glabench_results: must be \"bench\" (this is not a glabench bench "
+         "results file)");
   j = good;
   j["context"]["device"] = 7;
   expect(j, "f.json: context.device: must be a string");
@@ -535,8 +538,9 @@ BOOST_AUTO_TEST_CASE(json_type_errors_name_the_file_and_the_field) {
   expect(j, "f.json: benchmarks: must be an array");
   j = good;
   j["benchmarks"].push_back(j["benchmarks"][0]);
-  expect(j, "f.json: benchmarks[1]: repeats the configuration "
-            "k/gla/bf16/fwd/B4_T2048_H16_K128_V128 of benchmarks[0]");
+  expect(j,
+         "f.json: benchmarks[1]: repeats the configuration "
+         "k/gla/bf16/fwd/B4_T2048_H16_K128_V128 of benchmarks[0]");
 }
 
 BOOST_AUTO_TEST_CASE(a_file_whose_number_overflows_is_a_results_error) {
@@ -555,6 +559,88 @@ BOOST_AUTO_TEST_CASE(a_file_whose_number_overflows_is_a_results_error) {
     BOOST_TEST_INFO(e.what());
     BOOST_TEST(std::string(e.what()).rfind(path + ": not valid JSON (", 0) == 0);
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_file_is_read_as_its_parsed_json_is) {
+  // read_bench_results streams the rows (a SAX pass, no JSON object per row); the checks
+  // are the same as on a parsed document, bench_results_from_json: same results, same
+  // first error, on good files and on every kind of bad one.
+  const std::string dir = std::string(SCRATCH_DIR) + "/read_paths";
+  std::filesystem::create_directories(dir);
+  auto outcome_of_file = [&](const std::string& text) {
+    const std::string path = dir + "/f.json";
+    std::ofstream(path, std::ios::trunc) << text;
+    try {
+      return to_json(read_bench_results(path)).dump();
+    } catch (const results_error& e) {
+      return std::string(e.what()).replace(0, path.size(), "FILE");
+    }
+  };
+  auto outcome_of_json = [&](const std::string& text) {
+    try {
+      return to_json(bench_results_from_json(nlohmann::json::parse(text), "FILE")).dump();
+    } catch (const results_error& e) {
+      return std::string(e.what());
+    }
+  };
+  bench_row odd = failed_row("j", 1024);
+  odd.checks = {{"o", NAN, 1e-2, false}, {"ht", 0.5, 1e-2, false}};
+  const nlohmann::json good = to_json(results_with(
+      {timed_row("k", 2048, samples(1.0)), odd, timed_row("k", 4096, samples(2.0, 3))}));
+  std::vector<std::string> texts = {good.dump(), good.dump(2)};
+  auto variant = [&](auto&& change) {
+    nlohmann::json j = good;
+    change(j);
+    texts.push_back(j.dump());
+  };
+  using nlohmann::json;
+  variant([](json& j) {
+    j["benchmarks"][1]["unknown"] = {{"a", {1, {{"b", 2}}}}, {"c", json::array()}};
+  });
+  variant([](json& j) { j["benchmarks"][0]["samples_ms"].push_back("x"); });
+  variant([](json& j) { j["benchmarks"][0]["samples_ms"].push_back(json::array({1.0})); });
+  variant([](json& j) { j["benchmarks"][0]["samples_ms"] = {{"a", 1.0}}; });
+  variant([](json& j) { j["benchmarks"][0]["samples_ms"] = 1.0; });
+  variant([](json& j) { j["benchmarks"][0].erase("samples_ms"); });
+  variant([](json& j) { j["benchmarks"][0]["checks"] = json::object(); });
+  variant([](json& j) { j["benchmarks"][0]["checks"].push_back(3); });
+  variant([](json& j) { j["benchmarks"][0]["checks"].push_back(json::array()); });
+  variant([](json& j) { j["benchmarks"][0]["checks"][0]["tensor"] = json::array({"o"}); });
+  variant([](json& j) { j["benchmarks"][0]["checks"][0].erase("threshold"); });
+  variant([](json& j) { j["benchmarks"][0]["checks"][0]["max_abs"] = nullptr; });
+  variant([](json& j) { j["benchmarks"][0]["B"] = json::object(); });
+  variant([](json& j) { j["benchmarks"][0]["B"] = 2.0; });
+  variant([](json& j) { j["benchmarks"][0]["B"] = -2; });
+  variant([](json& j) { j["benchmarks"][0]["hot"] = nullptr; });
+  variant([](json& j) { j["benchmarks"][0]["gbps"] = "fast"; });
+  variant([](json& j) { j["benchmarks"][0]["wall_s"] = nullptr; });
+  variant([](json& j) { j["benchmarks"][2] = 5; });
+  variant([](json& j) { j["benchmarks"][2] = json::array({1, {{"a", 2}}}); });
+  variant([](json& j) { j["benchmarks"][2] = j["benchmarks"][0]; });
+  variant([](json& j) { j["benchmarks"] = {{"0", j["benchmarks"][0]}}; });
+  variant([](json& j) { j["benchmarks"] = json::array(); });
+  variant([](json& j) { j.erase("benchmarks"); });
+  variant([](json& j) { j["context"]["glabench_results"] = "verify"; });  // and a bad row:
+  variant([](json& j) {
+    j["context"]["glabench_results"] = "verify";
+    j["benchmarks"][0]["B"] = 0;
+  });
+  variant([](json& j) { j["context"]["device"] = json::array({"x"}); });
+  variant([](json& j) { j["context"]["peaks"]["cuda"]["gemm_tflops"] = {{"bf16", nullptr}}; });
+  variant([](json& j) { j["context"]["extra"] = {{"nested", {1, 2, {{"deep", json::array()}}}}}; });
+  texts.push_back("[1, 2, {\"benchmarks\": []}]");
+  texts.push_back("\"bench\"");
+  texts.push_back("{\"benchmarks\": [5], \"context\": 3}");
+  // A repeated key: the last one counts, as in a parsed object.
+  std::string twice = good.dump();
+  twice.insert(1, "\"benchmarks\": [7], ");
+  texts.push_back(twice);
+  for (const auto& text : texts) {
+    BOOST_TEST_INFO(text.substr(0, 300));
+    const std::string from_file = outcome_of_file(text);
+    BOOST_TEST(from_file == outcome_of_json(text));
+  }
+  BOOST_TEST(outcome_of_file(good.dump()) == good.dump());  // the round trip, through a file
 }
 
 BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <system_error>
+#include <vector>
 
 #include "backend_loader.hpp"
 
@@ -46,6 +48,12 @@ struct plugin_copy {
     BOOST_REQUIRE(::chmod(file.c_str(), file_mode) == 0);
     BOOST_REQUIRE(::chmod(dir.c_str(), dir_mode) == 0);
   }
+  ~plugin_copy() {  // leaves no folder writable by others behind
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  plugin_copy(const plugin_copy&) = delete;
+  plugin_copy& operator=(const plugin_copy&) = delete;
 };
 
 // Whether `gid` is `user`'s private group: its primary group with no other member.
