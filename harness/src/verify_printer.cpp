@@ -8,6 +8,7 @@
 
 #include "run_context.hpp"
 #include "safe_text.hpp"
+#include "verify_case_json.hpp"
 
 namespace glabench {
 namespace {
@@ -73,41 +74,7 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
 
 nlohmann::json verify_printer::to_json(const std::vector<verify_case_result>& results) {
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& r : results) {
-    nlohmann::json row = {{"backend", r.backend},           {"fixture", r.fixture},
-                          {"fixture_path", r.fixture_path}, {"op", op_name(r.op)},
-                          {"dtype", dtype_name(r.storage)}, {"status", case_status_name(r.status)},
-                          {"message", r.message},           {"seconds", r.seconds}};
-    nlohmann::json tensors = nlohmann::json::array();
-    for (const auto& c : r.checks) {
-      // NaN is not JSON: a non-finite result is recorded as null with finite=false.
-      auto num = [](double x) {
-        return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr);
-      };
-      tensors.push_back({{"name", c.tensor},
-                         {"rel_l2", num(c.rel_l2)},
-                         {"max_abs", num(c.max_abs)},
-                         {"threshold", c.threshold},
-                         {"finite", c.finite},
-                         {"passed", c.passed}});
-    }
-    row["tensors"] = tensors;
-    if (r.gradcheck) {
-      nlohmann::json dirs = nlohmann::json::array();
-      for (const auto& d : r.gradcheck->directional)
-        dirs.push_back({{"input", d.input},
-                        {"finite_difference", d.finite_difference},
-                        {"analytic", d.analytic},
-                        {"error", d.error}});
-      row["gradcheck"] = {{"passed", r.gradcheck->passed},
-                          {"worst_error", r.gradcheck->worst_error},
-                          {"tolerance", r.gradcheck->tolerance},
-                          {"jacobian_checked", r.gradcheck->jacobian_checked},
-                          {"jacobian_error", r.gradcheck->jacobian_error},
-                          {"directional", dirs}};
-    }
-    rows.push_back(row);
-  }
+  for (const auto& r : results) rows.push_back(glabench::to_json(r));
   std::vector<std::string> backends;
   for (const auto& r : results)
     if (std::find(backends.begin(), backends.end(), r.backend) == backends.end())
