@@ -17,6 +17,8 @@
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 
+#include "accepting_stubs.hpp"
+
 namespace {
 using namespace glabench::backend_support;
 
@@ -27,17 +29,7 @@ volatile int* volatile nowhere = nullptr;
 constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD}};
 
-glabench_status device_available(glabench_message*) {
-  return GLABENCH_OK;
-}
-glabench_status supports(const glabench_problem*, glabench_mode, glabench_message*) {
-  return GLABENCH_OK;
-}
-glabench_status workspace_size(const glabench_problem*, glabench_mode, size_t* bytes,
-                               glabench_message*) {
-  *bytes = 0;
-  return GLABENCH_OK;
-}
+using test_plugin::device_available, test_plugin::supports, test_plugin::workspace_size;
 
 void throw_through() {
   throw std::runtime_error("thrown through the C boundary");

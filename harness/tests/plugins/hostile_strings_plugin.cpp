@@ -6,6 +6,8 @@
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 
+#include "accepting_stubs.hpp"
+
 namespace {
 using namespace glabench::backend_support;
 
@@ -17,17 +19,7 @@ constexpr char kVersion[] = "6.6.6\x1b[2J\x07\r\xc2\x9b" "31m";
 constexpr char kMessage[] =
     "hostile \x1b[31mRED\x1b[0m\nFORGED LINE: 0 failed\n\xff\xfe end";
 
-glabench_status device_available(glabench_message*) {
-  return GLABENCH_OK;
-}
-glabench_status supports(const glabench_problem*, glabench_mode, glabench_message*) {
-  return GLABENCH_OK;
-}
-glabench_status workspace_size(const glabench_problem*, glabench_mode, size_t* bytes,
-                               glabench_message*) {
-  *bytes = 0;
-  return GLABENCH_OK;
-}
+using test_plugin::device_available, test_plugin::supports, test_plugin::workspace_size;
 glabench_status forward(const glabench_problem*, const glabench_forward_args*,
                         glabench_message* error) {
   return fail(error, GLABENCH_ERROR_RUNTIME, kMessage);

@@ -11,6 +11,8 @@
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 
+#include "accepting_stubs.hpp"
+
 namespace {
 using namespace glabench::backend_support;
 
@@ -19,17 +21,7 @@ using namespace glabench::backend_support;
 constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD}};
 
-glabench_status device_available(glabench_message*) {
-  return GLABENCH_OK;
-}
-glabench_status supports(const glabench_problem*, glabench_mode, glabench_message*) {
-  return GLABENCH_OK;
-}
-glabench_status workspace_size(const glabench_problem*, glabench_mode, size_t* bytes,
-                               glabench_message*) {
-  *bytes = 0;
-  return GLABENCH_OK;
-}
+using test_plugin::device_available, test_plugin::supports, test_plugin::workspace_size;
 glabench_status forward(const glabench_problem*, const glabench_forward_args*,
                         glabench_message* error) {
   if (VARIANT_IS(failing))
