@@ -10,6 +10,8 @@
 //     soft, external or user-defined links, no external storage, no virtual datasets:
 //     each could lead to another file, a FIFO among them);
 //   - every attribute is one value of the expected class before it is read into one;
+//   - every number (attribute or dataset) has a standard datatype before HDF5 converts
+//     it (standard_layout);
 //   - the memory the datasets need, computed overflow-checked from the attributes, is
 //     within fixture_read_options::max_bytes before anything is allocated.
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -33,6 +36,12 @@ namespace {
 
 // Longer string attributes are refused before a buffer is sized from the file.
 constexpr size_t kMaxStringAttrBytes = 64 * 1024;
+
+// What require_standard_layout says a number may be.
+constexpr const char* kStandardIntegers =
+    "a standard 8-, 16-, 32- or 64-bit integer (H5T_STD_I*/U*, either byte order)";
+constexpr const char* kStandardNumbers =
+    "a standard integer or an IEEE float16, float32 or float64 (either byte order)";
 
 // The names each group may hold (datasets/README.md); which of them an op has is
 // checked later, with the rule that explains it.
@@ -57,6 +66,67 @@ std::string class_name(H5T_class_t c, size_t size) {
     default:
       return "a non-numeric type";
   }
+}
+
+// A number's datatype as the file declares it, for a refusal: "a 32-bit integer with
+// bit offset 58624 and precision 16".
+std::string layout_string(hid_t type, H5T_class_t c) {
+  const size_t size = H5Tget_size(type);
+  std::string s = "a " + std::to_string(size * 8) + "-bit " +
+                  (c == H5T_INTEGER ? "integer" : "float") + " with bit offset " +
+                  std::to_string(H5Tget_offset(type)) + " and precision " +
+                  std::to_string(H5Tget_precision(type));
+  H5T_pad_t lsb = H5T_PAD_ERROR, msb = H5T_PAD_ERROR;
+  if (H5Tget_pad(type, &lsb, &msb) >= 0 && (lsb != H5T_PAD_ZERO || msb != H5T_PAD_ZERO))
+    s += ", padded with other than zeros";
+  if (c == H5T_FLOAT) {
+    size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+    if (H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) >= 0)
+      s += ", sign bit " + std::to_string(spos) + ", exponent bits " + std::to_string(epos) + "+" +
+           std::to_string(esize) + ", mantissa bits " + std::to_string(mpos) + "+" +
+           std::to_string(msize) + ", exponent bias " + std::to_string(H5Tget_ebias(type));
+  }
+  return s;
+}
+
+// The IEEE half-precision layouts, made as h5py makes numpy's float16 (HDF5 1.10 has no
+// predefined ones). Made once, kept for the life of the process.
+hid_t ieee_f16(H5T_order_t order) {
+  auto make = [](H5T_order_t o) {
+    const hid_t t = H5Tcopy(H5T_IEEE_F32LE);
+    H5Tset_fields(t, 15, 10, 5, 0, 10);
+    H5Tset_size(t, 2);
+    H5Tset_ebias(t, 15);
+    H5Tset_order(t, o);
+    H5Tlock(t);
+    return t;
+  };
+  static const hid_t le = make(H5T_ORDER_LE), be = make(H5T_ORDER_BE);
+  return order == H5T_ORDER_BE ? be : le;
+}
+
+// Whether a number's datatype is a standard one: an 8- to 64-bit signed or unsigned
+// integer, or an IEEE float16 (as h5py writes it), float32 or float64, in either byte
+// order; H5Tequal compares size, bit offset, precision, padding, float fields and bias.
+// Anything else is refused before HDF5 converts it: libhdf5 1.10 does not check a
+// datatype's bit offset, precision or fields against its size when it decodes a file,
+// and its conversions then read far past the value (an integer attribute of bit offset
+// 58624 made H5Aread read 7 KB beyond it; found by harness/fuzz/fixture_reader_fuzzer).
+bool standard_layout(hid_t type, H5T_class_t c) {
+  if (c == H5T_INTEGER) {
+    for (hid_t s :
+         {H5T_STD_I8LE, H5T_STD_I8BE, H5T_STD_I16LE, H5T_STD_I16BE, H5T_STD_I32LE, H5T_STD_I32BE,
+          H5T_STD_I64LE, H5T_STD_I64BE, H5T_STD_U8LE, H5T_STD_U8BE, H5T_STD_U16LE, H5T_STD_U16BE,
+          H5T_STD_U32LE, H5T_STD_U32BE, H5T_STD_U64LE, H5T_STD_U64BE})
+      if (H5Tequal(type, s) > 0) return true;
+    return false;
+  }
+  if (c == H5T_FLOAT) {
+    for (hid_t s : {H5T_IEEE_F32LE, H5T_IEEE_F32BE, H5T_IEEE_F64LE, H5T_IEEE_F64BE,
+                    ieee_f16(H5T_ORDER_LE), ieee_f16(H5T_ORDER_BE)})
+      if (H5Tequal(type, s) > 0) return true;
+  }
+  return false;
 }
 
 // "[2, 16, 2, 8]" for dimensions as the file declares them (unsigned 64-bit).
@@ -166,6 +236,7 @@ class fixture_file {
     if (H5Tget_class(type.get()) != H5T_INTEGER)
       fail(field, "must be an integer, found " +
                       class_name(H5Tget_class(type.get()), H5Tget_size(type.get())));
+    require_standard_layout(field, type.get(), H5T_INTEGER, kStandardIntegers);
     int64_t value = 0;
     if (H5Aread(a.get(), H5T_NATIVE_INT64, &value) < 0) fail(field, "cannot be read");
     return value;
@@ -178,6 +249,7 @@ class fixture_file {
     const H5T_class_t c = H5Tget_class(type.get());
     if (c != H5T_FLOAT && c != H5T_INTEGER)
       fail(field, "must be a number, found " + class_name(c, H5Tget_size(type.get())));
+    require_standard_layout(field, type.get(), c, kStandardNumbers);
     double value = 0;
     if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &value) < 0) fail(field, "cannot be read");
     return value;
@@ -234,6 +306,7 @@ class fixture_file {
     const H5T_class_t c = H5Tget_class(type.get());
     const size_t size = H5Tget_size(type.get());
     if (c != H5T_FLOAT || size != 8) fail(path, "must be float64, found " + class_name(c, size));
+    require_standard_layout(path, type.get(), c, "an IEEE float64 (H5T_IEEE_F64LE or F64BE)");
     h5_handle space(H5Dget_space(d.get()), H5Sclose);
     const int rank = H5Sget_simple_extent_ndims(space.get());
     if (rank < 0) fail(path, "has an unreadable dataspace (corrupt file)");
@@ -399,6 +472,15 @@ class fixture_file {
         where = " '" + printable(name) + "'";
       fail(path, "stores its data in the external file" + where + rule);
     }
+  }
+
+  // Refuses a number whose datatype is not a standard one (standard_layout) before it is
+  // read; `allowed` says what the field may be.
+  void require_standard_layout(const std::string& field, hid_t type, H5T_class_t c,
+                               const char* allowed) const {
+    if (standard_layout(type, c)) return;
+    fail(field, std::string("has a non-standard ") + (c == H5T_INTEGER ? "integer" : "float") +
+                    " datatype, " + layout_string(type, c) + "; it must be " + allowed);
   }
 
   h5_handle open_attr(const char* name, const std::string& field) const {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 
@@ -40,6 +41,11 @@ class editor {
   void int_attr(const char* name, int64_t value) {
     delete_attr(name);
     write_attr(name, H5T_STD_I64LE, &value, H5T_NATIVE_INT64);
+  }
+  // An attribute stored with the given file type, converted from a double.
+  void number_attr(const char* name, hid_t file_type, double value) {
+    delete_attr(name);
+    write_attr(name, file_type, &value, H5T_NATIVE_DOUBLE);
   }
   // Replaces a dataset with one of the given shape and file type, filled from values.
   void dataset(const char* path, const std::vector<hsize_t>& dims, hid_t file_type,
@@ -168,6 +174,31 @@ class editor {
   h5_handle file_;
 };
 
+// Replaces the one occurrence of `from` in the file at `path` by `to` (as long): a
+// corruption the HDF5 API would not write.
+void patch_bytes(const std::string& path, const std::string& from, const std::string& to) {
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t at = bytes.find(from);
+  if (at == std::string::npos || bytes.find(from, at + 1) != std::string::npos)
+    throw std::logic_error("patch_bytes: the pattern is not in " + path + " exactly once");
+  bytes.replace(at, from.size(), to);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("patch_bytes: cannot write " + path);
+}
+
+// A copy of a predefined datatype, changed by `edit` (H5Tset_precision and the like).
+template <typename Edit>
+h5_handle edited_type(hid_t base, Edit edit) {
+  h5_handle t(H5Tcopy(base), H5Tclose);
+  edit(t.get());
+  return t;
+}
+
 }  // namespace
 
 std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
@@ -276,6 +307,62 @@ std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
     e.delete_dataset("/inputs/dht");
     e.group("/inputs/dht");
   });
+
+  // Numbers of a non-standard datatype. libhdf5 1.10 decodes a datatype's bit offset and
+  // precision without checking them against its size, and its conversion then reads
+  // past the value: an attribute V of bit offset 58624 made H5Aread read 7 KB beyond it
+  // (found by fixture_reader_fuzzer). The API does not make such a type, so this is a
+  // 32-bit integer of bit offset 8 and precision 16 whose datatype message in the file
+  // (version 1, class integer; signed, little-endian; size 4; offset 8; precision 16) is
+  // then patched to bit offset 58624 (0xE500).
+  variant("int_attribute_bit_offset", "attribute 'V'",
+          "has a non-standard integer datatype, a 32-bit integer with bit offset 58624 and "
+          "precision 16; it must be a standard 8-, 16-, 32- or 64-bit integer",
+          [](editor& e) {
+            const h5_handle t = edited_type(H5T_STD_I32LE, [](hid_t t) {
+              H5Tset_precision(t, 16);
+              H5Tset_offset(t, 8);
+            });
+            e.number_attr("V", t.get(), 8);
+          });
+  patch_bytes(out.back().path, std::string("\x10\x08\0\0\x04\0\0\0\x08\0\x10\0", 12),
+              std::string("\x10\x08\0\0\x04\0\0\0\0\xe5\x10\0", 12));
+  // Datatypes the API makes and HDF5 converts correctly, but no fixture writer uses.
+  variant("int_attribute_precision", "attribute 'B'",
+          "has a non-standard integer datatype, a 64-bit integer with bit offset 8 and "
+          "precision 40",
+          [](editor& e) {
+            const h5_handle t = edited_type(H5T_STD_I64LE, [](hid_t t) {
+              H5Tset_precision(t, 40);
+              H5Tset_offset(t, 8);
+            });
+            e.number_attr("B", t.get(), 2);
+          });
+  variant("int_attribute_padding", "attribute 'T'",
+          "a 32-bit integer with bit offset 0 and precision 24, padded with other than zeros",
+          [](editor& e) {
+            const h5_handle t = edited_type(H5T_STD_I32BE, [](hid_t t) {
+              H5Tset_precision(t, 24);
+              H5Tset_pad(t, H5T_PAD_ONE, H5T_PAD_ONE);
+            });
+            e.number_attr("T", t.get(), 16);
+          });
+  variant("float_attribute_bias", "attribute 'scale'",
+          "has a non-standard float datatype, a 64-bit float with bit offset 0 and precision "
+          "64, sign bit 63, exponent bits 52+11, mantissa bits 0+52, exponent bias 1000; it "
+          "must be a standard integer or an IEEE float16, float32 or float64",
+          [](editor& e) {
+            const h5_handle t = edited_type(H5T_IEEE_F64LE, [](hid_t t) { H5Tset_ebias(t, 1000); });
+            e.number_attr("scale", t.get(), 0.25);
+          });
+  variant("float64_dataset_layout", "/inputs/q",
+          "has a non-standard float datatype, a 64-bit float with bit offset 0 and precision "
+          "64, sign bit 63, exponent bits 52+11, mantissa bits 0+52, exponent bias 1000; it "
+          "must be an IEEE float64 (H5T_IEEE_F64LE or F64BE)",
+          [&](editor& e) {
+            const h5_handle t = edited_type(H5T_IEEE_F64BE, [](hid_t t) { H5Tset_ebias(t, 1000); });
+            e.dataset("/inputs/q", qk, t.get(), qk_values);
+          });
 
   // A file cut short, and a file that is not HDF5 at all.
   const std::string truncated = (fs::path(dir) / "truncated.h5").string();
