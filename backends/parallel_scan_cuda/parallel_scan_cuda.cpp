@@ -1,12 +1,13 @@
 // The parallel-scan per-feature CUDA backend (seed 002): plugin-ABI glue around the
-// kernels in launch.cu. gla only; fp64, fp32 and bf16; forward and backward.
+// shared per-feature scan kernels (backends/common/parallel_scan), instantiated for gla
+// in launch.cu. gla only; fp64, fp32 and bf16; forward and backward.
 #include <cuda_runtime_api.h>
 
 #include <string>
 
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
-#include "scan_args.hpp"
+#include "scan_plugin.hpp"
 
 namespace {
 
@@ -24,66 +25,29 @@ constexpr glabench_capability kCapabilities[] = {
 
 extern const glabench_backend kBackend;
 
-scan::storage storage_of(DLDataType d) {
-  return d.bits == 64          ? scan::storage::fp64
-         : d.code == kDLBfloat ? scan::storage::bf16
-                               : scan::storage::fp32;
-}
+using scan::storage_of;
 
 glabench_status device_available(glabench_message* reason) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    return fail(reason, GLABENCH_ERROR_NO_DEVICE,
-                e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
-                                 : "no CUDA device");
-  }
-  return GLABENCH_OK;
+  return scan::cuda_device_available(reason);
 }
 
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "parallel_scan_cuda runs gla in fp64, fp32 and bf16");
-  if (p->B < 1 || p->T < 1 || p->H < 1 || p->K < 1 || p->V < 1)
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B, T, H, K and V must be at least 1");
-  if (p->K > scan::kMaxHeadSize || p->V > scan::kMaxHeadSize)
-    return fail(
-        reason, GLABENCH_ERROR_UNSUPPORTED,
-        "head sizes up to 256 (K=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
-  if (p->B * p->H > 65535)
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "B·H above 65535 does not fit the grid's y dimension");
-  return GLABENCH_OK;
+  return scan::check_sizes(p, reason);
 }
 
 glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
                                glabench_message*) {
   *bytes = mode == GLABENCH_MODE_BACKWARD
-               ? scan::backward_workspace_bytes(storage_of(p->dtype), p->B, p->T, p->H, p->K)
+               ? scan::backward_workspace_bytes(scan::recurrence::gla, storage_of(p->dtype), p->B,
+                                                p->T, p->H, p->K)
                : 0;
   return GLABENCH_OK;
 }
 
-glabench_status finish(cudaError_t e, const char* what, glabench_message* error) {
-  if (e == cudaSuccess) return GLABENCH_OK;
-  return fail(error, GLABENCH_ERROR_RUNTIME,
-              std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
-}
-
-scan::scan_args base_args(const glabench_problem* p, void* workspace, void* stream) {
-  scan::scan_args a{};
-  a.B = p->B;
-  a.T = p->T;
-  a.H = p->H;
-  a.K = p->K;
-  a.V = p->V;
-  a.scale = p->scale;
-  a.workspace = workspace;
-  a.stream = static_cast<cudaStream_t>(stream);
-  return a;
-}
+using scan::finish;
 
 #ifdef PARALLEL_SCAN_CUDA_DEMO_SLOWDOWN
 // A deliberate regression, built only for the regression-gate demonstration (README,
@@ -112,16 +76,9 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     if (glabench_status s =
             check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error))
       return s;
-    scan::scan_args a = base_args(p, f->workspace, f->stream);
-    a.q = data_of<void>(f->q);
-    a.k = data_of<void>(f->k);
-    a.v = data_of<void>(f->v);
-    a.g = data_of<void>(f->g);
-    a.h0 = data_of<void>(f->h0);
-    a.o = data_of<void>(f->o);
-    a.ht = data_of<void>(f->ht);
+    scan::scan_args a = scan::forward_args(p, f);
     return launch_all(
-        [&](scan::scan_args& x) { return scan::launch_forward(storage_of(p->dtype), x); }, a,
+        [&](scan::scan_args& x) { return scan::launch_forward<scan::recurrence::gla>(storage_of(p->dtype), x); }, a,
         "forward launch", error);
   });
 }
@@ -132,21 +89,9 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     if (glabench_status s =
             check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error))
       return s;
-    scan::scan_args a = base_args(p, bw->workspace, bw->stream);
-    a.q = data_of<void>(bw->q);
-    a.k = data_of<void>(bw->k);
-    a.v = data_of<void>(bw->v);
-    a.g = data_of<void>(bw->g);
-    a.h0 = data_of<void>(bw->h0);
-    a.d_o = data_of<void>(bw->d_o);
-    a.dht = data_of<void>(bw->dht);
-    a.dq = data_of<void>(bw->dq);
-    a.dk = data_of<void>(bw->dk);
-    a.dv = data_of<void>(bw->dv);
-    a.dg = data_of<void>(bw->dg);
-    a.dh0 = data_of<void>(bw->dh0);
+    scan::scan_args a = scan::backward_args(p, bw);
     return launch_all(
-        [&](scan::scan_args& x) { return scan::launch_backward(storage_of(p->dtype), x); }, a,
+        [&](scan::scan_args& x) { return scan::launch_backward<scan::recurrence::gla>(storage_of(p->dtype), x); }, a,
         "backward launch", error);
   });
 }

@@ -62,6 +62,8 @@ void add_recurrent_set(std::vector<fixture_recipe>& out, op_kind op) {
                  make_problem(op, {1, 3, 1, 2, 3}), options()});
   out.push_back(
       {n + "_long", "T = 300: long-range decay", make_problem(op, {1, 300, 1, 8, 8}), options()});
+  out.push_back({n + "_k256", "K = V = 256, the largest head the CUDA backends take",
+                 make_problem(op, {1, 5, 1, 256, 256}), options(lg, false, true, false)});
 }
 
 void add_softmax_set(std::vector<fixture_recipe>& out) {

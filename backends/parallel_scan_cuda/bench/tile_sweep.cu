@@ -93,7 +93,7 @@ scan_args device_args(const problem& p, const host_inputs& in) {
   constexpr storage s = std::is_same_v<T, double>  ? storage::fp64
                         : std::is_same_v<T, float> ? storage::fp32
                                                    : storage::bf16;
-  a.workspace = device_alloc(backward_workspace_bytes(s, p.B, p.T, p.H, p.K));
+  a.workspace = device_alloc(backward_workspace_bytes(recurrence::gla, s, p.B, p.T, p.H, p.K));
   return a;
 }
 
@@ -158,7 +158,7 @@ struct references {
 
 template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 void run_rows(const char* dtype, const problem& p, const scan_args& a, const references& ref) {
-  using rows = row_kernel<Elem, NL, L, THREADS, RJ, TC>;
+  using rows = row_kernel<recurrence::gla, Elem, NL, L, THREADS, RJ, TC>;
   const double dot_ms = median_ms([&] { return rows::run_token_dot(a); });
   const double ms = median_ms([&] { return rows::run(a); });
   const cudaFuncAttributes ra = attributes<rows>();
@@ -172,8 +172,8 @@ void run_rows(const char* dtype, const problem& p, const scan_args& a, const ref
 
 template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 void run(const char* dtype, const problem& p, const scan_args& a, const references& ref) {
-  using fwd = column_kernel<Elem, NL, L, THREADS, CJ, TC, false>;
-  using dv = column_kernel<Elem, NL, L, THREADS, CJ, TC, true>;
+  using fwd = column_kernel<recurrence::gla, Elem, NL, L, THREADS, CJ, TC, false>;
+  using dv = column_kernel<recurrence::gla, Elem, NL, L, THREADS, CJ, TC, true>;
   const double fwd_ms = median_ms([&] { return fwd::run(a); });
   const double dv_ms = median_ms([&] { return dv::run(a); });
   const cudaFuncAttributes fa = attributes<fwd>(), da = attributes<dv>();
@@ -188,7 +188,7 @@ void run(const char* dtype, const problem& p, const scan_args& a, const referenc
 // The fp32 forward with an fp64 state (the precise fp32 mode): time and o's error.
 template <int NL, int L, int CJ, int TC, int THREADS>
 void run_fp32_state64(const problem& p, const scan_args& a, const references& ref) {
-  using fwd = column_kernel<float, NL, L, THREADS, CJ, TC, false, double>;
+  using fwd = column_kernel<recurrence::gla, float, NL, L, THREADS, CJ, TC, false, double>;
   const double ms = median_ms([&] { return fwd::run(a); });
   const cudaFuncAttributes fa = attributes<fwd>();
   std::printf(
@@ -202,9 +202,9 @@ void run_fp32_state64(const problem& p, const scan_args& a, const references& re
 template <int NL>
 references reference_for(const problem& p, const host_inputs& in) {
   const scan_args a = device_args<double>(p, in);
-  launched(column_kernel<double, NL, 16, 128, 2, 4, false>::run(a));
-  launched(column_kernel<double, NL, 16, 128, 2, 4, true>::run(a));
-  launched(row_kernel<double, NL, 16, 128, 2, 4>::run(a));
+  launched(column_kernel<recurrence::gla, double, NL, 16, 128, 2, 4, false>::run(a));
+  launched(column_kernel<recurrence::gla, double, NL, 16, 128, 2, 4, true>::run(a));
+  launched(row_kernel<recurrence::gla, double, NL, 16, 128, 2, 4>::run(a));
   check_cuda(cudaDeviceSynchronize(), "fp64 reference kernels");
   return {download<double>(a.o, p.n_v()), download<double>(a.dv, p.n_v()),
           download<double>(a.dq, p.n_k()), download<double>(a.dk, p.n_k()),

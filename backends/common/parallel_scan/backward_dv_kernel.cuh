@@ -8,6 +8,11 @@
 // later tokens) and gathers W += q̃_τᵀ do_τ walking back, so dv_τ = k̃_τ W_τ. Leaving the
 // chunk, G = e^{g_{t0}} e^{−b_{t0}} W = W. Two FMAs per state element and token, as in
 // the forward; strips out of the rescaling range go step by step.
+//
+// rwkv6 (OP): o_t reads S_{t−1}, so the adjoint reaching S_t holds only later tokens'
+// terms: dv_t = k_t G before G gathers token t's own, then G = e^{g_t} G + scale q_tᵀ do_t
+// (rescaled: dv = k̃ W, then W += q̃ᵀdo, with chunk_stage's q̃ = scale q e^{b_{t−1}}), and
+// dv_t gets the bonus c_t do_t after the reduction.
 #pragma once
 
 #include <type_traits>
@@ -16,9 +21,9 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+template <recurrence OP, typename Elem, int NL, int L, int CJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
-  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS>;
+  using stage = chunk_stage<OP, Elem, NL, L, CJ, TC, THREADS>;
   using C = typename stage::C;
   constexpr int kStride = stage::layout::kStride;
   const double_buffer<C, stage::kBufferValues> buffer;
@@ -62,20 +67,34 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
           d_o[c] = stage::cols(buf, tt)[group * CJ + c];
           dv_odd[c] = C(0);
         }
+        if constexpr (OP == recurrence::gla) {
 #pragma unroll
-        for (int e = 0; e < L; ++e)
+          for (int e = 0; e < L; ++e)
 #pragma unroll
-          for (int c = 0; c < CJ; ++c) {
-            G[e][c] += qe[e] * d_o[c];
-            (e % 2 ? dv_odd[c] : dv_part[tt * CJ + c]) += ke[e] * G[e][c];
-          }
+            for (int c = 0; c < CJ; ++c) {
+              G[e][c] += qe[e] * d_o[c];
+              (e % 2 ? dv_odd[c] : dv_part[tt * CJ + c]) += ke[e] * G[e][c];
+            }
 #pragma unroll
-        for (int c = 0; c < CJ; ++c) dv_part[tt * CJ + c] += dv_odd[c];
-        if constexpr (STEP) stage::scale_strip(G, stage::vec(buf, stage::kA, tt), lane);
+          for (int c = 0; c < CJ; ++c) dv_part[tt * CJ + c] += dv_odd[c];
+          if constexpr (STEP) stage::scale_strip(G, stage::vec(buf, stage::kA, tt), lane);
+        } else {
+#pragma unroll
+          for (int e = 0; e < L; ++e)
+#pragma unroll
+            for (int c = 0; c < CJ; ++c) (e % 2 ? dv_odd[c] : dv_part[tt * CJ + c]) += ke[e] * G[e][c];
+#pragma unroll
+          for (int c = 0; c < CJ; ++c) dv_part[tt * CJ + c] += dv_odd[c];
+          if constexpr (STEP) stage::scale_strip(G, stage::vec(buf, stage::kA, tt), lane);
+#pragma unroll
+          for (int e = 0; e < L; ++e)
+#pragma unroll
+            for (int c = 0; c < CJ; ++c) G[e][c] += qe[e] * d_o[c];
+        }
       }
     };
     walk_chunk(stage::stepwise(buf, lane), walk);
-    stage::store_chunk(dv_out, dv_part, a, b, h, chunk, j0, lane);
+    stage::store_chunk(dv_out, dv_part, a, b, h, chunk, j0, lane, buf, group);
   });
 
   if (a.dh0) stage::store_state(static_cast<Elem*>(a.dh0), G, a, state0, lane, j0);

@@ -23,6 +23,22 @@
 // Every summand carries its decay factor, so dg keeps its relative precision. The
 // forward walk stores the hist part per (t, row) in the workspace; the reverse walk
 // adds the fut part and keeps the running suffix sum.
+//
+// rwkv6 (OP). o_r reads S_{r−1} plus the bonus u⊙k_r v_r, so a pair (s, r) with s < r
+// (s = −1: h0; r = T: dht) is decayed by g_t exactly when s < t < r, and
+//   dw_t = Σ_{r>t} A'_r − Σ_{s≥t} B'_s,   A'_r = scale q_r⊙hist'_r,  B'_s = k_s⊙fut'_s,
+//   hist'_r = e^{g_{r−1}} S_{r−2} do_r,   fut'_s = e^{g_{s+1}} G'_{s+1} v_s,
+// where G'_s is the adjoint reaching S_s from later tokens: the undecayed pair (r−1, r),
+// which would cancel between the two sums, is left out of both. So each walk adds a
+// token's own term one token late — the forward walk's token τ adds k_{τ−1}ᵀv_{τ−1} after
+// taking U · do_τ, the reverse walk's adds scale q_{τ+1}ᵀdo_{τ+1} after taking W · v_τ
+// (row_stage stages the neighbours) — and the left-out pair joins dq and dk alone:
+//   dq_τ = scale (hist'_τ + k_{τ−1} (v_{τ−1}·do_τ) + u⊙k_τ (v_τ·do_τ))
+//   dk_τ = fut'_τ + scale q_{τ+1} (v_τ·do_{τ+1}) + scale u⊙q_τ (v_τ·do_τ)
+// A'_τ goes to the workspace at τ − 1, dht's term e^{g_{T−1}} rowsum(dht ⊙ S_{T−2}) at
+// T − 1 (where B'_{T−1}, dht's own pair, is left out), so dw_t is the same suffix sum
+// of per-token terms as gla's dg. du_i = Σ scale q_τ[i] k_τ[i] (v_τ·do_τ) is summed per
+// sequence in the reverse walk, in token order, then over the batch by du_kernel.
 #pragma once
 
 #include <type_traits>
@@ -31,8 +47,9 @@
 
 namespace glabench::parallel_scan {
 
-// v·do of every token into the workspace (one warp a token), for dq and dk.
-template <typename Elem>
+// v·do of every token into the workspace (one warp a token), for dq and dk; rwkv6 also
+// v_{t−1}·do_t (0 at t = 0).
+template <recurrence OP, typename Elem>
 __global__ void __launch_bounds__(256) token_dot_kernel(scan_args a) {
   using C = compute_t<Elem>;
   const int64_t token = int64_t(blockIdx.x) * 8 + threadIdx.x / 32;  // (b·T + t)·H + h
@@ -44,6 +61,28 @@ __global__ void __launch_bounds__(256) token_dot_kernel(scan_args a) {
   for (int j = lane; j < a.V; j += 32) sum += to_compute<C>(v[j]) * to_compute<C>(d_o[j]);
   sum = group_sum<32>(sum);
   if (lane == 0) token_dots<C>(a)[token] = sum;
+  if constexpr (OP == recurrence::rwkv6) {
+    const bool first = token / a.H % a.T == 0;
+    const Elem* v_before = v - a.H * a.V;
+    C cross = C(0);
+    if (!first)
+      for (int j = lane; j < a.V; j += 32)
+        cross += to_compute<C>(v_before[j]) * to_compute<C>(d_o[j]);
+    cross = group_sum<32>(cross);
+    if (lane == 0) cross_dots<C>(a)[token] = cross;
+  }
+}
+
+// rwkv6: du[h][i] = Σ_b of the per-sequence sums, b in order (deterministic).
+template <typename Elem>
+__global__ void __launch_bounds__(256) du_kernel(scan_args a) {
+  using C = compute_t<Elem>;
+  const int64_t n = int64_t(blockIdx.x) * 256 + threadIdx.x;  // h·K + i
+  if (n >= a.H * a.K) return;
+  const C* partial = du_partials<C>(a);
+  C sum = C(0);
+  for (int64_t b = 0; b < a.B; ++b) sum += partial[b * a.H * a.K + n];
+  static_cast<Elem*>(a.du)[n] = to_storage<Elem>(sum);
 }
 
 // part[tt·RJ + r] += Σ_e x[r][e] y[e]: the in-thread share of a row's dot with a
@@ -77,12 +116,15 @@ __device__ __forceinline__ void forward_walk(const C* buf, int lane, int n0, int
     C v[L], d_o[L];
     load_strip<L>(stage::vec(buf, 0, tt) + lane * kStride, v);
     load_strip<L>(stage::vec(buf, 1, tt) + lane * kStride, d_o);
-    if (tt == save_tt) {  // once per kernel, uniform across the block
+    auto save = [&] {
+      if (tt == save_tt) {  // once per kernel, uniform across the block
 #pragma unroll
-      for (int r = 0; r < RJ; ++r)
+        for (int r = 0; r < RJ; ++r)
 #pragma unroll
-        for (int e = 0; e < L; ++e) saved_u[(r * L + e) * THREADS] = U[r][e];
-    }
+          for (int e = 0; e < L; ++e) saved_u[(r * L + e) * THREADS] = U[r][e];
+      }
+    };
+    if constexpr (!stage::kRwkv6) save();
     add_row_dots(part, tt, U, d_o);
 #pragma unroll
     for (int r = 0; r < RJ; ++r) {
@@ -96,6 +138,7 @@ __device__ __forceinline__ void forward_walk(const C* buf, int lane, int n0, int
         for (int e = 0; e < L; ++e) U[r][e] += kk * v[e];
       }
     }
+    if constexpr (stage::kRwkv6) save();  // U after token T − 2's term (the delayed update)
   }
   if constexpr (!STEP) stage::scale_by_beta(U, buf, n0);  // U → S at the chunk's end
 }
@@ -129,9 +172,10 @@ __device__ __forceinline__ void reverse_walk(const C* buf, int lane, int n0, C (
   }
 }
 
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
+template <recurrence OP, typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a) {
-  using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
+  using stage = row_stage<OP, Elem, NL, L, RJ, TC, THREADS>;
+  constexpr bool kRwkv6 = OP == recurrence::rwkv6;
   using C = typename stage::C;
   const double_buffer<C, stage::kBufferValues> buffer;
   // Past the two buffers: the groups' dg terms [group][TC][RJ] in the reverse walk; in
@@ -161,6 +205,8 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   auto last_place = [&](int64_t chunk) {
     return int(a.T - 1 - chunk * TC < TC ? a.T - 1 - chunk * TC : TC);
   };
+  // rwkv6: the bonus of the thread's row r (read where a writer needs it; L1-cached).
+  auto bonus_u = [&](int r) { return to_compute<C>(static_cast<const Elem*>(a.u)[h * a.K + i0 + r]); };
 
   // ---- forward walk: dq and the hist part of ∂L/∂b ----
   C U[RJ][L], last[RJ];  // last: rowsum(dht ⊙ U) before the last token
@@ -200,6 +246,21 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
     reduce_scatter<NL>(part, lane, [&](int m, C sum) {
       const int tt = m / RJ, r = m % RJ, at = tt * step_k + r;
       if (tt >= tokens || r >= rows_in) return;
+      if constexpr (kRwkv6) {
+        const C hist = row_scalar(buf, stage::kEB, tt, r) * sum;  // hist'_τ
+        const C vdo = stage::vdo(buf, tt), q = row_scalar(buf, stage::kQRaw, tt, r);
+        dq_chunk[at] = to_storage<Elem>(
+            scale * (hist + row_scalar(buf, stage::kKPrev, tt, r) * stage::xdo(buf, tt) +
+                     bonus_u(r) * row_scalar(buf, stage::kKRaw, tt, r) * vdo));
+        if (chunk * TC + tt >= 1) pdb_chunk[at - step_k] = scale * q * hist;  // A'_τ at τ − 1
+        if (tt == last_tt) {  // dht's term at T − 1: e^{b_{T−1}} rowsum(dht ⊙ U_{T−2})
+          const C factor = stage::stepwise(buf, n0) ? C(1)
+                                                    : row_scalar(buf, stage::kEB, tt, r) *
+                                                          row_scalar(buf, stage::kA, tt, r);
+          pdb_chunk[at] = dht ? factor * last[r] : C(0);
+        }
+        return;
+      }
       const C eb = row_scalar(buf, stage::kEB, tt, r), hist = eb * sum;
       dq_chunk[at] = to_storage<Elem>(
           scale * (hist + row_scalar(buf, stage::kKRaw, tt, r) * stage::vdo(buf, tt)));
@@ -210,7 +271,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
 
   // ---- reverse walk: dk, and dg as the suffix sum of ∂L/∂b ----
   // Row r's running suffix sum lives in lane r of its group.
-  C W[RJ][L], dg_suffix = C(0);
+  C W[RJ][L], dg_suffix = C(0), du_sum = C(0);  // du_sum: rwkv6, row `lane`'s du
   stage::load_state(dht, W, a, state0, lane, i0);
   C* my_scratch = scratch + group * TC * RJ;
   auto load_reverse = [&](typename stage::prefetch& p, int64_t n) {  // step n: chunk chunks − 1 − n
@@ -235,7 +296,16 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
     reduce_scatter<NL>(part, lane, [&](int m, C sum) {
       const int tt = m / RJ, r = m % RJ;
       C term = C(0);
-      if (tt < tokens && r < rows_in) {
+      if constexpr (kRwkv6) {
+        if (tt < tokens && r < rows_in) {
+          const C fut = row_scalar(buf, stage::kEBI, tt, r) * sum;  // fut'_τ
+          dk_chunk[tt * step_k + r] = to_storage<Elem>(
+              fut + scale * (row_scalar(buf, stage::kQNext, tt, r) * stage::xdo(buf, tt) +
+                             bonus_u(r) * row_scalar(buf, stage::kQRaw, tt, r) * stage::vdo(buf, tt)));
+          term = row_scalar(buf, stage::kPdb, tt, r) -
+                 (tt != last_tt ? row_scalar(buf, stage::kKRaw, tt, r) * fut : C(0));
+        }
+      } else if (tt < tokens && r < rows_in) {
         const C fut = row_scalar(buf, stage::kEBI, tt, r) * sum;
         dk_chunk[tt * step_k + r] = to_storage<Elem>(
             scale * row_scalar(buf, stage::kQRaw, tt, r) * stage::vdo(buf, tt) + fut);
@@ -252,9 +322,14 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
         if (tt >= tokens) continue;
         dg_suffix += my_scratch[tt * RJ + lane];
         dg_chunk[tt * step_k] = to_storage<Elem>(dg_suffix);
+        if constexpr (kRwkv6)
+          du_sum += scale * row_scalar(buf, stage::kQRaw, tt, lane) *
+                    row_scalar(buf, stage::kKRaw, tt, lane) * stage::vdo(buf, tt);
       }
     }
   });
+  if constexpr (kRwkv6)
+    if (lane < rows_in) du_partials<C>(a)[(b * a.H + h) * a.K + i0 + lane] = du_sum;
 }
 
 }  // namespace glabench::parallel_scan

@@ -5,6 +5,10 @@
 // S = β ⊙ U), or step by step for a strip whose chunk decay is out of the rescaling
 // range. The Σ_i is L FMAs in the thread plus a shuffle reduction over its NL lanes,
 // done once per chunk for all its tokens.
+//
+// rwkv6 (OP): o_t reads the state before its token, so each token takes o = q̃ U before
+// U += k̃ᵀv (step by step: o = q S, then S = e^{g} S + kᵀv), and its bonus c_t v_t joins
+// o after the reduction (chunk_stage::store_chunk).
 #pragma once
 
 #include <type_traits>
@@ -13,9 +17,10 @@
 
 namespace glabench::parallel_scan {
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, typename C_ = compute_t<Elem>>
+template <recurrence OP, typename Elem, int NL, int L, int CJ, int TC, int THREADS,
+          typename C_ = compute_t<Elem>>
 __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
-  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS, C_>;
+  using stage = chunk_stage<OP, Elem, NL, L, CJ, TC, THREADS, C_>;
   using C = typename stage::C;
   constexpr int kStride = stage::layout::kStride;
   const double_buffer<C, stage::kBufferValues> buffer;
@@ -68,16 +73,20 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
           v[c] = stage::cols(buf, tt)[group * CJ + c];
           o_odd[c] = C(0);
         }
-        if constexpr (STEP) stage::scale_strip(S, stage::vec(buf, stage::kA, tt), lane);
+        auto update = [&] {
+          if constexpr (STEP) stage::scale_strip(S, stage::vec(buf, stage::kA, tt), lane);
 #pragma unroll
-        for (int e = 0; e < L; ++e)
+          for (int e = 0; e < L; ++e)
 #pragma unroll
-          for (int c = 0; c < CJ; ++c) S[e][c] += ke[e] * v[c];
+            for (int c = 0; c < CJ; ++c) S[e][c] += ke[e] * v[c];
+        };
+        if constexpr (OP == recurrence::gla) update();
 #pragma unroll
         for (int e = 0; e < L; ++e)
 #pragma unroll
           for (int c = 0; c < CJ; ++c)
             (kChains == 2 && e % 2 ? o_odd[c] : o_part[tt * CJ + c]) += qe[e] * S[e][c];
+        if constexpr (OP == recurrence::rwkv6) update();
         if constexpr (kChains == 2)
 #pragma unroll
           for (int c = 0; c < CJ; ++c) o_part[tt * CJ + c] += o_odd[c];
@@ -85,7 +94,7 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
       if constexpr (!STEP) stage::scale_strip(S, stage::beta(buf), lane);  // U → S
     };
     walk_chunk(stage::stepwise(buf, lane), walk);
-    stage::store_chunk(out, o_part, a, b, h, chunk, j0, lane);
+    stage::store_chunk(out, o_part, a, b, h, chunk, j0, lane, buf, group);
   });
 
   stage::store_state(static_cast<Elem*>(a.ht), S, a, state0, lane, j0);

@@ -12,6 +12,12 @@
 // s ≤ τ, a true decay ≤ 1, so nothing cancels; the factors add their own rounding
 // (kMaxRescale below).
 //
+// rwkv6 reads the state before its token, o_τ = q_τ S_{τ−1} + bonus, so its q̃ carries
+// the exclusive sum: q̃ = scale · q e^{b_{τ−1}} (b_{t0−1} = 0), and k̃_s q̃_τ is a decay
+// ≤ 1 for s < τ. Its bonus, c_τ v_τ with c_τ = scale Σ_i q_τ[i] u[i] k_τ[i], is one
+// scalar per token: the stagers leave each warp's share of c_τ in the buffer, and the
+// writer of o_τ[j] (or dv_τ[j]) adds c_τ x_τ[j] after the reduction over the lanes.
+//
 // The factors must stay in range: e^{−b} overflows once a row's decay over the chunk
 // passes the exponent range (g = −30 per token, say). A strip of L rows whose chunk
 // decay exceeds kMaxRescale falls back to the step-by-step form for that chunk: its
@@ -46,7 +52,8 @@ inline constexpr double kMaxRescale<double> = 64.0;
 
 // C is the compute type: compute_t<Elem>, or double for fp32 storage with an fp64 state
 // (the forward's precise fp32 mode, launch.cu), whose factors come from exp_pair.
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS, typename C_ = compute_t<Elem>>
+template <recurrence OP, typename Elem, int NL, int L, int CJ, int TC, int THREADS,
+          typename C_ = compute_t<Elem>>
 struct chunk_stage {
   using C = C_;
   static constexpr bool kWiderState = !std::is_same_v<C, compute_t<Elem>>;
@@ -54,13 +61,17 @@ struct chunk_stage {
   static constexpr int kGroups = THREADS / NL;   // column groups per block
   static constexpr int kColumns = kGroups * CJ;  // value columns per block
 
-  // One buffer: [3][TC] strip-layout vectors (a, k', q'), β, [TC][kColumns] x, and one
-  // flag per strip (1: step-by-step).
+  // One buffer: [3][TC] strip-layout vectors (a, k', q'), β, [TC][kColumns] x, one flag
+  // per strip (1: step-by-step), and for rwkv6 [kBonusSlots][TC] warps' shares of c_τ.
   enum { kA = 0, kK = 1, kQ = 2 };
+  static constexpr bool kBonus = OP == recurrence::rwkv6;
   static constexpr int kBeta = 3 * TC * layout::kRow;
   static constexpr int kCols = kBeta + layout::kRow;
   static constexpr int kFlags = kCols + TC * kColumns;
-  static constexpr int kBufferValues = kFlags + NL + (4 - NL % 4) % 4;
+  static constexpr int kBonusBase = kFlags + NL + (4 - NL % 4) % 4;
+  static constexpr int kBonusSlots =
+      kBonus ? (layout::kPadded < THREADS ? layout::kPadded : THREADS) / 32 : 0;
+  static constexpr int kBufferValues = kBonusBase + (kBonusSlots * TC + 3) / 4 * 4;
 
   // Key rows: thread n stages rows n, n + THREADS, … of every token of the chunk.
   static_assert(layout::kPadded % 32 == 0, "whole warps stage key rows");
@@ -118,6 +129,7 @@ struct chunk_stage {
     int64_t key[kRowsPerThread], col, T;
     int step_k, step_v;
     bool key_in[kRowsPerThread], col_in;
+    C u[kRowsPerThread];  // rwkv6: the bonus of the thread's key rows (0 past K)
   };
   __device__ static cursor make_cursor(const scan_args& a, int64_t b, int64_t h, int64_t col0) {
     cursor c;
@@ -126,6 +138,9 @@ struct chunk_stage {
       const int64_t i = key_row(n);
       c.key_in[n] = i < a.K;
       c.key[n] = (b * a.T * a.H + h) * a.K + (c.key_in[n] ? i : a.K - 1);
+      if constexpr (kBonus)
+        c.u[n] = c.key_in[n] && stages(n) ? to_compute<C>(static_cast<const Elem*>(a.u)[h * a.K + i])
+                                          : C(0);
     }
     const int64_t j = col0 + col_index();
     c.col_in = j < a.V;
@@ -182,6 +197,9 @@ struct chunk_stage {
   // they leave the state alone and add nothing. Branch-free: a strip's factors e^{∓b}
   // become 1 when it goes step by step.
   __device__ static void commit(const prefetch& r, C* buf, C q_scale, const cursor& c) {
+    C bonus[kPartTokens];  // rwkv6: this thread's share of c_τ for its tokens
+#pragma unroll
+    for (int u = 0; u < kPartTokens; ++u) bonus[u] = C(0);
 #pragma unroll
     for (int n = 0; n < kRowsPerThread; ++n) {
       const int i = key_row(n);
@@ -197,9 +215,12 @@ struct chunk_stage {
         else
           return c.key_in[n] && tt < r.rows ? to_compute<C>(x[n][index]) : C(0);
       };
-      C bs[TC], b = C(0);  // b_τ of this row
+      C bs[TC], bx[TC], b = C(0);  // b_τ of this row, and (rwkv6) b_{τ−1}
 #pragma unroll
-      for (int tt = 0; tt < TC; ++tt) bs[tt] = b += value(r.g, tt, tt);
+      for (int tt = 0; tt < TC; ++tt) {
+        bx[tt] = b;
+        bs[tt] = b += value(r.g, tt, tt);
+      }
       // Step by step if any row of the strip decays past the rescaling range (or is NaN).
       const unsigned out_of_range = __ballot_sync(0xffffffffu, !(b >= -kMaxRescale<C>));
       const int strip_shift = int(threadIdx.x) % 32 / L * L;
@@ -214,9 +235,13 @@ struct chunk_stage {
         const int tt = first + u;
         const C k = value(r.k, u, tt), q = q_scale * value(r.q, u, tt),
                 bt = step ? C(0) : own(bs, u);
+        // The b of q̃: b_τ, or for rwkv6 b_{τ−1}.
+        const C bq = kBonus ? (step ? C(0) : own(bx, u)) : bt;
+        if constexpr (kBonus) bonus[u] += q * c.u[n] * k;
         if constexpr (kWiderState) {
           C up, down, a, unused;
           exp_pair(bt, up, down);
+          if constexpr (kBonus) exp_pair(bq, up, unused);
           if (step) {
             C gs[TC];
 #pragma unroll
@@ -229,7 +254,7 @@ struct chunk_stage {
         } else {
           if (step) buf[(kA * TC + tt) * layout::kRow + slot] = exp_of(value(r.g, tt, tt));
           buf[(kK * TC + tt) * layout::kRow + slot] = k * exp_of(-bt);
-          buf[(kQ * TC + tt) * layout::kRow + slot] = q * exp_of(bt);
+          buf[(kQ * TC + tt) * layout::kRow + slot] = q * exp_of(bq);
         }
       }
       if (first != 0) continue;  // β and the flag: part 0
@@ -241,6 +266,16 @@ struct chunk_stage {
         buf[kBeta + slot] = exp_of(step ? C(0) : b);
       }
       if (i % L == 0) buf[kFlags + i / L] = step ? C(1) : C(0);
+    }
+    if constexpr (kBonus) {
+      if (stages(0)) {  // whole warps: each leaves its rows' sum per token
+        const int slot = key_row(0) / 32, first = part() * kPartTokens;
+#pragma unroll
+        for (int u = 0; u < kPartTokens; ++u) {
+          const C sum = group_sum<32>(bonus[u]);
+          if (threadIdx.x % 32 == 0) buf[kBonusBase + slot * TC + first + u] = sum;
+        }
+      }
     }
 #pragma unroll
     for (int pass = 0; pass < kColPasses; ++pass) {
@@ -265,15 +300,26 @@ struct chunk_stage {
       for (int c = 0; c < CJ; ++c) x[e][c] *= f[e];
   }
 
+  // rwkv6: c_τ of token tt, from the warps' shares.
+  __device__ static C bonus_of(const C* buf, int tt) {
+    C sum = C(0);
+#pragma unroll
+    for (int s = 0; s < kBonusSlots; ++s) sum += buf[kBonusBase + s * TC + tt];
+    return sum;
+  }
+
   // Reduces a chunk's per-token partial sums over the lanes and stores them to a
-  // [B,T,H,V] output at the thread's first column j0 (64-bit base, 32-bit offsets).
+  // [B,T,H,V] output at the thread's first column j0 (64-bit base, 32-bit offsets);
+  // rwkv6 adds c_τ x_τ[j] (buf: the chunk's buffer; group: the thread's column group).
   __device__ static void store_chunk(Elem* out, C (&part)[TC * CJ], const scan_args& a, int64_t b,
-                                     int64_t h, int64_t chunk, int64_t j0, int lane) {
+                                     int64_t h, int64_t chunk, int64_t j0, int lane, const C* buf,
+                                     int group) {
     Elem* at = out + ((b * a.T + chunk * TC) * a.H + h) * a.V + j0;
     const int rows = int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
     const int columns = int(a.V - j0), step_v = int(a.H * a.V);
     reduce_scatter<NL>(part, lane, [&](int n, C sum) {
       const int tt = n / CJ, c = n % CJ;
+      if constexpr (kBonus) sum += bonus_of(buf, tt) * cols(buf, tt)[group * CJ + c];
       if (tt < rows && c < columns) at[tt * step_v + c] = to_storage<Elem>(sum);
     });
   }

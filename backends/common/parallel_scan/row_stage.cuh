@@ -13,6 +13,18 @@
 //
 // plus β = e^{b_last} (1 step by step) and the step flag per row, and v·do per token
 // (from the workspace; token_dot_kernel). The RJ rows of a thread decide together.
+//
+// rwkv6 stages each walk's state update one token late (backward_dq_dk_dg_kernel.cuh):
+// the forward walk's token τ adds token τ−1's k v, the reverse walk's token τ adds token
+// τ+1's q do. So the staged V-vector is v_{τ−1} (forward) or do_{τ+1} (reverse), and
+//
+//   slot   rescaled row                 step-by-step row
+//   kKK    k_{τ−1} e^{−b_{τ−1}}          a_τ k_{τ−1}     (b_{t0−1} = 0)
+//   kQQ    scale q_{τ+1} e^{b_τ}         scale q_{τ+1}
+//   kEB    e^{b_{τ−1}}                   1               hist' = e^{b_{τ−1}} (U · do)
+//   kKPrev, kQNext                k_{τ−1}, q_{τ+1}     dq, dk
+//
+// and per token v_{τ−1}·do_τ (forward) or v_τ·do_{τ+1} (reverse) beside v·do.
 // Same prefetch/commit double-buffering as chunk_stage. The row scalars are the bulk
 // of the staging work, so every thread takes a share: kParts consecutive lanes stage
 // one row, kPartTokens tokens each, and b's running sum is a shuffle scan over them.
@@ -58,14 +70,16 @@ constexpr int scalar_stride(int rows, int tc, int rj, int nl, int parts, int par
   return best;
 }
 
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
+template <recurrence OP, typename Elem, int NL, int L, int RJ, int TC, int THREADS>
 struct row_stage {
   using C = compute_t<Elem>;
+  static constexpr bool kRwkv6 = OP == recurrence::rwkv6;
   using layout = strip_layout<C, NL, L>;
   static constexpr int kGroups = THREADS / NL;
   static constexpr int kRows = kGroups * RJ;  // key rows per block
 
-  enum { kA, kKK, kQQ, kEB, kEBI, kKRaw, kQRaw, kPdb, kScalars };
+  enum { kA, kKK, kQQ, kEB, kEBI, kKRaw, kQRaw, kPdb, kKPrev, kQNext };
+  static constexpr int kScalars = kRwkv6 ? kQNext + 1 : kKPrev;
 
   // V-vectors: each staged row is spread over the threads (kVecRowsPerPass tokens at
   // once when the block is wider than the row); addresses are a row pointer plus a lane
@@ -89,7 +103,8 @@ struct row_stage {
   static constexpr int kBeta = kScalarBase + (kScalars * TC * kScalarStride + 3) / 4 * 4;
   static constexpr int kFlag = kBeta + kRows;
   static constexpr int kVdo = kFlag + kRows;
-  static constexpr int kBufferValues = kVdo + TC + (4 - TC % 4) % 4;
+  static constexpr int kXdo = kVdo + TC;  // rwkv6: the neighbouring tokens' v·do
+  static constexpr int kBufferValues = kVdo + (kRwkv6 ? 2 : 1) * TC + (4 - TC % 4) % 4;
   // After the two buffers: each group's per-token dg terms of the chunk (reverse walk),
   // or each thread's rows of U before the last token (forward walk).
   static constexpr int kScratchValues =
@@ -98,9 +113,11 @@ struct row_stage {
   struct prefetch {
     Elem vec[2][kVecPasses][kVecSplits];
     Elem g[kPartTokens], k[kPartTokens], q[kPartTokens];
+    Elem next[kPartTokens];  // rwkv6: k_{τ−1} (forward) or q_{τ+1} (reverse)
     C pdb[kPartTokens];
-    C vdo;
-    int rows;  // tokens of the chunk before T
+    C vdo, xdo;
+    int rows;           // tokens of the chunk before T
+    int64_t t0, left;   // the chunk's first token; T − t0
   };
 
   __device__ static const C* vec(const C* buf, int which, int tt) {
@@ -111,6 +128,15 @@ struct row_stage {
   }
   __device__ static bool stepwise(const C* buf, int row) { return buf[kFlag + row] != C(0); }
   __device__ static C vdo(const C* buf, int tt) { return buf[kVdo + tt]; }
+  __device__ static C xdo(const C* buf, int tt) { return buf[kXdo + tt]; }
+  // rwkv6: the token each walk's staged neighbour comes from, relative to τ.
+  template <bool REVERSE>
+  static constexpr int kShift = REVERSE ? 1 : -1;
+  // Whether token τ = t0 + tt lies before T and has that neighbour.
+  template <bool REVERSE>
+  __device__ static bool has_neighbour(const prefetch& r, int tt) {
+    return REVERSE ? tt + 1 < r.left : tt < r.rows && r.t0 + tt >= 1;
+  }
 
   __device__ static int vec_row() { return threadIdx.x / layout::kPadded % kVecRowsPerPass; }
   __device__ static int key_row() { return threadIdx.x / kParts; }  // in the block
@@ -146,17 +172,29 @@ struct row_stage {
     return c;
   }
 
+  // with_pdb: the reverse walk's chunk (rwkv6: its neighbours are the next tokens).
   __device__ static void load(prefetch& r, const scan_args& a, const cursor& c, int64_t t0,
                               bool with_pdb) {
     r.rows = int(c.T - t0 < TC ? c.T - t0 : TC);
+    if constexpr (kRwkv6) {
+      r.t0 = t0;
+      r.left = c.T - t0;
+    }
+    const int shift = with_pdb ? kShift<true> : kShift<false>;
+    auto neighbour = [&](int tt) {
+      return with_pdb ? has_neighbour<true>(r, tt) : has_neighbour<false>(r, tt);
+    };
     const int64_t vec = c.vec + t0 * c.step_v;
 #pragma unroll
     for (int which = 0; which < 2; ++which) {
       const Elem* src = static_cast<const Elem*>(which == 0 ? a.v : a.d_o) + vec;
+      // rwkv6: the walk's update vector comes from the neighbouring token.
+      const bool shifted = kRwkv6 && which == (with_pdb ? 1 : 0);
 #pragma unroll
       for (int pass = 0; pass < kVecPasses; ++pass) {
         const int tt = pass * kVecRowsPerPass + vec_row(), last = r.rows - 1 - vec_row();
-        const int at = (tt < r.rows ? pass * kVecRowsPerPass : last) * c.step_v;
+        const int at = shifted ? (neighbour(tt) ? pass * kVecRowsPerPass + shift : last) * c.step_v
+                               : (tt < r.rows ? pass * kVecRowsPerPass : last) * c.step_v;
 #pragma unroll
         for (int split = 0; split < kVecSplits; ++split)
           r.vec[which][pass][split] = src[at + (c.vec_in[split] ? split * THREADS : 0)];
@@ -175,9 +213,17 @@ struct row_stage {
         r.k[u] = k[at];
         r.q[u] = q[at];
         r.pdb[u] = with_pdb ? pdb[at] : C(0);
+        if constexpr (kRwkv6)
+          r.next[u] = (with_pdb ? q : k)[neighbour(tt) ? at + shift * c.step_k : at];
       }
     }
     if (n < TC) r.vdo = token_dots<C>(a)[c.token + (t0 - (n < r.rows ? 0 : n)) * c.H];
+    // rwkv6: v_{τ−1}·do_τ (forward), v_τ·do_{τ+1} (reverse: the next token's).
+    if constexpr (kRwkv6)
+      if (n < TC) {
+        const int64_t token = c.token + (t0 - (n < r.rows ? 0 : n)) * c.H;
+        r.xdo = cross_dots<C>(a)[with_pdb && n + 1 < r.left ? token + c.H : token];
+      }
   }
 
   // Rows past K and tokens past T become a = 1 and add nothing. Each walk writes the
@@ -193,10 +239,16 @@ struct row_stage {
 #pragma unroll
         for (int split = 0; split < kVecSplits; ++split)
           buf[(which * TC + tt) * layout::kRow + layout::slot(vec_index(split))] =
-              c.vec_in[split] && tt < r.rows ? to_compute<C>(r.vec[which][pass][split]) : C(0);
+              c.vec_in[split] &&
+                      (kRwkv6 && which == (REVERSE ? 1 : 0) ? has_neighbour<REVERSE>(r, tt)
+                                                            : tt < r.rows)
+                  ? to_compute<C>(r.vec[which][pass][split])
+                  : C(0);
       }
     const int n = threadIdx.x, row = key_row(), t_first = first_token();
     if (n < TC) buf[kVdo + n] = n < r.rows ? r.vdo : C(0);
+    if constexpr (kRwkv6)
+      if (n < TC) buf[kXdo + n] = (REVERSE ? n + 1 < r.left : n < r.rows) ? r.xdo : C(0);
     if (n / 32 >= kStagingWarps) return;  // whole warps: the shuffles below need them
     auto value = [&](const Elem(&x)[kPartTokens], int u) {
       return c.key_in && t_first + u < r.rows ? to_compute<C>(x[u]) : C(0);
@@ -213,6 +265,11 @@ struct row_stage {
       if (n % kParts >= offset) before += other;
     }
     before -= b;
+    C bx[kPartTokens];  // rwkv6: b_{τ−1}
+#pragma unroll
+    for (int u = 0; u < kPartTokens; ++u) {
+      bx[u] = u == 0 ? before : bs[u - 1] + before;
+    }
 #pragma unroll
     for (int u = 0; u < kPartTokens; ++u) bs[u] += before;
     const C b_last = __shfl_sync(0xffffffffu, bs[kPartTokens - 1], kParts - 1, kParts);
@@ -234,7 +291,20 @@ struct row_stage {
       put(kA, tt, a);
       put(kKRaw, tt, k);
       put(kQRaw, tt, q);
-      if constexpr (REVERSE) {
+      if constexpr (kRwkv6) {
+        const C nb = c.key_in && has_neighbour<REVERSE>(r, tt) ? to_compute<C>(r.next[u]) : C(0);
+        if constexpr (REVERSE) {
+          put(kQQ, tt, scale * nb * exp_of(bt));
+          put(kEBI, tt, ebi);
+          put(kPdb, tt, tt < r.rows ? r.pdb[u] : C(0));
+          put(kQNext, tt, nb);
+        } else {
+          const C bp = step ? C(0) : bx[u];
+          put(kKK, tt, step ? a * nb : nb * exp_of(-bp));
+          put(kEB, tt, step ? C(1) : exp_of(bp));
+          put(kKPrev, tt, nb);
+        }
+      } else if constexpr (REVERSE) {
         put(kQQ, tt, scale * q * exp_of(bt));
         put(kEBI, tt, ebi);
         put(kPdb, tt, tt < r.rows ? r.pdb[u] : C(0));

@@ -214,7 +214,8 @@ __device__ __forceinline__ C state_value(const Elem* src, const Args& a, int64_t
   return src && i < a.K && j < a.V ? to_compute<C>(src[state0 + i * a.V + j]) : C(0);
 }
 
-// The backward's workspace: the hist part of ∂L/∂b [B,T,H,K], then v·do [B,T,H].
+// The backward's workspace (scan_args.hpp): the hist part of ∂L/∂b [B,T,H,K], then
+// v_t·do_t [B,T,H]; rwkv6 adds v_{t−1}·do_t [B,T,H] and du per sequence [B,H,K].
 template <typename C, typename Args>
 __device__ C* partial_db(const Args& a) {
   return static_cast<C*>(a.workspace);
@@ -222,6 +223,14 @@ __device__ C* partial_db(const Args& a) {
 template <typename C, typename Args>
 __device__ C* token_dots(const Args& a) {
   return static_cast<C*>(a.workspace) + a.B * a.T * a.H * a.K;
+}
+template <typename C, typename Args>
+__device__ C* cross_dots(const Args& a) {
+  return token_dots<C>(a) + a.B * a.T * a.H;
+}
+template <typename C, typename Args>
+__device__ C* du_partials(const Args& a) {
+  return cross_dots<C>(a) + a.B * a.T * a.H;
 }
 
 // Runs walk(std::true_type) for a chunk taken step by step, walk(std::false_type) for

@@ -30,15 +30,15 @@ cudaError_t launch(dim3 grid, int threads, size_t smem_bytes, const scan_args& a
 // A column-layout kernel variant (the forward, or dv with DV): its grid over V and its
 // shared memory (the two staging buffers).
 // C: the compute type (double for the forward's fp64-state fp32 mode).
-template <typename Elem, int NL, int L, int THREADS, int CJ, int TC, bool DV,
+template <recurrence OP, typename Elem, int NL, int L, int THREADS, int CJ, int TC, bool DV,
           typename C = compute_t<Elem>>
 struct column_kernel {
-  using stage = chunk_stage<Elem, NL, L, CJ, TC, THREADS, C>;
+  using stage = chunk_stage<OP, Elem, NL, L, CJ, TC, THREADS, C>;
   static constexpr auto kernel = [] {
     if constexpr (DV)
-      return backward_dv_kernel<Elem, NL, L, CJ, TC, THREADS>;
+      return backward_dv_kernel<OP, Elem, NL, L, CJ, TC, THREADS>;
     else
-      return forward_kernel<Elem, NL, L, CJ, TC, THREADS, C>;
+      return forward_kernel<OP, Elem, NL, L, CJ, TC, THREADS, C>;
   }();
   static constexpr int64_t kPerBlock = stage::kColumns;
   static constexpr size_t smem = 2 * stage::kBufferValues * sizeof(typename stage::C);
@@ -49,12 +49,13 @@ struct column_kernel {
   }
 };
 
-// A row kernel variant, run after v·do (token_dot_kernel): its grid over K and its
-// shared memory (the two staging buffers and the scratch past them).
-template <typename Elem, int NL, int L, int THREADS, int RJ, int TC>
+// A row kernel variant, run after v·do (token_dot_kernel) and, for rwkv6, followed by
+// du's sum over the batch (du_kernel): its grid over K and its shared memory (the two
+// staging buffers and the scratch past them).
+template <recurrence OP, typename Elem, int NL, int L, int THREADS, int RJ, int TC>
 struct row_kernel {
-  using stage = row_stage<Elem, NL, L, RJ, TC, THREADS>;
-  static constexpr auto kernel = backward_dq_dk_dg_kernel<Elem, NL, L, RJ, TC, THREADS>;
+  using stage = row_stage<OP, Elem, NL, L, RJ, TC, THREADS>;
+  static constexpr auto kernel = backward_dq_dk_dg_kernel<OP, Elem, NL, L, RJ, TC, THREADS>;
   static constexpr int64_t kPerBlock = stage::kRows;
   static constexpr size_t smem =
       (2 * stage::kBufferValues + stage::kScratchValues) * sizeof(typename stage::C);
@@ -62,12 +63,15 @@ struct row_kernel {
   // v·do, which the row kernel reads: 8 tokens (warps) a block.
   static cudaError_t run_token_dot(const scan_args& a) {
     const int64_t tokens = a.B * a.T * a.H;
-    return launch<token_dot_kernel<Elem>>(dim3(unsigned((tokens + 7) / 8)), 256, 0, a);
+    return launch<token_dot_kernel<OP, Elem>>(dim3(unsigned((tokens + 7) / 8)), 256, 0, a);
   }
   static cudaError_t run(const scan_args& a) {
     if (cudaError_t e = run_token_dot(a)) return e;
     const dim3 grid(unsigned((a.K + kPerBlock - 1) / kPerBlock), unsigned(a.B * a.H));
-    return launch<kernel>(grid, THREADS, smem, a);
+    if (cudaError_t e = launch<kernel>(grid, THREADS, smem, a)) return e;
+    if constexpr (OP == recurrence::rwkv6)
+      return launch<du_kernel<Elem>>(dim3(unsigned((a.H * a.K + 255) / 256)), 256, 0, a);
+    return cudaSuccess;
   }
 };
 

@@ -1,0 +1,102 @@
+// Plugin-ABI glue the backends built on these kernels share: the storage of a dtype,
+// the CUDA device check, their size limits, the kernel arguments from the ABI's, and
+// CUDA errors as ABI messages.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "glabench/backend.h"
+#include "glabench/backend_support.hpp"
+#include "scan_args.hpp"
+
+namespace glabench::parallel_scan {
+
+inline storage storage_of(DLDataType d) {
+  return d.bits == 64 ? storage::fp64 : d.code == kDLBfloat ? storage::bf16 : storage::fp32;
+}
+
+inline glabench_status cuda_device_available(glabench_message* reason) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return backend_support::fail(reason, GLABENCH_ERROR_NO_DEVICE,
+                                 e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
+                                                  : "no CUDA device");
+  }
+  return GLABENCH_OK;
+}
+
+// The sizes the kernels take: every size ≥ 1, heads up to kMaxHeadSize, B·H within the
+// grid's y dimension.
+inline glabench_status check_sizes(const glabench_problem* p, glabench_message* reason) {
+  using backend_support::fail;
+  if (p->B < 1 || p->T < 1 || p->H < 1 || p->K < 1 || p->V < 1)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B, T, H, K and V must be at least 1");
+  if (p->K > kMaxHeadSize || p->V > kMaxHeadSize)
+    return fail(
+        reason, GLABENCH_ERROR_UNSUPPORTED,
+        "head sizes up to 256 (K=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
+  if (p->B * p->H > 65535)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "B·H above 65535 does not fit the grid's y dimension");
+  return GLABENCH_OK;
+}
+
+inline glabench_status finish(cudaError_t e, const char* what, glabench_message* error) {
+  if (e == cudaSuccess) return GLABENCH_OK;
+  return backend_support::fail(
+      error, GLABENCH_ERROR_RUNTIME,
+      std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+inline scan_args base_args(const glabench_problem* p, void* workspace, void* stream) {
+  scan_args a{};
+  a.B = p->B;
+  a.T = p->T;
+  a.H = p->H;
+  a.K = p->K;
+  a.V = p->V;
+  a.scale = p->scale;
+  a.workspace = workspace;
+  a.stream = static_cast<cudaStream_t>(stream);
+  return a;
+}
+
+inline scan_args forward_args(const glabench_problem* p, const glabench_forward_args* f) {
+  using backend_support::data_of;
+  scan_args a = base_args(p, f->workspace, f->stream);
+  a.q = data_of<void>(f->q);
+  a.k = data_of<void>(f->k);
+  a.v = data_of<void>(f->v);
+  a.g = data_of<void>(f->g);
+  a.u = data_of<void>(f->u);
+  a.h0 = data_of<void>(f->h0);
+  a.o = data_of<void>(f->o);
+  a.ht = data_of<void>(f->ht);
+  return a;
+}
+
+inline scan_args backward_args(const glabench_problem* p, const glabench_backward_args* bw) {
+  using backend_support::data_of;
+  scan_args a = base_args(p, bw->workspace, bw->stream);
+  a.q = data_of<void>(bw->q);
+  a.k = data_of<void>(bw->k);
+  a.v = data_of<void>(bw->v);
+  a.g = data_of<void>(bw->g);
+  a.u = data_of<void>(bw->u);
+  a.h0 = data_of<void>(bw->h0);
+  a.d_o = data_of<void>(bw->d_o);
+  a.dht = data_of<void>(bw->dht);
+  a.dq = data_of<void>(bw->dq);
+  a.dk = data_of<void>(bw->dk);
+  a.dv = data_of<void>(bw->dv);
+  a.dg = data_of<void>(bw->dg);
+  a.du = data_of<void>(bw->du);
+  a.dh0 = data_of<void>(bw->dh0);
+  return a;
+}
+
+}  // namespace glabench::parallel_scan

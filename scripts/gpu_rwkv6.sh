@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The GPU evidence run for fused_recurrent_rwkv6_cuda, on a machine with a GPU and a
+# build made elsewhere (scripts/bundle_runtime_libs.sh carries its libraries; the
+# fla-core wheel comes in .whl/ when PEERS=1):
+#   ctest's fused_recurrent_rwkv6_cuda tests (verify per fixture, dtype and kernel
+#   choice, both modes, compute-sanitizer), verify of both modes at the accuracy shape
+#   B2 T1024 H4 D128 with JSON, `glabench bench` of both modes at the seed's shape,
+#   B4 T2048 H16 D128 and B2 T16384 H16 D128 (fp32 and bf16, fwd and fwdbwd), and with
+#   PEERS=1 fla's fused_recurrent_rwkv6 and chunk_rwkv6 at the same shapes
+#   (scripts/peers/fla_peers.py) in the same call.
+# usage: scripts/gpu_rwkv6.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+build=$(cd "$1" && pwd) out=$2
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+gb=$build/glabench backend=fused_recurrent_rwkv6_cuda
+shapes=(--shape 4,1024,4,100,100 --shape 4,2048,16,128,128 --shape 2,16384,16,128,128)
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+t0=$SECONDS
+ctest --test-dir "$build" -L $backend -j4 --output-on-failure > "$out/ctest_rwkv6.log" 2>&1
+echo "ctest -L $backend: exit $? in $((SECONDS - t0)) s; $(grep 'tests passed' "$out/ctest_rwkv6.log")"
+grep -E "^ *[0-9]+/[0-9]+ Test .*(Failed|Timeout|Exception)" "$out/ctest_rwkv6.log" | head -20
+"$gb" fixtures make --preset bench --only rwkv6_b2_t1024_h4_d128 --out /tmp/glabench-bench >/dev/null
+for mode in fast seed; do
+  FUSED_RECURRENT_RWKV6_CUDA_MODE=$mode "$gb" verify --backend $backend \
+    --fixture /tmp/glabench-bench/rwkv6_b2_t1024_h4_d128.h5 --json "$out/verify_accuracy_$mode.json" \
+    > "$out/verify_accuracy_$mode.txt" 2>&1
+  echo "verify $mode at B2 T1024 H4 D128: exit $?"
+  FUSED_RECURRENT_RWKV6_CUDA_FP32_STATE=64 FUSED_RECURRENT_RWKV6_CUDA_MODE=$mode "$gb" verify \
+    --backend $backend --dtype fp32 --fixture /tmp/glabench-bench/rwkv6_b2_t1024_h4_d128.h5 \
+    --json "$out/verify_accuracy_${mode}_precise_fp32.json" > /dev/null 2>&1
+done
+for mode in fast seed; do
+  t0=$SECONDS
+  FUSED_RECURRENT_RWKV6_CUDA_MODE=$mode "$gb" bench --backend $backend "${shapes[@]}" \
+    --dtype fp32 --dtype bf16 --json "$out/bench_$mode.json" > "$out/bench_$mode.log" 2>&1
+  echo "bench $mode: exit $? in $((SECONDS - t0)) s"
+done
+if [[ ${PEERS:-0} == 1 ]]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+  t0=$SECONDS
+  PYTHONUNBUFFERED=1 python3 scripts/peers/fla_peers.py --kernels fla.fused_recurrent_rwkv6,fla.chunk_rwkv6 \
+    --shapes 4,1024,4,100,100 4,2048,16,128,128 2,16384,16,128,128 --out "$out/peers_fla.json" \
+    > "$out/peers_fla.log" 2>&1
+  echo "fla peers: exit $? in $((SECONDS - t0)) s"; tail -3 "$out/peers_fla.log"
+fi

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""A markdown table of our backends' medians beside the peers' from results files of one
+device call: per (op, dtype, mode, shape), each backend's median in ms and its ratio to
+each peer (ours / peer: below 1 is faster than the peer).
+
+usage: peer_table.py RESULTS.json... [--label FILE=NAME ...]
+  Rows with "peer": true are peers; the others are ours. --label names the rows of one
+  file (e.g. bench_seed.json=seed mode) when two files hold the same backend.
+"""
+import argparse
+import json
+import os
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--label", action="append", default=[])
+    args = ap.parse_args()
+    labels = dict(l.split("=", 1) for l in args.label)
+    ours, peers = {}, {}
+    for path in args.files:
+        label = labels.get(os.path.basename(path))
+        for r in json.load(open(path))["benchmarks"]:
+            if r.get("status") != "ok":
+                continue
+            key = (r["op"], r["dtype"], r["mode"], (r["B"], r["T"], r["H"], r["K"], r["V"]))
+            name = r["backend"] + (f" ({label})" if label else "")
+            (peers if r.get("peer") else ours).setdefault(key, {})[name] = r["median_ms"]
+    peer_names = sorted({n for v in peers.values() for n in v})
+    print("| op | dtype | mode | B T H K V | backend | ms | " +
+          " | ".join(f"÷ {p}" for p in peer_names) + " |")
+    print("|" + "---|" * (6 + len(peer_names)))
+    for key in sorted(ours):
+        op, dtype, mode, shape = key
+        for name, ms in sorted(ours[key].items()):
+            cells = []
+            for p in peer_names:
+                pm = peers.get(key, {}).get(p)
+                cells.append(f"{ms / pm:.3f} ({pm:.4g})" if pm else "–")
+            print(f"| {op} | {dtype} | {mode} | {' '.join(map(str, shape))} | {name} | "
+                  f"{ms:.4g} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
