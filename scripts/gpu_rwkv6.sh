@@ -7,8 +7,10 @@
 #   B2 T1024 H4 D128 with JSON, `glabench bench` of both modes at the seed's shape,
 #   B4 T2048 H16 D128 and B2 T16384 H16 D128 (fp32 and bf16, fwd and fwdbwd), and with
 #   PEERS=1 fla's fused_recurrent_rwkv6 and chunk_rwkv6 at the same shapes
-#   (scripts/peers/fla_peers.py) in the same call.
-# usage: scripts/gpu_rwkv6.sh BUILD_DIR OUT_DIR
+#   (scripts/peers/fla_peers.py) in the same call; with SWEEP=1 first, bf16 at the seed's
+#   shape and B4 T2048 H16 D128 with each kernel choice forced (the knobs of
+#   backends/common/parallel_scan/knobs.hpp).
+# usage: [CTEST=0] [PEERS=1] [SWEEP=1] scripts/gpu_rwkv6.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 build=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
@@ -16,10 +18,12 @@ export LD_LIBRARY_PATH=$build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 gb=$build/glabench backend=fused_recurrent_rwkv6_cuda
 shapes=(--shape 4,1024,4,100,100 --shape 4,2048,16,128,128 --shape 2,16384,16,128,128)
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
-t0=$SECONDS
-ctest --test-dir "$build" -L $backend -j4 --output-on-failure > "$out/ctest_rwkv6.log" 2>&1
-echo "ctest -L $backend: exit $? in $((SECONDS - t0)) s; $(grep 'tests passed' "$out/ctest_rwkv6.log")"
-grep -E "^ *[0-9]+/[0-9]+ Test .*(Failed|Timeout|Exception)" "$out/ctest_rwkv6.log" | head -20
+if [[ ${CTEST:-1} == 1 ]]; then
+  t0=$SECONDS
+  ctest --test-dir "$build" -L $backend -j4 --output-on-failure > "$out/ctest_rwkv6.log" 2>&1
+  echo "ctest -L $backend: exit $? in $((SECONDS - t0)) s; $(grep 'tests passed' "$out/ctest_rwkv6.log")"
+  grep -E "^ *[0-9]+/[0-9]+ Test .*(Failed|Timeout|Exception)" "$out/ctest_rwkv6.log" | head -20
+fi
 "$gb" fixtures make --preset bench --only rwkv6_b2_t1024_h4_d128 --out /tmp/glabench-bench >/dev/null
 for mode in fast seed; do
   FUSED_RECURRENT_RWKV6_CUDA_MODE=$mode "$gb" verify --backend $backend \
@@ -30,6 +34,17 @@ for mode in fast seed; do
     --backend $backend --dtype fp32 --fixture /tmp/glabench-bench/rwkv6_b2_t1024_h4_d128.h5 \
     --json "$out/verify_accuracy_${mode}_precise_fp32.json" > /dev/null 2>&1
 done
+if [[ ${SWEEP:-0} == 1 ]]; then
+  mkdir -p "$out/sweep"
+  for knobs in default STRIP=16 STRIP=16,WIDTH=2 STRIP=16,WIDTH=4 STRIP=8,WIDTH=2 STRIP=8,WIDTH=4 \
+               ROW_CHUNK=16 STRIP=16,ROW_CHUNK=16; do
+    env=()
+    [[ $knobs != default ]] && for k in ${knobs//,/ }; do env+=("FUSED_RECURRENT_RWKV6_CUDA_$k"); done
+    env "${env[@]}" "$gb" bench --backend $backend --shape 4,1024,4,100,100 --shape 4,2048,16,128,128 \
+      --dtype bf16 --json "$out/sweep/$knobs.json" > "$out/sweep/$knobs.log" 2>&1
+    echo "sweep $knobs: exit $?"
+  done
+fi
 for mode in fast seed; do
   t0=$SECONDS
   FUSED_RECURRENT_RWKV6_CUDA_MODE=$mode "$gb" bench --backend $backend "${shapes[@]}" \
@@ -41,7 +56,8 @@ if [[ ${PEERS:-0} == 1 ]]; then
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
   t0=$SECONDS
   PYTHONUNBUFFERED=1 python3 scripts/peers/fla_peers.py --kernels fla.fused_recurrent_rwkv6,fla.chunk_rwkv6 \
-    --shapes 4,1024,4,100,100 4,2048,16,128,128 2,16384,16,128,128 --out "$out/peers_fla.json" \
+    --shapes 4,1024,4,100,100 4,2048,16,128,128 2,16384,16,128,128 --dtypes "${PEER_DTYPES:-bf16,fp32}" \
+    --verify-tokens 256 --out "$out/peers_fla.json" \
     > "$out/peers_fla.log" 2>&1
   echo "fla peers: exit $? in $((SECONDS - t0)) s"; tail -3 "$out/peers_fla.log"
 fi

@@ -61,13 +61,18 @@ int forced_strip() {
   return strip;
 }
 
-// <BACKEND>_FP32_STATE = 64: precise fp32. The fp32 forward keeps its state and o's sums
-// in fp64 (chunk_stage's factors from exp_pair), so that o and ht carry little more
-// than their own rounding to fp32, at the fp64 pipe's lower rate. Not a test knob but a
-// mode: results files record it. The backward keeps its fp32 state.
+// <BACKEND>_FP32_STATE = 64 or 32: precise or fast fp32. Precise, the fp32 forward keeps
+// its state and o's sums in fp64 (chunk_stage's factors from exp_pair), so that o and ht
+// carry little more than their own rounding to fp32, at the fp64 pipe's lower rate. Not
+// a test knob but a mode: results files record it. The backward keeps its fp32 state.
+// Unset: fast for gla (its speed target is fp32's), precise for rwkv6 (its fp32 target
+// is o within 1e-7 of fp64).
 template <recurrence OP>
 bool fp32_state64() {
-  static const bool on = knob<OP>("FP32_STATE", {64}) == 64;
+  static const bool on = [] {
+    const int state = knob<OP>("FP32_STATE", {32, 64});
+    return state ? state == 64 : OP == recurrence::rwkv6;
+  }();
   return on;
 }
 
