@@ -106,7 +106,8 @@ cudaError_t with_width(int width, Fn&& fn) {
 
 // The wide geometry's width — 4 (W4) or 2 (W2) — for a grid over `owned` columns (rows)
 // of `heads` heads, or 0 to keep the narrow geometry. 4 where its grid has ≥ 0.9 blocks
-// an SM, 2 where it has ≥ half an SM's worth; either only where the grid is one wave:
+// an SM, 2 where it has ≥ half an SM's worth (rwkv6: 0.45, tiles.cuh); either only where
+// the grid is one wave:
 // an SM holds one wide block, and with a second wave the narrow geometry is faster.
 // PARALLEL_SCAN_CUDA_STRIP (knobs.hpp) forces either geometry.
 template <recurrence OP, typename W4, typename W2>
@@ -121,7 +122,9 @@ int wide_width(int64_t owned, int64_t heads, int lanes) {
   if (lanes != 16 || forced_width<OP>() || sms == 0) return 0;
   const int64_t blocks4 = blocks(W4::kPerBlock), blocks2 = blocks(W2::kPerBlock);
   if (blocks4 >= 0.9 * double(sms) && blocks4 <= sms * W4::blocks_per_sm()) return 4;
-  if (blocks2 >= 0.5 * double(sms) && blocks2 <= sms * W2::blocks_per_sm()) return 2;
+  if (blocks2 >= wide_tiles::min_blocks_width2(OP) * double(sms) &&
+      blocks2 <= sms * W2::blocks_per_sm())
+    return 2;
   return 0;
 }
 

@@ -19,6 +19,8 @@
 
 #include <type_traits>
 
+#include "scan_args.hpp"
+
 namespace glabench::parallel_scan {
 
 // The narrow geometry, for bf16; fp32 and fp64 differ as specialised below.
@@ -78,6 +80,14 @@ struct wide_tiles {
   static constexpr int tc_forward(int width) { return width == 4 ? 8 : 16; }
   static constexpr int tc_dv(int) { return 16; }
   static constexpr int tc_rows(int width) { return width == 4 ? 8 : 16; }
+  // Blocks an SM the width-2 grid needs (launch.cuh: wide_width): half an SM's worth for
+  // gla; 0.45 for rwkv6, whose seed shape B4 T1024 H4 D100 makes 64 blocks on the H200's
+  // 132 SMs: there, bf16, wide width 2 took 0.177 ms forward and 0.783 ms
+  // forward+backward against the narrow kernels' 0.190 and 0.818 (H200, 2026-11-23,
+  // reports/2026-11-23-h200-fused_recurrent_rwkv6_cuda/sweep).
+  static constexpr double min_blocks_width2(recurrence op) {
+    return op == recurrence::rwkv6 ? 0.45 : 0.5;
+  }
 };
 
 // Whether the launch has the wide geometry for Elem: not for fp64, which is not a speed
