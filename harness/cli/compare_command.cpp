@@ -34,9 +34,9 @@ int run_compare(const compare_args& args) {
   } catch (...) {
     next_error = std::current_exception();
   }
-  const bench_results base = base_read.get();
+  bench_results base = base_read.get();
   if (next_error) std::rethrow_exception(next_error);
-  const bench_results& next = *next_read;
+  bench_results& next = *next_read;
   if (!args.ignore_device && results_device(base) != results_device(next))
     throw std::invalid_argument(fmt::format(
         "{}: context.device '{}' differs from {}: context.device '{}'; times from different "
@@ -52,14 +52,15 @@ int run_compare(const compare_args& args) {
       throw std::invalid_argument(fmt::format("--backend '{}': no row of {} or {} has this backend",
                                               name, args.base, args.next));
   }
-  const comparison c = compare_results(base, next, args.opts);
+  // (the rows are moved into the comparison: base and next are not used after this)
+  const comparison c = compare_results(std::move(base), std::move(next), args.opts);
   std::optional<gate_verdict> gate;
   if (args.fail_pct) gate = judge_gate(c, {*args.fail_pct, args.allow_missing});
-  // The JSON is built and written on a second thread while the markdown prints.
+  // The JSON is made and written on a second thread while the markdown prints.
   std::future<void> json_written;
   if (!args.json_out.empty())
     json_written = std::async(std::launch::async, [&] {
-      write_json_file(args.json_out, comparison_printer::to_json(c, gate));
+      write_text_file(args.json_out, comparison_printer::json_text(c, gate));
     });
   comparison_printer::print_markdown(std::cout, c, gate);
   if (json_written.valid()) json_written.get();

@@ -1,26 +1,76 @@
-// libFuzzer target for the results-JSON reader (bench_results_from_json). The input is
-// parsed as JSON without exceptions; a document that parses is given to the reader,
-// whose answer to a malformed one is results_error, and what it reads is written back
-// out with to_json. Crashes and sanitizer reports are findings (and, with
-// GLABENCH_FUZZ_STRICT=1, any other exception: see fuzz_strict.hpp).
+// libFuzzer target for the results-JSON readers. The input is
+//   - read by json_reader.hpp's reader (which read_bench_results uses) and by nlohmann's
+//     parser: both must accept it or both refuse it, and read the same values;
+//   - when it parses, read by bench_results_from_json (a parsed document) and by
+//     bench_results_from_text (read_bench_results' streaming pass): both must read the
+//     same results or refuse it with the same results_error, and what they read is
+//     written back out with to_json.
+// A disagreement aborts. Crashes and sanitizer reports are findings too (and, with
+// GLABENCH_FUZZ_STRICT=1, any exception other than the readers' own: see fuzz_strict.hpp).
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "bench_results.hpp"
 #include "fuzz_strict.hpp"
+#include "json_reader.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const nlohmann::json j = nlohmann::json::parse(data, data + size, nullptr, false);
-  if (j.is_discarded()) return 0;
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void disagree(const char* what, const std::string& a, const std::string& b) {
+  std::fprintf(stderr, "bench_results_fuzzer: %s disagree:\n  %.2000s\n  %.2000s\n", what,
+               a.c_str(), b.c_str());
+  std::abort();
+}
+
+std::string dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// What read_bench_results' reader makes of the text, as nlohmann's parser would say it.
+std::string read_by_json_reader(const std::string& text) {
+  json out;
+  nlohmann::detail::json_sax_dom_parser<json> dom(out, true);
   try {
-    const glabench::bench_results r = glabench::bench_results_from_json(j, "fuzz-input.json");
-    (void)glabench::to_json(r).dump();
-  } catch (const glabench::results_error&) {
-    // the reader's answer to a malformed file
+    glabench::json_sax_read(text, dom);
+  } catch (const glabench::json_syntax_error&) {
+    return "(refused)";
+  }
+  return dump(out);
+}
+
+template <typename Read>
+std::string outcome(Read read) {
+  try {
+    return dump(glabench::to_json(read()));
+  } catch (const glabench::results_error& e) {
+    return std::string("results_error: ") + e.what();  // the readers' answer to a bad file
   } catch (const std::exception& e) {
     glabench::fuzz::unexpected_exception(e, "results_error");
+    return std::string("exception: ") + e.what();
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  const json j = json::parse(text, nullptr, false);
+  const std::string by_nlohmann = j.is_discarded() ? "(refused)" : dump(j);
+  const std::string by_reader = read_by_json_reader(text);
+  if (by_nlohmann != by_reader) disagree("nlohmann and json_reader", by_nlohmann, by_reader);
+  if (j.is_discarded()) return 0;
+  const std::string from_json =
+      outcome([&] { return glabench::bench_results_from_json(j, "fuzz-input.json"); });
+  const std::string from_text =
+      outcome([&] { return glabench::bench_results_from_text(text, "fuzz-input.json"); });
+  if (from_json != from_text)
+    disagree("bench_results_from_json and bench_results_from_text", from_json, from_text);
   return 0;
 }

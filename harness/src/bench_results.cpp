@@ -2,15 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
 #include <sstream>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "bench_shapes.hpp"
+#include "json_reader.hpp"
 
 namespace glabench {
 
@@ -48,13 +50,88 @@ size_t bench_config_hash::operator()(const bench_config& c) const {
   return h;
 }
 
+config_index::config_index(const std::vector<bench_row>& rows, size_t expected) : rows_(&rows) {
+  size_t n = 16;
+  while (n < 2 * expected) n *= 2;
+  slots_.resize(n);
+}
+
+void config_index::clear() {
+  std::fill(slots_.begin(), slots_.end(), slot());
+  size_ = 0;
+}
+
+size_t config_index::probe(const bench_config& c, size_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  // (the hash's high bits, stirred: bench_config_hash's low bits need not be uniform)
+  size_t at = (hash * 0x9e3779b97f4a7c15ULL >> 20) & mask;
+  while (slots_[at].index != npos &&
+         (slots_[at].hash != hash || !((*rows_)[slots_[at].index].config == c)))
+    at = (at + 1) & mask;
+  return at;
+}
+
+void config_index::grow() {
+  std::vector<slot> old(slots_.size() * 2);
+  old.swap(slots_);
+  const size_t mask = slots_.size() - 1;
+  for (const slot& s : old) {
+    if (s.index == npos) continue;
+    size_t at = (s.hash * 0x9e3779b97f4a7c15ULL >> 20) & mask;
+    while (slots_[at].index != npos) at = (at + 1) & mask;
+    slots_[at] = s;
+  }
+}
+
+size_t config_index::insert(size_t i) {
+  if (2 * (size_ + 1) > slots_.size()) grow();
+  const size_t hash = bench_config_hash()((*rows_)[i].config);
+  slot& s = slots_[probe((*rows_)[i].config, hash)];
+  const size_t before = s.index;
+  if (before == npos) ++size_;
+  s = {hash, i};
+  return before;
+}
+
+size_t config_index::find(const bench_config& c) const {
+  return slots_[probe(c, bench_config_hash()(c))].index;
+}
+
 std::string bench_config::shape() const {
-  return fmt::format("B{} T{} H{} K{} V{}", B, T, H, K, V);
+  std::string s;
+  append_shape(s);
+  return s;
 }
 
 std::string bench_config::name() const {
-  return fmt::format("{}/{}/{}/{}/B{}_T{}_H{}_K{}_V{}{}", backend, op, dtype, mode, B, T, H, K, V,
-                     hot ? "/hot" : "");
+  std::string s;
+  append_name(s);
+  return s;
+}
+
+namespace {
+
+// "<prefix[0]><B><prefix[1]><T>…<V>": the sizes in decimal, each after its prefix.
+void append_sizes(std::string& out, const bench_config& c, const char* const (&prefix)[5]) {
+  const int64_t sizes[] = {c.B, c.T, c.H, c.K, c.V};
+  for (int i = 0; i < 5; ++i) {
+    char digits[24];
+    out += prefix[i];
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, sizes[i]).ptr);
+  }
+}
+
+}  // namespace
+
+// Written by hand, not by fmt: compare writes two of these for each of 200,000 rows.
+void bench_config::append_shape(std::string& out) const {
+  append_sizes(out, *this, {"B", " T", " H", " K", " V"});
+}
+
+void bench_config::append_name(std::string& out) const {
+  for (const std::string* part : {&backend, &op, &dtype, &mode}) out += *part, out += '/';
+  append_sizes(out, *this, {"B", "_T", "_H", "_K", "_V"});
+  if (hot) out += "/hot";
 }
 
 namespace {
@@ -180,8 +257,24 @@ raw_value raw_of(const json& v) {
   return r;
 }
 
+// Where a row's field is, spelled out only when an error names it ("benchmarks[3]",
+// "benchmarks[3].checks[0]"): the checks run for every field of every row.
+struct row_path {
+  size_t row = 0;
+  std::optional<size_t> check;
+};
+std::string spell(const std::string& where) {
+  return where;
+}
+std::string spell(const row_path& where) {
+  std::string s = "benchmarks[" + std::to_string(where.row) + "]";
+  if (where.check) s += ".checks[" + std::to_string(*where.check) + "]";
+  return s;
+}
+
 // Field checks that name the file, the field and the rule when the JSON is wrong. Each
 // rule is written once, on a value (raw_value); the json-object forms look the field up.
+// `where` is a std::string or a row_path.
 class reader {
  public:
   reader(const std::string& source) : source_(source) {}
@@ -191,37 +284,48 @@ class reader {
 
   // On a value: the field `where`.`key` (the message's name for it is built only on
   // failure: these run for every field of every row).
-  void present(const raw_value& v, const std::string& where, const char* key) const {
-    if (!v.present()) fail(where + "." + key, "is missing");
+  template <typename Where>
+  void present(const raw_value& v, const Where& where, const char* key) const {
+    if (!v.present()) fail(spell(where) + "." + key, "is missing");
   }
-  std::string str(const raw_value& v, const std::string& where, const char* key) const {
-    present(v, where, key);
-    if (v.type != json::value_t::string) fail(where + "." + key, "must be a string");
+  template <typename Where>
+  std::string str(const raw_value& v, const Where& where, const char* key) const {
+    string_present(v, where, key);
     return v.s;
   }
-  double num(const raw_value& v, const std::string& where, const char* key) const {
+  // The same, moving the string out of `v`.
+  template <typename Where>
+  std::string str(raw_value&& v, const Where& where, const char* key) const {
+    string_present(v, where, key);
+    return std::move(v.s);
+  }
+  template <typename Where>
+  double num(const raw_value& v, const Where& where, const char* key) const {
     present(v, where, key);
     if (!v.is_number() || !std::isfinite(v.number()))
-      fail(where + "." + key, "must be a finite number");
+      fail(spell(where) + "." + key, "must be a finite number");
     return v.number();
   }
   // Read exactly, never through a double: a JSON integer (4.0, 4.5 and 1e30 are floats
   // to the parser, and so is an integer too large for 64 bits) from 1 to 2^63 − 1.
-  int64_t positive_int(const raw_value& v, const std::string& where, const char* key) const {
+  template <typename Where>
+  int64_t positive_int(const raw_value& v, const Where& where, const char* key) const {
     present(v, where, key);
     if (v.type == json::value_t::number_unsigned && v.u >= 1 &&
         v.u <= uint64_t(std::numeric_limits<int64_t>::max()))
       return int64_t(v.u);
     if (v.type == json::value_t::number_integer && v.i >= 1) return v.i;
-    fail(where + "." + key,
+    fail(spell(where) + "." + key,
          "must be a positive integer up to 2^63 − 1, written without a fraction or exponent");
   }
-  bool boolean(const raw_value& v, const std::string& where, const char* key) const {
+  template <typename Where>
+  bool boolean(const raw_value& v, const Where& where, const char* key) const {
     present(v, where, key);
-    if (v.type != json::value_t::boolean) fail(where + "." + key, "must be true or false");
+    if (v.type != json::value_t::boolean) fail(spell(where) + "." + key, "must be true or false");
     return v.b;
   }
-  std::optional<double> optional_num(const raw_value& v, const std::string& where,
+  template <typename Where>
+  std::optional<double> optional_num(const raw_value& v, const Where& where,
                                      const char* key) const {
     if (!v.present() || v.type == json::value_t::null) return std::nullopt;
     return num(v, where, key);
@@ -256,6 +360,12 @@ class reader {
   }
 
  private:
+  template <typename Where>
+  void string_present(const raw_value& v, const Where& where, const char* key) const {
+    present(v, where, key);
+    if (v.type != json::value_t::string) fail(spell(where) + "." + key, "must be a string");
+  }
+
   std::string source_;
 };
 
@@ -276,40 +386,45 @@ struct raw_row {
   std::vector<raw_check> checks;
 };
 
-// The scalar fields of a row and of a check, by name.
-const std::unordered_map<std::string_view, raw_value raw_row::*>& row_fields() {
-  static const std::unordered_map<std::string_view, raw_value raw_row::*> fields = {
-      {"backend", &raw_row::backend},
-      {"op", &raw_row::op},
-      {"dtype", &raw_row::dtype},
-      {"mode", &raw_row::mode},
-      {"B", &raw_row::B},
-      {"T", &raw_row::T},
-      {"H", &raw_row::H},
-      {"K", &raw_row::K},
-      {"V", &raw_row::V},
-      {"hot", &raw_row::hot},
-      {"status", &raw_row::status},
-      {"message", &raw_row::message},
-      {"ran_on", &raw_row::ran_on},
-      {"bytes", &raw_row::bytes},
-      {"flops", &raw_row::flops},
-      {"noise_target_met", &raw_row::noise_target_met},
-      {"wall_s", &raw_row::wall_s},
-      {"gbps", &raw_row::gbps},
-      {"tflops", &raw_row::tflops},
-      {"bandwidth_fraction", &raw_row::bandwidth_fraction},
-      {"flop_fraction", &raw_row::flop_fraction}};
-  return fields;
-}
-const std::unordered_map<std::string_view, raw_value raw_check::*>& check_fields() {
-  static const std::unordered_map<std::string_view, raw_value raw_check::*> fields = {
-      {"tensor", &raw_check::tensor},
-      {"rel_l2", &raw_check::rel_l2},
-      {"threshold", &raw_check::threshold},
-      {"passed", &raw_check::passed},
-      {"max_abs", &raw_check::max_abs}};
-  return fields;
+// The scalar fields of a row and of a check, by name. A key is looked up for every
+// field of every row: by its length first, which costs less than hashing it.
+template <typename Raw>
+struct field_entry {
+  std::string_view name;
+  raw_value Raw::*member;
+};
+constexpr field_entry<raw_row> kRowFields[] = {{"backend", &raw_row::backend},
+                                               {"op", &raw_row::op},
+                                               {"dtype", &raw_row::dtype},
+                                               {"mode", &raw_row::mode},
+                                               {"B", &raw_row::B},
+                                               {"T", &raw_row::T},
+                                               {"H", &raw_row::H},
+                                               {"K", &raw_row::K},
+                                               {"V", &raw_row::V},
+                                               {"hot", &raw_row::hot},
+                                               {"status", &raw_row::status},
+                                               {"message", &raw_row::message},
+                                               {"ran_on", &raw_row::ran_on},
+                                               {"bytes", &raw_row::bytes},
+                                               {"flops", &raw_row::flops},
+                                               {"noise_target_met", &raw_row::noise_target_met},
+                                               {"wall_s", &raw_row::wall_s},
+                                               {"gbps", &raw_row::gbps},
+                                               {"tflops", &raw_row::tflops},
+                                               {"bandwidth_fraction", &raw_row::bandwidth_fraction},
+                                               {"flop_fraction", &raw_row::flop_fraction}};
+constexpr field_entry<raw_check> kCheckFields[] = {{"tensor", &raw_check::tensor},
+                                                   {"rel_l2", &raw_check::rel_l2},
+                                                   {"threshold", &raw_check::threshold},
+                                                   {"passed", &raw_check::passed},
+                                                   {"max_abs", &raw_check::max_abs}};
+
+template <typename Raw, size_t N>
+raw_value Raw::*find_field(const field_entry<Raw> (&fields)[N], std::string_view key) {
+  for (const auto& f : fields)
+    if (f.name.size() == key.size() && f.name[0] == key[0] && f.name == key) return f.member;
+  return nullptr;
 }
 
 double sample_of(const json& s) {
@@ -321,7 +436,7 @@ raw_row raw_row_of(const json& j) {
   raw_row r;
   r.object = j.is_object();
   if (!r.object) return r;
-  for (const auto& [name, member] : row_fields())
+  for (const auto& [name, member] : kRowFields)
     if (auto it = j.find(name); it != j.end()) r.*member = raw_of(*it);
   if (auto it = j.find("samples_ms"); it != j.end()) {
     r.samples_type = it->type();
@@ -335,7 +450,7 @@ raw_row raw_row_of(const json& j) {
         raw_check rc;
         rc.object = c.is_object();
         if (rc.object)
-          for (const auto& [name, member] : check_fields())
+          for (const auto& [name, member] : kCheckFields)
             if (auto f = c.find(name); f != c.end()) rc.*member = raw_of(*f);
         r.checks.push_back(std::move(rc));
       }
@@ -343,24 +458,27 @@ raw_row raw_row_of(const json& j) {
   return r;
 }
 
-bench_row row_from_raw(const raw_row& j, const std::string& where, const reader& rd) {
-  if (!j.object) rd.fail(where, "must be an object");
+// The row read from `j`, whose strings and samples are moved out.
+bench_row row_from_raw(raw_row& j, const row_path& where, const reader& rd) {
+  if (!j.object) rd.fail(spell(where), "must be an object");
   bench_row r;
   bench_config& c = r.config;
-  c.backend = rd.str(j.backend, where, "backend");
-  c.op = rd.str(j.op, where, "op");
-  c.dtype = rd.str(j.dtype, where, "dtype");
-  c.mode = rd.str(j.mode, where, "mode");
-  if (c.mode != "fwd" && c.mode != "fwdbwd") rd.fail(where + ".mode", "must be fwd or fwdbwd");
+  c.backend = rd.str(std::move(j.backend), where, "backend");
+  c.op = rd.str(std::move(j.op), where, "op");
+  c.dtype = rd.str(std::move(j.dtype), where, "dtype");
+  c.mode = rd.str(std::move(j.mode), where, "mode");
+  if (std::string_view(c.mode) != "fwd" && std::string_view(c.mode) != "fwdbwd")
+    rd.fail(spell(where) + ".mode", "must be fwd or fwdbwd");
   c.B = rd.positive_int(j.B, where, "B");
   c.T = rd.positive_int(j.T, where, "T");
   c.H = rd.positive_int(j.H, where, "H");
   c.K = rd.positive_int(j.K, where, "K");
   c.V = rd.positive_int(j.V, where, "V");
   if (!shape_in_range({c.B, c.T, c.H, c.K, c.V}))
-    rd.fail(where, "B·T·H·K·V must be at most 2^62 (sizes would overflow)");
+    rd.fail(spell(where), "B·T·H·K·V must be at most 2^62 (sizes would overflow)");
   c.hot = rd.boolean(j.hot, where, "hot");
-  const std::string status = rd.str(j.status, where, "status");
+  const std::string status_text = rd.str(std::move(j.status), where, "status");
+  const std::string_view status = status_text;
   if (status == "ok")
     r.status = bench_status::ok;
   else if (status == "failed")
@@ -372,30 +490,34 @@ bench_row row_from_raw(const raw_row& j, const std::string& where, const reader&
   else if (status == "timeout")
     r.status = bench_status::timeout;
   else
-    rd.fail(where + ".status", "must be ok, failed, skipped, crashed or timeout");
-  r.message = rd.str(j.message, where, "message");
-  r.ran_on = rd.str(j.ran_on, where, "ran_on");
-  if (r.ran_on != "cuda" && r.ran_on != "host") rd.fail(where + ".ran_on", "must be cuda or host");
-  if (j.samples_type == json::value_t::discarded) rd.fail(where + ".samples_ms", "is missing");
-  if (j.samples_type != json::value_t::array) rd.fail(where + ".samples_ms", "must be an array");
+    rd.fail(spell(where) + ".status", "must be ok, failed, skipped, crashed or timeout");
+  r.message = rd.str(std::move(j.message), where, "message");
+  r.ran_on = rd.str(std::move(j.ran_on), where, "ran_on");
+  if (std::string_view(r.ran_on) != "cuda" && std::string_view(r.ran_on) != "host")
+    rd.fail(spell(where) + ".ran_on", "must be cuda or host");
+  if (j.samples_type == json::value_t::discarded)
+    rd.fail(spell(where) + ".samples_ms", "is missing");
+  if (j.samples_type != json::value_t::array)
+    rd.fail(spell(where) + ".samples_ms", "must be an array");
   for (const double s : j.samples_ms)
     if (!(s > 0) || !std::isfinite(s))
-      rd.fail(where + ".samples_ms", "must hold positive finite numbers");
-  r.samples_ms = j.samples_ms;
+      rd.fail(spell(where) + ".samples_ms", "must hold positive finite numbers");
+  r.samples_ms = std::move(j.samples_ms);
   if (r.status == bench_status::ok && r.samples_ms.empty())
-    rd.fail(where + ".samples_ms", "must not be empty when status is ok");
+    rd.fail(spell(where) + ".samples_ms", "must not be empty when status is ok");
   if (r.status != bench_status::ok && !r.samples_ms.empty())
-    rd.fail(where + ".samples_ms", "must be empty unless status is ok");
+    rd.fail(spell(where) + ".samples_ms", "must be empty unless status is ok");
   if (!r.samples_ms.empty()) r.stats = summarize(r.samples_ms);
-  if (j.checks_type == json::value_t::discarded) rd.fail(where + ".checks", "is missing");
-  if (j.checks_type != json::value_t::array) rd.fail(where + ".checks", "must be an array");
+  if (j.checks_type == json::value_t::discarded) rd.fail(spell(where) + ".checks", "is missing");
+  if (j.checks_type != json::value_t::array) rd.fail(spell(where) + ".checks", "must be an array");
+  r.checks.reserve(j.checks.size());
   for (size_t i = 0; i < j.checks.size(); ++i) {
-    const raw_check& ch = j.checks[i];
-    const std::string cw = fmt::format("{}.checks[{}]", where, i);
-    if (!ch.object) rd.fail(cw, "must be an object");
+    raw_check& ch = j.checks[i];
+    const row_path cw{where.row, i};
+    if (!ch.object) rd.fail(spell(cw), "must be an object");
     // A non-finite rel_l2 (a NaN output) is written as null.
     // max_abs is absent from files written before it was recorded.
-    tensor_check c{rd.str(ch.tensor, cw, "tensor"),
+    tensor_check c{rd.str(std::move(ch.tensor), cw, "tensor"),
                    rd.optional_num(ch.rel_l2, cw, "rel_l2").value_or(NAN),
                    rd.num(ch.threshold, cw, "threshold"), rd.boolean(ch.passed, cw, "passed")};
     c.max_abs = rd.optional_num(ch.max_abs, cw, "max_abs").value_or(NAN);
@@ -437,34 +559,26 @@ namespace {
 // the key compare matches by: no repeats), in O(n) on average.
 class row_collector {
  public:
-  explicit row_collector(const reader& rd)
-      : rd_(&rd), seen_(0, index_hash{&rows}, index_equal{&rows}) {}
-  row_collector& operator=(row_collector&& other) = delete;
+  explicit row_collector(const reader& rd) : rd_(&rd), seen_(rows) {}
+  row_collector(const row_collector&) = delete;
+  row_collector& operator=(const row_collector&) = delete;
   void reset() {
     rows.clear();
     seen_.clear();
   }
-  void add(const raw_row& raw) {
-    const std::string where = fmt::format("benchmarks[{}]", rows.size());
+  // Moves the row's strings and samples out of `raw`.
+  void add(raw_row& raw) {
+    const row_path where{rows.size(), std::nullopt};
     rows.push_back(row_from_raw(raw, where, *rd_));
-    if (const auto [it, added] = seen_.insert(rows.size() - 1); !added)
-      rd_->fail(where, fmt::format("repeats the configuration {} of benchmarks[{}]",
-                                   rows.back().config.name(), *it));
+    if (const size_t earlier = seen_.insert(rows.size() - 1); earlier != config_index::npos)
+      rd_->fail(spell(where), fmt::format("repeats the configuration {} of benchmarks[{}]",
+                                          rows.back().config.name(), earlier));
   }
   std::vector<bench_row> rows;
 
  private:
-  // The rows seen, by index into `rows`, hashed and compared by configuration.
-  struct index_hash {
-    const std::vector<bench_row>* rows;
-    size_t operator()(size_t i) const { return bench_config_hash()((*rows)[i].config); }
-  };
-  struct index_equal {
-    const std::vector<bench_row>* rows;
-    bool operator()(size_t a, size_t b) const { return (*rows)[a].config == (*rows)[b].config; }
-  };
   const reader* rd_;
-  std::unordered_set<size_t, index_hash, index_equal> seen_;
+  config_index seen_;  // the rows so far, by configuration
 };
 
 // Everything but the rows: that the file is ours, its schema version, the context fields
@@ -528,14 +642,15 @@ json json_of(raw_value&& v) {
   }
 }
 
-// Reads a results file's JSON in one pass through nlohmann's SAX interface: each row of
+// Reads a results file's JSON in one pass through nlohmann's SAX interface (driven by
+// json_reader.hpp's reader, which feeds it the events nlohmann's parser would): each row of
 // the top-level "benchmarks" array goes straight into a raw_row and to `on_row` — never
 // into a JSON object, whose building and freeing cost several times the parse itself on
 // a file of many rows — and everything else into `document`, where "benchmarks" is left
 // an empty array. Unknown fields of a row are skipped.
 class results_sax {
  public:
-  results_sax(std::function<void()> on_rows, std::function<void(const raw_row&)> on_row)
+  results_sax(std::function<void()> on_rows, std::function<void(raw_row&)> on_row)
       : on_rows_(std::move(on_rows)), on_row_(std::move(on_row)) {}
   json document;
 
@@ -581,6 +696,10 @@ class results_sax {
   }
 
  private:
+  // The keys looked for in every row (as string_views: compared by length first).
+  static constexpr std::string_view kBenchmarks = "benchmarks", kSamples = "samples_ms",
+                                    kChecks = "checks";
+
   // What the innermost open container is.
   enum class kind { top, build, skip, rows, row, samples, checks, check };
   struct frame {
@@ -599,7 +718,7 @@ class results_sax {
     frame& f = frames_.back();
     switch (f.what) {
       case kind::top:
-        if (key_ == "benchmarks" && type == json::value_t::array) {
+        if (key_ == kBenchmarks && type == json::value_t::array) {
           document[key_] = json::array();
           on_rows_();  // (a repeated key: the last one counts, as in a parsed JSON object)
           frames_.push_back({kind::rows});
@@ -625,11 +744,11 @@ class results_sax {
         }
         break;
       case kind::row:
-        if (key_ == "samples_ms" && type == json::value_t::array) {
+        if (key_ == kSamples && type == json::value_t::array) {
           row_.samples_type = type;
           row_.samples_ms.clear();
           frames_.push_back({kind::samples});
-        } else if (key_ == "checks" && type == json::value_t::array) {
+        } else if (key_ == kChecks && type == json::value_t::array) {
           row_.checks_type = type;
           row_.checks.clear();
           frames_.push_back({kind::checks});
@@ -716,23 +835,22 @@ class results_sax {
   // The value of the row's field named key_ (the last of repeated keys counts, as in a
   // parsed JSON object).
   void row_field(raw_value&& v) {
-    if (key_ == "samples_ms") {
+    if (key_ == kSamples) {
       row_.samples_type = v.type;
       row_.samples_ms.clear();
-    } else if (key_ == "checks") {
+    } else if (key_ == kChecks) {
       row_.checks_type = v.type;
       row_.checks.clear();
-    } else if (auto it = row_fields().find(key_); it != row_fields().end()) {
-      row_.*(it->second) = std::move(v);
+    } else if (const auto member = find_field(kRowFields, key_)) {
+      row_.*member = std::move(v);
     }
   }
   void check_field(raw_value&& v) {
-    if (auto it = check_fields().find(key_); it != check_fields().end())
-      check_.*(it->second) = std::move(v);
+    if (const auto member = find_field(kCheckFields, key_)) check_.*member = std::move(v);
   }
 
   std::function<void()> on_rows_;
-  std::function<void(const raw_row&)> on_row_;
+  std::function<void(raw_row&)> on_row_;  // may move from the row
   std::vector<frame> frames_;
   std::string key_;  // the key of the value being read
   raw_row row_;      // the row being read
@@ -749,7 +867,10 @@ bench_results bench_results_from_json(const json& j, const std::string& source) 
     if (!rows.is_array()) rd.fail("benchmarks", "must be an array");
     row_collector collect(rd);
     collect.rows.reserve(rows.size());
-    for (const auto& row : rows) collect.add(raw_row_of(row));
+    for (const auto& row : rows) {
+      raw_row raw = raw_row_of(row);
+      collect.add(raw);
+    }
     r.rows = std::move(collect.rows);
     return r;
   } catch (const json::exception& e) {
@@ -761,11 +882,23 @@ bench_results bench_results_from_json(const json& j, const std::string& source) 
 bench_results read_bench_results(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw results_error(path + ": cannot be opened");
-  // Read whole, then parsed from memory: several times faster than from the stream.
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  // Read whole, then parsed from memory: several times faster than from the stream. A
+  // regular file is read into a string of its size (no growing and copying).
+  std::string text;
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(path, ec); !ec && size > 0) {
+    text.resize(size);
+    in.read(text.data(), static_cast<std::streamsize>(size));
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (in.bad()) throw results_error(path + ": cannot be read");
+    in.clear();
+  }
+  // The rest, if any (a file that grew, or one whose size is unknown, such as a pipe).
+  std::ostringstream rest;
+  rest << in.rdbuf();
   if (in.bad()) throw results_error(path + ": cannot be read");
-  return bench_results_from_text(std::move(buffer).str(), path);
+  text += std::move(rest).str();
+  return bench_results_from_text(text, path);
 }
 
 bench_results bench_results_from_text(const std::string& text, const std::string& source) {
@@ -780,7 +913,7 @@ bench_results bench_results_from_text(const std::string& text, const std::string
         collect.reset();
         row_error = nullptr;
       },
-      [&](const raw_row& row) {
+      [&](raw_row& row) {
         if (!row_error) try {
             collect.add(row);
           } catch (...) {
@@ -788,8 +921,8 @@ bench_results bench_results_from_text(const std::string& text, const std::string
           }
       });
   try {
-    json::sax_parse(text, &sax);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range: a number overflows
+    json_sax_read(text, sax);             // nlohmann's grammar and values, several times faster
+  } catch (const json_syntax_error& e) {  // malformed, or a number that overflows
     throw results_error(source + ": not valid JSON (" + e.what() + ")");
   }
   try {

@@ -41,6 +41,9 @@ struct bench_config {
 
   std::string shape() const;  // "B4 T1024 H4 K100 V100"
   std::string name() const;   // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/hot]"
+  // The same, appended to `out` (a buffer reused for many rows allocates nothing).
+  void append_shape(std::string& out) const;
+  void append_name(std::string& out) const;
   bool operator==(const bench_config&) const = default;
 };
 // To match rows by configuration through a hash table: O(n) on average.
@@ -74,6 +77,34 @@ struct measured_peaks {
 };
 // The peaks of the place a row's backend ran: "cuda" for CUDA backends, else "host".
 std::string peaks_key(bool cuda);
+
+// Rows of a vector by configuration, for matching and for finding repeats: an
+// open-addressing hash table of indices into `rows` that keeps each configuration's hash
+// beside its index, so a lookup reads a row only where the hashes match (compare looks up
+// 200,000 rows a side; a node-based table cost several times more). `rows` must outlive
+// the index and not move; rows may be appended to it between insertions.
+class config_index {
+ public:
+  static constexpr size_t npos = size_t(-1);
+  explicit config_index(const std::vector<bench_row>& rows, size_t expected = 0);
+  // Indexes rows[i] under its configuration. Returns the index that configuration had
+  // (npos if none): the new row replaces it, so a lookup finds the last one.
+  size_t insert(size_t i);
+  // The index of the row with configuration c (the last inserted), or npos.
+  size_t find(const bench_config& c) const;
+  void clear();
+
+ private:
+  struct slot {
+    size_t hash = 0;
+    size_t index = npos;  // npos: empty
+  };
+  size_t probe(const bench_config& c, size_t hash) const;  // its slot, or the empty one
+  void grow();
+  const std::vector<bench_row>* rows_;
+  std::vector<slot> slots_;  // a power of two, at most half full
+  size_t size_ = 0;
+};
 
 struct bench_results {
   nlohmann::json context = nlohmann::json::object();  // device, driver, clocks, commit, …

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <unordered_map>
+#include <vector>
 
 namespace glabench {
 
@@ -95,59 +95,52 @@ void decide(compare_row& row, const compare_options& opts) {
   }
 }
 
-}  // namespace
-
-comparison compare_results(const bench_results& base, const bench_results& next,
-                           const compare_options& opts) {
+// The comparison of two runs' rows, which it keeps: matched by configuration through a
+// hash table of each side's configurations (config_index: O(n) on average), each
+// compare_row pointing at its rows.
+comparison compare_rows(std::vector<bench_row> base_rows, std::vector<bench_row> new_rows,
+                        const compare_options& opts) {
   auto selected = [&](const bench_row& r) {
     return opts.backends.empty() || std::find(opts.backends.begin(), opts.backends.end(),
                                               r.config.backend) != opts.backends.end();
   };
   comparison c;
-  c.base_context = base.context;
-  c.new_context = next.context;
+  c.base_rows = std::move(base_rows);
+  c.new_rows = std::move(new_rows);
+  const std::vector<bench_row>& base = c.base_rows;
+  const std::vector<bench_row>& next = c.new_rows;
+  // (of repeated configurations, which only rows made in memory can have, the last one)
+  config_index next_by_config(next, next.size()), base_by_config(base, base.size());
+  for (size_t i = 0; i < next.size(); ++i) next_by_config.insert(i);
+  for (size_t i = 0; i < base.size(); ++i) base_by_config.insert(i);
+  c.rows.reserve(base.size() + next.size());
   // A configuration skipped on one side and absent from the other says nothing (an op
   // the backend does not have, listed by one run only): it is left out.
-  auto skipped = [](const std::optional<bench_row>& r) {
-    return !r || r->status == bench_status::skipped;
-  };
-  // Matched through a hash table of each side's configurations: O(n) on average.
-  struct config_hash {
-    size_t operator()(const bench_config* c) const { return bench_config_hash()(*c); }
-  };
-  struct config_equal {
-    bool operator()(const bench_config* a, const bench_config* b) const { return *a == *b; }
-  };
-  using index =
-      std::unordered_map<const bench_config*, const bench_row*, config_hash, config_equal>;
-  index next_by_config, base_by_config;
-  next_by_config.reserve(next.rows.size());
-  base_by_config.reserve(base.rows.size());
-  for (const auto& n : next.rows) next_by_config.insert_or_assign(&n.config, &n);
-  for (const auto& r : base.rows) base_by_config.insert_or_assign(&r.config, &r);
-  c.rows.reserve(base.rows.size() + next.rows.size());
-  for (const auto& r : base.rows) {
+  for (const auto& r : base) {
     if (!selected(r)) continue;
     compare_row row;
     row.config = r.config;
-    row.base = r;
-    if (auto it = next_by_config.find(&r.config); it != next_by_config.end())
-      row.next = *it->second;
-    if (!row.next && skipped(row.base)) continue;
+    row.base = &r;
+    if (const size_t i = next_by_config.find(r.config); i != config_index::npos)
+      row.next = &next[i];
+    if (!row.next && r.status == bench_status::skipped) continue;
     decide(row, opts);
     c.rows.push_back(std::move(row));
   }
-  for (const auto& n : next.rows) {
-    const bool known = base_by_config.count(&n.config) > 0;
+  for (const auto& n : next) {
+    const bool known = base_by_config.find(n.config) != config_index::npos;
     if (known || !selected(n) || n.status == bench_status::skipped) continue;
     compare_row row;
     row.config = n.config;
-    row.next = n;
+    row.next = &n;
     decide(row, opts);
     c.rows.push_back(std::move(row));
   }
+  return c;
+}
 
-  // Geometric mean of base/new over rows timed on both sides, per backend and overall.
+// Geometric mean of base/new over rows timed on both sides, per backend and overall.
+void summarize_speedups(comparison& c) {
   std::map<std::string, std::pair<double, size_t>> logs;
   for (const auto& row : c.rows) {
     if (!row.ratio) continue;
@@ -162,6 +155,25 @@ comparison compare_results(const bench_results& base, const bench_results& next,
   if (logs.count(""))
     c.summaries.push_back(
         {"", logs[""].second, std::exp(logs[""].first / double(logs[""].second))});
+}
+
+}  // namespace
+
+comparison compare_results(const bench_results& base, const bench_results& next,
+                           const compare_options& opts) {
+  comparison c = compare_rows(base.rows, next.rows, opts);
+  c.base_context = base.context;
+  c.new_context = next.context;
+  summarize_speedups(c);
+  return c;
+}
+
+comparison compare_results(bench_results&& base, bench_results&& next,
+                           const compare_options& opts) {
+  comparison c = compare_rows(std::move(base.rows), std::move(next.rows), opts);
+  c.base_context = std::move(base.context);
+  c.new_context = std::move(next.context);
+  summarize_speedups(c);
   return c;
 }
 
@@ -170,10 +182,10 @@ gate_verdict judge_gate(const comparison& c, const gate_rule& rule) {
   g.rule = rule;
   for (const auto& row : c.rows) {
     if (row.ratio) ++g.compared;
-    const std::string name = row.config.name();
-    if (row.status == verdict::broken) g.broken.push_back({name, std::nullopt});
+    // (the name is made only for the rows listed: most rows trip nothing)
+    if (row.status == verdict::broken) g.broken.push_back({row.config.name(), std::nullopt});
     if (row.status == verdict::slower && *row.ratio - 1 > rule.fail_pct / 100)
-      g.slower.push_back({name, row.ratio});
+      g.slower.push_back({row.config.name(), row.ratio});
     // Timed in the base, not timed in the new run for want of a row (GONE) or of a time
     // (SKIPPED; one that failed there is BROKEN, above).
     const bool timed_in_base = row.base && row.base->status == bench_status::ok;
@@ -182,7 +194,7 @@ gate_verdict judge_gate(const comparison& c, const gate_rule& rule) {
     const bool skipped = row.next && row.next->status != bench_status::ok;
     if (!gone && !skipped) continue;
     auto& list = rule.allow_missing ? g.excused : gone ? g.gone : g.skipped;
-    list.push_back({name, std::nullopt});
+    list.push_back({row.config.name(), std::nullopt});
   }
   return g;
 }

@@ -3,21 +3,45 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <iterator>
 #include <map>
 
 #include "markdown_cell.hpp"
+#include "safe_text.hpp"
 
 namespace glabench {
 namespace {
 
-std::string ms(const std::optional<bench_row>& r) {
-  if (!r || !r->stats) return "–";
-  return fmt::format("{:.4g}", r->stats->median);
+using text_buffer = fmt::memory_buffer;
+
+void put(text_buffer& buf, std::string_view s) {
+  buf.append(s.data(), s.data() + s.size());
 }
 
-std::string pct_noise(const std::optional<bench_row>& r) {
-  if (!r || !r->stats) return "–";
-  return fmt::format("{:.1f}%", 100 * relative_noise(*r->stats));
+// Printable ASCII, which console_safe and json_safe keep as it is (safe_text.hpp): the
+// common case, written without a copy.
+bool printable_ascii(std::string_view s) {
+  for (const char c : s)
+    if (c < 0x20 || c > 0x7e) return false;
+  return true;
+}
+
+// markdown_cell(text), appended.
+void put_cell(text_buffer& buf, std::string_view text) {
+  if (!printable_ascii(text)) return put(buf, markdown_cell(text));
+  for (const char c : text) buf.push_back(c == '|' ? '/' : c);
+}
+
+void put_ms(text_buffer& buf, const bench_row* r) {
+  if (!r || !r->stats) return put(buf, "–");
+  fmt::format_to(std::back_inserter(buf), "{:.4g}", r->stats->median);
+}
+
+void put_noise(text_buffer& buf, const bench_row* r) {
+  if (!r || !r->stats) return put(buf, "–");
+  fmt::format_to(std::back_inserter(buf), "{:.1f}%", 100 * relative_noise(*r->stats));
 }
 
 // "2 rows SLOWER by more than 5% (a: +30.0%, b: +12.0%)": at most 10 named.
@@ -73,66 +97,73 @@ void comparison_printer::print_markdown(std::ostream& out, const comparison& c,
                             value.is_string() ? value.get<std::string>() : value.dump());
     return console_safe(line);  // read from a results file
   };
-  out << fmt::format("**base:** {}  \n**new:** {}\n\n", context_line(c.base_context),
-                     context_line(c.new_context));
-  out << "| configuration | base ms | new ms | new/base | base noise | new noise | p | status | "
-         "note |\n";
-  out << "|---|---:|---:|---:|---:|---:|---:|---|---|\n";
+  // Formatted into one buffer, written at once: a stream write per row costs more than
+  // the formatting on 200,000 rows.
+  fmt::memory_buffer buf;
+  buf.reserve(4096 + 120 * c.rows.size());  // about a row's length
+  auto to = std::back_inserter(buf);
+  fmt::format_to(to, "**base:** {}  \n**new:** {}\n\n", context_line(c.base_context),
+                 context_line(c.new_context));
+  fmt::format_to(to,
+                 "| configuration | base ms | new ms | new/base | base noise | new noise | p | "
+                 "status | note |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+  // "| name | base ms | new ms | new/base | base noise | new noise | p | status | note |"
+  std::string name;  // reused
   for (const auto& row : c.rows) {
-    out << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                       markdown_cell(row.config.name()),
-                       ms(row.base), ms(row.next),
-                       row.ratio ? fmt::format("{:.3f}", *row.ratio) : "–", pct_noise(row.base),
-                       pct_noise(row.next), row.p_value ? fmt::format("{:.2g}", *row.p_value) : "–",
-                       verdict_name(row.status), markdown_cell(row.note));
+    name.clear();
+    row.config.append_name(name);
+    put(buf, "| ");
+    put_cell(buf, name);
+    put(buf, " | ");
+    put_ms(buf, row.base);
+    put(buf, " | ");
+    put_ms(buf, row.next);
+    put(buf, " | ");
+    if (row.ratio)
+      fmt::format_to(to, "{:.3f}", *row.ratio);
+    else
+      put(buf, "–");
+    put(buf, " | ");
+    put_noise(buf, row.base);
+    put(buf, " | ");
+    put_noise(buf, row.next);
+    put(buf, " | ");
+    if (row.p_value)
+      fmt::format_to(to, "{:.2g}", *row.p_value);
+    else
+      put(buf, "–");
+    put(buf, " | ");
+    put(buf, verdict_name(row.status));
+    put(buf, " | ");
+    put_cell(buf, row.note);
+    put(buf, " |\n");
   }
-  out << "\n| backend | rows timed on both | geomean speed-up (base/new) |\n|---|---:|---:|\n";
+  fmt::format_to(to,
+                 "\n| backend | rows timed on both | geomean speed-up (base/new) |\n"
+                 "|---|---:|---:|\n");
   for (const auto& s : c.summaries)
-    out << fmt::format("| {} | {} | {:.3f}× |\n",
-                       s.backend.empty() ? "**all**" : markdown_cell(s.backend), s.rows,
-                       s.geomean_speedup);
-  std::map<std::string, int> counts;
-  for (const auto& row : c.rows) ++counts[std::string(verdict_name(row.status))];
+    fmt::format_to(to, "| {} | {} | {:.3f}× |\n",
+                   s.backend.empty() ? "**all**" : markdown_cell(s.backend), s.rows,
+                   s.geomean_speedup);
+  // The tally in the order of the verdicts' names.
+  std::array<size_t, size_t(verdict::gone) + 1> counts{};
+  for (const auto& row : c.rows) ++counts[size_t(row.status)];
+  std::map<std::string_view, size_t> by_name;
+  for (size_t v = 0; v < counts.size(); ++v)
+    if (counts[v]) by_name[verdict_name(verdict(v))] = counts[v];
   std::string tally;
-  for (const auto& [name, n] : counts)
+  for (const auto& [name, n] : by_name)
     tally += fmt::format("{}{} {}", tally.empty() ? "" : ", ", n, name);
-  out << "\n" << tally << "\n";
-  if (gate) out << "\n" << verdict_line(*gate) << "\n";
+  fmt::format_to(to, "\n{}\n", tally);
+  if (gate) fmt::format_to(to, "\n{}\n", verdict_line(*gate));
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
-nlohmann::json comparison_printer::to_json(const comparison& c,
-                                           const std::optional<gate_verdict>& gate) {
+namespace {
+
+// Everything to_json writes but the rows.
+nlohmann::json json_head(const comparison& c, const std::optional<gate_verdict>& gate) {
   using nlohmann::json;
-  json rows = json::array();
-  rows.get_ref<json::array_t&>().reserve(c.rows.size());
-  for (const auto& row : c.rows) {
-    // Built field by field and moved in: nlohmann's initializer lists copy every value,
-    // which costs seconds on 200,000 rows.
-    json j(json::value_t::object);
-    auto& o = j.get_ref<json::object_t&>();
-    auto put = [&o](const char* key, json value) { o.emplace(key, std::move(value)); };
-    auto median = [](const std::optional<bench_row>& r) {
-      return r && r->stats ? json(r->stats->median) : json(nullptr);
-    };
-    auto noise = [](const std::optional<bench_row>& r) {
-      return r && r->stats ? json(relative_noise(*r->stats)) : json(nullptr);
-    };
-    put("name", row.config.name());
-    put("backend", row.config.backend);
-    put("op", row.config.op);
-    put("dtype", row.config.dtype);
-    put("mode", row.config.mode);
-    put("shape", row.config.shape());
-    put("status", verdict_name(row.status));
-    put("note", row.note);
-    put("base_ms", median(row.base));
-    put("new_ms", median(row.next));
-    put("base_noise", noise(row.base));
-    put("new_noise", noise(row.next));
-    put("ratio", row.ratio ? json(*row.ratio) : json(nullptr));
-    put("p_value", row.p_value ? json(*row.p_value) : json(nullptr));
-    rows.push_back(std::move(j));
-  }
   json summaries = json::array();
   for (const auto& s : c.summaries)
     summaries.push_back({{"backend", s.backend.empty() ? "all" : s.backend},
@@ -142,7 +173,6 @@ nlohmann::json comparison_printer::to_json(const comparison& c,
             {"base", c.base_context},
             {"new", c.new_context},
             {"geomean", std::move(summaries)}};
-  j["rows"] = std::move(rows);  // (an initializer list would copy every row)
   if (gate) {
     auto names = [](const std::vector<gate_row>& rows) {
       json out = json::array();
@@ -161,8 +191,183 @@ nlohmann::json comparison_printer::to_json(const comparison& c,
                  {"gone", names(gate->gone)},
                  {"skipped", names(gate->skipped)},
                  {"allowed_missing", names(gate->excused)},
-                 {"verdict", verdict_line(*gate)}};
+                 {"verdict", comparison_printer::verdict_line(*gate)}};
   }
+  return j;
+}
+
+// `text` as nlohmann's dump writes a string that is valid UTF-8 (ensure_ascii off).
+void append_json_string(std::string& out, std::string_view text) {
+  out += '"';
+  size_t run = 0;  // the start of the characters not yet written
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char ch = static_cast<unsigned char>(text[i]);
+    if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(ch));
+    }
+  }
+  out.append(text.data() + run, text.size() - run);
+  out += '"';
+}
+
+// A number as nlohmann's dump writes it: null unless finite, else its shortest
+// round-trip digits (nlohmann's own to_chars, which its serializer calls).
+void append_json_number(std::string& out, std::optional<double> x) {
+  if (!x || !std::isfinite(*x)) {
+    out += "null";
+    return;
+  }
+  char digits[64];
+  out.append(digits, nlohmann::detail::to_chars(digits, digits + sizeof digits, *x));
+}
+
+}  // namespace
+
+// The text is write_json_file's of to_json(c, gate) — dump(2) of json_safe strings and a
+// final newline — but the rows, nearly all of it, are written one by one, never as JSON
+// objects: building, dumping and freeing 200,000 of them cost seconds.
+std::string comparison_printer::json_text(const comparison& c,
+                                          const std::optional<gate_verdict>& gate) {
+  using nlohmann::json;
+  json head = json_head(c, gate);
+  if (!json_is_safe(head)) head = json_safe_tree(head);
+  std::string out;
+  out.reserve(4096 + 400 * c.rows.size());
+  // nlohmann's own serializer writes every value but the rows.
+  nlohmann::detail::serializer<json> dump(nlohmann::detail::output_adapter<char, std::string>(out),
+                                          ' ', json::error_handler_t::replace);
+  auto number = [&](std::optional<double> x) { append_json_number(out, x); };
+  auto median = [](const bench_row* r) {
+    return r && r->stats ? std::optional<double>(r->stats->median) : std::nullopt;
+  };
+  auto noise = [](const bench_row* r) {
+    return r && r->stats ? std::optional<double>(relative_noise(*r->stats)) : std::nullopt;
+  };
+  auto key = [&](const char* name) { out += "      \"", out += name, out += "\": "; };
+  auto text = [&](const char* name, std::string_view value) {
+    key(name);
+    if (printable_ascii(value))
+      append_json_string(out, value);
+    else
+      append_json_string(out, json_safe(value));
+    out += ",\n";
+  };
+  std::string scratch;  // a row's name and shape
+  auto write_rows = [&] {
+    out += "  \"rows\": ";
+    if (c.rows.empty()) {
+      out += "[]";
+      return;
+    }
+    out += "[\n";
+    for (size_t i = 0; i < c.rows.size(); ++i) {
+      const compare_row& row = c.rows[i];
+      out += "    {\n";  // the keys in dump's (sorted) order
+      text("backend", row.config.backend);
+      key("base_ms"), number(median(row.base)), out += ",\n";
+      key("base_noise"), number(noise(row.base)), out += ",\n";
+      text("dtype", row.config.dtype);
+      text("mode", row.config.mode);
+      scratch.clear();
+      row.config.append_name(scratch);
+      text("name", scratch);
+      key("new_ms"), number(median(row.next)), out += ",\n";
+      key("new_noise"), number(noise(row.next)), out += ",\n";
+      text("note", row.note);
+      text("op", row.config.op);
+      key("p_value"), number(row.p_value), out += ",\n";
+      key("ratio"), number(row.ratio), out += ",\n";
+      scratch.clear();
+      row.config.append_shape(scratch);
+      text("shape", scratch);
+      key("status"), append_json_string(out, verdict_name(row.status));
+      out += i + 1 < c.rows.size() ? "\n    },\n" : "\n    }\n";
+    }
+    out += "  ]";
+  };
+  // The top level in dump's order, "rows" among the others.
+  out += "{\n";
+  bool rows_written = false, first = true;
+  for (const auto& [name, value] : head.items()) {
+    if (!first) out += ",\n";
+    first = false;
+    if (!rows_written && name > "rows") {
+      write_rows(), out += ",\n";
+      rows_written = true;
+    }
+    out += "  ";
+    append_json_string(out, name);
+    out += ": ";
+    dump.dump(value, true, false, 2, 2);
+  }
+  if (!rows_written) {
+    if (!first) out += ",\n";
+    write_rows();
+  }
+  out += "\n}\n";
+  return out;
+}
+
+nlohmann::json comparison_printer::to_json(const comparison& c,
+                                           const std::optional<gate_verdict>& gate) {
+  using nlohmann::json;
+  json rows = json::array();
+  rows.get_ref<json::array_t&>().reserve(c.rows.size());
+  for (const auto& row : c.rows) {
+    // Built field by field and moved in: nlohmann's initializer lists copy every value,
+    // which costs seconds on 200,000 rows.
+    json j(json::value_t::object);
+    auto& o = j.get_ref<json::object_t&>();
+    auto put = [&o](const char* key, json value) { o.emplace(key, std::move(value)); };
+    auto median = [](const bench_row* r) {
+      return r && r->stats ? json(r->stats->median) : json(nullptr);
+    };
+    auto noise = [](const bench_row* r) {
+      return r && r->stats ? json(relative_noise(*r->stats)) : json(nullptr);
+    };
+    put("name", row.config.name());
+    put("backend", row.config.backend);
+    put("op", row.config.op);
+    put("dtype", row.config.dtype);
+    put("mode", row.config.mode);
+    put("shape", row.config.shape());
+    put("status", verdict_name(row.status));
+    put("note", row.note);
+    put("base_ms", median(row.base));
+    put("new_ms", median(row.next));
+    put("base_noise", noise(row.base));
+    put("new_noise", noise(row.next));
+    put("ratio", row.ratio ? json(*row.ratio) : json(nullptr));
+    put("p_value", row.p_value ? json(*row.p_value) : json(nullptr));
+    rows.push_back(std::move(j));
+  }
+  json j = json_head(c, gate);
+  j["rows"] = std::move(rows);  // (an initializer list would copy every row)
   return j;
 }
 

@@ -160,7 +160,10 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
   auto dump = [](const nlohmann::json& x) {
     return x.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   };
-  const std::string text = json_is_safe(j) ? dump(j) : dump(json_safe_tree(j));
+  write_text_file(path, json_is_safe(j) ? dump(j) : dump(json_safe_tree(j)));
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
   const fs::path p(path);
   std::string temp;
   int fd = create_exclusive_temp(p, temp);

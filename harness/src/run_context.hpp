@@ -32,6 +32,8 @@ void check_output_path(const std::string& path, const std::string& what);
 // into place. On any failure the temporary file is removed and std::runtime_error names
 // the path; an existing file at `path` is then left as it was.
 void write_json_file(const std::string& path, const nlohmann::json& j);
+// The same for text made elsewhere (e.g. JSON written row by row), written as it is.
+void write_text_file(const std::string& path, const std::string& text);
 
 // A report folder (glabench report --out DIR). DIR may be absent, an empty folder, or a
 // glabench report folder — report.md and plots.json with nothing else but regular *.png

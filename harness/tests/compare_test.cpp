@@ -7,9 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "report_printer.hpp"
 #include "comparison_printer.hpp"
+#include "json_reader.hpp"
 #include "op_cost.hpp"
+#include "report_printer.hpp"
 #include "run_context.hpp"
 
 using namespace glabench;
@@ -641,6 +642,125 @@ BOOST_AUTO_TEST_CASE(a_file_is_read_as_its_parsed_json_is) {
     BOOST_TEST(from_file == outcome_of_json(text));
   }
   BOOST_TEST(outcome_of_file(good.dump()) == good.dump());  // the round trip, through a file
+}
+
+// The JSON reader behind read_bench_results accepts exactly what nlohmann's parser
+// accepts and reads the same values (the fuzz target bench_results_fuzzer checks this on
+// its inputs too).
+BOOST_AUTO_TEST_CASE(the_json_reader_reads_what_nlohmann_reads) {
+  using nlohmann::json;
+  auto nlohmann_reads = [](const std::string& t) {
+    try {
+      return json::parse(t).dump();
+    } catch (const json::exception&) {
+      return std::string("refused");
+    }
+  };
+  auto reader_reads = [](const std::string& t) {
+    json out;
+    nlohmann::detail::json_sax_dom_parser<json> dom(out, true);
+    try {
+      json_sax_read(t, dom);
+      return out.dump();
+    } catch (const json_syntax_error&) {
+      return std::string("refused");
+    }
+  };
+  using namespace std::string_literals;
+  // clang-format off
+  const std::vector<std::string> texts = {
+      "", " ", "0", "-0", "01", "-01", "1.", ".5", "1e", "1e+", "1E5", "1e-400", "1e400",
+      "-1e400", "4.9e-324", "2.2250738585072011e-308", "0.1", "-0.0", "1.5e3", "+1", "--1", "-",
+      "1.5.3", "0x10", "18446744073709551615", "18446744073709551616", "-9223372036854775808",
+      "-9223372036854775809", "123456789012345678901234567890", "Infinity", "NaN", "nul", "null",
+      "true", "false", "tru", "nulll", "[]", "{}", "[1,]", "[,1]", "{,}", "{\"a\":1,}", "{\"a\"1}",
+      "{\"a\":}", "{1:2}", "[1 2]", "[1,2", "[[[]]]", "[1]]", "{\"a\":{\"b\":[1,{\"c\":null}]}}",
+      "{\"a\":1,\"a\":2}", "\"abc\"", "\"a\\\"b\"", "\"\\u0041\\u00e9\"", "\"\\ud83d\\ude00\"",
+      "\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83dx\"", "\"\\ud83d\\u0041\"", "\"\\u12\"",
+      "\"\\uGGGG\"", "\"\\x\"", "\"\\/\\b\\f\\n\\r\\t\"", "\"\\u0000\"", "\"a\0b\""s,
+      "\"a\tb\"", "\"a\x7f\"", "\"\xc3\xa9\"", "\"\xc3\"", "\"\xc0\x80\"", "\"\xe0\x80\x80\"",
+      "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xf0\x9f\x98\x80\"", "\"\xff\"", "\"abc",
+      "\xef\xbb\xbf[1]", "\xef\xbb[1]", "[1]\xef\xbb\xbf", "[1]\0xyz"s, "[1] \0"s, "\0"s,
+      "[\0]"s, "[1] x", "\t\n\r[1]\r\n", "[1]\f", "[1e5, 1E+5, 1e-5, 0.5e1, -0e0, 0e0]", "[-]",
+      "{\"k\":\"v\"  ,  \"k2\" : [ true , false , null ] }", "{\"a\":[}", "[1, /* c */ 2]"};
+  // clang-format on
+  for (const auto& text : texts) {
+    BOOST_TEST_INFO(text);
+    BOOST_TEST(reader_reads(text) == nlohmann_reads(text));
+  }
+  const std::string good = to_json(results_with({timed_row("k", 2048, samples(1.0))})).dump(2);
+  BOOST_TEST(reader_reads(good) == nlohmann_reads(good));
+  BOOST_TEST(nlohmann_reads(good) != "refused");
+  try {
+    json out;
+    nlohmann::detail::json_sax_dom_parser<json> dom(out, true);
+    json_sax_read("{\"a\": [1, 2,, 3]}", dom);
+    BOOST_ERROR("accepted");
+  } catch (const json_syntax_error& e) {
+    BOOST_TEST(e.offset() == 12u);  // the second comma
+    BOOST_TEST(std::string(e.what()) == "byte 12: a value was expected");
+  }
+}
+
+// compare --json writes its rows one by one (comparison_printer::json_text): the text is
+// what write_json_file writes for to_json, byte for byte, hostile strings included.
+BOOST_AUTO_TEST_CASE(the_json_text_is_what_write_json_file_writes) {
+  const std::string dir = std::string(SCRATCH_DIR) + "/json_text";
+  std::filesystem::create_directories(dir);
+  bench_row odd = timed_row("we\x1b[2Jird|\"name\\\xff", 64, samples(1.0));
+  odd.config.hot = true;
+  bench_row failing = failed_row("b", 32);
+  failing.message = "line\nbreak\t\x01 \xe2\x80\xa8 ok \xc3\xa9";
+  bench_results base = results_with(
+      {timed_row("k", 1024, samples(1.0)), odd, failing, timed_row("k", 4096, samples(2.0, 3))});
+  base.context["backend_environment"] = {{"KNOB\x1b", "1|2"}, {"N", 3}};
+  base.context["nested"] = {{"list", {1, 2.5, nlohmann::json::object(), "x\ny"}}};
+  const bench_results next =
+      results_with({timed_row("k", 1024, samples(1.5)), timed_row("b", 32, samples(1.0)),
+                    timed_row("new", 8, samples(1.0))});
+  const comparison c = compare_results(base, next, {});
+  const bench_results empty = results_with({});
+  const comparison none = compare_results(empty, empty, {});
+  int checked = 0;
+  for (const comparison* cmp : {&c, &none}) {
+    for (const auto& gate : {std::optional<gate_verdict>(), std::optional(judge_gate(*cmp, {5}))}) {
+      const std::string path = dir + "/written.json";
+      write_json_file(path, comparison_printer::to_json(*cmp, gate));
+      std::ifstream in(path, std::ios::binary);
+      const std::string written((std::istreambuf_iterator<char>(in)),
+                                std::istreambuf_iterator<char>());
+      BOOST_TEST(comparison_printer::json_text(*cmp, gate) == written);
+      ++checked;
+    }
+  }
+  BOOST_TEST(checked == 4);
+}
+
+// Moving the runs into compare_results gives the comparison copying them gives.
+BOOST_AUTO_TEST_CASE(compare_results_moves_or_copies_the_rows_alike) {
+  auto runs = [] {
+    return std::pair(results_with({timed_row("k", 1, samples(1.0)), failed_row("k", 2),
+                                   timed_row("k", 3, samples(1.0))}),
+                     results_with({timed_row("k", 1, samples(1.5)), timed_row("k", 2, samples(1.0)),
+                                   timed_row("k", 4, samples(1.0))}));
+  };
+  auto [base, next] = runs();
+  const comparison copied = compare_results(base, next, {});
+  BOOST_TEST(base.rows.size() == 3u);  // left as they were
+  auto [base2, next2] = runs();
+  const comparison moved = compare_results(std::move(base2), std::move(next2), {});
+  BOOST_TEST(comparison_printer::json_text(copied, judge_gate(copied, {5})) ==
+             comparison_printer::json_text(moved, judge_gate(moved, {5})));
+  // Every row points into its comparison's own copies of the runs' rows.
+  for (const comparison* c : {&copied, &moved})
+    for (const compare_row& row : c->rows) {
+      if (row.base)
+        BOOST_TEST((row.base >= c->base_rows.data() &&
+                    row.base < c->base_rows.data() + c->base_rows.size()));
+      if (row.next)
+        BOOST_TEST(
+            (row.next >= c->new_rows.data() && row.next < c->new_rows.data() + c->new_rows.size()));
+    }
 }
 
 BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {
