@@ -51,7 +51,7 @@ template <>
 inline constexpr double kMaxRescale<double> = 64.0;
 
 // C is the compute type: compute_t<Elem>, or double for fp32 storage with an fp64 state
-// (the forward's precise fp32 mode, launch.cu), whose factors come from exp_pair.
+// (the forward's precise fp32 mode, launch.cuh), whose factors come from exp_pair.
 template <recurrence OP, typename Elem, int NL, int L, int CJ, int TC, int THREADS,
           typename C_ = compute_t<Elem>>
 struct chunk_stage {

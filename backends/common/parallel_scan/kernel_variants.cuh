@@ -1,7 +1,7 @@
 // A kernel variant is one instantiation of a kernel template at given tile sizes, with
 // what launching it takes: its grid over the owned axis (V for the column kernels, K
 // for the row kernel) × B·H, its dynamic shared memory, and its occupancy. The launch
-// (launch.cu) sizes its grids here; other translation units, such as the tile sweep
+// (launch.cuh) sizes its grids here; other translation units, such as the tile sweep
 // (bench/tile_sweep.cu), can include this too, so that they time exactly what the
 // launch runs.
 #pragma once

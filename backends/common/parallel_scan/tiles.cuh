@@ -6,7 +6,7 @@
 // WIDTH is the number of value columns (forward, dv) or key rows (dq, dk, dg) a thread
 // owns. Width 4 halves the shared-memory loads per FMA against width 2 but halves the
 // block count, so it pays only when the width-4 grid still fills the GPU (width_for in
-// launch.cu, with WIDE_COLUMNS and WIDE_ROWS below): where it leaves SMs idle, width 2
+// launch.cuh, with WIDE_COLUMNS and WIDE_ROWS below): where it leaves SMs idle, width 2
 // wins.
 //
 // TC is the number of tokens per staged chunk. Longer chunks spread a chunk's barrier
@@ -32,7 +32,7 @@ struct tiles {
   // Tokens per staged chunk, by width: row kernel, forward and dv kernels.
   //
   // The row kernel takes 16-token chunks only at width 2 and only where its grid is
-  // `crowded` (narrow_rows_run in launch.cu): they take about 255 registers against 168,
+  // `crowded` (narrow_rows_run in launch.cuh): they take about 255 registers against 168,
   // so an SM holds 2 blocks instead of 3. That pays where the grid puts about 2 or more
   // blocks on an SM anyway and needs no more waves than with 8-token chunks; with one
   // block an SM, or with an extra wave, the 8-token chunks are faster. Widths 1 and 4
@@ -69,7 +69,7 @@ struct tiles<double> : tiles<__nv_bfloat16> {
 // same grid with half of each thread's state, and two warps a scheduler where the
 // narrow width-4 kernels have one.
 // Its kernels take 170–255 registers, so an SM holds one block, and the launch takes
-// it only where its grid is one wave (wide_width in launch.cu): with a second wave it
+// it only where its grid is one wave (wide_width in launch.cuh): with a second wave it
 // loses to the narrow geometry.
 //
 // Chunks: 8 tokens at width 4 (forward, rows), else 16. For the fp32 forward at width 4
