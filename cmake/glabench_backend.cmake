@@ -1,21 +1,109 @@
-# glabench_add_backend(<name> SOURCES ... LABEL cpu|gpu OPS <op>... DTYPES <dtype>...)
+# glabench_add_backend(<name> SOURCES <src>... [CUDA] [LABEL <label>]
+#                      [OPS <op>...] [DTYPES <dtype>...] [FIXTURES <file-or-folder>...])
 #
-# Builds backends/<name> as the MODULE library glabench_backend_<name>.so in
-# GLABENCH_BACKEND_DIR, where `glabench` finds it. OPS and DTYPES say which committed
-# fixtures datasets/CMakeLists.txt turns into `glabench verify` ctest tests for it.
+# Builds the MODULE library glabench_backend_<name>.so (the file name glabench's search
+# accepts) from SOURCES, against the ABI target glabench::backend_api, with hidden
+# visibility (export only glabench_backend_entry, with GLABENCH_EXPORT) and -O3 -DNDEBUG
+# when no build type is chosen. CUDA: the sources include .cu files (the project must
+# enable CUDA) and the module links the static CUDA runtime.
+#
+# One file for both uses: the glabench tree includes it (its backends land in
+# GLABENCH_BACKEND_DIR and datasets/CMakeLists.txt turns OPS and DTYPES into verify
+# tests), and the installed package (glabenchConfig.cmake) includes it for out-of-tree
+# backends, which land in their own binary folder; there, OPS and DTYPES add one ctest
+# test per fixture of those ops and dtype, run by the installed glabench with
+# GLABENCH_BACKEND_PATH set to that folder (FIXTURES: default GLABENCH_FIXTURE_DIR, the
+# installed committed fixtures). LABEL (default cpu, or gpu with CUDA) labels the tests.
 function(glabench_add_backend name)
-  cmake_parse_arguments(ARG "" "LABEL" "SOURCES;OPS;DTYPES" ${ARGN})
+  cmake_parse_arguments(ARG "CUDA" "LABEL" "SOURCES;OPS;DTYPES;FIXTURES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "glabench_add_backend(${name}): no SOURCES")
+  endif()
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL cpu)
+    if(ARG_CUDA)
+      set(ARG_LABEL gpu)
+    endif()
+  endif()
   set(target glabench_backend_${name})
   add_library(${target} MODULE ${ARG_SOURCES})
-  target_link_libraries(${target} PRIVATE glabench_backend_api)
+  target_link_libraries(${target} PRIVATE glabench::backend_api)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>)
+  if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+    # An unoptimised plugin benches many times slower, silently: default to Release's flags.
+    target_compile_options(${target} PRIVATE "$<$<COMPILE_LANGUAGE:C,CXX,CUDA>:-O3;-DNDEBUG>")
+  endif()
+  if(ARG_CUDA)
+    if(NOT CMAKE_CUDA_COMPILER_LOADED)
+      message(FATAL_ERROR "glabench_add_backend(${name} CUDA): enable CUDA first, "
+                          "e.g. project(... LANGUAGES CXX CUDA)")
+    endif()
+    if(NOT TARGET CUDA::cudart_static)
+      find_package(CUDAToolkit REQUIRED)
+    endif()
+    target_link_libraries(${target} PRIVATE CUDA::cudart_static)
+  endif()
+  if(DEFINED GLABENCH_BACKEND_DIR)
+    set(output_dir ${GLABENCH_BACKEND_DIR})
+  else()
+    set(output_dir ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
   set_target_properties(${target} PROPERTIES
     PREFIX ""
-    LIBRARY_OUTPUT_DIRECTORY ${GLABENCH_BACKEND_DIR}
+    SUFFIX ".so"
+    LIBRARY_OUTPUT_DIRECTORY ${output_dir}
     CXX_VISIBILITY_PRESET hidden
-    CUDA_VISIBILITY_PRESET hidden)
+    CUDA_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
   set_property(GLOBAL APPEND PROPERTY GLABENCH_BACKENDS ${name})
   set_property(GLOBAL PROPERTY GLABENCH_BACKEND_${name}_LABEL ${ARG_LABEL})
   set_property(GLOBAL PROPERTY GLABENCH_BACKEND_${name}_OPS ${ARG_OPS})
   set_property(GLOBAL PROPERTY GLABENCH_BACKEND_${name}_DTYPES ${ARG_DTYPES})
+
+  # Out of tree: verify tests through the installed glabench.
+  if(TARGET glabench::glabench AND ARG_OPS)
+    if(NOT ARG_FIXTURES)
+      set(ARG_FIXTURES ${GLABENCH_FIXTURE_DIR})
+    endif()
+    glabench_add_verify_tests(${name} "${ARG_LABEL}" "${ARG_OPS}" "${ARG_DTYPES}"
+                              "${ARG_FIXTURES}" glabench::glabench
+                              "GLABENCH_BACKEND_PATH=$<TARGET_FILE_DIR:${target}>")
+  endif()
+endfunction()
+
+# One ctest test per (fixture of one of <ops>, dtype): `<glabench> verify` of <backend>
+# on it, named verify/<backend>/<fixture>/<dtype>, labelled verify, <backend> and
+# <label>, run with <environment>. Exit code 77 (e.g. no GPU) counts as skipped.
+function(glabench_add_verify_tests backend label ops dtypes fixtures glabench environment)
+  set(fixture_files)
+  foreach(f IN LISTS fixtures)
+    if(IS_DIRECTORY ${f})
+      file(GLOB found CONFIGURE_DEPENDS ${f}/*.h5)
+      list(SORT found)
+      list(APPEND fixture_files ${found})
+    else()
+      list(APPEND fixture_files ${f})
+    endif()
+  endforeach()
+  foreach(fixture_path IN LISTS fixture_files)
+    get_filename_component(fixture ${fixture_path} NAME_WE)
+    set(fixture_op "")
+    foreach(op IN LISTS ops)
+      if(fixture MATCHES "^${op}_")
+        set(fixture_op ${op})
+      endif()
+    endforeach()
+    if(NOT fixture_op)
+      continue()
+    endif()
+    foreach(dtype IN LISTS dtypes)
+      set(test verify/${backend}/${fixture}/${dtype})
+      add_test(NAME ${test}
+               COMMAND ${glabench} verify --backend ${backend} --fixture ${fixture_path} --dtype ${dtype})
+      set_tests_properties(${test} PROPERTIES LABELS "verify;${backend};${label}" SKIP_RETURN_CODE 77)
+      if(environment)
+        set_tests_properties(${test} PROPERTIES ENVIRONMENT "${environment}")
+      endif()
+    endforeach()
+  endforeach()
 endfunction()
