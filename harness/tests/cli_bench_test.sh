@@ -5,13 +5,7 @@
 set -u
 glabench=$1 plugin_dir=$2 dir=$3
 rm -rf "$dir" && mkdir -p "$dir"
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-expect_rc() {  # expect_rc WANT DESCRIPTION command...
-  local want=$1 what=$2; shift 2
-  out=$("$@" 2>&1); rc=$?
-  [[ $rc == "$want" ]] || fail "$what: exit $rc, expected $want: $out"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 python=${GLABENCH_PYTHON:-python3}
 
 # A small bench on the CPU backend.

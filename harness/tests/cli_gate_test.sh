@@ -8,13 +8,7 @@ set -u
 glabench=$1 dir=$2
 rm -rf "$dir" && mkdir -p "$dir"
 python=${GLABENCH_PYTHON:-python3}
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-expect_rc() {  # expect_rc WANT DESCRIPTION command...
-  local want=$1 what=$2; shift 2
-  out=$("$@" 2>&1); rc=$?
-  [[ $rc == "$want" ]] || fail "$what: exit $rc, expected $want: $out"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 last_line() { printf '%s\n' "$out" | tail -1; }
 
 # base: three timed rows (T 64, 128, 256). gone: T256 missing. skipped: T256 skipped.

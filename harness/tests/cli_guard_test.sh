@@ -6,13 +6,7 @@
 set -u
 glabench=$1 plugin_dir=$2 fixture=$3 dir=$4
 rm -rf "$dir" && mkdir -p "$dir"
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-expect_rc() {  # expect_rc WANT DESCRIPTION command...
-  local want=$1 what=$2; shift 2
-  out=$("$@" 2>&1); rc=$?
-  [[ $rc == "$want" ]] || fail "$what: exit $rc, expected $want: $out"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 python=${GLABENCH_PYTHON:-python3}
 plugin() { echo "$plugin_dir/glabench_backend_test_$1.so"; }
 

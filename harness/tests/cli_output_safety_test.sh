@@ -11,13 +11,7 @@
 set -u
 glabench=$1 plugin_dir=$2 fixture=$3 dir=$4
 rm -rf "$dir" && mkdir -p "$dir"
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
-expect_rc() {  # expect_rc WANT DESCRIPTION command...
-  local want=$1 what=$2; shift 2
-  out=$("$@" 2>&1); rc=$?
-  [[ $rc == "$want" ]] || fail "$what: exit $rc, expected $want: $out"
-}
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 contains() { [[ "$1" == *"$2"* ]]; }
 raw_bytes() {  # raw_bytes TEXT: false if TEXT holds ESC, CR, BEL or the bytes 0xfe, 0xff
   ! LC_ALL=C grep -qP '[\x1b\r\x07\xfe\xff]' <<< "$1"
