@@ -1,6 +1,6 @@
 // Plugin-ABI glue the backends built on these kernels share: the storage of a dtype,
-// the CUDA device check, their size limits, the kernel arguments from the ABI's, and
-// CUDA errors as ABI messages.
+// their size limits and the kernel arguments from the ABI's (the CUDA device check and
+// errors: ../cuda_plugin.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -9,6 +9,7 @@
 
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
+#include "../cuda_plugin.hpp"
 #include "scan_args.hpp"
 
 namespace glabench::parallel_scan {
@@ -17,17 +18,8 @@ inline storage storage_of(DLDataType d) {
   return d.bits == 64 ? storage::fp64 : d.code == kDLBfloat ? storage::bf16 : storage::fp32;
 }
 
-inline glabench_status cuda_device_available(glabench_message* reason) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    cudaGetLastError();
-    return backend_support::fail(reason, GLABENCH_ERROR_NO_DEVICE,
-                                 e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
-                                                  : "no CUDA device");
-  }
-  return GLABENCH_OK;
-}
+using cuda_plugin::cuda_device_available;
+using cuda_plugin::finish;
 
 // The sizes the kernels take: every size ≥ 1, heads up to kMaxHeadSize, B·H within the
 // grid's y dimension.
@@ -43,13 +35,6 @@ inline glabench_status check_sizes(const glabench_problem* p, glabench_message* 
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "B·H above 65535 does not fit the grid's y dimension");
   return GLABENCH_OK;
-}
-
-inline glabench_status finish(cudaError_t e, const char* what, glabench_message* error) {
-  if (e == cudaSuccess) return GLABENCH_OK;
-  return backend_support::fail(
-      error, GLABENCH_ERROR_RUNTIME,
-      std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
 }
 
 inline scan_args base_args(const glabench_problem* p, void* workspace, void* stream) {

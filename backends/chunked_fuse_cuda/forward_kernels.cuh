@@ -1,0 +1,364 @@
+// The forward's kernels. Default (fused) path, two kernels:
+// - chunk_states_kernel (stages 1–3 for the state): one block per (K slab, V slab,
+//   head) walks the chunks and writes the state before every chunk to the workspace —
+//   key features are independent, so K is split across blocks, not reduced;
+// - chunk_outputs_kernel (stages 1, 2, 4, 5 and stage 3's output): one block per
+//   (chunk, V slab, head), all chunks in parallel: o = scale·(q̃·S_n + A·v).
+// Separate path (CHUNKED_FUSE_CUDA_STAGES=separate): the seed's five stages as five
+// kernels, each writing its result to the workspace for the next.
+#pragma once
+
+#include "chunk_io.cuh"
+#include "stage1_fwd_decay_cumsum.cuh"
+#include "stage2_prepare_qg_kg.cuh"
+#include "stage3_fused_chunk_gla_fwd.cuh"
+#include "stage4_fwd_inner_chunk.cuh"
+#include "stage5_combine.cuh"
+
+namespace glabench::chunked {
+
+// The pointers a forward or backward launch passes (device memory; optional ones null).
+template <class S>
+struct tensors {
+  const S *q, *k, *v, *g, *h0, *d_o, *dht;
+  S *o, *ht, *dq, *dk, *dv, *dg, *dh0;
+};
+
+// ---- chunk_states_kernel -------------------------------------------------------------
+template <class Tr>
+struct states_smem {
+  using acc_t = typename Tr::acc_t;
+  using op_t = typename Tr::op_t;
+  static constexpr int ldk = ld_of<acc_t>(Tr::BK), ldo = ld_of<op_t>(Tr::BK),
+                       ldv = ld_of<op_t>(Tr::BV), lds = ld_of<acc_t>(Tr::BV);
+  acc_t *k, *S;
+  typename Tr::gate_t* G;
+  op_t *kg, *v;
+  __host__ __device__ explicit states_smem(carve& c)
+      : k(c.take<acc_t>(kChunk * ldk)),
+        S(c.take<acc_t>(Tr::BK * lds)),
+        G(c.take<typename Tr::gate_t>(kChunk * ldk)),
+        kg(c.take<op_t>(kChunk * ldo)),
+        v(c.take<op_t>(kChunk * ldv)) {}
+};
+
+// states[bh][n] = the state before chunk n (n = 0 … NT; NT: after the last), rows
+// k0 … k0+BK, columns v0 … v0+BV; ht too when asked for.
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    chunk_states_kernel(tensors<S> x, dims d, typename Tr::acc_t* states) {
+  using acc_t = typename Tr::acc_t;
+  extern __shared__ __align__(128) unsigned char smem[];
+  carve c{reinterpret_cast<uintptr_t>(smem)};
+  states_smem<Tr> s(c);
+  const int k0 = blockIdx.x * Tr::BK, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
+  const int64_t head = static_cast<int64_t>(bh) * d.K * d.V;
+  for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
+    const int r = i / Tr::BV, cc = i % Tr::BV, kk = k0 + r, vv = v0 + cc;
+    s.S[r * s.lds + cc] =
+        (x.h0 && kk < d.K && vv < d.V) ? to_acc_f(x.h0[head + static_cast<int64_t>(kk) * d.V + vv])
+                                       : acc_t(0);
+  }
+  const head_tensor<const S> k(x.k, d, d.K, bh), g(x.g, d, d.K, bh), v(x.v, d, d.V, bh);
+  for (int n = 0; n < d.NT; ++n) {
+    const int64_t t0 = static_cast<int64_t>(n) * kChunk;
+    load_slab(s.k, s.ldk, k, t0, k0, kChunk, Tr::BK, convert_to_acc{});
+    load_slab(s.G, s.ldk, g, t0, k0, kChunk, Tr::BK, convert_to<typename Tr::gate_t>{});
+    load_slab(s.v, s.ldv, v, t0, v0, kChunk, Tr::BV, convert_to<typename Tr::op_t>{});
+    __syncthreads();
+    fwd_decay_cumsum(s.G, s.ldk, Tr::BK);
+    __syncthreads();
+    prepare_kg<Tr>(s.kg, s.ldo, s.k, s.G, s.ldk, Tr::BK);
+    decay_state<Tr>(s.S, s.lds, s.G + (kChunk - 1) * s.ldk, Tr::BK, Tr::BV,
+                    state_tile(states, d, bh, n, k0, v0), d.Vp);
+    __syncthreads();
+    add_chunk_to_state<Tr>(s.S, s.lds, s.kg, s.ldo, s.v, s.ldv, Tr::BK, Tr::BV);
+    __syncthreads();
+  }
+  store_tile(state_tile(states, d, bh, d.NT, k0, v0), d.Vp, s.S, s.lds, Tr::BK, Tr::BV,
+             [](acc_t a) { return a; });
+  if (x.ht)
+    for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
+      const int r = i / Tr::BV, cc = i % Tr::BV, kk = k0 + r, vv = v0 + cc;
+      if (kk < d.K && vv < d.V)
+        x.ht[head + static_cast<int64_t>(kk) * d.V + vv] = to_op<S>(s.S[r * s.lds + cc]);
+    }
+}
+
+// ---- chunk_outputs_kernel ------------------------------------------------------------
+// The scratch of one chunk's intra-chunk scores (stage 4) over K slabs.
+template <class Tr>
+struct scores_smem {
+  using acc_t = typename Tr::acc_t;
+  using op_t = typename Tr::op_t;
+  static constexpr int ld = ld_of<acc_t>(Tr::BK), ldo = ld_of<op_t>(Tr::BK),
+                       lda = ld_of<acc_t>(kChunk), ldao = ld_of<op_t>(kChunk);
+  acc_t *q, *k, *A;
+  typename Tr::gate_t* G;
+  op_t *qs, *ks, *A_op;
+  __host__ __device__ explicit scores_smem(carve& c)
+      : q(c.take<acc_t>(kChunk * ld)),
+        k(c.take<acc_t>(kChunk * ld)),
+        A(c.take<acc_t>(kChunk * lda)),
+        G(c.take<typename Tr::gate_t>(kChunk * ld)),
+        qs(c.take<op_t>(kChunk * ldo)),
+        ks(c.take<op_t>(kStackRows * ldo)),
+        A_op(std::is_same_v<op_t, acc_t> ? reinterpret_cast<op_t*>(A)
+                                         : c.take<op_t>(kChunk * ldao)) {}
+
+  // Loads the slab k0 of chunk t0 and adds its scores to A; G holds the slab's
+  // cumulative gates after. Ends with a barrier.
+  template <class S>
+  __device__ void add_slab(const head_tensor<const S>& hq, const head_tensor<const S>& hk,
+                           const head_tensor<const S>& hg, int64_t t0, int k0) {
+    load_slab(q, ld, hq, t0, k0, kChunk, Tr::BK, convert_to_acc{});
+    load_slab(k, ld, hk, t0, k0, kChunk, Tr::BK, convert_to_acc{});
+    load_slab(G, ld, hg, t0, k0, kChunk, Tr::BK, convert_to<typename Tr::gate_t>{});
+    __syncthreads();
+    fwd_decay_cumsum(G, ld, Tr::BK);
+    __syncthreads();
+    fwd_inner_chunk<Tr>(A, lda, q, k, G, ld, Tr::BK, qs, ks, ldo);
+  }
+  __device__ void zero_scores() {
+    for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) A[i / kChunk * lda + i % kChunk] = 0;
+  }
+  // A as operand (in place when the types agree), times `factor`. No barrier.
+  __device__ void scores_to_operand(acc_t factor) {
+    for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) {
+      const int r = i / kChunk, cc = i % kChunk;
+      A_op[r * (std::is_same_v<op_t, acc_t> ? lda : ldao) + cc] = to_op<op_t>(factor * A[r * lda + cc]);
+    }
+  }
+  __host__ __device__ static constexpr int ld_A_op() {
+    return std::is_same_v<op_t, acc_t> ? lda : ldao;
+  }
+};
+
+template <class Tr>
+struct outputs_smem {
+  using acc_t = typename Tr::acc_t;
+  using op_t = typename Tr::op_t;
+  static constexpr int ldo = ld_of<op_t>(Tr::BK), ldv = ld_of<op_t>(Tr::BV),
+                       ldacc = ld_of<acc_t>(Tr::BV);
+  scores_smem<Tr> sc;
+  op_t *qg, *S, *v;
+  acc_t* o;
+  __host__ __device__ explicit outputs_smem(carve& c)
+      : sc(c),
+        qg(c.take<op_t>(kChunk * ldo)),
+        S(c.take<op_t>(Tr::BK * ldv)),
+        v(c.take<op_t>(kChunk * ldv)),
+        o(c.take<acc_t>(kChunk * ldacc)) {}
+};
+
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    chunk_outputs_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states, double scale) {
+  using acc_t = typename Tr::acc_t;
+  using op_t = typename Tr::op_t;
+  extern __shared__ __align__(128) unsigned char smem[];
+  carve c{reinterpret_cast<uintptr_t>(smem)};
+  outputs_smem<Tr> s(c);
+  const int n = blockIdx.x, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
+  const int64_t t0 = static_cast<int64_t>(n) * kChunk;
+  const head_tensor<const S> q(x.q, d, d.K, bh), k(x.k, d, d.K, bh), g(x.g, d, d.K, bh),
+      v(x.v, d, d.V, bh);
+  s.sc.zero_scores();
+  for (int i = threadIdx.x; i < kChunk * Tr::BV; i += kThreads) s.o[i / Tr::BV * s.ldacc + i % Tr::BV] = 0;
+  load_slab(s.v, s.ldv, v, t0, v0, kChunk, Tr::BV, convert_to<op_t>{});
+  for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
+    load_tile(s.S, s.ldv, state_tile(states, d, bh, n, k0, v0), d.Vp, Tr::BK, Tr::BV,
+              convert_to<op_t>{});
+    s.sc.add_slab(q, k, g, t0, k0);  // stages 1 and 4 (ends with a barrier)
+    prepare_qg<Tr>(s.qg, s.ldo, s.sc.q, s.sc.G, s.sc.ld, Tr::BK, acc_t(1));  // stage 2
+    __syncthreads();
+    inter_chunk_output<Tr>(s.o, s.ldacc, s.qg, s.ldo, s.S, s.ldv, Tr::BK, Tr::BV);  // stage 3
+    __syncthreads();
+  }
+  s.sc.scores_to_operand(acc_t(1));
+  __syncthreads();
+  combine_inner_inter<Tr>(s.o, s.ldacc, s.sc.A_op, s.sc.ld_A_op(), s.v, s.ldv, Tr::BV);  // stage 5
+  __syncthreads();
+  const acc_t sc = static_cast<acc_t>(scale);
+  store_slab(head_tensor<S>(x.o, d, d.V, bh), t0, v0, s.o, s.ldacc, kChunk, Tr::BV,
+             [sc](acc_t a) { return to_op<S>(sc * a); });
+}
+
+// ---- the separate path: the seed's five stages, five kernels -------------------------
+// Workspace arrays, per head and padded: G [Tp][Kp] (acc), q̃ and k̂ [Tp][Kp] (operand),
+// o_inter [Tp][Vp] (acc), A [NT][C][C] (acc).
+template <class Tr>
+struct separate_workspace {
+  typename Tr::gate_t* G;
+  typename Tr::op_t *qg, *kg;
+  typename Tr::acc_t *o_inter, *A;
+};
+
+template <class T>
+__device__ T* per_head(T* base, int bh, int64_t rows, int cols, int64_t row0 = 0) {
+  return base + (static_cast<int64_t>(bh) * rows + row0) * cols;
+}
+
+// Stage 1 kernel: grid (NT, Kp/BK, B·H).
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    decay_cumsum_kernel(tensors<S> x, dims d, separate_workspace<Tr> w) {
+  using gate_t = typename Tr::gate_t;
+  constexpr int ld = ld_of<gate_t>(Tr::BK);
+  __shared__ __align__(128) gate_t G[kChunk * ld];
+  const int n = blockIdx.x, k0 = blockIdx.y * Tr::BK, bh = blockIdx.z;
+  const int64_t t0 = static_cast<int64_t>(n) * kChunk, Tp = static_cast<int64_t>(d.NT) * kChunk;
+  load_slab(G, ld, head_tensor<const S>(x.g, d, d.K, bh), t0, k0, kChunk, Tr::BK,
+            convert_to<gate_t>{});
+  __syncthreads();
+  fwd_decay_cumsum(G, ld, Tr::BK);
+  __syncthreads();
+  store_tile(per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp, G, ld, kChunk, Tr::BK,
+             [](gate_t a) { return a; });
+}
+
+// Stage 2 kernel: grid (NT, Kp/BK, B·H).
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    prepare_qg_kg_kernel(tensors<S> x, dims d, separate_workspace<Tr> w) {
+  using acc_t = typename Tr::acc_t;
+  using op_t = typename Tr::op_t;
+  constexpr int ld = ld_of<acc_t>(Tr::BK), ldo = ld_of<op_t>(Tr::BK);
+  extern __shared__ __align__(128) unsigned char smem[];
+  carve c{reinterpret_cast<uintptr_t>(smem)};
+  acc_t* q = c.take<acc_t>(kChunk * ld);
+  acc_t* k = c.take<acc_t>(kChunk * ld);
+  typename Tr::gate_t* G = c.take<typename Tr::gate_t>(kChunk * ld);
+  op_t* out = c.take<op_t>(kChunk * ldo);
+  const int n = blockIdx.x, k0 = blockIdx.y * Tr::BK, bh = blockIdx.z;
+  const int64_t t0 = static_cast<int64_t>(n) * kChunk, Tp = static_cast<int64_t>(d.NT) * kChunk;
+  load_slab(q, ld, head_tensor<const S>(x.q, d, d.K, bh), t0, k0, kChunk, Tr::BK, convert_to_acc{});
+  load_slab(k, ld, head_tensor<const S>(x.k, d, d.K, bh), t0, k0, kChunk, Tr::BK, convert_to_acc{});
+  load_tile(G, ld, per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp, kChunk, Tr::BK,
+            [](typename Tr::gate_t a) { return a; });
+  __syncthreads();
+  prepare_qg<Tr>(out, ldo, q, G, ld, Tr::BK, acc_t(1));
+  __syncthreads();
+  store_tile(per_head(w.qg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo, kChunk, Tr::BK,
+             [](op_t a) { return a; });
+  __syncthreads();
+  prepare_kg<Tr>(out, ldo, k, G, ld, Tr::BK);
+  __syncthreads();
+  store_tile(per_head(w.kg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo, kChunk, Tr::BK,
+             [](op_t a) { return a; });
+}
+
+// Stage 3 kernel, the seed's fused_chunk_gla_fwd_kernel: grid (Vp/BV, B·H); the block
+// holds the whole K×BV state and walks the chunks, writing o_inter and ht.
+template <class Tr>
+struct state_pass_smem {
+  using acc_t = typename Tr::acc_t;
+  using op_t = typename Tr::op_t;
+  static constexpr int ldo = ld_of<op_t>(Tr::BK), ldv = ld_of<op_t>(Tr::BV),
+                       ldacc = ld_of<acc_t>(Tr::BV);
+  acc_t *S, *o;
+  typename Tr::gate_t* G_last;
+  op_t *qg, *kg, *S_op, *v;
+  __host__ __device__ state_pass_smem(carve& c, int Kp)
+      : S(c.take<acc_t>(static_cast<size_t>(Kp) * ldacc)),
+        o(c.take<acc_t>(kChunk * ldacc)),
+        G_last(c.take<typename Tr::gate_t>(Tr::BK)),
+        qg(c.take<op_t>(kChunk * ldo)),
+        kg(c.take<op_t>(kChunk * ldo)),
+        S_op(c.take<op_t>(Tr::BK * ldv)),
+        v(c.take<op_t>(kChunk * ldv)) {}
+};
+
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    fused_chunk_gla_fwd_kernel(tensors<S> x, dims d, separate_workspace<Tr> w) {
+  using acc_t = typename Tr::acc_t;
+  using op_t = typename Tr::op_t;
+  extern __shared__ __align__(128) unsigned char smem[];
+  carve c{reinterpret_cast<uintptr_t>(smem)};
+  state_pass_smem<Tr> s(c, d.Kp);
+  const int v0 = blockIdx.x * Tr::BV, bh = blockIdx.y;
+  const int64_t head = static_cast<int64_t>(bh) * d.K * d.V, Tp = static_cast<int64_t>(d.NT) * kChunk;
+  for (int i = threadIdx.x; i < d.Kp * Tr::BV; i += kThreads) {
+    const int kk = i / Tr::BV, vv = v0 + i % Tr::BV;
+    s.S[kk * s.ldacc + i % Tr::BV] =
+        (x.h0 && kk < d.K && vv < d.V) ? to_acc_f(x.h0[head + static_cast<int64_t>(kk) * d.V + vv])
+                                       : acc_t(0);
+  }
+  const head_tensor<const S> v(x.v, d, d.V, bh);
+  for (int n = 0; n < d.NT; ++n) {
+    const int64_t t0 = static_cast<int64_t>(n) * kChunk;
+    for (int i = threadIdx.x; i < kChunk * Tr::BV; i += kThreads) s.o[i / Tr::BV * s.ldacc + i % Tr::BV] = 0;
+    load_slab(s.v, s.ldv, v, t0, v0, kChunk, Tr::BV, convert_to<op_t>{});
+    for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
+      auto same = [](op_t a) { return a; };
+      load_tile(s.qg, s.ldo, per_head(w.qg, bh, Tp, d.Kp, t0) + k0, d.Kp, kChunk, Tr::BK, same);
+      load_tile(s.kg, s.ldo, per_head(w.kg, bh, Tp, d.Kp, t0) + k0, d.Kp, kChunk, Tr::BK, same);
+      load_tile(s.G_last, Tr::BK, per_head(w.G, bh, Tp, d.Kp, t0 + kChunk - 1) + k0, d.Kp, 1,
+                Tr::BK, [](typename Tr::gate_t a) { return a; });
+      acc_t* S_slab = s.S + k0 * s.ldacc;
+      load_tile(s.S_op, s.ldv, S_slab, s.ldacc, Tr::BK, Tr::BV, convert_to<op_t>{});
+      __syncthreads();
+      inter_chunk_output<Tr>(s.o, s.ldacc, s.qg, s.ldo, s.S_op, s.ldv, Tr::BK, Tr::BV);
+      decay_state<Tr>(S_slab, s.ldacc, s.G_last, Tr::BK, Tr::BV);
+      __syncthreads();
+      add_chunk_to_state<Tr>(S_slab, s.ldacc, s.kg, s.ldo, s.v, s.ldv, Tr::BK, Tr::BV);
+      __syncthreads();
+    }
+    store_tile(per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, s.o, s.ldacc, kChunk, Tr::BV,
+               [](acc_t a) { return a; });
+  }
+  if (x.ht)
+    for (int i = threadIdx.x; i < d.Kp * Tr::BV; i += kThreads) {
+      const int kk = i / Tr::BV, vv = v0 + i % Tr::BV;
+      if (kk < d.K && vv < d.V)
+        x.ht[head + static_cast<int64_t>(kk) * d.V + vv] = to_op<S>(s.S[kk * s.ldacc + i % Tr::BV]);
+    }
+}
+
+// Stage 4 kernel, the seed's fwd_inner_chunk: grid (NT, B·H); A over all K slabs.
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    fwd_inner_chunk_kernel(tensors<S> x, dims d, separate_workspace<Tr> w) {
+  using acc_t = typename Tr::acc_t;
+  extern __shared__ __align__(128) unsigned char smem[];
+  carve c{reinterpret_cast<uintptr_t>(smem)};
+  scores_smem<Tr> s(c);
+  const int n = blockIdx.x, bh = blockIdx.y;
+  const int64_t t0 = static_cast<int64_t>(n) * kChunk;
+  const head_tensor<const S> q(x.q, d, d.K, bh), k(x.k, d, d.K, bh), g(x.g, d, d.K, bh);
+  s.zero_scores();
+  for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
+    s.add_slab(q, k, g, t0, k0);
+  }
+  store_tile(per_head(w.A, bh, static_cast<int64_t>(d.NT) * kChunk, kChunk, t0), kChunk, s.A, s.lda,
+             kChunk, kChunk, [](acc_t a) { return a; });
+}
+
+// Stage 5 kernel, combine: grid (NT, Vp/BV, B·H).
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    combine_kernel(tensors<S> x, dims d, separate_workspace<Tr> w, double scale) {
+  using acc_t = typename Tr::acc_t;
+  using op_t = typename Tr::op_t;
+  constexpr int lda = ld_of<op_t>(kChunk), ldv = ld_of<op_t>(Tr::BV), ldacc = ld_of<acc_t>(Tr::BV);
+  extern __shared__ __align__(128) unsigned char smem[];
+  carve c{reinterpret_cast<uintptr_t>(smem)};
+  op_t* A = c.take<op_t>(kChunk * lda);
+  op_t* v = c.take<op_t>(kChunk * ldv);
+  acc_t* o = c.take<acc_t>(kChunk * ldacc);
+  const int n = blockIdx.x, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
+  const int64_t t0 = static_cast<int64_t>(n) * kChunk, Tp = static_cast<int64_t>(d.NT) * kChunk;
+  load_tile(A, lda, per_head(w.A, bh, Tp, kChunk, t0), kChunk, kChunk, kChunk, convert_to<op_t>{});
+  load_slab(v, ldv, head_tensor<const S>(x.v, d, d.V, bh), t0, v0, kChunk, Tr::BV, convert_to<op_t>{});
+  load_tile(o, ldacc, per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, kChunk, Tr::BV,
+            [](acc_t a) { return a; });
+  __syncthreads();
+  combine_inner_inter<Tr>(o, ldacc, A, lda, v, ldv, Tr::BV);
+  __syncthreads();
+  const acc_t sc = static_cast<acc_t>(scale);
+  store_slab(head_tensor<S>(x.o, d, d.V, bh), t0, v0, o, ldacc, kChunk, Tr::BV,
+             [sc](acc_t a) { return to_op<S>(sc * a); });
+}
+
+}  // namespace glabench::chunked

@@ -1,0 +1,223 @@
+// Launches of the chunked kernels, instantiated for the three storage dtypes, and the
+// workspace they carve. Every launch is checked.
+#include <cuda_bf16.h>
+
+#include "backward_kernels.cuh"
+#include "forward_kernels.cuh"
+#include "launch.hpp"
+
+namespace glabench::chunked {
+namespace {
+
+int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+template <class Tr>
+dims dims_of(const call& c) {
+  dims d{};
+  d.B = c.B;
+  d.H = c.H;
+  d.K = c.K;
+  d.V = c.V;
+  d.T = c.T;
+  d.NT = static_cast<int>((c.T + kChunk - 1) / kChunk);
+  d.Kp = round_up(c.K, Tr::BK);
+  d.Vp = round_up(c.V, Tr::BV);
+  d.NVs = d.Vp / Tr::BV;
+  return d;
+}
+
+// A bump allocator over the workspace (256-byte aligned arrays).
+struct workspace_carve {
+  char* base;
+  size_t used = 0;
+  template <class T>
+  T* take(size_t count) {
+    T* p = reinterpret_cast<T*>(base + used);
+    used += (count * sizeof(T) + 255) / 256 * 256;
+    return p;
+  }
+};
+
+template <class Tr>
+size_t states_count(const dims& d) {
+  return static_cast<size_t>(d.B) * d.H * (d.NT + 1) * d.Kp * d.Vp;
+}
+
+template <class Tr>
+struct forward_plan {
+  typename Tr::acc_t* states = nullptr;
+  separate_workspace<Tr> sep{};
+  forward_plan(workspace_carve& w, const dims& d, stages path) {
+    if (path == stages::fused) {
+      states = w.take<typename Tr::acc_t>(states_count<Tr>(d));
+      return;
+    }
+    const size_t heads = static_cast<size_t>(d.B) * d.H, Tp = static_cast<size_t>(d.NT) * kChunk;
+    sep.G = w.take<typename Tr::gate_t>(heads * Tp * d.Kp);
+    sep.qg = w.take<typename Tr::op_t>(heads * Tp * d.Kp);
+    sep.kg = w.take<typename Tr::op_t>(heads * Tp * d.Kp);
+    sep.o_inter = w.take<typename Tr::acc_t>(heads * Tp * d.Vp);
+    sep.A = w.take<typename Tr::acc_t>(heads * Tp * kChunk);
+  }
+};
+
+template <class Tr>
+struct backward_plan {
+  typename Tr::acc_t *states, *dstates, *ypart;
+  backward_plan(workspace_carve& w, const dims& d)
+      : states(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
+        dstates(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
+        ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)) {}
+};
+
+// Shared-memory bytes of a layout struct L (carved from a null base).
+template <class L, class... Args>
+size_t smem_of(Args... args) {
+  carve c{0};
+  L l(c, args...);
+  (void)l;
+  return c.used;
+}
+
+template <class Kernel, class... Args>
+cudaError_t launch(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, Args... args) {
+  if (smem > 48 * 1024)
+    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             static_cast<int>(smem)))
+      return e;
+  kernel<<<grid, kThreads, smem, stream>>>(args...);
+  return cudaGetLastError();
+}
+
+template <class S>
+tensors<S> tensors_of(const call& c) {
+  auto in = [](const void* p) { return static_cast<const S*>(p); };
+  auto out = [](void* p) { return static_cast<S*>(p); };
+  return {in(c.q),  in(c.k),  in(c.v),  in(c.g),   in(c.h0),  in(c.d_o), in(c.dht),
+          out(c.o), out(c.ht), out(c.dq), out(c.dk), out(c.dv), out(c.dg), out(c.dh0)};
+}
+
+template <class S>
+cudaError_t forward(const call& c) {
+  using Tr = traits<S>;
+  const dims d = dims_of<Tr>(c);
+  const tensors<S> x = tensors_of<S>(c);
+  workspace_carve w{static_cast<char*>(c.workspace)};
+  const forward_plan<Tr> p(w, d, c.path);
+  const unsigned heads = static_cast<unsigned>(d.B * d.H);
+  const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
+  if (c.path == stages::fused) {
+    if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<states_smem<Tr>>(),
+                               c.stream, x, d, p.states))
+      return e;
+    return launch(chunk_outputs_kernel<S>, dim3(nt, nv, heads), smem_of<outputs_smem<Tr>>(), c.stream,
+                  x, d, static_cast<const typename Tr::acc_t*>(p.states), c.scale);
+  }
+  if (cudaError_t e = launch(decay_cumsum_kernel<S>, dim3(nt, nk, heads), 0, c.stream, x, d, p.sep))
+    return e;
+  const size_t prep_smem = [] {
+    carve k{0};
+    k.take<typename Tr::acc_t>(kChunk * ld_of<typename Tr::acc_t>(Tr::BK));
+    k.take<typename Tr::acc_t>(kChunk * ld_of<typename Tr::acc_t>(Tr::BK));
+    k.take<typename Tr::gate_t>(kChunk * ld_of<typename Tr::acc_t>(Tr::BK));
+    k.take<typename Tr::op_t>(kChunk * ld_of<typename Tr::op_t>(Tr::BK));
+    return k.used;
+  }();
+  if (cudaError_t e = launch(prepare_qg_kg_kernel<S>, dim3(nt, nk, heads), prep_smem, c.stream, x, d, p.sep))
+    return e;
+  if (cudaError_t e = launch(fused_chunk_gla_fwd_kernel<S>, dim3(nv, heads),
+                             smem_of<state_pass_smem<Tr>>(d.Kp), c.stream, x, d, p.sep))
+    return e;
+  if (cudaError_t e = launch(fwd_inner_chunk_kernel<S>, dim3(nt, heads), smem_of<scores_smem<Tr>>(),
+                             c.stream, x, d, p.sep))
+    return e;
+  const size_t combine_smem = [] {
+    carve k{0};
+    k.take<typename Tr::op_t>(kChunk * ld_of<typename Tr::op_t>(kChunk));
+    k.take<typename Tr::op_t>(kChunk * ld_of<typename Tr::op_t>(Tr::BV));
+    k.take<typename Tr::acc_t>(kChunk * ld_of<typename Tr::acc_t>(Tr::BV));
+    return k.used;
+  }();
+  return launch(combine_kernel<S>, dim3(nt, nv, heads), combine_smem, c.stream, x, d, p.sep, c.scale);
+}
+
+template <class S>
+cudaError_t backward(const call& c) {
+  using Tr = traits<S>;
+  using acc_t = typename Tr::acc_t;
+  const dims d = dims_of<Tr>(c);
+  const tensors<S> x = tensors_of<S>(c);
+  workspace_carve w{static_cast<char*>(c.workspace)};
+  const backward_plan<Tr> p(w, d);
+  const unsigned heads = static_cast<unsigned>(d.B * d.H);
+  const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
+  if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<states_smem<Tr>>(),
+                             c.stream, x, d, p.states))
+    return e;
+  if (cudaError_t e = launch(chunk_dstates_kernel<S>, dim3(nk, nv, heads), smem_of<dstates_smem<Tr>>(),
+                             c.stream, x, d, static_cast<const acc_t*>(p.states), p.dstates, p.ypart,
+                             c.scale))
+    return e;
+  if (cudaError_t e = launch(chunk_dv_kernel<S>, dim3(nt, nv, heads), smem_of<outputs_smem<Tr>>(),
+                             c.stream, x, d, static_cast<const acc_t*>(p.dstates), c.scale))
+    return e;
+  return launch(chunk_dq_dk_dg_kernel<S>, dim3(nt, nk, heads), smem_of<grads_smem<Tr>>(), c.stream, x,
+                d, static_cast<const acc_t*>(p.states), static_cast<const acc_t*>(p.dstates),
+                static_cast<const acc_t*>(p.ypart), c.scale);
+}
+
+template <class S>
+size_t forward_bytes(stages path, int B, int64_t T, int H, int K, int V) {
+  call c{};
+  c.B = B, c.T = T, c.H = H, c.K = K, c.V = V;
+  const dims d = dims_of<traits<S>>(c);
+  workspace_carve w{nullptr};
+  forward_plan<traits<S>> p(w, d, path);
+  return w.used;
+}
+
+template <class S>
+size_t backward_bytes(int B, int64_t T, int H, int K, int V) {
+  call c{};
+  c.B = B, c.T = T, c.H = H, c.K = K, c.V = V;
+  const dims d = dims_of<traits<S>>(c);
+  workspace_carve w{nullptr};
+  backward_plan<traits<S>> p(w, d);
+  return w.used;
+}
+
+}  // namespace
+
+size_t forward_workspace_bytes(storage dtype, stages path, int B, int64_t T, int H, int K, int V) {
+  switch (dtype) {
+    case storage::fp64: return forward_bytes<double>(path, B, T, H, K, V);
+    case storage::fp32: return forward_bytes<float>(path, B, T, H, K, V);
+    default: return forward_bytes<__nv_bfloat16>(path, B, T, H, K, V);
+  }
+}
+
+size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, int V) {
+  switch (dtype) {
+    case storage::fp64: return backward_bytes<double>(B, T, H, K, V);
+    case storage::fp32: return backward_bytes<float>(B, T, H, K, V);
+    default: return backward_bytes<__nv_bfloat16>(B, T, H, K, V);
+  }
+}
+
+cudaError_t launch_forward(const call& c) {
+  switch (c.dtype) {
+    case storage::fp64: return forward<double>(c);
+    case storage::fp32: return forward<float>(c);
+    default: return forward<__nv_bfloat16>(c);
+  }
+}
+
+cudaError_t launch_backward(const call& c) {
+  switch (c.dtype) {
+    case storage::fp64: return backward<double>(c);
+    case storage::fp32: return backward<float>(c);
+    default: return backward<__nv_bfloat16>(c);
+  }
+}
+
+}  // namespace glabench::chunked

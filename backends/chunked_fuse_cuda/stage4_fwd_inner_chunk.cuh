@@ -1,0 +1,91 @@
+// Stage 4 — the seed's `fwd_inner_chunk`: the masked scores inside a chunk,
+//
+//   A[i][j] = Σ_c q[i][c] k[j][c] e^{G[i][c] − G[j][c]}      j ≤ i,
+//
+// summed over the K slabs a block walks. The seed exponentiates every pair's difference
+// in 16-token chunks, off the tensor cores. Here the 64-token chunk is cut into four
+// 16-token sub-chunks:
+// - a block below the diagonal (rows in sub-chunk a, columns in an earlier one) is a
+//   tensor-core product relative to the reference G[a0], the cumulative gate at a's
+//   first token: q[i]·e^{G[i] − G[a0]} (i ≥ a0) times k[j]·e^{G[a0] − G[j]} (j < a0),
+//   both factors ≤ 1, so nothing overflows and a vanishing factor means a vanishing
+//   product;
+// - a diagonal block goes pair by pair with e^{G[i] − G[j]} ≤ 1.
+#pragma once
+
+#include "chunk_traits.cuh"
+#include "mma_tiles.cuh"
+
+namespace glabench::chunked {
+
+inline constexpr int kSubs = kChunk / kSub;
+// Keys before each sub-chunk a ≥ 1, stacked: a's kSub·a rows start at row kSub·a(a−1)/2.
+inline constexpr int kStackRows = kSub * kSubs * (kSubs - 1) / 2;
+
+__host__ __device__ constexpr int stack_row0(int a) { return kSub * a * (a - 1) / 2; }
+
+// qs[i] = q[i]·e^{G[i] − G[a0]} for rows i ≥ kSub (a0: the first row of i's sub-chunk).
+template <class Tr>
+__device__ void sub_chunk_queries(typename Tr::op_t* qs, int ldo, const typename Tr::acc_t* q,
+                                  const typename Tr::gate_t* G, int ld, int cols) {
+  using op_t = typename Tr::op_t;
+  using acc_t = typename Tr::acc_t;
+  for (int i = threadIdx.x; i < (kChunk - kSub) * cols; i += kThreads) {
+    const int r = kSub + i / cols, c = i % cols;
+    const int a0 = r / kSub * kSub;
+    qs[r * ldo + c] = to_op<op_t>(q[r * ld + c] * Tr::exp(static_cast<acc_t>(G[r * ld + c] - G[a0 * ld + c])));
+  }
+}
+
+// The stack of keys before each sub-chunk a ≥ 1: k[j]·e^{G[a0] − G[j]}, j < a0.
+template <class Tr>
+__device__ void sub_chunk_keys(typename Tr::op_t* ks, int ldo, const typename Tr::acc_t* k,
+                               const typename Tr::gate_t* G, int ld, int cols) {
+  using op_t = typename Tr::op_t;
+  using acc_t = typename Tr::acc_t;
+  for (int i = threadIdx.x; i < kStackRows * cols; i += kThreads) {
+    const int row = i / cols, c = i % cols;
+    int a = 1;
+    while (row >= stack_row0(a + 1)) ++a;
+    const int j = row - stack_row0(a), a0 = a * kSub;
+    ks[row * ldo + c] = to_op<op_t>(k[j * ld + c] * Tr::exp(static_cast<acc_t>(G[a0 * ld + c] - G[j * ld + c])));
+  }
+}
+
+// A += this slab's scores. qs ([kChunk] rows) and ks ([kStackRows] rows) are scratch
+// operands. Ends with a barrier.
+template <class Tr>
+__device__ void fwd_inner_chunk(typename Tr::acc_t* A, int lda, const typename Tr::acc_t* q,
+                                const typename Tr::acc_t* k, const typename Tr::gate_t* G, int ld,
+                                int cols, typename Tr::op_t* qs, typename Tr::op_t* ks, int ldo) {
+  using acc_t = typename Tr::acc_t;
+  sub_chunk_queries<Tr>(qs, ldo, q, G, ld, cols);
+  sub_chunk_keys<Tr>(ks, ldo, k, G, ld, cols);
+  // Diagonal blocks, pair by pair (their elements are no product's output below): a
+  // warp a pair, lanes over the features.
+  constexpr int kPairs = kSub * (kSub + 1) / 2;
+  for (int p = threadIdx.x / 32; p < kSubs * kPairs; p += kWarps) {
+    const int blk = p / kPairs;
+    int i = 0, rest = p % kPairs;
+    while (rest > i) rest -= ++i;
+    i += blk * kSub;
+    const int j = blk * kSub + rest;
+    acc_t s = 0;
+    for (int c = threadIdx.x % 32; c < cols; c += 32)
+      s += q[i * ld + c] * k[j * ld + c] * Tr::exp(static_cast<acc_t>(G[i * ld + c] - G[j * ld + c]));
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+    if (threadIdx.x % 32 == 0) A[i * lda + j] += s;
+  }
+  __syncthreads();
+  int shift = 0;
+  for (int a = 1; a < kSubs; ++a) {
+    const int a0 = a * kSub;
+    block_mma<Tr, lay::row, lay::col>(A + a0 * lda, lda, qs + a0 * ldo, ldo,
+                                      ks + stack_row0(a) * ldo, ldo, kSub, a0, cols, true, shift);
+    shift += mma_tiles<Tr>(kSub, a0);
+  }
+  __syncthreads();
+}
+
+}  // namespace glabench::chunked

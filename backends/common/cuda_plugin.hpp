@@ -1,0 +1,33 @@
+// Plugin-ABI glue every CUDA backend needs: whether a CUDA device is there, and CUDA
+// errors as ABI messages.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "glabench/backend.h"
+#include "glabench/backend_support.hpp"
+
+namespace glabench::cuda_plugin {
+
+inline glabench_status cuda_device_available(glabench_message* reason) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return backend_support::fail(reason, GLABENCH_ERROR_NO_DEVICE,
+                                 e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
+                                                  : "no CUDA device");
+  }
+  return GLABENCH_OK;
+}
+
+inline glabench_status finish(cudaError_t e, const char* what, glabench_message* error) {
+  if (e == cudaSuccess) return GLABENCH_OK;
+  return backend_support::fail(
+      error, GLABENCH_ERROR_RUNTIME,
+      std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
+}
+
+}  // namespace glabench::cuda_plugin

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The GPU run for chunked_fuse_cuda, on a machine with a GPU and a build made elsewhere
+# (scripts/bundle_runtime_libs.sh carries its libraries; the fla-core wheel comes in
+# .whl/ when PEERS=1): verify of both paths on every committed gla fixture and at the
+# accuracy shape B2 T1024 H4 D128 (JSON), compute-sanitizer on both paths (SANITIZE=1),
+# ctest's chunked_fuse_cuda tests (CTEST=1), `glabench bench` at the seed's shape,
+# B4 T2048 H16 D128 and B2 T16384 H16 D128 in fp64, fp32 and bf16, fwd and fwdbwd, and
+# with PEERS=1 fla's chunk_gla at the same shapes (scripts/peers/fla_peers.py) in the
+# same call.
+# usage: [CTEST=1] [SANITIZE=1] [BENCH=0] [PEERS=1] [STAGES="fused separate"] scripts/gpu_chunked.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+build=$(cd "$1" && pwd) out=$2
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+gb=$build/glabench backend=chunked_fuse_cuda
+shapes=(${SHAPES:---shape 4,1024,4,100,100 --shape 4,2048,16,128,128 --shape 2,16384,16,128,128})
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+"$gb" fixtures make --preset bench --only gla_b2_t1024_h4_d128 --out /tmp/glabench-bench >/dev/null
+for stages in ${STAGES:-fused separate}; do
+  export CHUNKED_FUSE_CUDA_STAGES=$stages
+  "$gb" verify --backend $backend --op gla --json "$out/verify_fixtures_$stages.json" \
+    > "$out/verify_fixtures_$stages.txt" 2>&1
+  echo "verify $stages, committed fixtures: exit $?; $(grep -c FAIL "$out/verify_fixtures_$stages.txt") FAIL lines"
+  "$gb" verify --backend $backend --fixture /tmp/glabench-bench/gla_b2_t1024_h4_d128.h5 --no-gradcheck \
+    --json "$out/verify_accuracy_$stages.json" > "$out/verify_accuracy_$stages.txt" 2>&1
+  echo "verify $stages, B2 T1024 H4 D128: exit $?"
+  if [[ ${SANITIZE:-0} == 1 ]]; then
+    for tool in memcheck racecheck; do
+      bash backends/common/tests/sanitizer_test.sh $tool "$gb" $backend datasets/fixtures/gla_{basic,odd_t_k_ne_v,k100,no_h0,mixed_gates}.h5 \
+        > "$out/sanitizer_${tool}_$stages.log" 2>&1
+      echo "compute-sanitizer $tool $stages: exit $?"
+    done
+  fi
+done
+unset CHUNKED_FUSE_CUDA_STAGES
+if [[ ${CTEST:-0} == 1 ]]; then
+  t0=$SECONDS
+  ctest --test-dir "$build" -L $backend -j4 --output-on-failure > "$out/ctest_chunked.log" 2>&1
+  echo "ctest -L $backend: exit $? in $((SECONDS - t0)) s; $(grep 'tests passed' "$out/ctest_chunked.log")"
+fi
+if [[ ${BENCH:-1} == 1 ]]; then
+  for stages in ${BENCH_STAGES:-fused}; do
+    t0=$SECONDS
+    CHUNKED_FUSE_CUDA_STAGES=$stages "$gb" bench --backend $backend --op gla "${shapes[@]}" \
+      ${BENCH_DTYPES:---dtype fp64 --dtype fp32 --dtype bf16} --json "$out/bench_$stages.json" > "$out/bench_$stages.log" 2>&1
+    echo "bench $stages: exit $? in $((SECONDS - t0)) s"
+  done
+fi
+if [[ ${PEERS:-0} == 1 ]]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+  t0=$SECONDS
+  PYTHONUNBUFFERED=1 python3 scripts/peers/fla_peers.py --kernels fla.chunk_gla \
+    --shapes 4,1024,4,100,100 4,2048,16,128,128 2,16384,16,128,128 --dtypes "${PEER_DTYPES:-bf16,fp32}" \
+    --verify-tokens 256 --out "$out/peers_fla.json" > "$out/peers_fla.log" 2>&1
+  echo "fla peers: exit $? in $((SECONDS - t0)) s"; tail -3 "$out/peers_fla.log"
+fi
