@@ -7,6 +7,12 @@
 # when no build type is chosen. CUDA: the sources include .cu files (the project must
 # enable CUDA) and the module links the static CUDA runtime.
 #
+# The plugin describes its build to glabench (backend.h's glabench_build_info, ABI 1.1)
+# without a line of its own: the build type, the compilers and (CUDA) the architectures
+# become the compile definitions GLABENCH_BUILD_INFO_TYPE, _COMPILER and
+# _CUDA_ARCHITECTURES, which the table's default build member reads; whether it is
+# optimised is the compiler's own word (__OPTIMIZE__).
+#
 # One file for both uses: the glabench tree includes it (its backends land in
 # GLABENCH_BACKEND_DIR and datasets/CMakeLists.txt turns OPS and DTYPES into verify
 # tests), and the installed package (glabenchConfig.cmake) includes it for out-of-tree
@@ -48,6 +54,7 @@ function(glabench_add_backend name)
   else()
     set(output_dir ${CMAKE_CURRENT_BINARY_DIR})
   endif()
+  glabench_describe_build(${target} ${ARG_CUDA})
   set_target_properties(${target} PROPERTIES
     PREFIX ""
     SUFFIX ".so"
@@ -68,6 +75,31 @@ function(glabench_add_backend name)
     glabench_add_verify_tests(${name} "${ARG_LABEL}" "${ARG_OPS}" "${ARG_DTYPES}"
                               "${ARG_FIXTURES}" glabench::glabench
                               "GLABENCH_BACKEND_PATH=$<TARGET_FILE_DIR:${target}>")
+  endif()
+endfunction()
+
+# The compile definitions backend.h's GLABENCH_BUILD_INFO_INIT reads: the build type
+# ($<CONFIG>: "" when none), the compilers ("GNU 12.2.0 + NVIDIA 12.4.131") and, when
+# <cuda> is true, the target's CUDA architectures as it is generated ("90 80").
+function(glabench_describe_build target cuda)
+  set(languages CXX)
+  if(NOT CMAKE_CXX_COMPILER_LOADED)
+    set(languages C)  # a backend in C
+  endif()
+  if(cuda)
+    list(APPEND languages CUDA)
+  endif()
+  set(compilers)
+  foreach(lang IN LISTS languages)
+    list(APPEND compilers "${CMAKE_${lang}_COMPILER_ID} ${CMAKE_${lang}_COMPILER_VERSION}")
+  endforeach()
+  list(JOIN compilers " + " compilers)
+  target_compile_definitions(${target} PRIVATE
+    "GLABENCH_BUILD_INFO_TYPE=\"$<CONFIG>\""
+    "GLABENCH_BUILD_INFO_COMPILER=\"${compilers}\"")
+  if(cuda)
+    target_compile_definitions(${target} PRIVATE
+      "GLABENCH_BUILD_INFO_CUDA_ARCHITECTURES=\"$<JOIN:$<TARGET_PROPERTY:${target},CUDA_ARCHITECTURES>, >\"")
   endif()
 endfunction()
 

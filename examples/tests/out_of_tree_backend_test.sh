@@ -32,6 +32,12 @@ grep -rq --include=flags.make --include=build.ninja -e '-O3' "$example" ||
 exported=$(nm -D --defined-only "$plugin" | awk '$2 == "T" { print $3 }')
 [[ $exported == glabench_backend_entry ]] || { echo "exported: $exported"; exit 1; }
 
+# It says how it was built, with no line of its own: glabench_add_backend's -O3, no build
+# type, the compiler CMake found.
+GLABENCH_BACKEND_PATH=$example "$prefix/bin/glabench" list >"$tmp/list.txt"
+grep -q "built: no build type, [A-Za-z]* [0-9.]*, optimised$" "$tmp/list.txt" ||
+  { echo "example_gla's build description:"; cat "$tmp/list.txt"; exit 1; }
+
 for dtype in fp64 fp32; do
   GLABENCH_BACKEND_PATH=$example "$prefix/bin/glabench" verify --backend example_gla --op gla \
     --fixture "$source/datasets/fixtures" --dtype "$dtype"
@@ -42,4 +48,17 @@ tail -n 3 "$tmp/ctest.log"
 expected=$(( 2 * $(find "$prefix/share/glabench/fixtures" -name 'gla_*.h5' | wc -l) ))
 grep -q "100% tests passed, 0 tests failed out of $expected\$" "$tmp/ctest.log" ||
   { echo "expected $expected verify tests (gla fixtures x fp64, fp32)"; exit 1; }
+
+# Built as Debug (no optimisation): bench times it, but warns on stderr and in the results.
+debug=$tmp/example_debug
+"$cmake" -S "$source/examples/out_of_tree_backend" -B "$debug" -G "$generator" -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" >"$tmp/configure_debug.log" ||
+  { cat "$tmp/configure_debug.log"; exit 1; }
+"$cmake" --build "$debug" >"$tmp/build_debug.log" 2>&1 || { cat "$tmp/build_debug.log"; exit 1; }
+GLABENCH_BACKEND_PATH=$debug "$prefix/bin/glabench" bench --backend example_gla --shape 1,16,1,4,4 \
+  --mode fwd --dtype fp64 --time-cap 0.1 --min-reps 5 --json "$tmp/debug.json" 2>"$tmp/debug.err" >/dev/null
+grep -q "^WARNING: backend 'example_gla' was built WITHOUT OPTIMISATION (Debug, " "$tmp/debug.err" ||
+  { echo "no warning for the Debug build:"; cat "$tmp/debug.err"; exit 1; }
+grep -q '"build_type": "Debug"' "$tmp/debug.json" && grep -q '"optimized": false' "$tmp/debug.json" ||
+  { echo "the Debug build is not recorded in the results"; exit 1; }
 echo "out-of-tree backend: OK"

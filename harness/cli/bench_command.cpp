@@ -98,6 +98,12 @@ int run_bench_command(const bench_args& args, const global_options& global) {
                  console_safe(r.message));
   }
   fmt::print("{} timed, {} failed, {} skipped\n", ok, failed, skipped);
+  // Times from a build without optimisation mislead: said on stderr, where a redirected
+  // table does not hide it, and recorded in the results (context.warnings).
+  if (const auto w = results.context.find("warnings"); w != results.context.end())
+    for (const auto& text : *w)
+      fmt::print(stderr, "{}WARNING: {}{}\n", tty ? "\033[1;31m" : "",
+                 console_safe(text.get<std::string>()), tty ? "\033[0m" : "");
   if (!args.json_out.empty()) {
     write_json_file(args.json_out, to_json(results));
     fmt::print("results written to {}\n", console_safe(args.json_out));

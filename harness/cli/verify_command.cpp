@@ -111,7 +111,7 @@ int run_verify(const verify_args& args, const global_options& global) {
   }
   verify_printer::print_table(std::cout, results);
   if (!args.json_out.empty()) {
-    write_json_file(args.json_out, verify_printer::to_json(results));
+    write_json_file(args.json_out, verify_printer::to_json(results, backends));
     fmt::print("results written to {}\n", console_safe(args.json_out));
   }
   return verify_exit_code(results);

@@ -22,10 +22,11 @@ namespace glabench {
 namespace fs = std::filesystem;
 namespace {
 
-// The table size each minor version of ABI major 1 promises.
+// The table size each minor version of ABI major 1 promises: 1.0 ends at backward, 1.1
+// appended build. A later minor promises at least what this glabench knows of.
 size_t table_size_for_minor(uint32_t minor) {
-  (void)minor;  // minor 0 is the only one so far; later minors append members
-  return offsetof(glabench_backend, backward) + sizeof(glabench_backend::backward);
+  if (minor == 0) return offsetof(glabench_backend, backward) + sizeof(glabench_backend::backward);
+  return offsetof(glabench_backend, build) + sizeof(glabench_backend::build);
 }
 
 bool is_elf(const std::string& path) {
@@ -187,7 +188,7 @@ loaded_backend load_backend(const std::string& path) {
   const glabench_backend* table = entry();
   if (!table) throw backend_load_error(path + ": " GLABENCH_ENTRY_SYMBOL "() returned NULL");
   validate_table(path, table);
-  return {path, table, std::move(library)};
+  return {path, table, std::move(library), build_of(*table)};
 }
 
 bool loaded_backend::supports(op_kind op, dtype d, glabench_mode mode) const {

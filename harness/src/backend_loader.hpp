@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_build.hpp"
 #include "dtype.hpp"
 #include "glabench/backend.h"
 #include "glabench/reference/problem.hpp"
@@ -31,6 +32,7 @@ struct loaded_backend {
   std::string path;
   const glabench_backend* table = nullptr;
   std::shared_ptr<void> library;  // dlclose on last release
+  backend_build build;            // how the plugin was built, as its table says
 
   std::string name() const { return table->name; }
   // Whether the capability table lists (op, dtype, mode): the harness's one capability

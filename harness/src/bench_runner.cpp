@@ -270,6 +270,20 @@ void add_peak_fractions(bench_row& row, const measured_peaks& peaks) {
     row.flop_fraction = *row.tflops / peaks.gemm_tflops[row.config.dtype].get<double>();
 }
 
+// A warning for each backend that has a timed row and was built without optimisation.
+std::vector<std::string> timing_warnings(const std::vector<const loaded_backend*>& backends,
+                                         const std::vector<bench_row>& rows) {
+  std::vector<std::string> out;
+  for (const loaded_backend* b : backends) {
+    const bool timed = std::any_of(rows.begin(), rows.end(), [&](const bench_row& r) {
+      return r.status == bench_status::ok && r.config.backend == b->name();
+    });
+    if (const std::string w = unoptimised_warning(b->name(), b->build); timed && !w.empty())
+      out.push_back(w);
+  }
+  return out;
+}
+
 }  // namespace
 
 struct bench_worker::state {
@@ -310,6 +324,7 @@ bench_results run_bench(const bench_options& opts) {
   std::vector<std::string> names;
   for (const auto* b : opts.backends) names.push_back(b->table->name);
   results.context = run_context(names);
+  results.context["backend_builds"] = backend_builds(opts.backends);
   results.context.update(host_description());
   bool any_cuda = false;
   for (const auto* b : opts.backends) any_cuda = any_cuda || b->table->device_type == kDLCUDA;
@@ -394,6 +409,8 @@ bench_results run_bench(const bench_options& opts) {
   benchmark::RunSpecifiedBenchmarks(&console);
   benchmark::ClearRegisteredBenchmarks();
   if (on_gpu) results.context["gpu_state_end"] = read_gpu_state(0);
+  const std::vector<std::string> warnings = timing_warnings(opts.backends, results.rows);
+  if (!warnings.empty()) results.context["warnings"] = warnings;
   return results;
 }
 

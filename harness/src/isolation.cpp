@@ -18,7 +18,8 @@
 namespace glabench {
 namespace {
 
-// A plugin's table as the parent knows it: the worker's description, no functions.
+// A plugin's table as the parent knows it: the worker's description, no functions and no
+// build member (loaded_backend::build holds the plugin's).
 struct described_table {
   glabench_backend table{};
   std::string name, version;
@@ -42,6 +43,7 @@ nlohmann::json describe_table(const loaded_backend& b) {
           {"abi_major", t.abi_major},
           {"abi_minor", t.abi_minor},
           {"capabilities", caps},
+          {"build", to_json(b.build)},
           {"availability", availability_here(b)}};
 }
 
@@ -64,8 +66,10 @@ loaded_backend backend_from_description(const std::string& path, const nlohmann:
   t.device_type = DLDeviceType(d.at("device_type").get<int>());
   t.capabilities = held->capabilities.data();
   t.num_capabilities = held->capabilities.size();
+  t.build = {};  // compiler NULL: not this table's to say
   const glabench_backend* table = &held->table;
-  return {path, table, std::shared_ptr<void>(held, held.get())};
+  return {path, table, std::shared_ptr<void>(held, held.get()),
+          backend_build_from_json(d.at("build"))};
 }
 
 // The result of a case whose worker died or was killed.

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "backend_build.hpp"
 #include "markdown_cell.hpp"
 
 namespace glabench {
@@ -24,6 +25,29 @@ std::string worst_rel_l2(const bench_row& r) {
     worst = std::max(worst, c.rel_l2);
   }
   return fmt::format("{:.2e}", worst);
+}
+
+// How each backend was built (context.backend_builds, backend_build.hpp) and the run's
+// warnings (a timed backend built without optimisation), where the file has them.
+void write_backend_builds(std::ostream& out, const nlohmann::json& c) {
+  if (auto b = c.find("backend_builds"); b != c.end() && b->is_object() && !b->empty()) {
+    std::string list;
+    for (const auto& [name, build] : b->items()) {
+      std::string summary;
+      try {
+        summary = backend_build_from_json(build).summary();
+      } catch (const nlohmann::json::exception&) {
+        summary = build.dump();
+      }
+      list += fmt::format("{}`{}` ({})", list.empty() ? "" : "; ", console_safe(name),
+                          console_safe(summary));
+    }
+    out << fmt::format("- backends built: {}\n", list);
+  }
+  if (auto w = c.find("warnings"); w != c.end() && w->is_array())
+    for (const auto& text : *w)
+      out << fmt::format("- **warning:** {}\n",
+                         console_safe(text.is_string() ? text.get<std::string>() : text.dump()));
 }
 
 void write_run(std::ostream& out, const named_results& run) {
@@ -50,6 +74,7 @@ void write_run(std::ostream& out, const named_results& run) {
   out << fmt::format("\n- host: {} ({} threads)\n- glabench {} · commit `{}` · build {} · {}\n",
                      get("host_cpu"), get("host_cpus"), get("glabench_version"), get("git_commit"),
                      get("build_type"), get("date"));
+  write_backend_builds(out, c);
   for (const auto& [where, p] : run.results.peaks) {
     std::string gemm;
     for (const auto& [dtype, rate] : p.gemm_tflops.items())

@@ -72,16 +72,17 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
   fmt::print(os, "\n{} passed, {} failed, {} skipped\n", passed, failed, skipped);
 }
 
-nlohmann::json verify_printer::to_json(const std::vector<verify_case_result>& results) {
+nlohmann::json verify_printer::to_json(const std::vector<verify_case_result>& results,
+                                       const std::vector<const loaded_backend*>& backends) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : results) rows.push_back(glabench::to_json(r));
-  std::vector<std::string> backends;
-  for (const auto& r : results)
-    if (std::find(backends.begin(), backends.end(), r.backend) == backends.end())
-      backends.push_back(r.backend);
+  std::vector<std::string> names;
+  for (const loaded_backend* b : backends) names.push_back(b->name());
+  nlohmann::json context = run_context(names);
+  context["backend_builds"] = backend_builds(backends);
   return {{"glabench_results", "verify"},
           {"schema_version", 1},
-          {"context", run_context(backends)},
+          {"context", context},
           {"results", rows}};
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend_loader.hpp"
 #include "verifier.hpp"
 
 namespace glabench {
@@ -17,8 +18,10 @@ class verify_printer {
   // finite-difference result and a closing "N passed, N failed, N skipped" line.
   static void print_table(std::ostream& os, const std::vector<verify_case_result>& results);
 
-  // {"glabench_results": "verify", "schema_version": 1, "context": {…}, "results": […]}
-  static nlohmann::json to_json(const std::vector<verify_case_result>& results);
+  // {"glabench_results": "verify", "schema_version": 1, "context": {…}, "results": […]};
+  // the context records how each of `backends` was built (context.backend_builds).
+  static nlohmann::json to_json(const std::vector<verify_case_result>& results,
+                                const std::vector<const loaded_backend*>& backends);
 };
 
 }  // namespace glabench

@@ -24,7 +24,46 @@ for r in rows:
     assert all(c["passed"] for c in r["checks"]) and r["checks"], r["checks"]
     assert r["gbps"] > 0 and r["bandwidth_fraction"] > 0
 assert d["context"]["peaks"]["host"]["copy_gbps"] > 0
+build = d["context"]["backend_builds"]["naive_recurrent"]
+assert build["described"] and build["abi"] == "1.1" and build["compiler"], build
+assert "warnings" not in d["context"] or build["optimized"] is False, d["context"]
 PY
+
+# How each backend was built (ABI 1.1), through the worker that loads it. Built without
+# optimisation and timed: a loud warning on stderr, and in the results. A plugin built
+# against ABI 1.0 (no build member) still loads, verifies and is timed: "not described".
+unopt=$plugin_dir/glabench_backend_test_unoptimised.so old=$plugin_dir/glabench_backend_test_abi_1_0.so
+expect_rc 0 "list builds" "$glabench" --backend-lib "$unopt" --backend-lib "$old" list
+[[ "$out" == *"test_unoptimised"*"built: "*", NOT OPTIMISED"* ]] || fail "list: unoptimised build: $out"
+[[ "$out" == *"test_abi_1_0"*"built: not described (ABI 1.0)"* ]] || fail "list: ABI 1.0 build: $out"
+"$glabench" --backend-lib "$unopt" bench --backend test_unoptimised --shape 1,16,1,4,4 --mode fwd \
+  --time-cap 0.1 --min-reps 5 --json "$dir/unopt.json" >"$dir/unopt.out" 2>"$dir/unopt.err" ||
+  fail "bench of an unoptimised build: exit $?"
+grep -q "^WARNING: backend 'test_unoptimised' was built WITHOUT OPTIMISATION" "$dir/unopt.err" ||
+  fail "no warning on stderr: $(cat "$dir/unopt.err")"
+! grep -q "WARNING: backend" "$dir/unopt.out" || fail "the warning went to stdout"
+expect_rc 0 "bench ABI 1.0" "$glabench" --backend-lib "$old" bench --backend test_abi_1_0 \
+  --shape 1,16,1,4,4 --mode fwd --time-cap 0.1 --min-reps 5 --json "$dir/old.json"
+[[ "$out" != *"WARNING: backend"* ]] || fail "bench of an ABI 1.0 plugin warned: $out"
+expect_rc 0 "verify ABI 1.0" "$glabench" --backend-lib "$old" verify --backend test_abi_1_0 \
+  --fixture "$(dirname "${BASH_SOURCE[0]}")/../../datasets/fixtures/gla_basic.h5" --json "$dir/old_verify.json"
+"$python" - "$dir/unopt.json" "$dir/old.json" "$dir/old_verify.json" <<'PY' || fail "build descriptions in the results"
+import json, sys
+unopt, old, verify = (json.load(open(p)) for p in sys.argv[1:])
+b = unopt["context"]["backend_builds"]["test_unoptimised"]
+assert b["described"] and b["optimized"] is False, b
+assert unopt["benchmarks"][0]["status"] == "ok", unopt["benchmarks"][0]
+w = unopt["context"]["warnings"]
+assert len(w) == 1 and w[0].startswith("backend 'test_unoptimised' was built WITHOUT OPTIMISATION"), w
+assert old["context"]["backend_builds"]["test_abi_1_0"] == {"described": False, "abi": "1.0"}, old["context"]
+assert old["benchmarks"][0]["status"] == "ok" and "warnings" not in old["context"], old
+assert verify["context"]["backend_builds"]["test_abi_1_0"] == {"described": False, "abi": "1.0"}, verify["context"]
+PY
+expect_rc 0 "report of an unoptimised build" "$glabench" report "$dir/unopt.json" --out "$dir/report_unopt"
+grep -q "^- \*\*warning:\*\* backend 'test_unoptimised' was built WITHOUT OPTIMISATION" \
+  "$dir/report_unopt/report.md" || fail "report lacks the unoptimised warning"
+grep -q "^- backends built: \`test_unoptimised\` (.*NOT OPTIMISED" "$dir/report_unopt/report.md" ||
+  fail "report lacks the backend's build"
 
 # The same results compared with themselves: every row SAME, the gate passes.
 expect_rc 0 "compare same" "$glabench" compare "$dir/a.json" "$dir/a.json" --fail-on-regression 5 \

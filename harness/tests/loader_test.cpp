@@ -169,6 +169,59 @@ BOOST_AUTO_TEST_CASE(loads_the_naive_backend) {
   BOOST_TEST(b.name() == "naive_recurrent");
   BOOST_TEST(b.table->abi_major == GLABENCH_ABI_MAJOR);
   BOOST_TEST(b.table->num_capabilities == 8u);
+  // Its build, described by glabench_add_backend without a line in its source; built with
+  // this test's flags, so optimised exactly when this file is.
+  BOOST_TEST(b.build.described);
+  BOOST_TEST(b.build.optimized == bool(GLABENCH_BUILD_INFO_OPTIMIZED));
+  BOOST_TEST(b.build.build_type == BUILD_TYPE);
+  BOOST_TEST(b.build.compiler == CXX_COMPILER);
+  BOOST_TEST(b.build.cuda_architectures == "");
+  BOOST_TEST(b.build.abi == "1.1");
+}
+
+BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
+  // Built by glabench_add_backend with -O0 after the build type's flags: the compiler's
+  // word wins over the build type's, and bench's warning names the backend and the fix.
+  const loaded_backend slow = load_backend(plugin("unoptimised"));
+  BOOST_TEST(slow.build.described);
+  BOOST_TEST(!slow.build.optimized);
+  BOOST_TEST(slow.build.unoptimised());
+  BOOST_TEST(slow.build.build_type == BUILD_TYPE);
+  BOOST_TEST(slow.build.summary().find("NOT OPTIMISED") != std::string::npos, slow.build.summary());
+  const std::string warning = unoptimised_warning(slow.name(), slow.build);
+  BOOST_TEST(warning.starts_with("backend 'test_unoptimised' was built WITHOUT OPTIMISATION"),
+             warning);
+  BOOST_TEST(warning.find("CMAKE_BUILD_TYPE=Release") != std::string::npos, warning);
+
+  // A plugin built against ABI 1.0 has no build member: it loads, and nothing is known.
+  const loaded_backend old = load_backend(plugin("abi_1_0"));
+  BOOST_TEST(!old.build.described);
+  BOOST_TEST(!old.build.unoptimised());
+  BOOST_TEST(old.build.abi == "1.0");
+  BOOST_TEST(old.build.summary() == "not described (ABI 1.0)");
+  BOOST_TEST(unoptimised_warning(old.name(), old.build).empty());
+
+  // C: GLABENCH_BUILD_INFO_INIT describes the build from the compiler alone (not built by
+  // glabench_add_backend: no build type); a table that leaves it out is not described.
+  const loaded_backend c = load_backend(plugin("c_described"));
+  BOOST_TEST(c.build.described);
+  BOOST_TEST(c.build.optimized == bool(GLABENCH_BUILD_INFO_OPTIMIZED));
+  BOOST_TEST((c.build.compiler.starts_with("GNU ") || c.build.compiler.starts_with("Clang ")),
+             c.build.compiler);
+  BOOST_TEST(c.build.build_type == "");
+  const loaded_backend c_none = load_backend(plugin("c_undescribed"));
+  BOOST_TEST(!c_none.build.described);
+  BOOST_TEST(c_none.build.abi == "1.1");
+
+  // Carried from a worker to the parent as JSON, unchanged.
+  for (const loaded_backend* b : {&slow, &old, &c}) {
+    const backend_build back = backend_build_from_json(to_json(b->build));
+    BOOST_TEST(to_json(back) == to_json(b->build));
+    BOOST_TEST(back.summary() == b->build.summary());
+  }
+  const nlohmann::json builds = backend_builds({&slow, &old});
+  BOOST_TEST(builds["test_unoptimised"]["optimized"] == false);
+  BOOST_TEST(builds["test_abi_1_0"] == nlohmann::json({{"described", false}, {"abi", "1.0"}}));
 }
 
 BOOST_AUTO_TEST_CASE(refuses_broken_plugins) {
@@ -177,6 +230,7 @@ BOOST_AUTO_TEST_CASE(refuses_broken_plugins) {
   require_refused(plugin("abi_major"),
                   "ABI major version 99, but this glabench speaks ABI major 1");
   require_refused(plugin("short_table"), "shorter than");
+  require_refused(plugin("short_1_1"), "bytes ABI 1.1 promises");
   require_refused(plugin("null_forward"), "leaves a required function");
 }
 
@@ -211,7 +265,7 @@ BOOST_AUTO_TEST_CASE(searches_the_backend_path_and_reports_broken_files) {
   unsetenv("GLABENCH_BACKEND_PATH");
   BOOST_TEST(reg.find("test_silent") != nullptr);
   BOOST_TEST(reg.find("naive_recurrent") != nullptr);  // the duplicate variant, alone here
-  BOOST_TEST(reg.broken.size() == 5u);
+  BOOST_TEST(reg.broken.size() == 6u);
   BOOST_CHECK_THROW(discover_backends("", {plugin("abi_major")}), backend_load_error);
 }
 

@@ -13,7 +13,8 @@
  * minor bump; a change that breaks existing backends bumps the major, and the loader
  * refuses a major it was not built for. Every struct handed to a backend starts with
  * struct_size too, so a backend built against an older minor can tell which members
- * exist (GLABENCH_HAS_MEMBER).
+ * exist (GLABENCH_HAS_MEMBER). Minor 1 appended glabench_backend.build (how the plugin
+ * was built); a table built against 1.0 ends at backward.
  *
  * Errors: every call returns a glabench_status and, on failure, writes a
  * NUL-terminated message into the caller's buffer. A backend never aborts the
@@ -31,7 +32,7 @@ extern "C" {
 #endif
 
 #define GLABENCH_ABI_MAJOR 1
-#define GLABENCH_ABI_MINOR 0
+#define GLABENCH_ABI_MINOR 1
 
 #define GLABENCH_ENTRY_SYMBOL "glabench_backend_entry"
 
@@ -135,6 +136,65 @@ typedef struct glabench_backward_args {
   void* stream;
 } glabench_backward_args;
 
+/* How a plugin was built (ABI 1.1; docs/design.md §3), so that results can say whether
+ * its times mean anything: a plugin built without optimisation runs many times slower,
+ * and nothing else would show it. glabench records it per backend in every results file,
+ * and `glabench bench` warns when a timed backend was built without optimisation.
+ *
+ * Nobody needs to fill it in by hand. In C++ (C++14 or later) glabench_backend.build
+ * defaults to GLABENCH_BUILD_INFO_INIT, so a table written without it describes the
+ * translation unit that defines it; glabench_add_backend (CMake) adds the build type,
+ * the compilers and the CUDA architectures as compile definitions. A backend in C ends
+ * its table's initializer with GLABENCH_BUILD_INFO_INIT (one line). A C table that leaves
+ * it out is zero-filled: compiler NULL, "not described". */
+typedef struct glabench_build_info {
+  /* The compilers, e.g. "GNU 12.2.0" or "GNU 12.2.0 + NVIDIA 12.4.131". NULL: the
+   * plugin does not describe its build, and the other members mean nothing. */
+  const char* compiler;
+  /* The CMake build type ("Release", "Debug", "RelWithDebInfo", …); "" when none was
+   * chosen (glabench_add_backend then compiles with -O3) or unknown. NULL means "". */
+  const char* build_type;
+  /* The CUDA architectures the device code was built for, e.g. "90 80"; "" for a
+   * plugin without CUDA code. NULL means "". */
+  const char* cuda_architectures;
+  /* 1 when the translation unit defining the table was compiled with optimisation
+   * (GCC's and Clang's __OPTIMIZE__: -O1 or higher; and, when nvcc compiles it, without
+   * -G), else 0. It is the compiler's word, not the build type's: -O0 added to a Release
+   * build gives 0. */
+  int32_t optimized;
+} glabench_build_info;
+
+/* The defaults of GLABENCH_BUILD_INFO_INIT: what the compiler itself knows.
+ * glabench_add_backend defines the first three from CMake; `optimized` is always the
+ * compiler's. */
+#ifndef GLABENCH_BUILD_INFO_COMPILER
+#if defined(__clang__)
+#define GLABENCH_BUILD_INFO_COMPILER "Clang " __clang_version__
+#elif defined(__GNUC__)
+#define GLABENCH_BUILD_INFO_COMPILER "GNU " __VERSION__
+#else
+#define GLABENCH_BUILD_INFO_COMPILER "unknown"
+#endif
+#endif
+#ifndef GLABENCH_BUILD_INFO_TYPE
+#define GLABENCH_BUILD_INFO_TYPE ""
+#endif
+#ifndef GLABENCH_BUILD_INFO_CUDA_ARCHITECTURES
+#define GLABENCH_BUILD_INFO_CUDA_ARCHITECTURES ""
+#endif
+#if defined(__OPTIMIZE__) && !defined(__CUDACC_DEBUG__)
+#define GLABENCH_BUILD_INFO_OPTIMIZED 1
+#else
+#define GLABENCH_BUILD_INFO_OPTIMIZED 0
+#endif
+
+/* This translation unit's build, as a glabench_build_info initializer. */
+#define GLABENCH_BUILD_INFO_INIT                                                         \
+  {                                                                                      \
+    GLABENCH_BUILD_INFO_COMPILER, GLABENCH_BUILD_INFO_TYPE,                              \
+        GLABENCH_BUILD_INFO_CUDA_ARCHITECTURES, GLABENCH_BUILD_INFO_OPTIMIZED            \
+  }
+
 typedef struct glabench_backend {
   uint32_t abi_major;
   uint32_t abi_minor;
@@ -165,6 +225,17 @@ typedef struct glabench_backend {
   /* NULL when no capability has mode BACKWARD. */
   glabench_status (*backward)(const glabench_problem* problem, const glabench_backward_args* args,
                               glabench_message* error);
+
+  /* ---- ABI 1.1. A table built against 1.0 ends above: the harness reads what follows
+   * only when GLABENCH_HAS_MEMBER(table, glabench_backend, build). */
+
+  /* How the plugin was built (glabench_build_info, above). In C++ it need not be
+   * written: it defaults to this translation unit's GLABENCH_BUILD_INFO_INIT. */
+#if defined(__cplusplus) && __cplusplus >= 201402L
+  glabench_build_info build = GLABENCH_BUILD_INFO_INIT;
+#else
+  glabench_build_info build;
+#endif
 } glabench_backend;
 
 typedef const glabench_backend* (*glabench_backend_entry_fn)(void);

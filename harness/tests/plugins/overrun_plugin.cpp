@@ -6,6 +6,10 @@
 //   overrun_dq     backward writes dq, then one element past its end
 //   overrun_input  forward writes one element past the end of its input q
 //   inbounds       writes nothing outside its tensors (the control: verify passes)
+// and, writing nothing outside its tensors either, for the build description (ABI 1.1):
+//   abi_1_0        its table ends where ABI 1.0's did (minor 0, no build member), as a
+//                  plugin built against glabench 1.0 gives it
+//   unoptimised    built with -O0 by glabench_add_backend (harness/tests/CMakeLists.txt)
 #include <cstring>
 
 #include "glabench/backend.h"
@@ -114,9 +118,12 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
   return GLABENCH_OK;
 }
 
+// abi_1_0's table ends where ABI 1.0's did.
+constexpr bool kAbi10 = __builtin_strcmp(OVERRUN_PLUGIN_VARIANT, "abi_1_0") == 0;
+
 const glabench_backend kBackend = {GLABENCH_ABI_MAJOR,
-                                   GLABENCH_ABI_MINOR,
-                                   sizeof(glabench_backend),
+                                   kAbi10 ? 0u : GLABENCH_ABI_MINOR,
+                                   kAbi10 ? offsetof(glabench_backend, build) : sizeof(glabench_backend),
                                    "test_" OVERRUN_PLUGIN_VARIANT,
                                    "0.0.0",
                                    kDLCPU,

@@ -4,6 +4,7 @@
 //   null_entry     entry returns NULL
 //   abi_major      declares ABI major 99
 //   short_table    struct_size shorter than ABI 1.0 promises
+//   short_1_1      declares ABI 1.1 but ends where 1.0 did (no build member)
 //   null_forward   leaves forward NULL
 //   duplicate      a valid table named "naive_recurrent"
 //   silent         valid; forward returns OK and writes nothing
@@ -45,6 +46,7 @@ glabench_backend make_table() {
                         nullptr};
   if (VARIANT_IS(abi_major)) t.abi_major = 99;
   if (VARIANT_IS(short_table)) t.struct_size = offsetof(glabench_backend, capabilities);
+  if (VARIANT_IS(short_1_1)) t.struct_size = offsetof(glabench_backend, build);
   if (VARIANT_IS(null_forward)) t.forward = nullptr;
   if (VARIANT_IS(duplicate)) t.name = "naive_recurrent";
   return t;

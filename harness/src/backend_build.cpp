@@ -1,0 +1,66 @@
+#include "backend_build.hpp"
+
+#include <fmt/format.h>
+
+#include "backend_loader.hpp"
+
+namespace glabench {
+
+std::string backend_build::summary() const {
+  if (!described) return fmt::format("not described (ABI {})", abi);
+  std::string s = build_type.empty() ? "no build type" : build_type;
+  s += ", " + compiler + (optimized ? ", optimised" : ", NOT OPTIMISED");
+  if (!cuda_architectures.empty()) s += ", CUDA " + cuda_architectures;
+  return s;
+}
+
+backend_build build_of(const glabench_backend& t) {
+  backend_build b;
+  b.abi = fmt::format("{}.{}", t.abi_major, t.abi_minor);
+  if (!GLABENCH_HAS_MEMBER(&t, glabench_backend, build) || !t.build.compiler) return b;
+  b.described = true;
+  b.optimized = t.build.optimized != 0;
+  b.compiler = t.build.compiler;
+  b.build_type = t.build.build_type ? t.build.build_type : "";
+  b.cuda_architectures = t.build.cuda_architectures ? t.build.cuda_architectures : "";
+  return b;
+}
+
+nlohmann::json to_json(const backend_build& b) {
+  if (!b.described) return {{"described", false}, {"abi", b.abi}};
+  return {{"described", true},
+          {"optimized", b.optimized},
+          {"compiler", b.compiler},
+          {"build_type", b.build_type},
+          {"cuda_architectures", b.cuda_architectures},
+          {"abi", b.abi}};
+}
+
+backend_build backend_build_from_json(const nlohmann::json& j) {
+  backend_build b;
+  b.abi = j.at("abi").get<std::string>();
+  b.described = j.at("described").get<bool>();
+  if (!b.described) return b;
+  b.optimized = j.at("optimized").get<bool>();
+  b.compiler = j.at("compiler").get<std::string>();
+  b.build_type = j.at("build_type").get<std::string>();
+  b.cuda_architectures = j.at("cuda_architectures").get<std::string>();
+  return b;
+}
+
+nlohmann::json backend_builds(const std::vector<const loaded_backend*>& backends) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const loaded_backend* b : backends) out[b->name()] = to_json(b->build);
+  return out;
+}
+
+std::string unoptimised_warning(const std::string& backend, const backend_build& b) {
+  if (!b.unoptimised()) return "";
+  return fmt::format(
+      "backend '{}' was built WITHOUT OPTIMISATION ({}): its times can be many times what an "
+      "optimised build gives; rebuild it with optimisation (CMAKE_BUILD_TYPE=Release, or "
+      "glabench_add_backend without a build type) before trusting them",
+      backend, b.summary());
+}
+
+}  // namespace glabench

@@ -1,0 +1,47 @@
+// How a backend plugin was built (backend.h's glabench_build_info, ABI 1.1;
+// docs/design.md §3): read from its table once, carried from a worker to the parent,
+// recorded per backend in results files (context.backend_builds), shown by `glabench list`,
+// and warned about by `glabench bench` when a timed backend was built without
+// optimisation. Strings are the plugin's own: escape them where printed (safe_text.hpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "glabench/backend.h"
+
+namespace glabench {
+
+struct loaded_backend;
+
+struct backend_build {
+  // false: the table predates ABI 1.1 (no build member) or leaves build.compiler NULL;
+  // nothing below is known then.
+  bool described = false;
+  bool optimized = false;
+  std::string compiler, build_type, cuda_architectures;
+  std::string abi;  // "1.1": the ABI version the table declares
+
+  // "Release, GNU 12.2.0, optimised, CUDA 90 80"; "not described (ABI 1.0)".
+  std::string summary() const;
+  // Built without optimisation, by its own account.
+  bool unoptimised() const { return described && !optimized; }
+};
+
+// What the table says (GLABENCH_HAS_MEMBER decides whether it says anything).
+backend_build build_of(const glabench_backend& table);
+
+// {"described": true, "optimized": true, "compiler": …, "build_type": …,
+//  "cuda_architectures": …, "abi": "1.1"}; {"described": false, "abi": "1.0"}.
+nlohmann::json to_json(const backend_build& b);
+backend_build backend_build_from_json(const nlohmann::json& j);
+
+// context.backend_builds of a results file: backend name → to_json(its build).
+nlohmann::json backend_builds(const std::vector<const loaded_backend*>& backends);
+
+// The warning for a backend whose times were taken from a build without optimisation;
+// "" unless b.unoptimised().
+std::string unoptimised_warning(const std::string& backend, const backend_build& b);
+
+}  // namespace glabench
