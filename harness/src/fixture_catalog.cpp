@@ -64,6 +64,25 @@ void add_recurrent_set(std::vector<fixture_recipe>& out, op_kind op) {
       {n + "_long", "T = 300: long-range decay", make_problem(op, {1, 300, 1, 8, 8}), options()});
   out.push_back({n + "_k256", "K = V = 256, the largest head the CUDA backends take",
                  make_problem(op, {1, 5, 1, 256, 256}), options(lg, false, true, false)});
+  out.push_back({n + "_strong_gates",
+                 "gates by key row modulo 4 over 64-token chunks of 16-token sub-chunks: "
+                 "realistic; about -160 a token (-1e4 over a chunk); realistic with g = -30 "
+                 "at one token of each chunk (7, 16, 47, 63 or 0); exactly 0. T = 80: two chunks",
+                 make_problem(op, {1, 80, 1, 20, 8}), options(gate_kind::strong)});
+}
+
+// T around the 64-token chunk of a chunked kernel (16-token sub-chunks): a ragged last
+// chunk, an exact one, one past it, and three chunks.
+void add_chunk_set(std::vector<fixture_recipe>& out, op_kind op) {
+  const std::string n(op_name(op));
+  out.push_back({n + "_t63", "T = 63: one 64-token chunk short of a token, K != V",
+                 make_problem(op, {1, 63, 1, 16, 8}), options()});
+  out.push_back({n + "_t64", "T = 64: exactly one 64-token chunk",
+                 make_problem(op, {1, 64, 2, 8, 8}), options()});
+  out.push_back({n + "_t65", "T = 65: one 64-token chunk and one token, K != V",
+                 make_problem(op, {1, 65, 1, 8, 24}), options()});
+  out.push_back({n + "_t130", "T = 130: two 64-token chunks and a third of 2 tokens, K = 12",
+                 make_problem(op, {1, 130, 1, 12, 8}), options()});
 }
 
 void add_softmax_set(std::vector<fixture_recipe>& out) {
@@ -89,6 +108,7 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
   std::vector<fixture_recipe> out;
   if (preset == "small") {
     add_recurrent_set(out, op_kind::gla);
+    add_chunk_set(out, op_kind::gla);
     add_recurrent_set(out, op_kind::rwkv6);
     add_softmax_set(out);
   } else if (preset == "bench") {
@@ -99,6 +119,8 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
       out.push_back({n + "_b2_t1024_h4_d128", "the accuracy shape of the CUDA backends",
                      make_problem(op, {2, 1024, 4, 128, 128}), options()});
     }
+    out.push_back({"gla_k256_t130", "K = V = 256 over three 64-token chunks (the last of 2)",
+                   make_problem(op_kind::gla, {1, 130, 2, 256, 256}), options()});
   } else {
     throw std::invalid_argument("unknown fixture preset '" + std::string(preset) +
                                 "' (expected small or bench)");

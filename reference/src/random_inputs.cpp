@@ -69,6 +69,14 @@ op_inputs make_random_inputs(const problem& p, const random_problem_options& opt
           if (row / 16 % 3 == 1 && token % 11 == 3) g = -30.0;
           if (row / 16 % 3 == 2) g -= 7.0;
           break;
+        case gate_kind::strong: {
+          static constexpr int64_t kResetAt[] = {7, 16, 47, 63, 0};
+          g = log_sigmoid(rng.normal() + 2.0);
+          if (row % 4 == 1) g -= 160.0;
+          if (row % 4 == 2 && token % 64 == kResetAt[row / 4 % 5]) g = -30.0;
+          if (row % 4 == 3) g = 0.0;
+          break;
+        }
       }
     }
   }

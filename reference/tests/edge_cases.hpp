@@ -1,5 +1,5 @@
 // The edge cases every part of the oracle is tested on (issue: T = 1, odd T, K ≠ V,
-// K = 100, no decay, state reset, h0 and dht present and absent).
+// K = 100, no decay, state reset, h0 and dht present and absent; strong gates).
 #pragma once
 
 #include <ostream>
@@ -37,6 +37,8 @@ inline std::vector<edge_case> recurrent_edge_cases() {
       {"no_h0", 2, 7, 1, 5, 3, with([](auto& o) { o.with_h0 = false; })},
       {"no_dht", 1, 7, 2, 3, 5, with([](auto& o) { o.with_dht = false; })},
       {"no_h0_no_dht", 1, 8, 1, 4, 4, with([](auto& o) { o.with_h0 = o.with_dht = false; })},
+      // rows of g ≈ −160 (Σg ≈ −1e4 over a 64-token chunk), single −30s and exact 0s
+      {"strong_gates", 1, 70, 1, 8, 4, with([](auto& o) { o.gates = gate_kind::strong; })},
   };
 }
 

@@ -30,6 +30,11 @@ enum class gate_kind {
   reset,       // g = −30: the state is forgotten at every token
   mixed,       // by key row block of 16: realistic gates; −30 at every 11th token;
                // strong decay (log σ − 7, about −7.2 a token)
+  strong,      // by key row modulo 4, for 64-token chunks of 16-token sub-chunks:
+               // 0 realistic; 1 log σ − 160 (about −160 a token, −1e4 over a chunk);
+               // 2 realistic but −30 at one token of each 64-token chunk, at 7, 16,
+               // 47, 63 or 0 by the row's rank (mid, first and last of a sub-chunk,
+               // last and first of a chunk); 3 exactly 0
 };
 
 struct random_problem_options {
