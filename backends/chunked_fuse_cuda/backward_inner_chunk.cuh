@@ -9,7 +9,7 @@
 //   dk[j] += Σ_{i>j} dA[i][j] · q[i] ⊙ e^{G[i] − G[j]}
 //     below-diagonal blocks: e^{G[b1] − G[j]} ⊙ (dAᵀ · q[i]e^{G[i] − G[b1]}) (reference:
 //     the last token b1 of j's sub-chunk);
-//   diagonal blocks pair by pair.
+//   diagonal blocks pair by pair, with running products of e^{g} as decays.
 #pragma once
 
 #include "stage4_fwd_inner_chunk.cuh"
@@ -64,26 +64,29 @@ __device__ void inner_chunk_dk_products(typename Tr::acc_t* T, int ld, const typ
   }
 }
 
-// The diagonal block's strict part for element (i, c): Σ_{j<i, same sub-chunk}
-// dA[i][j]·k[j][c]·e^{G[i][c] − G[j][c]} (dq), or with i and j swapped in dA's index
-// and q for k, Σ_{i>j} (dk).
+// The diagonal block's strict part for element (i, c), its decays running products of
+// the tokens' own E = e^{g}: Σ_{j<i, same sub-chunk} dA[i][j]·k[j][c]·e^{G[i][c] − G[j][c]}
+// (dq), and Σ_{i>j} dA[i][j]·q[i][c]·e^{G[i][c] − G[j][c]} for element (j, c) (dk).
 template <class Tr>
 __device__ typename Tr::acc_t diagonal_dq(const typename Tr::acc_t* dA, int lda,
-                                          const typename Tr::acc_t* k, const typename Tr::gate_t* G,
+                                          const typename Tr::acc_t* k, const typename Tr::acc_t* E,
                                           int ld, int i, int c) {
-  typename Tr::acc_t s = 0;
-  const auto Gi = G[i * ld + c];
-  for (int j = i / kSub * kSub; j < i; ++j) s += dA[i * lda + j] * k[j * ld + c] * Tr::exp(static_cast<typename Tr::acc_t>(Gi - G[j * ld + c]));
+  typename Tr::acc_t s = 0, w = 1;
+  for (int j = i - 1; j >= i / kSub * kSub; --j) {
+    w *= E[(j + 1) * ld + c];
+    s += dA[i * lda + j] * k[j * ld + c] * w;
+  }
   return s;
 }
 template <class Tr>
 __device__ typename Tr::acc_t diagonal_dk(const typename Tr::acc_t* dA, int lda,
-                                          const typename Tr::acc_t* q, const typename Tr::gate_t* G,
+                                          const typename Tr::acc_t* q, const typename Tr::acc_t* E,
                                           int ld, int j, int c) {
-  typename Tr::acc_t s = 0;
-  const auto Gj = G[j * ld + c];
-  for (int i = j + 1; i < (j / kSub + 1) * kSub; ++i)
-    s += dA[i * lda + j] * q[i * ld + c] * Tr::exp(static_cast<typename Tr::acc_t>(G[i * ld + c] - Gj));
+  typename Tr::acc_t s = 0, w = 1;
+  for (int i = j + 1; i < (j / kSub + 1) * kSub; ++i) {
+    w *= E[i * ld + c];
+    s += dA[i * lda + j] * q[i * ld + c] * w;
+  }
   return s;
 }
 

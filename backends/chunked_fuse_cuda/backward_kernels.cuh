@@ -5,7 +5,7 @@
 //   chunk_dstates_kernel   walks the chunks backwards: dS_{n−1} = e^{G[C−1]} ⊙ dS_n +
 //                          scale·q̃ᵀ·do; stores every dS_n and Y_n = Σ_v S_n ⊙ dS_n;
 //                          dh0 at the end. Grid (K slabs, V slabs, heads).
-//   chunk_dv_kernel        dv = k̂·dS_n + scale·Aᵀ·do. Grid (chunks, V slabs, heads).
+//   chunk_dv_kernel        dv = k̂·dS_n + scale·Aᵀ·do. Grid (chunks, wide V slabs, heads).
 //   chunk_dq_dk_dg_kernel  dq = scale·e^{G} ⊙ (do·S_nᵀ) + intra, dk = e^{G[C−1]−G} ⊙
 //                          (v·dS_nᵀ) + intra, dg. Grid (chunks, K slabs, heads).
 //
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(kThreads)
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   extern __shared__ __align__(128) unsigned char smem[];
-  carve c{reinterpret_cast<uintptr_t>(smem)};
+  carve c{smem};
   dstates_smem<Tr> s(c);
   const int k0 = blockIdx.x * Tr::BK, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
   const int64_t head = static_cast<int64_t>(bh) * d.K * d.V;
@@ -72,11 +72,22 @@ __global__ void __launch_bounds__(kThreads)
   const head_tensor<const S> q(x.q, d, d.K, bh), g(x.g, d, d.K, bh), d_o(x.d_o, d, d.V, bh);
   constexpr int per_row = kThreads / Tr::BK;  // threads summing one row of Y
   static_assert(per_row >= 1 && per_row <= 32 && Tr::BV % per_row == 0);
+  slab_loads<kChunk, Tr::BK, S> next_q, next_g;
+  slab_loads<kChunk, Tr::BV, S> next_do;
+  const int64_t last = static_cast<int64_t>(d.NT - 1) * kChunk;
+  next_q.issue(q, last, k0);
+  next_g.issue(g, last, k0);
+  next_do.issue(d_o, last, v0);
   for (int n = d.NT - 1; n >= 0; --n) {
     const int64_t t0 = static_cast<int64_t>(n) * kChunk;
-    load_slab(s.q, s.ld, q, t0, k0, kChunk, Tr::BK, convert_to_acc{});
-    load_slab(s.G, s.ld, g, t0, k0, kChunk, Tr::BK, convert_to<typename Tr::gate_t>{});
-    load_slab(s.d_o, s.ldv, d_o, t0, v0, kChunk, Tr::BV, convert_to<op_t>{});
+    next_q.commit(q, t0, k0, [&](int r, int cc, S e) { s.q[r * s.ld + cc] = to_acc_f(e); });
+    next_g.commit(g, t0, k0, [&](int r, int cc, S e) { s.G[r * s.ld + cc] = to_acc_f(e); });
+    next_do.commit(d_o, t0, v0, [&](int r, int cc, S e) { s.d_o[r * s.ldv + cc] = to_op<op_t>(to_acc_f(e)); });
+    if (n > 0) {  // the previous chunk's loads fly while this one computes
+      next_q.issue(q, t0 - kChunk, k0);
+      next_g.issue(g, t0 - kChunk, k0);
+      next_do.issue(d_o, t0 - kChunk, v0);
+    }
     {  // Y_n for this slab: Σ_v S_n ⊙ dS_n over the slab's columns.
       const int r = threadIdx.x / per_row, part = threadIdx.x % per_row;
       const acc_t* S_n = state_tile(states, d, bh, n, k0 + r, v0);
@@ -87,8 +98,7 @@ __global__ void __launch_bounds__(kThreads)
       if (part == 0) y_partials(ypart, d, bh, n, blockIdx.y)[k0 + r] = sum;
     }
     __syncthreads();
-    fwd_decay_cumsum(s.G, s.ld, Tr::BK);
-    __syncthreads();
+    fwd_decay_cumsum<Tr::BK>(s.G, s.ld);  // ends with a barrier
     prepare_qg<Tr>(s.qg, s.ldo, s.q, s.G, s.ld, Tr::BK, static_cast<acc_t>(scale));
     decay_state<Tr>(s.dS, s.lds, s.G + (kChunk - 1) * s.ld, Tr::BK, Tr::BV,
                     state_tile(dstates, d, bh, n, k0, v0), d.Vp);
@@ -113,34 +123,31 @@ __global__ void __launch_bounds__(kThreads)
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   extern __shared__ __align__(128) unsigned char smem[];
-  carve c{reinterpret_cast<uintptr_t>(smem)};
+  carve c{smem};
   outputs_smem<Tr> s(c);
   op_t *kg = s.qg, *dS = s.S, *d_o = s.v;
   acc_t* dv = s.o;
-  const int n = blockIdx.x, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
+  const int n = blockIdx.x, v0 = blockIdx.y * Tr::BV_out, bh = blockIdx.z;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const head_tensor<const S> q(x.q, d, d.K, bh), k(x.k, d, d.K, bh), g(x.g, d, d.K, bh);
   s.sc.zero_scores();
-  for (int i = threadIdx.x; i < kChunk * Tr::BV; i += kThreads) dv[i / Tr::BV * s.ldacc + i % Tr::BV] = 0;
-  load_slab(d_o, s.ldv, head_tensor<const S>(x.d_o, d, d.V, bh), t0, v0, kChunk, Tr::BV,
-            convert_to<op_t>{});
+  for (int i = threadIdx.x; i < kChunk * Tr::BV_out; i += kThreads) dv[i / Tr::BV_out * s.ldacc + i % Tr::BV_out] = 0;
+  load_slab<kChunk, Tr::BV_out>(d_o, s.ldv, head_tensor<const S>(x.d_o, d, d.V, bh), t0, v0, convert_to<op_t>{});
   for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
-    load_tile(dS, s.ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp, Tr::BK, Tr::BV,
-              convert_to<op_t>{});
+    load_tile<Tr::BK, Tr::BV_out>(dS, s.ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp, convert_to<op_t>{});
     s.sc.add_slab(q, k, g, t0, k0);
     prepare_kg<Tr>(kg, s.ldo, s.sc.k, s.sc.G, s.sc.ld, Tr::BK);
     __syncthreads();
-    block_mma<Tr, lay::row, lay::row>(dv, s.ldacc, kg, s.ldo, dS, s.ldv, kChunk, Tr::BV, Tr::BK, true);
+    block_mma<Tr, lay::row, lay::row>(dv, s.ldacc, kg, s.ldo, dS, s.ldv, kChunk, Tr::BV_out, Tr::BK, true);
     __syncthreads();
   }
   s.sc.scores_to_operand(static_cast<acc_t>(scale));
   __syncthreads();
   // dv += (scale·A)ᵀ · do
   block_mma<Tr, lay::col, lay::row>(dv, s.ldacc, s.sc.A_op, s.sc.ld_A_op(), d_o, s.ldv, kChunk,
-                                    Tr::BV, kChunk, true);
+                                    Tr::BV_out, kChunk, true);
   __syncthreads();
-  store_slab(head_tensor<S>(x.dv, d, d.V, bh), t0, v0, dv, s.ldacc, kChunk, Tr::BV,
-             [](acc_t a) { return to_op<S>(a); });
+  store_slab<kChunk, Tr::BV_out>(head_tensor<S>(x.dv, d, d.V, bh), t0, v0, dv, s.ldacc, [](acc_t a) { return to_op<S>(a); });
 }
 
 // ---- chunk_dq_dk_dg_kernel -----------------------------------------------------------
@@ -152,7 +159,7 @@ struct grads_smem {
   static constexpr int ld = ld_of<acc_t>(Tr::BK), ldo = ld_of<op_t>(Tr::BK),
                        lda = ld_of<acc_t>(kChunk), ldao = kAlias ? lda : ld_of<op_t>(kChunk),
                        ldv = ld_of<op_t>(Tr::BV_grad);
-  acc_t *dA, *dq, *dk, *q, *k, *P, *Y;
+  acc_t *dA, *dq, *dk, *q, *k, *P, *E, *Y;
   typename Tr::gate_t* G;
   op_t *dA_op, *stack;
   // V-loop operands, then (same bytes) the intra products T.
@@ -165,6 +172,7 @@ struct grads_smem {
         q(c.take<acc_t>(kChunk * ld)),
         k(c.take<acc_t>(kChunk * ld)),
         P(c.take<acc_t>(kChunk * ld)),
+        E(c.take<acc_t>(kChunk * ld)),
         Y(c.take<acc_t>(Tr::BK)),
         G(c.take<typename Tr::gate_t>(kChunk * ld)),
         dA_op(kAlias ? reinterpret_cast<op_t*>(dA) : c.take<op_t>(kChunk * ldao)),
@@ -191,7 +199,7 @@ __global__ void __launch_bounds__(kThreads)
   using gate_t = typename Tr::gate_t;
   constexpr int BK = Tr::BK, BVg = Tr::BV_grad;
   extern __shared__ __align__(128) unsigned char smem[];
-  carve c{reinterpret_cast<uintptr_t>(smem)};
+  carve c{smem};
   G_ s(c);
   const int n = blockIdx.x, k0 = blockIdx.y * BK, bh = blockIdx.z;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
@@ -204,11 +212,10 @@ __global__ void __launch_bounds__(kThreads)
   const head_tensor<const S> hd_o(x.d_o, d, d.V, bh), hv(x.v, d, d.V, bh);
   // dA = do·vᵀ, dq_inter = do·S_nᵀ, dk_inter = v·dS_nᵀ over V slabs.
   for (int v0 = 0; v0 < d.Vp; v0 += BVg) {
-    load_slab(s.d_o, G_::ldv, hd_o, t0, v0, kChunk, BVg, convert_to<op_t>{});
-    load_slab(s.v, G_::ldv, hv, t0, v0, kChunk, BVg, convert_to<op_t>{});
-    load_tile(s.S, G_::ldv, state_tile(states, d, bh, n, k0, v0), d.Vp, BK, BVg, convert_to<op_t>{});
-    load_tile(s.dS, G_::ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp, BK, BVg,
-              convert_to<op_t>{});
+    load_slab<kChunk, BVg>(s.d_o, G_::ldv, hd_o, t0, v0, convert_to<op_t>{});
+    load_slab<kChunk, BVg>(s.v, G_::ldv, hv, t0, v0, convert_to<op_t>{});
+    load_tile<BK, BVg>(s.S, G_::ldv, state_tile(states, d, bh, n, k0, v0), d.Vp, convert_to<op_t>{});
+    load_tile<BK, BVg>(s.dS, G_::ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp, convert_to<op_t>{});
     __syncthreads();
     block_mma<Tr, lay::row, lay::col>(s.dA, G_::lda, s.d_o, G_::ldv, s.v, G_::ldv, kChunk, kChunk,
                                       BVg, true);
@@ -221,9 +228,9 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
   }
   const head_tensor<const S> hq(x.q, d, d.K, bh), hk(x.k, d, d.K, bh), hg(x.g, d, d.K, bh);
-  load_slab(s.q, G_::ld, hq, t0, k0, kChunk, BK, convert_to_acc{});
-  load_slab(s.k, G_::ld, hk, t0, k0, kChunk, BK, convert_to_acc{});
-  load_slab(s.G, G_::ld, hg, t0, k0, kChunk, BK, convert_to<typename Tr::gate_t>{});
+  load_slab<kChunk, BK>(s.q, G_::ld, hq, t0, k0, convert_to_acc{});
+  load_slab<kChunk, BK>(s.k, G_::ld, hk, t0, k0, convert_to_acc{});
+  load_gates<Tr>(s.G, s.E, G_::ld, hg, t0, k0);
   for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
     acc_t sum = 0;
     for (int vs = 0; vs < d.NVs; ++vs) sum += y_partials(ypart, d, bh, n, vs)[k0 + cc];
@@ -237,8 +244,7 @@ __global__ void __launch_bounds__(kThreads)
     if constexpr (!G_::kAlias) s.dA_op[r * G_::ldao + cc] = to_op<op_t>(a);
   }
   __syncthreads();
-  fwd_decay_cumsum(s.G, G_::ld, BK);
-  __syncthreads();
+  fwd_decay_cumsum<BK>(s.G, G_::ld);  // ends with a barrier
   // dq without the diagonal pair: inter + below-diagonal blocks + diagonal blocks.
   sub_chunk_keys<Tr>(s.stack, G_::ldo, s.k, s.G, G_::ld, BK);
   __syncthreads();
@@ -248,7 +254,7 @@ __global__ void __launch_bounds__(kThreads)
     const int r = i / BK, cc = i % BK;
     const gate_t Gr = s.G[r * G_::ld + cc];
     acc_t v = sc * s.dq[r * G_::ld + cc] * Tr::exp(static_cast<acc_t>(Gr)) +
-              diagonal_dq<Tr>(s.dA, G_::lda, s.k, s.G, G_::ld, r, cc);
+              diagonal_dq<Tr>(s.dA, G_::lda, s.k, s.E, G_::ld, r, cc);
     if (r >= kSub)
       v += Tr::exp(static_cast<acc_t>(Gr - s.G[(r / kSub * kSub) * G_::ld + cc])) * s.T[r * G_::ld + cc];
     s.dq[r * G_::ld + cc] = v;
@@ -265,7 +271,7 @@ __global__ void __launch_bounds__(kThreads)
     const int r = i / BK, cc = i % BK, e = r * G_::ld + cc;
     const gate_t Gr = s.G[e];
     const acc_t inter = s.dk[e] * Tr::exp(static_cast<acc_t>(G_last[cc] - Gr));
-    acc_t intra = diagonal_dk<Tr>(s.dA, G_::lda, s.q, s.G, G_::ld, r, cc);
+    acc_t intra = diagonal_dk<Tr>(s.dA, G_::lda, s.q, s.E, G_::ld, r, cc);
     if (r < kChunk - kSub)
       intra += Tr::exp(static_cast<acc_t>(s.G[(r / kSub * kSub + kSub - 1) * G_::ld + cc] - Gr)) * s.T[e];
     s.dk[e] = inter + intra;
@@ -318,9 +324,9 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
   auto out = [](acc_t a) { return to_op<S>(a); };
-  store_slab(head_tensor<S>(x.dq, d, d.K, bh), t0, k0, s.dq, G_::ld, kChunk, BK, out);
-  store_slab(head_tensor<S>(x.dk, d, d.K, bh), t0, k0, s.dk, G_::ld, kChunk, BK, out);
-  store_slab(head_tensor<S>(x.dg, d, d.K, bh), t0, k0, s.T, G_::ld, kChunk, BK, out);
+  store_slab<kChunk, BK>(head_tensor<S>(x.dq, d, d.K, bh), t0, k0, s.dq, G_::ld, out);
+  store_slab<kChunk, BK>(head_tensor<S>(x.dk, d, d.K, bh), t0, k0, s.dk, G_::ld, out);
+  store_slab<kChunk, BK>(head_tensor<S>(x.dg, d, d.K, bh), t0, k0, s.T, G_::ld, out);
 }
 
 }  // namespace glabench::chunked

@@ -36,48 +36,120 @@ struct head_tensor {
         D(D_) {}
 };
 
-// dst[r][c] = convert(src[t0 + r][d0 + c]) for r < rows, c < cols; zero outside the
-// tensor.
-template <class Dst, class Src, class Convert>
-__device__ void load_slab(Dst* dst, int ld, const head_tensor<const Src>& src, int64_t t0, int d0,
-                          int rows, int cols, Convert convert) {
-  for (int i = threadIdx.x; i < rows * cols; i += kThreads) {
-    const int r = i / cols, c = i % cols;
-    const int64_t t = t0 + r;
-    const int d = d0 + c;
-    Dst x = convert(Src(0));
-    if (t < src.T_len && d < src.D) x = convert(src.base[t * src.row_stride + d]);
-    dst[r * ld + c] = x;
+// The loads of a ROWS×COLS window of rows t0… and columns d0… (zero outside the
+// tensor), issued by issue() and handed to f(r, c, x) by commit(): every load of a
+// thread is in flight before it uses any, 16 bytes a load where the rows allow it (D a
+// multiple of the vector, aligned base), so a slab costs one memory latency, and a
+// caller may issue the next chunk's loads before computing on this one. Elsewhere
+// commit() loads element by element, the same way.
+template <int ROWS, int COLS, class Src>
+struct slab_loads {
+  static constexpr int kVec = 16 / sizeof(Src);
+  static constexpr int kPerRow = COLS / kVec, kVecs = ROWS * kPerRow;
+  static constexpr int kIter = (kVecs + kThreads - 1) / kThreads;
+  static_assert(COLS % kVec == 0, "slab columns are whole vectors");
+  uint4 buf[kIter];
+  bool vectors = false;
+
+  __device__ void issue(const head_tensor<const Src>& src, int64_t t0, int d0) {
+    vectors = src.base && src.D % kVec == 0 && d0 % kVec == 0 &&
+              reinterpret_cast<uintptr_t>(src.base) % 16 == 0;
+    if (!vectors) return;
+#pragma unroll
+    for (int it = 0; it < kIter; ++it) {
+      const int idx = threadIdx.x + it * kThreads, r = idx / kPerRow, d = d0 + idx % kPerRow * kVec;
+      buf[it] = make_uint4(0, 0, 0, 0);
+      if (idx < kVecs && t0 + r < src.T_len && d < src.D)
+        buf[it] = __ldg(reinterpret_cast<const uint4*>(src.base + (t0 + r) * src.row_stride + d));
+    }
   }
+
+  template <class F>
+  __device__ void commit(const head_tensor<const Src>& src, int64_t t0, int d0, F f) {
+    if (vectors) {
+#pragma unroll
+      for (int it = 0; it < kIter; ++it) {
+        const int idx = threadIdx.x + it * kThreads, r = idx / kPerRow, c = idx % kPerRow * kVec;
+        if (idx < kVecs) {
+          const Src* e = reinterpret_cast<const Src*>(&buf[it]);
+#pragma unroll
+          for (int v = 0; v < kVec; ++v) f(r, c + v, e[v]);
+        }
+      }
+      return;
+    }
+    constexpr int kScalars = (ROWS * COLS + kThreads - 1) / kThreads;
+    Src x[kScalars];
+#pragma unroll
+    for (int it = 0; it < kScalars; ++it) {
+      const int idx = threadIdx.x + it * kThreads, r = idx / COLS, d = d0 + idx % COLS;
+      x[it] = Src(0);
+      if (idx < ROWS * COLS && src.base && t0 + r < src.T_len && d < src.D)
+        x[it] = src.base[(t0 + r) * src.row_stride + d];
+    }
+#pragma unroll
+    for (int it = 0; it < kScalars; ++it) {
+      const int idx = threadIdx.x + it * kThreads;
+      if (idx < ROWS * COLS) f(idx / COLS, idx % COLS, x[it]);
+    }
+  }
+};
+
+template <int ROWS, int COLS, class Src, class F>
+__device__ __forceinline__ void visit_slab(const head_tensor<const Src>& src, int64_t t0, int d0, F f) {
+  slab_loads<ROWS, COLS, Src> loads;
+  loads.issue(src, t0, d0);
+  loads.commit(src, t0, d0, f);
+}
+
+// dst[r][c] = convert(src[t0 + r][d0 + c]); zero outside the tensor.
+template <int ROWS, int COLS, class Dst, class Src, class Convert>
+__device__ void load_slab(Dst* dst, int ld, const head_tensor<const Src>& src, int64_t t0, int d0,
+                          Convert convert) {
+  visit_slab<ROWS, COLS>(src, t0, d0, [&](int r, int c, Src x) { dst[r * ld + c] = convert(x); });
 }
 
 // dst[t0 + r][d0 + c] = convert(src[r][c]) inside the tensor.
-template <class Dst, class Src, class Convert>
+template <int ROWS, int COLS, class Dst, class Src, class Convert>
 __device__ void store_slab(const head_tensor<Dst>& dst, int64_t t0, int d0, const Src* src, int ld,
-                           int rows, int cols, Convert convert) {
-  for (int i = threadIdx.x; i < rows * cols; i += kThreads) {
-    const int r = i / cols, c = i % cols;
+                           Convert convert) {
+  for (int i = threadIdx.x; i < ROWS * COLS; i += kThreads) {
+    const int r = i / COLS, c = i % COLS;
     const int64_t t = t0 + r;
     const int d = d0 + c;
     if (t < dst.T_len && d < dst.D) dst.base[t * dst.row_stride + d] = convert(src[r * ld + c]);
   }
 }
 
-// A rows×cols window of a dense row-major matrix (row length `stride`) in global memory,
-// copied to or from shared memory.
-template <class Dst, class Src, class Convert>
-__device__ void load_tile(Dst* dst, int ld, const Src* src, int64_t stride, int rows, int cols,
-                          Convert convert) {
-  for (int i = threadIdx.x; i < rows * cols; i += kThreads) {
-    const int r = i / cols, c = i % cols;
-    dst[r * ld + c] = convert(src[r * stride + c]);
+// A ROWS×COLS window of a dense row-major matrix in global memory (row length `stride`,
+// the workspace's padded arrays: aligned, whole vectors) to shared memory, loads first.
+template <int ROWS, int COLS, class Dst, class Src, class Convert>
+__device__ void load_tile(Dst* dst, int ld, const Src* src, int64_t stride, Convert convert) {
+  constexpr int kVec = 16 / sizeof(Src);
+  static_assert(COLS % kVec == 0, "tile columns are whole vectors");
+  constexpr int kPerRow = COLS / kVec, kVecs = ROWS * kPerRow;
+  constexpr int kIter = (kVecs + kThreads - 1) / kThreads;
+  uint4 buf[kIter];
+#pragma unroll
+  for (int it = 0; it < kIter; ++it) {
+    const int idx = threadIdx.x + it * kThreads;
+    if (idx < kVecs)
+      buf[it] = *reinterpret_cast<const uint4*>(src + (idx / kPerRow) * stride + idx % kPerRow * kVec);
+  }
+#pragma unroll
+  for (int it = 0; it < kIter; ++it) {
+    const int idx = threadIdx.x + it * kThreads, r = idx / kPerRow, c = idx % kPerRow * kVec;
+    if (idx < kVecs) {
+      const Src* e = reinterpret_cast<const Src*>(&buf[it]);
+#pragma unroll
+      for (int v = 0; v < kVec; ++v) dst[r * ld + c + v] = convert(e[v]);
+    }
   }
 }
-template <class Dst, class Src, class Convert>
-__device__ void store_tile(Dst* dst, int64_t stride, const Src* src, int ld, int rows, int cols,
-                           Convert convert) {
-  for (int i = threadIdx.x; i < rows * cols; i += kThreads) {
-    const int r = i / cols, c = i % cols;
+template <int ROWS, int COLS, class Dst, class Src, class Convert>
+__device__ void store_tile(Dst* dst, int64_t stride, const Src* src, int ld, Convert convert) {
+  for (int i = threadIdx.x; i < ROWS * COLS; i += kThreads) {
+    const int r = i / COLS, c = i % COLS;
     dst[r * stride + c] = convert(src[r * ld + c]);
   }
 }
@@ -87,6 +159,19 @@ template <class T>
 __host__ __device__ inline T* state_tile(T* base, const dims& d, int bh, int slot, int k0, int v0) {
   const int slots = d.NT + 1;
   return base + ((static_cast<int64_t>(bh) * slots + slot) * d.Kp + k0) * d.Vp + v0;
+}
+
+// A gate slab: G[r][c] = g (the cumulative sum comes later, stage 1) and E[r][c] = e^g,
+// the token's own decay (≤ 1), from which the diagonal sub-chunk blocks build their
+// decays as running products.
+template <class Tr, class Src>
+__device__ void load_gates(typename Tr::gate_t* G, typename Tr::acc_t* E, int ld,
+                           const head_tensor<const Src>& src, int64_t t0, int d0) {
+  visit_slab<kChunk, Tr::BK>(src, t0, d0, [&](int r, int c, Src x) {
+    const typename Tr::acc_t g = to_acc_f(x);
+    G[r * ld + c] = static_cast<typename Tr::gate_t>(g);
+    E[r * ld + c] = Tr::exp(g);
+  });
 }
 
 struct convert_to_acc {
@@ -103,14 +188,20 @@ struct convert_to {
   }
 };
 
-// Shared-memory carving, the same on host (sizes, from a null base) and device: every
-// array starts on a 128-byte boundary.
+// Shared-memory carving, the same on host (sizes only) and device: every array starts
+// on a 128-byte boundary. Device pointers stay derived from the __shared__ array itself,
+// so the compiler knows their address space (shared loads, ldmatrix for WMMA) — a
+// round trip through an integer would leave it generic loads.
 struct carve {
-  uintptr_t base;
+  unsigned char* base;
   size_t used = 0;
   template <class T>
   __host__ __device__ T* take(size_t count) {
+#ifdef __CUDA_ARCH__
     T* p = reinterpret_cast<T*>(base + used);
+#else
+    T* p = nullptr;
+#endif
     used += (count * sizeof(T) + 127) / 128 * 128;
     return p;
   }

@@ -2,12 +2,14 @@
 // types, the WMMA tile of each, and the K and V slab widths that keep a block's shared
 // memory within Hopper's 227 KB.
 //
-//   storage  operand (tensor cores)              accumulate  WMMA tile  BK  BV  BV_grad
-//   bf16     bf16                                fp32        16×16×16   64  64  64
-//   fp32     fp32 as 3×TF32 (hi·hi+hi·lo+lo·hi)  fp32        16×16×8    64  64  32
-//   fp64     fp64 (DMMA)                         fp64        8×8×4      32  32  32
+//   storage  operand (tensor cores)              accumulate  WMMA tile  BK  BV  BV_out BV_grad
+//   bf16     bf16                                fp32        16×16×16   64  64  128    64
+//   fp32     fp32 as 3×TF32 (hi·hi+hi·lo+lo·hi)  fp32        16×16×8    64  64  64     32
+//   fp64     fp64 (DMMA)                         fp64        8×8×4      32  32  32     16
 //
-// BV_grad is the V slab of the dq/dk/dg kernel, whose shared memory is the fullest.
+// BV is the V slab of the state kernels, BV_out of the output and dv kernels (wide, so
+// that a chunk's intra scores are computed once for as many columns as fit), BV_grad of
+// the dq/dk/dg kernel, whose shared memory is the fullest. BV_out is a multiple of BV.
 //
 // Every chunk is kChunk = 64 tokens, cut into kSub = 16-token sub-chunks for the
 // intra-chunk scores (stage 4).
@@ -35,7 +37,7 @@ struct traits<__nv_bfloat16> {
   using acc_t = float;
   using gate_t = float;
   static constexpr int TM = 16, TN = 16, TK = 16;
-  static constexpr int BK = 64, BV = 64, BV_grad = 64;
+  static constexpr int BK = 64, BV = 64, BV_out = 128, BV_grad = 64;
   static constexpr int kSplits = 1;
   // bf16 results round to 8 bits: the fast exponential's 2 ulp are invisible.
   static __device__ __forceinline__ float exp(float x) { return __expf(x); }
@@ -48,7 +50,7 @@ struct traits<float> {
   using acc_t = float;
   using gate_t = double;  // cumulative gates: see stage1_fwd_decay_cumsum.cuh
   static constexpr int TM = 16, TN = 16, TK = 8;
-  static constexpr int BK = 64, BV = 64, BV_grad = 32;
+  static constexpr int BK = 64, BV = 64, BV_out = 64, BV_grad = 32;
   static constexpr int kSplits = 3;  // 3×TF32: fp32 accuracy, never plain TF32
   static __device__ __forceinline__ float exp(float x) { return expf(x); }
 };
@@ -60,7 +62,7 @@ struct traits<double> {
   using acc_t = double;
   using gate_t = double;
   static constexpr int TM = 8, TN = 8, TK = 4;
-  static constexpr int BK = 32, BV = 32, BV_grad = 32;
+  static constexpr int BK = 32, BV = 32, BV_out = 32, BV_grad = 16;
   static constexpr int kSplits = 1;
   static __device__ __forceinline__ double exp(double x) { return ::exp(x); }
 };

@@ -3,7 +3,7 @@
 //   head) walks the chunks and writes the state before every chunk to the workspace —
 //   key features are independent, so K is split across blocks, not reduced;
 // - chunk_outputs_kernel (stages 1, 2, 4, 5 and stage 3's output): one block per
-//   (chunk, V slab, head), all chunks in parallel: o = scale·(q̃·S_n + A·v).
+//   (chunk, wide V slab, head), all chunks in parallel: o = scale·(q̃·S_n + A·v).
 // Separate path (CHUNKED_FUSE_CUDA_STAGES=separate): the seed's five stages as five
 // kernels, each writing its result to the workspace for the next.
 #pragma once
@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kThreads)
     chunk_states_kernel(tensors<S> x, dims d, typename Tr::acc_t* states) {
   using acc_t = typename Tr::acc_t;
   extern __shared__ __align__(128) unsigned char smem[];
-  carve c{reinterpret_cast<uintptr_t>(smem)};
+  carve c{smem};
   states_smem<Tr> s(c);
   const int k0 = blockIdx.x * Tr::BK, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
   const int64_t head = static_cast<int64_t>(bh) * d.K * d.V;
@@ -60,14 +60,23 @@ __global__ void __launch_bounds__(kThreads)
                                        : acc_t(0);
   }
   const head_tensor<const S> k(x.k, d, d.K, bh), g(x.g, d, d.K, bh), v(x.v, d, d.V, bh);
+  slab_loads<kChunk, Tr::BK, S> next_k, next_g;
+  slab_loads<kChunk, Tr::BV, S> next_v;
+  next_k.issue(k, 0, k0);
+  next_g.issue(g, 0, k0);
+  next_v.issue(v, 0, v0);
   for (int n = 0; n < d.NT; ++n) {
     const int64_t t0 = static_cast<int64_t>(n) * kChunk;
-    load_slab(s.k, s.ldk, k, t0, k0, kChunk, Tr::BK, convert_to_acc{});
-    load_slab(s.G, s.ldk, g, t0, k0, kChunk, Tr::BK, convert_to<typename Tr::gate_t>{});
-    load_slab(s.v, s.ldv, v, t0, v0, kChunk, Tr::BV, convert_to<typename Tr::op_t>{});
+    next_k.commit(k, t0, k0, [&](int r, int cc, S e) { s.k[r * s.ldk + cc] = to_acc_f(e); });
+    next_g.commit(g, t0, k0, [&](int r, int cc, S e) { s.G[r * s.ldk + cc] = to_acc_f(e); });
+    next_v.commit(v, t0, v0, [&](int r, int cc, S e) { s.v[r * s.ldv + cc] = to_op<typename Tr::op_t>(to_acc_f(e)); });
+    if (n + 1 < d.NT) {  // the next chunk's loads fly while this one computes
+      next_k.issue(k, t0 + kChunk, k0);
+      next_g.issue(g, t0 + kChunk, k0);
+      next_v.issue(v, t0 + kChunk, v0);
+    }
     __syncthreads();
-    fwd_decay_cumsum(s.G, s.ldk, Tr::BK);
-    __syncthreads();
+    fwd_decay_cumsum<Tr::BK>(s.G, s.ldk);  // ends with a barrier
     prepare_kg<Tr>(s.kg, s.ldo, s.k, s.G, s.ldk, Tr::BK);
     decay_state<Tr>(s.S, s.lds, s.G + (kChunk - 1) * s.ldk, Tr::BK, Tr::BV,
                     state_tile(states, d, bh, n, k0, v0), d.Vp);
@@ -75,8 +84,7 @@ __global__ void __launch_bounds__(kThreads)
     add_chunk_to_state<Tr>(s.S, s.lds, s.kg, s.ldo, s.v, s.ldv, Tr::BK, Tr::BV);
     __syncthreads();
   }
-  store_tile(state_tile(states, d, bh, d.NT, k0, v0), d.Vp, s.S, s.lds, Tr::BK, Tr::BV,
-             [](acc_t a) { return a; });
+  store_tile<Tr::BK, Tr::BV>(state_tile(states, d, bh, d.NT, k0, v0), d.Vp, s.S, s.lds, [](acc_t a) { return a; });
   if (x.ht)
     for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
       const int r = i / Tr::BV, cc = i % Tr::BV, kk = k0 + r, vv = v0 + cc;
@@ -93,13 +101,14 @@ struct scores_smem {
   using op_t = typename Tr::op_t;
   static constexpr int ld = ld_of<acc_t>(Tr::BK), ldo = ld_of<op_t>(Tr::BK),
                        lda = ld_of<acc_t>(kChunk), ldao = ld_of<op_t>(kChunk);
-  acc_t *q, *k, *A;
+  acc_t *q, *k, *A, *E;
   typename Tr::gate_t* G;
   op_t *qs, *ks, *A_op;
   __host__ __device__ explicit scores_smem(carve& c)
       : q(c.take<acc_t>(kChunk * ld)),
         k(c.take<acc_t>(kChunk * ld)),
         A(c.take<acc_t>(kChunk * lda)),
+        E(c.take<acc_t>(kChunk * ld)),
         G(c.take<typename Tr::gate_t>(kChunk * ld)),
         qs(c.take<op_t>(kChunk * ldo)),
         ks(c.take<op_t>(kStackRows * ldo)),
@@ -111,13 +120,12 @@ struct scores_smem {
   template <class S>
   __device__ void add_slab(const head_tensor<const S>& hq, const head_tensor<const S>& hk,
                            const head_tensor<const S>& hg, int64_t t0, int k0) {
-    load_slab(q, ld, hq, t0, k0, kChunk, Tr::BK, convert_to_acc{});
-    load_slab(k, ld, hk, t0, k0, kChunk, Tr::BK, convert_to_acc{});
-    load_slab(G, ld, hg, t0, k0, kChunk, Tr::BK, convert_to<typename Tr::gate_t>{});
+    load_slab<kChunk, Tr::BK>(q, ld, hq, t0, k0, convert_to_acc{});
+    load_slab<kChunk, Tr::BK>(k, ld, hk, t0, k0, convert_to_acc{});
+    load_gates<Tr>(G, E, ld, hg, t0, k0);
     __syncthreads();
-    fwd_decay_cumsum(G, ld, Tr::BK);
-    __syncthreads();
-    fwd_inner_chunk<Tr>(A, lda, q, k, G, ld, Tr::BK, qs, ks, ldo);
+    fwd_decay_cumsum<Tr::BK>(G, ld);  // ends with a barrier
+    fwd_inner_chunk<Tr>(A, lda, q, k, G, E, ld, qs, ks, ldo);
   }
   __device__ void zero_scores() {
     for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) A[i / kChunk * lda + i % kChunk] = 0;
@@ -138,8 +146,8 @@ template <class Tr>
 struct outputs_smem {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
-  static constexpr int ldo = ld_of<op_t>(Tr::BK), ldv = ld_of<op_t>(Tr::BV),
-                       ldacc = ld_of<acc_t>(Tr::BV);
+  static constexpr int ldo = ld_of<op_t>(Tr::BK), ldv = ld_of<op_t>(Tr::BV_out),
+                       ldacc = ld_of<acc_t>(Tr::BV_out);
   scores_smem<Tr> sc;
   op_t *qg, *S, *v;
   acc_t* o;
@@ -157,31 +165,29 @@ __global__ void __launch_bounds__(kThreads)
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   extern __shared__ __align__(128) unsigned char smem[];
-  carve c{reinterpret_cast<uintptr_t>(smem)};
+  carve c{smem};
   outputs_smem<Tr> s(c);
-  const int n = blockIdx.x, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
+  const int n = blockIdx.x, v0 = blockIdx.y * Tr::BV_out, bh = blockIdx.z;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const head_tensor<const S> q(x.q, d, d.K, bh), k(x.k, d, d.K, bh), g(x.g, d, d.K, bh),
       v(x.v, d, d.V, bh);
   s.sc.zero_scores();
-  for (int i = threadIdx.x; i < kChunk * Tr::BV; i += kThreads) s.o[i / Tr::BV * s.ldacc + i % Tr::BV] = 0;
-  load_slab(s.v, s.ldv, v, t0, v0, kChunk, Tr::BV, convert_to<op_t>{});
+  for (int i = threadIdx.x; i < kChunk * Tr::BV_out; i += kThreads) s.o[i / Tr::BV_out * s.ldacc + i % Tr::BV_out] = 0;
+  load_slab<kChunk, Tr::BV_out>(s.v, s.ldv, v, t0, v0, convert_to<op_t>{});
   for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
-    load_tile(s.S, s.ldv, state_tile(states, d, bh, n, k0, v0), d.Vp, Tr::BK, Tr::BV,
-              convert_to<op_t>{});
+    load_tile<Tr::BK, Tr::BV_out>(s.S, s.ldv, state_tile(states, d, bh, n, k0, v0), d.Vp, convert_to<op_t>{});
     s.sc.add_slab(q, k, g, t0, k0);  // stages 1 and 4 (ends with a barrier)
     prepare_qg<Tr>(s.qg, s.ldo, s.sc.q, s.sc.G, s.sc.ld, Tr::BK, acc_t(1));  // stage 2
     __syncthreads();
-    inter_chunk_output<Tr>(s.o, s.ldacc, s.qg, s.ldo, s.S, s.ldv, Tr::BK, Tr::BV);  // stage 3
+    inter_chunk_output<Tr>(s.o, s.ldacc, s.qg, s.ldo, s.S, s.ldv, Tr::BK, Tr::BV_out);  // stage 3
     __syncthreads();
   }
   s.sc.scores_to_operand(acc_t(1));
   __syncthreads();
-  combine_inner_inter<Tr>(s.o, s.ldacc, s.sc.A_op, s.sc.ld_A_op(), s.v, s.ldv, Tr::BV);  // stage 5
+  combine_inner_inter<Tr>(s.o, s.ldacc, s.sc.A_op, s.sc.ld_A_op(), s.v, s.ldv, Tr::BV_out);  // stage 5
   __syncthreads();
   const acc_t sc = static_cast<acc_t>(scale);
-  store_slab(head_tensor<S>(x.o, d, d.V, bh), t0, v0, s.o, s.ldacc, kChunk, Tr::BV,
-             [sc](acc_t a) { return to_op<S>(sc * a); });
+  store_slab<kChunk, Tr::BV_out>(head_tensor<S>(x.o, d, d.V, bh), t0, v0, s.o, s.ldacc, [sc](acc_t a) { return to_op<S>(sc * a); });
 }
 
 // ---- the separate path: the seed's five stages, five kernels -------------------------
@@ -208,13 +214,10 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ __align__(128) gate_t G[kChunk * ld];
   const int n = blockIdx.x, k0 = blockIdx.y * Tr::BK, bh = blockIdx.z;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk, Tp = static_cast<int64_t>(d.NT) * kChunk;
-  load_slab(G, ld, head_tensor<const S>(x.g, d, d.K, bh), t0, k0, kChunk, Tr::BK,
-            convert_to<gate_t>{});
+  load_slab<kChunk, Tr::BK>(G, ld, head_tensor<const S>(x.g, d, d.K, bh), t0, k0, convert_to<gate_t>{});
   __syncthreads();
-  fwd_decay_cumsum(G, ld, Tr::BK);
-  __syncthreads();
-  store_tile(per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp, G, ld, kChunk, Tr::BK,
-             [](gate_t a) { return a; });
+  fwd_decay_cumsum<Tr::BK>(G, ld);  // ends with a barrier
+  store_tile<kChunk, Tr::BK>(per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp, G, ld, [](gate_t a) { return a; });
 }
 
 // Stage 2 kernel: grid (NT, Kp/BK, B·H).
@@ -225,27 +228,24 @@ __global__ void __launch_bounds__(kThreads)
   using op_t = typename Tr::op_t;
   constexpr int ld = ld_of<acc_t>(Tr::BK), ldo = ld_of<op_t>(Tr::BK);
   extern __shared__ __align__(128) unsigned char smem[];
-  carve c{reinterpret_cast<uintptr_t>(smem)};
+  carve c{smem};
   acc_t* q = c.take<acc_t>(kChunk * ld);
   acc_t* k = c.take<acc_t>(kChunk * ld);
   typename Tr::gate_t* G = c.take<typename Tr::gate_t>(kChunk * ld);
   op_t* out = c.take<op_t>(kChunk * ldo);
   const int n = blockIdx.x, k0 = blockIdx.y * Tr::BK, bh = blockIdx.z;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk, Tp = static_cast<int64_t>(d.NT) * kChunk;
-  load_slab(q, ld, head_tensor<const S>(x.q, d, d.K, bh), t0, k0, kChunk, Tr::BK, convert_to_acc{});
-  load_slab(k, ld, head_tensor<const S>(x.k, d, d.K, bh), t0, k0, kChunk, Tr::BK, convert_to_acc{});
-  load_tile(G, ld, per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp, kChunk, Tr::BK,
-            [](typename Tr::gate_t a) { return a; });
+  load_slab<kChunk, Tr::BK>(q, ld, head_tensor<const S>(x.q, d, d.K, bh), t0, k0, convert_to_acc{});
+  load_slab<kChunk, Tr::BK>(k, ld, head_tensor<const S>(x.k, d, d.K, bh), t0, k0, convert_to_acc{});
+  load_tile<kChunk, Tr::BK>(G, ld, per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp, [](typename Tr::gate_t a) { return a; });
   __syncthreads();
   prepare_qg<Tr>(out, ldo, q, G, ld, Tr::BK, acc_t(1));
   __syncthreads();
-  store_tile(per_head(w.qg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo, kChunk, Tr::BK,
-             [](op_t a) { return a; });
+  store_tile<kChunk, Tr::BK>(per_head(w.qg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo, [](op_t a) { return a; });
   __syncthreads();
   prepare_kg<Tr>(out, ldo, k, G, ld, Tr::BK);
   __syncthreads();
-  store_tile(per_head(w.kg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo, kChunk, Tr::BK,
-             [](op_t a) { return a; });
+  store_tile<kChunk, Tr::BK>(per_head(w.kg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo, [](op_t a) { return a; });
 }
 
 // Stage 3 kernel, the seed's fused_chunk_gla_fwd_kernel: grid (Vp/BV, B·H); the block
@@ -275,7 +275,7 @@ __global__ void __launch_bounds__(kThreads)
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   extern __shared__ __align__(128) unsigned char smem[];
-  carve c{reinterpret_cast<uintptr_t>(smem)};
+  carve c{smem};
   state_pass_smem<Tr> s(c, d.Kp);
   const int v0 = blockIdx.x * Tr::BV, bh = blockIdx.y;
   const int64_t head = static_cast<int64_t>(bh) * d.K * d.V, Tp = static_cast<int64_t>(d.NT) * kChunk;
@@ -289,15 +289,14 @@ __global__ void __launch_bounds__(kThreads)
   for (int n = 0; n < d.NT; ++n) {
     const int64_t t0 = static_cast<int64_t>(n) * kChunk;
     for (int i = threadIdx.x; i < kChunk * Tr::BV; i += kThreads) s.o[i / Tr::BV * s.ldacc + i % Tr::BV] = 0;
-    load_slab(s.v, s.ldv, v, t0, v0, kChunk, Tr::BV, convert_to<op_t>{});
+    load_slab<kChunk, Tr::BV>(s.v, s.ldv, v, t0, v0, convert_to<op_t>{});
     for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
       auto same = [](op_t a) { return a; };
-      load_tile(s.qg, s.ldo, per_head(w.qg, bh, Tp, d.Kp, t0) + k0, d.Kp, kChunk, Tr::BK, same);
-      load_tile(s.kg, s.ldo, per_head(w.kg, bh, Tp, d.Kp, t0) + k0, d.Kp, kChunk, Tr::BK, same);
-      load_tile(s.G_last, Tr::BK, per_head(w.G, bh, Tp, d.Kp, t0 + kChunk - 1) + k0, d.Kp, 1,
-                Tr::BK, [](typename Tr::gate_t a) { return a; });
+      load_tile<kChunk, Tr::BK>(s.qg, s.ldo, per_head(w.qg, bh, Tp, d.Kp, t0) + k0, d.Kp, same);
+      load_tile<kChunk, Tr::BK>(s.kg, s.ldo, per_head(w.kg, bh, Tp, d.Kp, t0) + k0, d.Kp, same);
+      load_tile<1, Tr::BK>(s.G_last, Tr::BK, per_head(w.G, bh, Tp, d.Kp, t0 + kChunk - 1) + k0, d.Kp, [](typename Tr::gate_t a) { return a; });
       acc_t* S_slab = s.S + k0 * s.ldacc;
-      load_tile(s.S_op, s.ldv, S_slab, s.ldacc, Tr::BK, Tr::BV, convert_to<op_t>{});
+      load_tile<Tr::BK, Tr::BV>(s.S_op, s.ldv, S_slab, s.ldacc, convert_to<op_t>{});
       __syncthreads();
       inter_chunk_output<Tr>(s.o, s.ldacc, s.qg, s.ldo, s.S_op, s.ldv, Tr::BK, Tr::BV);
       decay_state<Tr>(S_slab, s.ldacc, s.G_last, Tr::BK, Tr::BV);
@@ -305,8 +304,7 @@ __global__ void __launch_bounds__(kThreads)
       add_chunk_to_state<Tr>(S_slab, s.ldacc, s.kg, s.ldo, s.v, s.ldv, Tr::BK, Tr::BV);
       __syncthreads();
     }
-    store_tile(per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, s.o, s.ldacc, kChunk, Tr::BV,
-               [](acc_t a) { return a; });
+    store_tile<kChunk, Tr::BV>(per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, s.o, s.ldacc, [](acc_t a) { return a; });
   }
   if (x.ht)
     for (int i = threadIdx.x; i < d.Kp * Tr::BV; i += kThreads) {
@@ -322,7 +320,7 @@ __global__ void __launch_bounds__(kThreads)
     fwd_inner_chunk_kernel(tensors<S> x, dims d, separate_workspace<Tr> w) {
   using acc_t = typename Tr::acc_t;
   extern __shared__ __align__(128) unsigned char smem[];
-  carve c{reinterpret_cast<uintptr_t>(smem)};
+  carve c{smem};
   scores_smem<Tr> s(c);
   const int n = blockIdx.x, bh = blockIdx.y;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
@@ -331,8 +329,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
     s.add_slab(q, k, g, t0, k0);
   }
-  store_tile(per_head(w.A, bh, static_cast<int64_t>(d.NT) * kChunk, kChunk, t0), kChunk, s.A, s.lda,
-             kChunk, kChunk, [](acc_t a) { return a; });
+  store_tile<kChunk, kChunk>(per_head(w.A, bh, static_cast<int64_t>(d.NT) * kChunk, kChunk, t0), kChunk, s.A, s.lda, [](acc_t a) { return a; });
 }
 
 // Stage 5 kernel, combine: grid (NT, Vp/BV, B·H).
@@ -343,22 +340,20 @@ __global__ void __launch_bounds__(kThreads)
   using op_t = typename Tr::op_t;
   constexpr int lda = ld_of<op_t>(kChunk), ldv = ld_of<op_t>(Tr::BV), ldacc = ld_of<acc_t>(Tr::BV);
   extern __shared__ __align__(128) unsigned char smem[];
-  carve c{reinterpret_cast<uintptr_t>(smem)};
+  carve c{smem};
   op_t* A = c.take<op_t>(kChunk * lda);
   op_t* v = c.take<op_t>(kChunk * ldv);
   acc_t* o = c.take<acc_t>(kChunk * ldacc);
   const int n = blockIdx.x, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk, Tp = static_cast<int64_t>(d.NT) * kChunk;
-  load_tile(A, lda, per_head(w.A, bh, Tp, kChunk, t0), kChunk, kChunk, kChunk, convert_to<op_t>{});
-  load_slab(v, ldv, head_tensor<const S>(x.v, d, d.V, bh), t0, v0, kChunk, Tr::BV, convert_to<op_t>{});
-  load_tile(o, ldacc, per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, kChunk, Tr::BV,
-            [](acc_t a) { return a; });
+  load_tile<kChunk, kChunk>(A, lda, per_head(w.A, bh, Tp, kChunk, t0), kChunk, convert_to<op_t>{});
+  load_slab<kChunk, Tr::BV>(v, ldv, head_tensor<const S>(x.v, d, d.V, bh), t0, v0, convert_to<op_t>{});
+  load_tile<kChunk, Tr::BV>(o, ldacc, per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, [](acc_t a) { return a; });
   __syncthreads();
   combine_inner_inter<Tr>(o, ldacc, A, lda, v, ldv, Tr::BV);
   __syncthreads();
   const acc_t sc = static_cast<acc_t>(scale);
-  store_slab(head_tensor<S>(x.o, d, d.V, bh), t0, v0, o, ldacc, kChunk, Tr::BV,
-             [sc](acc_t a) { return to_op<S>(sc * a); });
+  store_slab<kChunk, Tr::BV>(head_tensor<S>(x.o, d, d.V, bh), t0, v0, o, ldacc, [sc](acc_t a) { return to_op<S>(sc * a); });
 }
 
 }  // namespace glabench::chunked

@@ -21,7 +21,7 @@ dims dims_of(const call& c) {
   d.T = c.T;
   d.NT = static_cast<int>((c.T + kChunk - 1) / kChunk);
   d.Kp = round_up(c.K, Tr::BK);
-  d.Vp = round_up(c.V, Tr::BV);
+  d.Vp = round_up(c.V, Tr::BV_out);
   d.NVs = d.Vp / Tr::BV;
   return d;
 }
@@ -73,7 +73,7 @@ struct backward_plan {
 // Shared-memory bytes of a layout struct L (carved from a null base).
 template <class L, class... Args>
 size_t smem_of(Args... args) {
-  carve c{0};
+  carve c{nullptr};
   L l(c, args...);
   (void)l;
   return c.used;
@@ -110,13 +110,13 @@ cudaError_t forward(const call& c) {
     if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<states_smem<Tr>>(),
                                c.stream, x, d, p.states))
       return e;
-    return launch(chunk_outputs_kernel<S>, dim3(nt, nv, heads), smem_of<outputs_smem<Tr>>(), c.stream,
+    return launch(chunk_outputs_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads), smem_of<outputs_smem<Tr>>(), c.stream,
                   x, d, static_cast<const typename Tr::acc_t*>(p.states), c.scale);
   }
   if (cudaError_t e = launch(decay_cumsum_kernel<S>, dim3(nt, nk, heads), 0, c.stream, x, d, p.sep))
     return e;
   const size_t prep_smem = [] {
-    carve k{0};
+    carve k{nullptr};
     k.take<typename Tr::acc_t>(kChunk * ld_of<typename Tr::acc_t>(Tr::BK));
     k.take<typename Tr::acc_t>(kChunk * ld_of<typename Tr::acc_t>(Tr::BK));
     k.take<typename Tr::gate_t>(kChunk * ld_of<typename Tr::acc_t>(Tr::BK));
@@ -132,7 +132,7 @@ cudaError_t forward(const call& c) {
                              c.stream, x, d, p.sep))
     return e;
   const size_t combine_smem = [] {
-    carve k{0};
+    carve k{nullptr};
     k.take<typename Tr::op_t>(kChunk * ld_of<typename Tr::op_t>(kChunk));
     k.take<typename Tr::op_t>(kChunk * ld_of<typename Tr::op_t>(Tr::BV));
     k.take<typename Tr::acc_t>(kChunk * ld_of<typename Tr::acc_t>(Tr::BV));
@@ -158,7 +158,7 @@ cudaError_t backward(const call& c) {
                              c.stream, x, d, static_cast<const acc_t*>(p.states), p.dstates, p.ypart,
                              c.scale))
     return e;
-  if (cudaError_t e = launch(chunk_dv_kernel<S>, dim3(nt, nv, heads), smem_of<outputs_smem<Tr>>(),
+  if (cudaError_t e = launch(chunk_dv_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads), smem_of<outputs_smem<Tr>>(),
                              c.stream, x, d, static_cast<const acc_t*>(p.dstates), c.scale))
     return e;
   return launch(chunk_dq_dk_dg_kernel<S>, dim3(nt, nk, heads), smem_of<grads_smem<Tr>>(), c.stream, x,

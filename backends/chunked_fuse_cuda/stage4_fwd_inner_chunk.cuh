@@ -10,7 +10,8 @@
 //   first token: q[i]·e^{G[i] − G[a0]} (i ≥ a0) times k[j]·e^{G[a0] − G[j]} (j < a0),
 //   both factors ≤ 1, so nothing overflows and a vanishing factor means a vanishing
 //   product;
-// - a diagonal block goes pair by pair with e^{G[i] − G[j]} ≤ 1.
+// - a diagonal block goes pair by pair, its decays running products of the tokens' own
+//   e^{g} ≤ 1.
 #pragma once
 
 #include "chunk_traits.cuh"
@@ -52,30 +53,45 @@ __device__ void sub_chunk_keys(typename Tr::op_t* ks, int ldo, const typename Tr
   }
 }
 
-// A += this slab's scores. qs ([kChunk] rows) and ks ([kStackRows] rows) are scratch
-// operands. Ends with a barrier.
+// A += this slab's scores. E holds the tokens' own decays e^g (load_gates); qs
+// ([kChunk] rows) and ks ([kStackRows] rows) are scratch operands. Ends with a barrier.
 template <class Tr>
 __device__ void fwd_inner_chunk(typename Tr::acc_t* A, int lda, const typename Tr::acc_t* q,
-                                const typename Tr::acc_t* k, const typename Tr::gate_t* G, int ld,
-                                int cols, typename Tr::op_t* qs, typename Tr::op_t* ks, int ldo) {
+                                const typename Tr::acc_t* k, const typename Tr::gate_t* G,
+                                const typename Tr::acc_t* E, int ld, typename Tr::op_t* qs,
+                                typename Tr::op_t* ks, int ldo) {
   using acc_t = typename Tr::acc_t;
+  constexpr int cols = Tr::BK, kPerLane = (cols + 31) / 32;
   sub_chunk_queries<Tr>(qs, ldo, q, G, ld, cols);
   sub_chunk_keys<Tr>(ks, ldo, k, G, ld, cols);
-  // Diagonal blocks, pair by pair (their elements are no product's output below): a
-  // warp a pair, lanes over the features.
-  constexpr int kPairs = kSub * (kSub + 1) / 2;
-  for (int p = threadIdx.x / 32; p < kSubs * kPairs; p += kWarps) {
-    const int blk = p / kPairs;
-    int i = 0, rest = p % kPairs;
-    while (rest > i) rest -= ++i;
-    i += blk * kSub;
-    const int j = blk * kSub + rest;
-    acc_t s = 0;
-    for (int c = threadIdx.x % 32; c < cols; c += 32)
-      s += q[i * ld + c] * k[j * ld + c] * Tr::exp(static_cast<acc_t>(G[i * ld + c] - G[j * ld + c]));
+  // Diagonal blocks (their elements are no product's output below): a warp takes a
+  // column j, lanes the features, and walks i = j … the sub-chunk's end with the decay
+  // e^{G[i] − G[j]} = E[j+1]·…·E[i] as a running product — a multiply a step instead of
+  // an exponential a pair, every factor ≤ 1.
+  const int lane = threadIdx.x % 32;
+  for (int col = threadIdx.x / 32; col < kChunk; col += kWarps) {
+    const int j = col, end = (j / kSub + 1) * kSub;
+    acc_t w[kPerLane], kj[kPerLane];
 #pragma unroll
-    for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
-    if (threadIdx.x % 32 == 0) A[i * lda + j] += s;
+    for (int u = 0; u < kPerLane; ++u) {
+      const int c = lane + 32 * u;
+      w[u] = 1;
+      kj[u] = c < cols ? k[j * ld + c] : acc_t(0);
+    }
+    for (int i = j; i < end; ++i) {
+      acc_t s = 0;
+#pragma unroll
+      for (int u = 0; u < kPerLane; ++u) {
+        const int c = lane + 32 * u;
+        if (c < cols) {
+          if (i > j) w[u] *= E[i * ld + c];
+          s += q[i * ld + c] * kj[u] * w[u];
+        }
+      }
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
+      if (lane == 0) A[i * lda + j] += s;
+    }
   }
   __syncthreads();
   int shift = 0;
