@@ -1,13 +1,15 @@
 // glabench bench: time every backend × op × shape × dtype × mode (see bench_runner.hpp).
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <iostream>
 
+#include "bench_printer.hpp"
 #include "bench_runner.hpp"
 #include "commands.hpp"
+#include "console_style.hpp"
 #include "option_checks.hpp"
+#include "progress_line.hpp"
 #include "run_context.hpp"
 #include "safe_text.hpp"
 
@@ -71,14 +73,17 @@ int run_bench_command(const bench_args& args, const global_options& global) {
   if (!args.json_out.empty()) check_output_path(args.json_out, "--json");
   const backend_registry reg = global.discover();  // outlives the run: backends live in it
   bench_options opts = resolve(args, reg);
-  const bool tty = isatty(STDERR_FILENO);
-  if (tty)
-    opts.progress = [](size_t i, size_t n, const std::string& what) {
-      if (n)
-        fmt::print(stderr, "\r\033[K[{}/{}] {}", i, n, console_safe(what));
-      else
-        fmt::print(stderr, "\r\033[K      {}", console_safe(what));
+  progress_line progress;
+  if (progress.enabled())
+    opts.progress = [&progress](size_t i, size_t n, const std::string& what) {
+      progress.show(i, n, what);
     };
+  bench_printer table(stdout, planned_configs(opts), console_style(stdout));
+  opts.row_done = [&](const bench_row& row) {
+    progress.clear();  // stdout and stderr may share the terminal
+    table.row(row);
+    std::fflush(stdout);
+  };
   if (global.isolation) {
     // A call is stopped past --call-timeout, and in bench also past 10 × --max-call-seconds
     // (at least 30 s): a configuration slower than that would be skipped anyway.
@@ -88,28 +93,21 @@ int run_bench_command(const bench_args& args, const global_options& global) {
     };
   }
   const bench_results results = run_bench(opts);
-  if (tty) fmt::print(stderr, "\r\033[K");
-
-  size_t ok = 0, failed = 0, skipped = 0;
-  for (const auto& r : results.rows) {
-    (r.status == bench_status::ok ? ok : is_failure(r.status) ? failed : skipped)++;
-    if (r.status != bench_status::ok)
-      fmt::print("{:<8} {}: {}\n", bench_status_name(r.status), console_safe(r.config.name()),
-                 console_safe(r.message));
-  }
-  fmt::print("{} timed, {} failed, {} skipped\n", ok, failed, skipped);
+  progress.clear();
+  table.finish();
   // Times from a build without optimisation mislead: said on stderr, where a redirected
   // table does not hide it, and recorded in the results (context.warnings).
+  const console_style err_style(stderr);
   if (const auto w = results.context.find("warnings"); w != results.context.end())
     for (const auto& text : *w)
-      fmt::print(stderr, "{}WARNING: {}{}\n", tty ? "\033[1;31m" : "",
-                 console_safe(text.get<std::string>()), tty ? "\033[0m" : "");
+      fmt::print(stderr, "{}\n",
+                 err_style.paint("WARNING: " + console_safe(text.get<std::string>()), tone::bad));
   if (!args.json_out.empty()) {
     write_json_file(args.json_out, to_json(results));
     fmt::print("results written to {}\n", console_safe(args.json_out));
   }
-  if (failed) return kExitCheckFailed;
-  return ok ? kExitOk : kExitNothingRan;
+  if (table.failed()) return kExitCheckFailed;
+  return table.timed() ? kExitOk : kExitNothingRan;
 }
 
 }  // namespace

@@ -1,6 +1,5 @@
 // glabench verify: every (backend, fixture, dtype) selected, checked per docs/design.md §5.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <iostream>
 #include <memory>
@@ -8,8 +7,10 @@
 
 #include "backend_runner.hpp"
 #include "commands.hpp"
+#include "console_style.hpp"
 #include "fixture.hpp"
 #include "option_checks.hpp"
+#include "progress_line.hpp"
 #include "run_context.hpp"
 #include "safe_text.hpp"
 #include "verify_printer.hpp"
@@ -31,20 +32,6 @@ std::vector<dtype> dtypes_for(const loaded_backend& b, op_kind op,
                               const std::vector<dtype>& asked) {
   return asked.empty() ? b.forward_dtypes(op) : asked;
 }
-
-class progress_line {
- public:
-  progress_line() : enabled_(isatty(STDERR_FILENO)) {}
-  void show(size_t i, size_t n, const std::string& what) {
-    if (enabled_) fmt::print(stderr, "\r\033[K[{}/{}] {}", i, n, console_safe(what));
-  }
-  ~progress_line() {
-    if (enabled_) fmt::print(stderr, "\r\033[K");
-  }
-
- private:
-  bool enabled_;
-};
 
 int run_verify(const verify_args& args, const global_options& global) {
   // Everything is validated before anything runs, so bad input writes nothing.
@@ -109,7 +96,7 @@ int run_verify(const verify_args& args, const global_options& global) {
                             : verify_case(*j.backend, *j.fix, j.storage, opts));
     }
   }
-  verify_printer::print_table(std::cout, results);
+  verify_printer::print_table(std::cout, results, console_style(stdout));
   if (!args.json_out.empty()) {
     write_json_file(args.json_out, verify_printer::to_json(results, backends));
     fmt::print("results written to {}\n", console_safe(args.json_out));

@@ -57,38 +57,38 @@ size_t changed_bytes(const guard_bytes& got) {
   return n;
 }
 
+// Why the backend cannot run on this machine, or "" when it can. For a CUDA backend the
+// harness asks first whether there is a usable GPU at all: where there is none, that is
+// the reason ("no CUDA device …"), not whatever error the backend's own CUDA runtime
+// reports for it.
+std::string why_unavailable(const loaded_backend& b) {
+  if (b.table->device_type == kDLCUDA) {
+    std::string reason;
+    if (cuda_device_count(&reason) == 0) return reason;
+  }
+  char text[kMessageCapacity] = "";
+  glabench_message msg{text, sizeof text};
+  if (call_plugin([&] { return b.table->device_available(&msg); }) != GLABENCH_OK)
+    return *text ? text : "its device_available() said no";
+  return "";
+}
+
 }  // namespace
 
 std::string availability_here(const loaded_backend& b) {
-  char text[1024] = "";
-  glabench_message msg{text, sizeof text};
-  if (call_plugin([&] { return b.table->device_available(&msg); }) != GLABENCH_OK)
-    return std::string("unavailable: ") + text;
-  if (b.table->device_type == kDLCUDA) {
-    std::string reason;
-    if (cuda_device_count(&reason) == 0) return "unavailable: " + reason;
-  }
-  return "available";
+  const std::string why = why_unavailable(b);
+  return why.empty() ? "available" : "unavailable: " + why;
 }
 
 backend_runner::backend_runner(const loaded_backend& backend, const problem& p, dtype d,
                                bool has_h0, bool need_backward)
     : backend_(backend), problem_(p), dtype_(d), has_h0_(has_h0 && p.has_state()) {
   const glabench_backend& t = *backend_.table;
+  if (const std::string why = why_unavailable(backend); !why.empty())
+    throw backend_call_error(GLABENCH_ERROR_NO_DEVICE, "cannot run here: " + why);
+  ctx_ = t.device_type == kDLCUDA ? make_cuda_context(device_ids_[0]) : make_host_context();
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
-  if (call_plugin([&] { return t.device_available(&msg); }) != GLABENCH_OK)
-    throw backend_call_error(GLABENCH_ERROR_NO_DEVICE,
-                             backend.name() + " cannot run here: " + text);
-  if (t.device_type == kDLCUDA) {
-    std::string reason;
-    if (cuda_device_count(&reason) == 0)
-      throw backend_call_error(GLABENCH_ERROR_NO_DEVICE,
-                               backend.name() + " needs a CUDA GPU: " + reason);
-    ctx_ = make_cuda_context(device_ids_[0]);
-  } else {
-    ctx_ = make_host_context();
-  }
 
   abi_problem_.struct_size = sizeof(glabench_problem);
   abi_problem_.op = to_abi(p.op);

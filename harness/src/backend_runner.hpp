@@ -43,9 +43,9 @@ class backend_call_error : public std::runtime_error {
   bool in_call_;
 };
 
-// "available", or "unavailable: why" (the backend's device_available(), and for a CUDA
-// backend whether this machine has a usable GPU). Calls the plugin: in a worker, or
-// in-process with --no-isolate.
+// "available", or "unavailable: why": for a CUDA backend first whether this machine has
+// a usable GPU at all (cuda_device_count's reason), then the backend's device_available().
+// Calls the plugin: in a worker, or in-process with --no-isolate.
 std::string availability_here(const loaded_backend& b);
 
 class backend_runner {

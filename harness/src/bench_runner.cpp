@@ -1,6 +1,5 @@
 #include "bench_runner.hpp"
 
-#include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -222,8 +221,9 @@ bench_row bench_session::run(const job& j) {
                              });
     for (const auto& c : row.checks)
       if (!c.passed)
-        return fail(fmt::format("quick verify failed: {} rel_l2 {:.3g} > {:.3g}", c.tensor,
-                                c.rel_l2, c.threshold));
+        return fail(c.finite ? fmt::format("quick verify failed: {} rel_l2 {:.3g} > {:.3g}",
+                                           c.tensor, c.rel_l2, c.threshold)
+                             : fmt::format("quick verify failed: {} holds NaN or Inf", c.tensor));
     if (call_s > opts_.max_call_s)
       return skip(fmt::format("one call took {:.2f} s, over --max-call-seconds {}", call_s,
                               opts_.max_call_s));
@@ -319,6 +319,12 @@ bench_row bench_worker::run(const loaded_backend& backend, const nlohmann::json&
                                        state_->opts.hot));
 }
 
+std::vector<bench_config> planned_configs(const bench_options& opts) {
+  std::vector<bench_config> out;
+  for (const job& j : plan_jobs(opts)) out.push_back(j.config);
+  return out;
+}
+
 bench_results run_bench(const bench_options& opts) {
   bench_results results;
   std::vector<std::string> names;
@@ -359,55 +365,27 @@ bench_results run_bench(const bench_options& opts) {
     peaks_for(true);
     results.context["gpu_state_start"] = read_gpu_state(0);
   }
-  // Each configuration is a Google Benchmark benchmark with manual time: the session
-  // does the verify and sampling, and hands the median to Google Benchmark's reporting.
-  benchmark::ClearRegisteredBenchmarks();
   for (size_t i = 0; i < jobs.size(); ++i) {
-    benchmark::RegisterBenchmark(
-        console_safe(jobs[i].config.name()).c_str(),  // Google Benchmark prints it as it is
-        [&, i](benchmark::State& state) {
-          const job& j = jobs[i];
-          if (opts.progress) opts.progress(i + 1, jobs.size(), j.config.name());
-          // Measured before the configuration's own work, as the first of its kind.
-          const measured_peaks& peaks = peaks_for(j.backend->table->device_type == kDLCUDA);
-          const auto start = clock_type::now();
-          results.rows.push_back(opts.run_isolated
-                                     ? opts.run_isolated(*j.backend, {{"options", options_spec(opts)},
-                                                                      {"job", job_spec(j)}})
-                                     : session.run(j));
-          bench_row& row = results.rows.back();
-          if (is_failure(row.status) && row.config.backend.empty()) {  // a lost worker's row
-            row.config = j.config;
-            row.bytes = j.cost.bytes;
-            row.flops = j.cost.flops;
-            row.ran_on = peaks_key(j.backend->table->device_type == kDLCUDA);
-          }
-          row.wall_s = std::chrono::duration<double>(clock_type::now() - start).count();
-          add_peak_fractions(row, peaks);
-          if (row.status != bench_status::ok) {
-            state.SkipWithError(
-                console_safe(fmt::format("{}: {}", bench_status_name(row.status), row.message))
-                    .c_str());
-            for (auto _ : state) {
-            }
-            return;
-          }
-          for (auto _ : state) state.SetIterationTime(row.stats->median / 1e3);
-          state.counters["p20_ms"] = row.stats->p20;
-          state.counters["p80_ms"] = row.stats->p80;
-          state.counters["min_ms"] = row.stats->min;
-          state.counters["cv_pct"] = 100 * row.stats->cv;
-          state.counters["reps"] = double(row.samples_ms.size());
-          state.counters["GB/s"] = *row.gbps;
-          state.counters["TFLOP/s"] = *row.tflops;
-        })
-        ->UseManualTime()
-        ->Iterations(1)
-        ->Unit(benchmark::kMillisecond);
+    const job& j = jobs[i];
+    if (opts.progress) opts.progress(i + 1, jobs.size(), j.config.name());
+    // Measured before the configuration's own work, as the first of its kind.
+    const measured_peaks& peaks = peaks_for(j.backend->table->device_type == kDLCUDA);
+    const auto start = clock_type::now();
+    results.rows.push_back(opts.run_isolated
+                               ? opts.run_isolated(*j.backend, {{"options", options_spec(opts)},
+                                                                {"job", job_spec(j)}})
+                               : session.run(j));
+    bench_row& row = results.rows.back();
+    if (is_failure(row.status) && row.config.backend.empty()) {  // a lost worker's row
+      row.config = j.config;
+      row.bytes = j.cost.bytes;
+      row.flops = j.cost.flops;
+      row.ran_on = peaks_key(j.backend->table->device_type == kDLCUDA);
+    }
+    row.wall_s = std::chrono::duration<double>(clock_type::now() - start).count();
+    add_peak_fractions(row, peaks);
+    if (opts.row_done) opts.row_done(row);
   }
-  benchmark::ConsoleReporter console;
-  benchmark::RunSpecifiedBenchmarks(&console);
-  benchmark::ClearRegisteredBenchmarks();
   if (on_gpu) results.context["gpu_state_end"] = read_gpu_state(0);
   const std::vector<std::string> warnings = timing_warnings(opts.backends, results.rows);
   if (!warnings.empty()) results.context["warnings"] = warnings;

@@ -13,8 +13,8 @@
 //      sampling stops when the coefficient of variation is under noise_target after at
 //      least min_reps samples, at max_reps, or once time_cap_s has passed with at least
 //      5 samples (the fewest `glabench compare` runs its U test on).
-// Each configuration runs as one Google Benchmark benchmark with manual time, so the
-// console shows Google Benchmark's progress lines and counters.
+// Rows go to the caller as they finish (row_done: the CLI prints them, bench_printer.hpp);
+// the results file keeps Google Benchmark's JSON layout (bench_results.hpp).
 #pragma once
 
 #include <functional>
@@ -45,6 +45,8 @@ struct bench_options {
   uint64_t seed = 20261122;
   // Called before each configuration runs and after each sample (terminal progress).
   std::function<void(size_t index, size_t count, const std::string& what)> progress;
+  // Called with each configuration's row once it is complete, in run order.
+  std::function<void(const bench_row&)> row_done;
   // Runs one configuration in a worker process, where set (the CLI sets it unless
   // --no-isolate): given the backend as the parent knows it and a request that a
   // bench_worker runs. Unset: in this process.
@@ -52,6 +54,9 @@ struct bench_options {
 };
 
 bench_results run_bench(const bench_options& opts);
+
+// The configurations run_bench(opts) will run, in its order.
+std::vector<bench_config> planned_configs(const bench_options& opts);
 
 // In a worker process: runs the configurations the parent sends, one a request, keeping
 // one session (inputs, reference heads, measured rates) across them as a run in one

@@ -7,6 +7,7 @@
 
 #if GLABENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include "cuda_check.hpp"
 #endif
@@ -67,11 +68,28 @@ std::unique_ptr<device_context> make_cuda_context(int device_id) {
   return std::make_unique<cuda_context>(device_id);
 }
 
+namespace {
+
+// Why cudaGetDeviceCount found no device, in the words a user needs: on a machine without
+// an NVIDIA driver the CUDA runtime says "CUDA driver version is insufficient for CUDA
+// runtime version", which reads like a version problem.
+std::string no_device_reason(cudaError_t status) {
+  if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL)) {
+    dlclose(driver);
+  } else {
+    return "no CUDA device (no NVIDIA driver here: libcuda.so.1 cannot be loaded)";
+  }
+  if (status == cudaErrorNoDevice) return "no CUDA device on this machine";
+  return std::string("no usable CUDA device: ") + cudaGetErrorString(status);
+}
+
+}  // namespace
+
 int cuda_device_count(std::string* reason) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    if (reason) *reason = std::string("no usable CUDA device: ") + cudaGetErrorString(status);
+    if (reason) *reason = no_device_reason(status);
     cudaGetLastError();  // clear the sticky error so later calls are not poisoned
     return 0;
   }

@@ -1,9 +1,32 @@
 #include "tensor_check.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cmath>
 #include <limits>
 
 namespace glabench {
+namespace {
+
+// The row-major index of flat position `i` in a tensor of `shape`.
+std::vector<int64_t> index_of(size_t i, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> at(shape.size());
+  auto rest = static_cast<int64_t>(i);
+  for (size_t d = shape.size(); d-- > 0;) {
+    at[d] = shape[d] > 0 ? rest % shape[d] : 0;
+    rest = shape[d] > 0 ? rest / shape[d] : rest;
+  }
+  return at;
+}
+
+}  // namespace
+
+std::string describe_failure(const tensor_check& c) {
+  if (c.non_finite == 0) return c.tensor;
+  return fmt::format("{} ({} of {} NaN or Inf, the first at [{}])", c.tensor, c.non_finite,
+                     c.elements, fmt::join(c.first_non_finite, ", "));
+}
 
 tensor_check compare_tensor(const std::string& name, const tensor& actual, const tensor& expected,
                             double threshold) {
@@ -15,10 +38,15 @@ tensor_check compare_tensor(const std::string& name, const tensor& actual, const
     c.rel_l2 = c.max_abs = std::numeric_limits<double>::infinity();
     return c;
   }
+  c.elements = static_cast<int64_t>(actual.data.size());
   double diff_sq = 0, ref_sq = 0;
   for (size_t i = 0; i < expected.data.size(); ++i) {
     const double x = actual.data[i], r = expected.data[i];
-    if (!std::isfinite(x)) c.finite = false;
+    if (!std::isfinite(x)) {
+      if (c.finite) c.first_non_finite = index_of(i, actual.shape);
+      c.finite = false;
+      ++c.non_finite;
+    }
     diff_sq += (x - r) * (x - r);
     ref_sq += r * r;
     c.max_abs = std::max(c.max_abs, std::abs(x - r));

@@ -5,7 +5,9 @@
 // sampled heads.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "glabench/reference/tensor.hpp"
 
@@ -18,7 +20,16 @@ struct tensor_check {
   bool passed = false;
   double max_abs = 0;  // NaN when the output is not finite
   bool finite = true;
+  // Where the output is not finite: how many elements are NaN or ±Inf, and the index of
+  // the first in row-major order ([b, t, h, d] for token tensors). Not kept by
+  // keep_worst (bench's sampled heads have no whole-tensor index).
+  int64_t non_finite = 0, elements = 0;
+  std::vector<int64_t> first_non_finite = {};
 };
+
+// "o", or for an output that is not finite "o (3 of 4096 NaN or Inf, the first at
+// [0, 5, 1, 3])": a failed check as a failure line names it.
+std::string describe_failure(const tensor_check& c);
 
 tensor_check compare_tensor(const std::string& name, const tensor& actual, const tensor& expected,
                             double threshold);

@@ -31,13 +31,17 @@ nlohmann::json to_json(const verify_case_result& r) {
                         {"dtype", dtype_name(r.storage)}, {"status", case_status_name(r.status)},
                         {"message", r.message},           {"seconds", r.seconds}};
   nlohmann::json tensors = nlohmann::json::array();
-  for (const auto& c : r.checks)
-    tensors.push_back({{"name", c.tensor},
-                       {"rel_l2", num(c.rel_l2)},
-                       {"max_abs", num(c.max_abs)},
-                       {"threshold", c.threshold},
-                       {"finite", c.finite},
-                       {"passed", c.passed}});
+  for (const auto& c : r.checks) {
+    nlohmann::json t = {{"name", c.tensor},          {"rel_l2", num(c.rel_l2)},
+                        {"max_abs", num(c.max_abs)}, {"threshold", c.threshold},
+                        {"finite", c.finite},        {"passed", c.passed}};
+    if (c.non_finite) {  // how many elements are NaN or Inf, and the first's index
+      t["non_finite"] = c.non_finite;
+      t["elements"] = c.elements;
+      t["first_non_finite"] = c.first_non_finite;
+    }
+    tensors.push_back(std::move(t));
+  }
   row["tensors"] = tensors;
   if (r.gradcheck) {
     nlohmann::json dirs = nlohmann::json::array();
@@ -78,6 +82,11 @@ verify_case_result verify_case_from_json(const nlohmann::json& j) {
       c.threshold = t.at("threshold").get<double>();
       c.finite = t.at("finite").get<bool>();
       c.passed = t.at("passed").get<bool>();
+      if (t.contains("non_finite")) {
+        c.non_finite = t.at("non_finite").get<int64_t>();
+        c.elements = t.at("elements").get<int64_t>();
+        c.first_non_finite = t.at("first_non_finite").get<std::vector<int64_t>>();
+      }
       r.checks.push_back(std::move(c));
     }
     if (j.contains("gradcheck")) {

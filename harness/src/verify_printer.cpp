@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "run_context.hpp"
 #include "safe_text.hpp"
@@ -17,57 +19,93 @@ std::string sci(double x) {
   return std::isnan(x) ? "nan" : fmt::format("{:.2e}", x);
 }
 
+// A failed case's closing line: the tensors that failed (with the count and first index
+// of NaN or Inf values), the finite-difference check, and the message.
+std::string failure_text(const verify_case_result& r) {
+  std::vector<std::string> parts;
+  for (const auto& c : r.checks)
+    if (!c.passed) parts.push_back(describe_failure(c));
+  std::string text;
+  if (!parts.empty())
+    text = fmt::format("{} {}", parts.size() == 1 ? "tensor" : "tensors", fmt::join(parts, ", "));
+  if (r.gradcheck && !r.gradcheck->passed)
+    text += std::string(text.empty() ? "" : "; ") + "the finite-difference check";
+  if (!r.message.empty()) text += (text.empty() ? "" : "; ") + console_safe(r.message);
+  return text.empty() ? "a check failed" : text;
+}
+
 }  // namespace
 
-void verify_printer::print_table(std::ostream& os, const std::vector<verify_case_result>& results) {
+void verify_printer::print_table(std::ostream& os, const std::vector<verify_case_result>& results,
+                                 const console_style& style) {
   size_t w_backend = 7, w_fixture = 7;
   for (const auto& r : results) {
     w_backend = std::max(w_backend, console_safe(r.backend).size());
     w_fixture = std::max(w_fixture, console_safe(r.fixture).size());
   }
-  const std::string header =
-      fmt::format("{:<{}}  {:<{}}  {:<5}  {:<6}  {:>9}  {:>9}  {:>7}  {}", "backend", w_backend,
-                  "fixture", w_fixture, "dtype", "tensor", "rel_l2", "max_abs", "limit", "result");
-  fmt::print(os, "{}\n{}\n", header, std::string(header.size(), '-'));
+  // Cases that did not run (unavailable here, unsupported) are not listed one by one:
+  // one line per backend, status and reason, after the table.
+  std::vector<std::pair<std::tuple<std::string, case_status, std::string>, size_t>> not_run;
+  bool header_printed = false;
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : results) {
+    if (is_failure(r.status))
+      ++failed;
+    else if (r.status == case_status::passed)
+      ++passed;
+    else
+      ++skipped;
+    if (r.checks.empty() && !is_failure(r.status) && r.status != case_status::passed) {
+      const auto key = std::make_tuple(r.backend, r.status, r.message);
+      auto it = std::find_if(not_run.begin(), not_run.end(),
+                             [&](const auto& group) { return group.first == key; });
+      if (it == not_run.end()) it = not_run.insert(not_run.end(), {key, 0});
+      ++it->second;
+      continue;
+    }
+    if (!header_printed) {
+      const std::string header = fmt::format(
+          "{:<{}}  {:<{}}  {:<5}  {:<6}  {:>9}  {:>9}  {:>7}  {}", "backend", w_backend, "fixture",
+          w_fixture, "dtype", "tensor", "rel_l2", "max_abs", "limit", "result");
+      fmt::print(os, "{}\n{}\n", header, std::string(header.size(), '-'));
+      header_printed = true;
+    }
     // Names and messages come from plugins and file names: escaped (safe_text.hpp).
     std::string lead = fmt::format("{:<{}}  {:<{}}  {:<5}", console_safe(r.backend), w_backend,
                                    console_safe(r.fixture), w_fixture, dtype_name(r.storage));
     const std::string blank(lead.size(), ' ');
-    switch (r.status) {
-      case case_status::passed:
-        ++passed;
-        break;
-      case case_status::failed:
-      case case_status::crashed:
-      case case_status::timeout:
-        ++failed;
-        break;
-      default:
-        ++skipped;
-        break;
-    }
     if (r.checks.empty()) {
       fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}: {}\n", lead, "-", "", "", "",
-                 case_status_name(r.status), console_safe(r.message));
+                 style.paint(case_status_name(r.status), tone::bad), console_safe(r.message));
       continue;
     }
     for (const auto& c : r.checks) {
       fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}\n", lead, c.tensor, sci(c.rel_l2),
-                 sci(c.max_abs), fmt::format("{:.0e}", c.threshold), c.passed ? "ok" : "FAIL");
+                 sci(c.max_abs), fmt::format("{:.0e}", c.threshold),
+                 c.passed ? style.paint("ok", tone::good) : style.paint("FAIL", tone::bad));
       lead = blank;
     }
     if (r.gradcheck) {
       const auto& g = *r.gradcheck;
       fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {} ({} directions{})\n", lead, "fd",
                  sci(g.worst_error), "", fmt::format("{:.0e}", g.tolerance),
-                 g.passed ? "ok" : "FAIL", g.directional.size(),
-                 g.jacobian_checked ? ", full Jacobian" : "");
+                 g.passed ? style.paint("ok", tone::good) : style.paint("FAIL", tone::bad),
+                 g.directional.size(), g.jacobian_checked ? ", full Jacobian" : "");
     }
-    if (is_failure(r.status) || !r.message.empty())
-      fmt::print(os, "{}  {}: {}\n", blank, case_status_name(r.status),
-                 r.message.empty() ? "a check failed" : console_safe(r.message));
+    if (is_failure(r.status))
+      fmt::print(os, "{}  {}: {}\n", blank, style.paint(case_status_name(r.status), tone::bad),
+                 failure_text(r));
+    else if (!r.message.empty())
+      fmt::print(os, "{}  {}: {}\n", blank, case_status_name(r.status), console_safe(r.message));
+  }
+  if (header_printed && !not_run.empty()) fmt::print(os, "\n");
+  for (const auto& [key, count] : not_run) {
+    const auto& [backend, status, message] = key;
+    fmt::print(os, "{}\n",
+               style.paint(fmt::format("{}: {} case{} {}: {}", console_safe(backend), count,
+                                       count == 1 ? "" : "s", case_status_name(status),
+                                       console_safe(message)),
+                           tone::muted));
   }
   fmt::print(os, "\n{} passed, {} failed, {} skipped\n", passed, failed, skipped);
 }

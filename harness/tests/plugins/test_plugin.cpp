@@ -9,6 +9,7 @@
 //   duplicate      a valid table named "naive_recurrent"
 //   silent         valid; forward returns OK and writes nothing
 //   failing        valid; forward returns a runtime error with a message
+//   unavailable    valid, but its device_available() says it cannot run here
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 
@@ -22,7 +23,12 @@ using namespace glabench::backend_support;
 constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD}};
 
-using test_plugin::device_available, test_plugin::supports, test_plugin::workspace_size;
+using test_plugin::supports, test_plugin::workspace_size;
+glabench_status device_available(glabench_message* reason) {
+  if (VARIANT_IS(unavailable))
+    return fail(reason, GLABENCH_ERROR_NO_DEVICE, "no frobnicator on this machine");
+  return GLABENCH_OK;
+}
 glabench_status forward(const glabench_problem*, const glabench_forward_args*,
                         glabench_message* error) {
   if (VARIANT_IS(failing))
