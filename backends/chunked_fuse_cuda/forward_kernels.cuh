@@ -285,6 +285,7 @@ __global__ void __launch_bounds__(kThreads)
         (x.h0 && kk < d.K && vv < d.V) ? to_acc_f(x.h0[head + static_cast<int64_t>(kk) * d.V + vv])
                                        : acc_t(0);
   }
+  __syncthreads();
   const head_tensor<const S> v(x.v, d, d.V, bh);
   for (int n = 0; n < d.NT; ++n) {
     const int64_t t0 = static_cast<int64_t>(n) * kChunk;

@@ -61,37 +61,37 @@ __device__ void fwd_inner_chunk(typename Tr::acc_t* A, int lda, const typename T
                                 const typename Tr::acc_t* E, int ld, typename Tr::op_t* qs,
                                 typename Tr::op_t* ks, int ldo) {
   using acc_t = typename Tr::acc_t;
-  constexpr int cols = Tr::BK, kPerLane = (cols + 31) / 32;
+  constexpr int cols = Tr::BK;
   sub_chunk_queries<Tr>(qs, ldo, q, G, ld, cols);
   sub_chunk_keys<Tr>(ks, ldo, k, G, ld, cols);
-  // Diagonal blocks (their elements are no product's output below): a warp takes a
-  // column j, lanes the features, and walks i = j … the sub-chunk's end with the decay
-  // e^{G[i] − G[j]} = E[j+1]·…·E[i] as a running product — a multiply a step instead of
-  // an exponential a pair, every factor ≤ 1.
-  const int lane = threadIdx.x % 32;
-  for (int col = threadIdx.x / 32; col < kChunk; col += kWarps) {
-    const int j = col, end = (j / kSub + 1) * kSub;
-    acc_t w[kPerLane], kj[kPerLane];
+  // Diagonal blocks (their elements are no product's output below): thread (j, part)
+  // owns column j and kPer of the features, and walks i through j's sub-chunk with the
+  // decay e^{G[i] − G[j]} = E[j+1]·…·E[i] as a running product — a multiply a step
+  // instead of an exponential a pair, every factor ≤ 1. The kParts partial sums of a
+  // score meet by two shuffles (a pair-per-warp layout with a 32-lane reduction a score
+  // spent most of the kernel's time in shuffle latency).
+  constexpr int kParts = kThreads / kChunk, kPer = cols / kParts;
+  static_assert(kParts == 4 && kPer * kParts == cols, "four threads a column");
+  const int j = threadIdx.x / kParts, c0 = threadIdx.x % kParts * kPer;
+  const int first = j / kSub * kSub;
+  acc_t w[kPer], kj[kPer];
 #pragma unroll
-    for (int u = 0; u < kPerLane; ++u) {
-      const int c = lane + 32 * u;
-      w[u] = 1;
-      kj[u] = c < cols ? k[j * ld + c] : acc_t(0);
-    }
-    for (int i = j; i < end; ++i) {
-      acc_t s = 0;
+  for (int u = 0; u < kPer; ++u) {
+    w[u] = 1;
+    kj[u] = k[j * ld + c0 + u];
+  }
+  for (int i = first; i < first + kSub; ++i) {
+    acc_t s = 0;
+    if (i >= j) {
 #pragma unroll
-      for (int u = 0; u < kPerLane; ++u) {
-        const int c = lane + 32 * u;
-        if (c < cols) {
-          if (i > j) w[u] *= E[i * ld + c];
-          s += q[i * ld + c] * kj[u] * w[u];
-        }
+      for (int u = 0; u < kPer; ++u) {
+        if (i > j) w[u] *= E[i * ld + c0 + u];
+        s += q[i * ld + c0 + u] * kj[u] * w[u];
       }
-#pragma unroll
-      for (int off = 16; off > 0; off /= 2) s += __shfl_xor_sync(0xffffffffu, s, off);
-      if (lane == 0) A[i * lda + j] += s;
     }
+    s += __shfl_xor_sync(0xffffffffu, s, 1);
+    s += __shfl_xor_sync(0xffffffffu, s, 2);
+    if (threadIdx.x % kParts == 0 && i >= j) A[i * lda + j] += s;
   }
   __syncthreads();
   int shift = 0;
