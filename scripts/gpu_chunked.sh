@@ -3,11 +3,13 @@
 # (scripts/bundle_runtime_libs.sh carries its libraries; the fla-core wheel comes in
 # .whl/ when PEERS=1): verify of both paths on every committed gla fixture and at the
 # accuracy shape B2 T1024 H4 D128 (JSON), compute-sanitizer on both paths (SANITIZE=1),
-# ctest's chunked_fuse_cuda tests (CTEST=1), `glabench bench` at the seed's shape,
+# ctest's chunked_fuse_cuda tests (CTEST=1), each kernel's time under Nsight Compute
+# (NCU=1), `glabench bench` at the seed's shape,
 # B4 T2048 H16 D128 and B2 T16384 H16 D128 in fp64, fp32 and bf16, fwd and fwdbwd, and
 # with PEERS=1 fla's chunk_gla at the same shapes (scripts/peers/fla_peers.py) in the
 # same call.
-# usage: [CTEST=1] [SANITIZE=1] [BENCH=0] [PEERS=1] [STAGES="fused separate"] scripts/gpu_chunked.sh BUILD_DIR OUT_DIR
+# usage: [CTEST=1] [SANITIZE=1] [NCU=1] [BENCH=0] [BENCH_STAGES="fused separate"] [PEERS=1]
+#        [STAGES="fused separate"] scripts/gpu_chunked.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 build=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
@@ -38,11 +40,23 @@ if [[ ${CTEST:-0} == 1 ]]; then
   ctest --test-dir "$build" -L $backend -j4 --output-on-failure > "$out/ctest_chunked.log" 2>&1
   echo "ctest -L $backend: exit $? in $((SECONDS - t0)) s; $(grep 'tests passed' "$out/ctest_chunked.log")"
 fi
+if [[ ${NCU:-0} == 1 ]]; then  # each kernel's time, both paths, bf16 B4 T2048 H16 D128 (base clocks)
+  for stages in fused separate; do
+    CHUNKED_FUSE_CUDA_STAGES=$stages ncu --metrics gpu__time_duration.sum --launch-count 40 \
+      --kernel-name regex:"chunk|decay|prepare|fused|fwd_inner|combine" \
+      "$gb" bench --backend $backend --shape 4,2048,16,128,128 --dtype bf16 --min-reps 1 \
+      --max-reps 1 --warmup 0 --time-cap 0.01 --max-call-seconds 100 > "$out/ncu_kernel_times_$stages.log" 2>&1
+    python3 scripts/ncu_kernel_times.py "$out/ncu_kernel_times_$stages.log" | tail -9 > "$out/kernel_times_$stages.txt"
+    echo "ncu $stages: $(wc -l < "$out/kernel_times_$stages.txt") kernels"
+  done
+fi
 if [[ ${BENCH:-1} == 1 ]]; then
   for stages in ${BENCH_STAGES:-fused}; do
     t0=$SECONDS
+    dtypes=${BENCH_DTYPES:---dtype fp64 --dtype fp32 --dtype bf16}
+    [[ $stages == separate ]] && dtypes=${BENCH_DTYPES_SEPARATE:-$dtypes}
     CHUNKED_FUSE_CUDA_STAGES=$stages "$gb" bench --backend $backend --op gla "${shapes[@]}" \
-      ${BENCH_DTYPES:---dtype fp64 --dtype fp32 --dtype bf16} --json "$out/bench_$stages.json" > "$out/bench_$stages.log" 2>&1
+      $dtypes --json "$out/bench_$stages.json" > "$out/bench_$stages.log" 2>&1
     echo "bench $stages: exit $? in $((SECONDS - t0)) s"
   done
 fi
@@ -50,8 +64,8 @@ if [[ ${PEERS:-0} == 1 ]]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
   t0=$SECONDS
-  PYTHONUNBUFFERED=1 python3 scripts/peers/fla_peers.py --kernels fla.chunk_gla \
-    --shapes 4,1024,4,100,100 4,2048,16,128,128 2,16384,16,128,128 --dtypes "${PEER_DTYPES:-bf16,fp32}" \
+  PYTHONUNBUFFERED=1 timeout ${PEERS_TIMEOUT:-900} python3 scripts/peers/fla_peers.py --kernels fla.chunk_gla \
+    --shapes ${PEER_SHAPES:-4,1024,4,100,100 4,2048,16,128,128 2,16384,16,128,128} --dtypes "${PEER_DTYPES:-bf16,fp32}" \
     --verify-tokens 256 --out "$out/peers_fla.json" > "$out/peers_fla.log" 2>&1
   echo "fla peers: exit $? in $((SECONDS - t0)) s"; tail -3 "$out/peers_fla.log"
 fi

@@ -9,7 +9,8 @@ written as rows of glabench's results schema, as backend `fla.<kernel>` with
 The policy, as harness/src/bench_device.cpp and stopping_criterion.cpp apply it:
 - inputs from the bench's distribution: q, k ~ N(0, K^-1/2), v ~ N(0, 1),
   g (rwkv6: w) = log σ(x), x ~ N(2, 1), u ~ N(0, 0.25), h0, do, dht ~ N(0, 1), rounded
-  to the dtype once; scale = K^-1/2; h0 given and ht returned;
+  to the dtype once (h0 and dht then held as fp32, fla's state type); scale = K^-1/2;
+  h0 given and ht returned;
 - one untimed call (Triton compiles and autotunes there), then 3 warm-up calls;
 - per sample: a memset of an L2-sized buffer, then the call between two CUDA events
   on the current stream (fwdbwd: the forward and autograd's backward with do and dht);
@@ -204,6 +205,10 @@ def main():
             tokens = min(T, args.verify_tokens)
             for dname in args.dtypes.split(","):
                 rounded = {n: t.to(DTYPE[dname]) for n, t in base.items()}
+                # fla keeps states in fp32 (chunk_gla requires it): h0 and dht carry the
+                # dtype's rounded values, as glabench's do, held as fp32.
+                for n in ("h0", "dht"):
+                    rounded[n] = rounded[n].float()
                 ref = reference_o(op, rounded, scale, tokens)
                 for mode in args.modes.split(","):
                     backward = mode == "fwdbwd"
