@@ -122,9 +122,10 @@ __device__ void store_slab(const head_tensor<Dst>& dst, int64_t t0, int d0, cons
 }
 
 // A ROWS×COLS window of a dense row-major matrix in global memory (row length `stride`,
-// the workspace's padded arrays: aligned, whole vectors) to shared memory, loads first.
-template <int ROWS, int COLS, class Dst, class Src, class Convert>
-__device__ void load_tile(Dst* dst, int ld, const Src* src, int64_t stride, Convert convert) {
+// the workspace's padded arrays: aligned, whole vectors), each element handed to
+// f(r, c, x), loads first.
+template <int ROWS, int COLS, class Src, class F>
+__device__ void visit_tile(const Src* src, int64_t stride, F f) {
   constexpr int kVec = 16 / sizeof(Src);
   static_assert(COLS % kVec == 0, "tile columns are whole vectors");
   constexpr int kPerRow = COLS / kVec, kVecs = ROWS * kPerRow;
@@ -142,9 +143,13 @@ __device__ void load_tile(Dst* dst, int ld, const Src* src, int64_t stride, Conv
     if (idx < kVecs) {
       const Src* e = reinterpret_cast<const Src*>(&buf[it]);
 #pragma unroll
-      for (int v = 0; v < kVec; ++v) dst[r * ld + c + v] = convert(e[v]);
+      for (int v = 0; v < kVec; ++v) f(r, c + v, e[v]);
     }
   }
+}
+template <int ROWS, int COLS, class Dst, class Src, class Convert>
+__device__ void load_tile(Dst* dst, int ld, const Src* src, int64_t stride, Convert convert) {
+  visit_tile<ROWS, COLS>(src, stride, [&](int r, int c, Src x) { dst[r * ld + c] = convert(x); });
 }
 template <int ROWS, int COLS, class Dst, class Src, class Convert>
 __device__ void store_tile(Dst* dst, int64_t stride, const Src* src, int ld, Convert convert) {

@@ -39,6 +39,9 @@ struct traits<__nv_bfloat16> {
   static constexpr int TM = 16, TN = 16, TK = 16;
   static constexpr int BK = 64, BV = 64, BV_out = 128, BV_grad = 64;
   static constexpr int kSplits = 1;
+  // The states and scores that o's products read carry a second bf16 term, the residual
+  // of their rounding (S = S_hi + S_lo, A = A_hi + A_lo): one rounding to bf16 fewer in o.
+  static constexpr bool kResidual = true;
   // bf16 results round to 8 bits: the fast exponential's 2 ulp are invisible.
   static __device__ __forceinline__ float exp(float x) { return __expf(x); }
 };
@@ -52,6 +55,7 @@ struct traits<float> {
   static constexpr int TM = 16, TN = 16, TK = 8;
   static constexpr int BK = 64, BV = 64, BV_out = 64, BV_grad = 32;
   static constexpr int kSplits = 3;  // 3×TF32: fp32 accuracy, never plain TF32
+  static constexpr bool kResidual = false;
   static __device__ __forceinline__ float exp(float x) { return expf(x); }
 };
 
@@ -64,6 +68,7 @@ struct traits<double> {
   static constexpr int TM = 8, TN = 8, TK = 4;
   static constexpr int BK = 32, BV = 32, BV_out = 32, BV_grad = 16;
   static constexpr int kSplits = 1;
+  static constexpr bool kResidual = false;
   static __device__ __forceinline__ double exp(double x) { return ::exp(x); }
 };
 

@@ -130,11 +130,15 @@ struct scores_smem {
   __device__ void zero_scores() {
     for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) A[i / kChunk * lda + i % kChunk] = 0;
   }
-  // A as operand (in place when the types agree), times `factor`. No barrier.
-  __device__ void scores_to_operand(acc_t factor) {
+  // A as operand (in place when the types agree), times `factor`; with `A_lo`, also the
+  // residual of that rounding. No barrier.
+  __device__ void scores_to_operand(acc_t factor, op_t* A_lo = nullptr) {
     for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) {
       const int r = i / kChunk, cc = i % kChunk;
-      A_op[r * (std::is_same_v<op_t, acc_t> ? lda : ldao) + cc] = to_op<op_t>(factor * A[r * lda + cc]);
+      const acc_t a = factor * A[r * lda + cc];
+      const op_t hi = to_op<op_t>(a);
+      A_op[r * ld_A_op() + cc] = hi;
+      if (A_lo) A_lo[r * ldao + cc] = to_op<op_t>(a - to_acc_f(hi));
     }
   }
   __host__ __device__ static constexpr int ld_A_op() {
@@ -151,12 +155,15 @@ struct outputs_smem {
   scores_smem<Tr> sc;
   op_t *qg, *S, *v;
   acc_t* o;
+  op_t *S_lo, *A_lo;  // the residuals (traits::kResidual), else empty
   __host__ __device__ explicit outputs_smem(carve& c)
       : sc(c),
         qg(c.take<op_t>(kChunk * ldo)),
         S(c.take<op_t>(Tr::BK * ldv)),
         v(c.take<op_t>(kChunk * ldv)),
-        o(c.take<acc_t>(kChunk * ldacc)) {}
+        o(c.take<acc_t>(kChunk * ldacc)),
+        S_lo(c.take<op_t>(Tr::kResidual ? Tr::BK * ldv : 0)),
+        A_lo(c.take<op_t>(Tr::kResidual ? kChunk * scores_smem<Tr>::ldao : 0)) {}
 };
 
 template <class S, class Tr = traits<S>>
@@ -175,16 +182,28 @@ __global__ void __launch_bounds__(kThreads)
   for (int i = threadIdx.x; i < kChunk * Tr::BV_out; i += kThreads) s.o[i / Tr::BV_out * s.ldacc + i % Tr::BV_out] = 0;
   load_slab<kChunk, Tr::BV_out>(s.v, s.ldv, v, t0, v0, convert_to<op_t>{});
   for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
-    load_tile<Tr::BK, Tr::BV_out>(s.S, s.ldv, state_tile(states, d, bh, n, k0, v0), d.Vp, convert_to<op_t>{});
+    visit_tile<Tr::BK, Tr::BV_out>(state_tile(states, d, bh, n, k0, v0), d.Vp, [&](int r, int cc, acc_t a) {
+      const op_t hi = to_op<op_t>(a);
+      s.S[r * s.ldv + cc] = hi;
+      if constexpr (Tr::kResidual) s.S_lo[r * s.ldv + cc] = to_op<op_t>(a - to_acc_f(hi));
+    });
     s.sc.add_slab(q, k, g, t0, k0);  // stages 1 and 4 (ends with a barrier)
     prepare_qg<Tr>(s.qg, s.ldo, s.sc.q, s.sc.G, s.sc.ld, Tr::BK, acc_t(1));  // stage 2
     __syncthreads();
     inter_chunk_output<Tr>(s.o, s.ldacc, s.qg, s.ldo, s.S, s.ldv, Tr::BK, Tr::BV_out);  // stage 3
+    if constexpr (Tr::kResidual) {
+      __syncthreads();
+      inter_chunk_output<Tr>(s.o, s.ldacc, s.qg, s.ldo, s.S_lo, s.ldv, Tr::BK, Tr::BV_out);
+    }
     __syncthreads();
   }
-  s.sc.scores_to_operand(acc_t(1));
+  s.sc.scores_to_operand(acc_t(1), Tr::kResidual ? s.A_lo : nullptr);
   __syncthreads();
   combine_inner_inter<Tr>(s.o, s.ldacc, s.sc.A_op, s.sc.ld_A_op(), s.v, s.ldv, Tr::BV_out);  // stage 5
+  if constexpr (Tr::kResidual) {
+    __syncthreads();
+    combine_inner_inter<Tr>(s.o, s.ldacc, s.A_lo, scores_smem<Tr>::ldao, s.v, s.ldv, Tr::BV_out);
+  }
   __syncthreads();
   const acc_t sc = static_cast<acc_t>(scale);
   store_slab<kChunk, Tr::BV_out>(head_tensor<S>(x.o, d, d.V, bh), t0, v0, s.o, s.ldacc, [sc](acc_t a) { return to_op<S>(sc * a); });
