@@ -34,23 +34,6 @@ __host__ __device__ inline T* y_partials(T* base, const dims& d, int bh, int n, 
 }
 
 // ---- chunk_dstates_kernel ------------------------------------------------------------
-template <class Tr>
-struct dstates_smem {
-  using acc_t = typename Tr::acc_t;
-  using op_t = typename Tr::op_t;
-  static constexpr int ld = ld_of<acc_t>(Tr::BK), ldo = ld_of<op_t>(Tr::BK),
-                       ldv = ld_of<op_t>(Tr::BV), lds = ld_of<acc_t>(Tr::BV);
-  acc_t *q, *dS;
-  typename Tr::gate_t* G;
-  op_t *qg, *d_o;
-  __host__ __device__ explicit dstates_smem(carve& c)
-      : q(c.take<acc_t>(kChunk * ld)),
-        dS(c.take<acc_t>(Tr::BK * lds)),
-        G(c.take<typename Tr::gate_t>(kChunk * ld)),
-        qg(c.take<op_t>(kChunk * ldo)),
-        d_o(c.take<op_t>(kChunk * ldv)) {}
-};
-
 template <class S, class Tr = traits<S>>
 __global__ void __launch_bounds__(kThreads)
     chunk_dstates_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
@@ -59,12 +42,12 @@ __global__ void __launch_bounds__(kThreads)
   using op_t = typename Tr::op_t;
   extern __shared__ __align__(128) unsigned char smem[];
   carve c{smem};
-  dstates_smem<Tr> s(c);
+  walk_smem<Tr> s(c);
   const int k0 = blockIdx.x * Tr::BK, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
   const int64_t head = static_cast<int64_t>(bh) * d.K * d.V;
   for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
     const int r = i / Tr::BV, cc = i % Tr::BV, kk = k0 + r, vv = v0 + cc;
-    s.dS[r * s.lds + cc] = (x.dht && kk < d.K && vv < d.V)
+    s.S[r * s.lds + cc] = (x.dht && kk < d.K && vv < d.V)
                                ? to_acc_f(x.dht[head + static_cast<int64_t>(kk) * d.V + vv])
                                : acc_t(0);
   }
@@ -80,9 +63,9 @@ __global__ void __launch_bounds__(kThreads)
   next_do.issue(d_o, last, v0);
   for (int n = d.NT - 1; n >= 0; --n) {
     const int64_t t0 = static_cast<int64_t>(n) * kChunk;
-    next_q.commit(q, t0, k0, [&](int r, int cc, S e) { s.q[r * s.ld + cc] = to_acc_f(e); });
+    next_q.commit(q, t0, k0, [&](int r, int cc, S e) { s.key[r * s.ld + cc] = to_acc_f(e); });
     next_g.commit(g, t0, k0, [&](int r, int cc, S e) { s.G[r * s.ld + cc] = to_acc_f(e); });
-    next_do.commit(d_o, t0, v0, [&](int r, int cc, S e) { s.d_o[r * s.ldv + cc] = to_op<op_t>(to_acc_f(e)); });
+    next_do.commit(d_o, t0, v0, [&](int r, int cc, S e) { s.val[r * s.ldv + cc] = to_op<op_t>(to_acc_f(e)); });
     if (n > 0) {  // the previous chunk's loads fly while this one computes
       next_q.issue(q, t0 - kChunk, k0);
       next_g.issue(g, t0 - kChunk, k0);
@@ -92,25 +75,25 @@ __global__ void __launch_bounds__(kThreads)
       const int r = threadIdx.x / per_row, part = threadIdx.x % per_row;
       const acc_t* S_n = state_tile(states, d, bh, n, k0 + r, v0);
       acc_t sum = 0;
-      for (int cc = part; cc < Tr::BV; cc += per_row) sum += S_n[cc] * s.dS[r * s.lds + cc];
+      for (int cc = part; cc < Tr::BV; cc += per_row) sum += S_n[cc] * s.S[r * s.lds + cc];
 #pragma unroll
       for (int off = per_row / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
       if (part == 0) y_partials(ypart, d, bh, n, blockIdx.y)[k0 + r] = sum;
     }
     __syncthreads();
     fwd_decay_cumsum<Tr::BK>(s.G, s.ld);  // ends with a barrier
-    prepare_qg<Tr>(s.qg, s.ldo, s.q, s.G, s.ld, Tr::BK, static_cast<acc_t>(scale));
-    decay_state<Tr>(s.dS, s.lds, s.G + (kChunk - 1) * s.ld, Tr::BK, Tr::BV,
+    prepare_qg<Tr>(s.key_op, s.ldo, s.key, s.G, s.ld, Tr::BK, static_cast<acc_t>(scale));
+    decay_state<Tr>(s.S, s.lds, s.G + (kChunk - 1) * s.ld, Tr::BK, Tr::BV,
                     state_tile(dstates, d, bh, n, k0, v0), d.Vp);
     __syncthreads();
-    add_chunk_to_state<Tr>(s.dS, s.lds, s.qg, s.ldo, s.d_o, s.ldv, Tr::BK, Tr::BV);
+    add_chunk_to_state<Tr>(s.S, s.lds, s.key_op, s.ldo, s.val, s.ldv, Tr::BK, Tr::BV);
     __syncthreads();
   }
   if (x.dh0)
     for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
       const int r = i / Tr::BV, cc = i % Tr::BV, kk = k0 + r, vv = v0 + cc;
       if (kk < d.K && vv < d.V)
-        x.dh0[head + static_cast<int64_t>(kk) * d.V + vv] = to_op<S>(s.dS[r * s.lds + cc]);
+        x.dh0[head + static_cast<int64_t>(kk) * d.V + vv] = to_op<S>(s.S[r * s.lds + cc]);
     }
 }
 

@@ -25,21 +25,23 @@ struct tensors {
 };
 
 // ---- chunk_states_kernel -------------------------------------------------------------
+// The shared memory of a walk over the chunks that carries a BK×BV slab of a state: the
+// forward's (k, S, k̂, v) here, the backward's (q, dS, q̃, do) in chunk_dstates_kernel.
 template <class Tr>
-struct states_smem {
+struct walk_smem {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
-  static constexpr int ldk = ld_of<acc_t>(Tr::BK), ldo = ld_of<op_t>(Tr::BK),
+  static constexpr int ld = ld_of<acc_t>(Tr::BK), ldo = ld_of<op_t>(Tr::BK),
                        ldv = ld_of<op_t>(Tr::BV), lds = ld_of<acc_t>(Tr::BV);
-  acc_t *k, *S;
+  acc_t *key, *S;  // the K slab of k (q), the state (its gradient)
   typename Tr::gate_t* G;
-  op_t *kg, *v;
-  __host__ __device__ explicit states_smem(carve& c)
-      : k(c.take<acc_t>(kChunk * ldk)),
+  op_t *key_op, *val;  // k̂ (q̃) and v (do) as operands
+  __host__ __device__ explicit walk_smem(carve& c)
+      : key(c.take<acc_t>(kChunk * ld)),
         S(c.take<acc_t>(Tr::BK * lds)),
-        G(c.take<typename Tr::gate_t>(kChunk * ldk)),
-        kg(c.take<op_t>(kChunk * ldo)),
-        v(c.take<op_t>(kChunk * ldv)) {}
+        G(c.take<typename Tr::gate_t>(kChunk * ld)),
+        key_op(c.take<op_t>(kChunk * ldo)),
+        val(c.take<op_t>(kChunk * ldv)) {}
 };
 
 // states[bh][n] = the state before chunk n (n = 0 … NT; NT: after the last), rows
@@ -50,7 +52,7 @@ __global__ void __launch_bounds__(kThreads)
   using acc_t = typename Tr::acc_t;
   extern __shared__ __align__(128) unsigned char smem[];
   carve c{smem};
-  states_smem<Tr> s(c);
+  walk_smem<Tr> s(c);
   const int k0 = blockIdx.x * Tr::BK, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
   const int64_t head = static_cast<int64_t>(bh) * d.K * d.V;
   for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
@@ -67,21 +69,21 @@ __global__ void __launch_bounds__(kThreads)
   next_v.issue(v, 0, v0);
   for (int n = 0; n < d.NT; ++n) {
     const int64_t t0 = static_cast<int64_t>(n) * kChunk;
-    next_k.commit(k, t0, k0, [&](int r, int cc, S e) { s.k[r * s.ldk + cc] = to_acc_f(e); });
-    next_g.commit(g, t0, k0, [&](int r, int cc, S e) { s.G[r * s.ldk + cc] = to_acc_f(e); });
-    next_v.commit(v, t0, v0, [&](int r, int cc, S e) { s.v[r * s.ldv + cc] = to_op<typename Tr::op_t>(to_acc_f(e)); });
+    next_k.commit(k, t0, k0, [&](int r, int cc, S e) { s.key[r * s.ld + cc] = to_acc_f(e); });
+    next_g.commit(g, t0, k0, [&](int r, int cc, S e) { s.G[r * s.ld + cc] = to_acc_f(e); });
+    next_v.commit(v, t0, v0, [&](int r, int cc, S e) { s.val[r * s.ldv + cc] = to_op<typename Tr::op_t>(to_acc_f(e)); });
     if (n + 1 < d.NT) {  // the next chunk's loads fly while this one computes
       next_k.issue(k, t0 + kChunk, k0);
       next_g.issue(g, t0 + kChunk, k0);
       next_v.issue(v, t0 + kChunk, v0);
     }
     __syncthreads();
-    fwd_decay_cumsum<Tr::BK>(s.G, s.ldk);  // ends with a barrier
-    prepare_kg<Tr>(s.kg, s.ldo, s.k, s.G, s.ldk, Tr::BK);
-    decay_state<Tr>(s.S, s.lds, s.G + (kChunk - 1) * s.ldk, Tr::BK, Tr::BV,
+    fwd_decay_cumsum<Tr::BK>(s.G, s.ld);  // ends with a barrier
+    prepare_kg<Tr>(s.key_op, s.ldo, s.key, s.G, s.ld, Tr::BK);
+    decay_state<Tr>(s.S, s.lds, s.G + (kChunk - 1) * s.ld, Tr::BK, Tr::BV,
                     state_tile(states, d, bh, n, k0, v0), d.Vp);
     __syncthreads();
-    add_chunk_to_state<Tr>(s.S, s.lds, s.kg, s.ldo, s.v, s.ldv, Tr::BK, Tr::BV);
+    add_chunk_to_state<Tr>(s.S, s.lds, s.key_op, s.ldo, s.val, s.ldv, Tr::BK, Tr::BV);
     __syncthreads();
   }
   store_tile<Tr::BK, Tr::BV>(state_tile(states, d, bh, d.NT, k0, v0), d.Vp, s.S, s.lds, [](acc_t a) { return a; });

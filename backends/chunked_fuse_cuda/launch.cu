@@ -107,7 +107,7 @@ cudaError_t forward(const call& c) {
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
   if (c.path == stages::fused) {
-    if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<states_smem<Tr>>(),
+    if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
                                c.stream, x, d, p.states))
       return e;
     return launch(chunk_outputs_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads), smem_of<outputs_smem<Tr>>(), c.stream,
@@ -151,10 +151,10 @@ cudaError_t backward(const call& c) {
   const backward_plan<Tr> p(w, d);
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
-  if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<states_smem<Tr>>(),
+  if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
                              c.stream, x, d, p.states))
     return e;
-  if (cudaError_t e = launch(chunk_dstates_kernel<S>, dim3(nk, nv, heads), smem_of<dstates_smem<Tr>>(),
+  if (cudaError_t e = launch(chunk_dstates_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
                              c.stream, x, d, static_cast<const acc_t*>(p.states), p.dstates, p.ypart,
                              c.scale))
     return e;
