@@ -190,6 +190,7 @@ void report_printer::print_markdown(std::ostream& out, const std::vector<named_r
   write_speedups(out, runs, baseline);
   const std::pair<const char*, const char*> titles[] = {
       {"time_vs_t", "Time against T"},
+      {"time_by_shape", "Time per shape"},
       {"speedup", "Speed-up over the baseline"},
       {"peak_fraction", "Fraction of the measured peaks"},
       {"accuracy", "Accuracy (quick verify)"}};

@@ -770,8 +770,10 @@ BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {
                      timed_row("fast", 2048, samples(0.5)), failed_row("broken", 2048)})}};
   BOOST_TEST(report_printer::default_baseline(runs) == "naive_recurrent");
   std::ostringstream md;
-  report_printer::print_markdown(md, runs, "naive_recurrent", {{"time_vs_t", "time_vs_t.png"}},
-                        {{"speedup", "nothing to compare"}});
+  report_printer::print_markdown(
+      md, runs, "naive_recurrent",
+      {{"time_vs_t", "time_vs_t.png"}, {"time_by_shape", "time_by_shape.png"}},
+      {{"speedup", "nothing to compare"}});
   const std::string s = md.str();
   BOOST_TEST(s.find("## run.json") != std::string::npos);
   BOOST_TEST(s.find("| fast | gla | bf16 | fwd | B4 T2048 H16 K128 V128 | ok | 0.4999") !=
@@ -781,6 +783,8 @@ BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {
   BOOST_TEST(s.find("**failed**") != std::string::npos);
   BOOST_TEST(s.find("quick verify failed") != std::string::npos);
   BOOST_TEST(s.find("![Time against T](time_vs_t.png)") != std::string::npos);
+  BOOST_TEST(s.find("![Time per shape](time_by_shape.png)") != std::string::npos);
+  BOOST_TEST(s.find("![Time against T]") < s.find("![Time per shape]"));
   BOOST_TEST(s.find("Not drawn: nothing to compare.") != std::string::npos);
 }
 

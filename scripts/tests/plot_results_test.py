@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""scripts/plot_results.py on made-up results, directly and through `glabench report`:
+
+- a one-shape run draws no time-against-T plot (it would be isolated dots): the times
+  are grouped bars, one group for the shape with every backend and dtype in it;
+- a multi-shape run draws a line only for a backend's several T at one (B, H, K, V) and
+  bars for every shape where some backend has a single T, with every backend timed there
+  (so a peer timed at one T of our T sweep is drawn beside our bar);
+- a run that is all T sweeps draws no bars;
+- the accuracy plot has a marker per op, all different;
+- every PNG is a PNG of a sane size, and report.md shows the plots drawn and says why the
+  others are not.
+
+usage: plot_results_test.py GLABENCH WORK_DIR   (exit 77 when matplotlib is missing)
+"""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLOT = os.path.join(HERE, "..", "plot_results.py")
+THRESHOLD = {"fp32": 1e-5, "bf16": 1e-2}
+
+
+def row(backend, op, dtype, mode, B, T, H, K, V, ms, peer=False, rel=1e-7):
+    name = f"{backend}/{op}/{dtype}/{mode}/B{B}_T{T}_H{H}_K{K}_V{V}"
+    samples = [ms * f for f in (0.99, 1.0, 1.01, 1.0, 1.0)]
+    r = {"name": name, "backend": backend, "op": op, "dtype": dtype, "mode": mode, "B": B,
+         "T": T, "H": H, "K": K, "V": V, "hot": False, "status": "ok", "message": "",
+         "ran_on": "cuda", "samples_ms": samples, "median_ms": ms, "p20_ms": ms * 0.996,
+         "p80_ms": ms * 1.004, "cv": 0.007, "bytes": 1e9, "flops": 1e12,
+         "noise_target_met": True, "gbps": 1e9 / ms / 1e6, "tflops": 1e12 / ms / 1e9,
+         "bandwidth_fraction": 1e9 / ms / 1e6 / 4000.0, "flop_fraction": None,
+         "checks": [{"tensor": "o", "rel_l2": rel, "max_abs": None,
+                     "threshold": THRESHOLD[dtype], "passed": rel <= THRESHOLD[dtype]}]}
+    if peer:
+        r["peer"] = True
+    return r
+
+
+def results(path, rows):
+    context = {"glabench_results": "bench", "schema_version": 1, "device": "NVIDIA H200",
+               "peaks": {"cuda": {"copy_gbps": 4000.0, "gemm_tflops": {}, "notes": "made up"}}}
+    with open(path, "w") as f:
+        json.dump({"context": context, "benchmarks": rows}, f)
+    return path
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+def plot(work, name, files, baseline):
+    out = os.path.join(work, name)
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run([sys.executable, PLOT, *files, "--out", out, "--baseline", baseline],
+                   check=True)
+    manifest = json.load(open(os.path.join(out, "plots.json")))
+    for entry in manifest.values():
+        if entry["file"]:
+            w, h = png_size(os.path.join(out, entry["file"]))
+            assert 300 <= w <= 6000 and 100 <= h <= 6000, (entry["file"], w, h)
+    return out, manifest
+
+
+def main():
+    glabench, work = sys.argv[1], sys.argv[2]
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("matplotlib is not installed: skipped")
+        return 77
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    failures = []
+
+    def expect(cond, what):
+        if not cond:
+            failures.append(what)
+            print("FAIL", what)
+
+    # One shape: ours in two dtypes and modes, a peer in bf16.
+    one = []
+    for mode, scale in (("fwd", 1.0), ("fwdbwd", 4.0)):
+        for dtype in ("fp32", "bf16"):
+            one.append(row("parallel_scan_cuda", "gla", dtype, mode, 4, 2048, 16, 128, 128,
+                           0.4 * scale, rel=1e-7 if dtype == "fp32" else 2e-3))
+        one.append(row("fla.chunk_gla", "gla", "bf16", mode, 4, 2048, 16, 128, 128, 0.3 * scale,
+                       peer=True, rel=3e-3))
+    one_file = results(os.path.join(work, "one.json"), one)
+    out, m = plot(work, "one", [one_file], "fla.chunk_gla")
+    expect(m["time_vs_t"]["file"] is None and "several T" in m["time_vs_t"]["reason"],
+           f"one shape: time_vs_t drawn or without its reason: {m['time_vs_t']}")
+    expect(not os.path.exists(os.path.join(out, "time_vs_t.png")), "one shape: time_vs_t.png")
+    groups = m["time_by_shape"].get("content", {}).get("groups", {})
+    expect(sorted(groups) == ["gla fwd", "gla fwdbwd"], f"one shape: panels {sorted(groups)}")
+    for panel, shapes in groups.items():
+        expect([s["shape"] for s in shapes] == ["B4 T2048 H16 D128"], f"{panel}: {shapes}")
+        expect(shapes[0]["bars"] == ["fla.chunk_gla bf16", "parallel_scan_cuda fp32",
+                                     "parallel_scan_cuda bf16"], f"{panel} bars: {shapes}")
+    expect(m["speedup"]["file"] == "speedup.png", f"one shape: speedup {m['speedup']}")
+
+    # Several shapes: a T sweep of ours at B4 H16 D128 with the peer at one of its T, and
+    # the fla-like shapes, each a single T.
+    multi = []
+    for T in (512, 1024, 2048, 4096):
+        multi.append(row("parallel_scan_cuda", "gla", "bf16", "fwd", 4, T, 16, 128, 128, T / 5000))
+    multi.append(row("fla.chunk_gla", "gla", "bf16", "fwd", 4, 2048, 16, 128, 128, 0.3, peer=True))
+    for shape, ms in (((2, 16384, 16, 128, 128), 4.5), ((8, 1024, 8, 64, 64), 0.3),
+                      ((1, 8192, 96, 128, 128), 4.1)):
+        multi.append(row("parallel_scan_cuda", "gla", "bf16", "fwd", *shape, ms))
+        multi.append(row("fla.chunk_gla", "gla", "bf16", "fwd", *shape, ms * 0.8, peer=True))
+    multi.append(row("naive_recurrent", "rwkv6", "fp32", "fwd", 1, 64, 2, 16, 16, 1.5))
+    multi.append(row("torch.sdpa", "softmax_attn", "bf16", "fwd", 4, 2048, 16, 128, 128, 0.2,
+                     peer=True, rel=4e-3))
+    multi_file = results(os.path.join(work, "multi.json"), multi)
+    out, m = plot(work, "multi", [multi_file], "fla.chunk_gla")
+    lines = m["time_vs_t"].get("content", {}).get("lines", {})
+    expect(list(lines) == ["gla fwd"], f"multi: line panels {list(lines)}")
+    expect([(l["backend"], l["T"]) for l in lines.get("gla fwd", [])] ==
+           [("parallel_scan_cuda", [512, 1024, 2048, 4096])], f"multi: lines {lines}")
+    groups = m["time_by_shape"].get("content", {}).get("groups", {})
+    gla = {g["shape"]: g["bars"] for g in groups.get("gla fwd", [])}
+    expect(sorted(gla) == sorted(["B8 T1024 H8 D64", "B4 T2048 H16 D128", "B2 T16384 H16 D128",
+                                  "B1 T8192 H96 D128"]), f"multi: gla groups {sorted(gla)}")
+    expect(gla.get("B4 T2048 H16 D128") == ["fla.chunk_gla bf16", "parallel_scan_cuda bf16"],
+           f"multi: the peer's T of the sweep lacks ours beside it: {gla}")
+    expect(sorted(groups) == ["gla fwd", "rwkv6 fwd", "softmax_attn fwd"],
+           f"multi: bar panels {sorted(groups)}")
+    markers = m["accuracy"]["content"]["markers"]
+    expect(sorted(markers) == ["gla", "rwkv6", "softmax_attn"] and
+           len(set(markers.values())) == 3, f"accuracy markers per op: {markers}")
+
+    # Only T sweeps: no bars, with the reason.
+    sweep = [row("parallel_scan_cuda", "gla", d, "fwd", 4, T, 16, 128, 128, T / 5000)
+             for d in ("fp32", "bf16") for T in (512, 1024)]
+    out, m = plot(work, "sweep", [results(os.path.join(work, "sweep.json"), sweep)],
+                  "parallel_scan_cuda")
+    expect(m["time_by_shape"]["file"] is None and "time_vs_t.png" in m["time_by_shape"]["reason"],
+           f"sweep: time_by_shape {m['time_by_shape']}")
+    expect(m["time_vs_t"]["file"] == "time_vs_t.png", f"sweep: time_vs_t {m['time_vs_t']}")
+
+    # Through glabench report: the one-shape run.
+    report = os.path.join(work, "report")
+    done = subprocess.run([glabench, "report", one_file, "--out", report, "--baseline",
+                           "fla.chunk_gla"], capture_output=True, text=True)
+    expect(done.returncode == 0, f"report: exit {done.returncode}: {done.stdout}{done.stderr}")
+    if done.returncode == 0:
+        md = open(os.path.join(report, "report.md")).read()
+        expect("![Time per shape](time_by_shape.png)" in md, "report.md lacks the bars")
+        expect("### Time against T\n\nNot drawn: no backend has several T" in md,
+               "report.md does not say why there is no time-against-T plot")
+        expect(sorted(f for f in os.listdir(report) if f.endswith(".png")) ==
+               ["accuracy.png", "peak_fraction.png", "speedup.png", "time_by_shape.png"],
+               f"report PNGs: {sorted(os.listdir(report))}")
+
+    print(f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
