@@ -128,6 +128,15 @@ void write_run(std::ostream& out, const named_results& run) {
   out << "\n";
 }
 
+// The device a run names in its context ("" when it names none).
+std::string device_of(const named_results& run) {
+  const auto it = run.results.context.find("device");
+  return it != run.results.context.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Speed-ups pair a baseline row with every other backend's row of the same configuration,
+// from the same file or from another file that names the same device — a peer timed in
+// its own file (scripts/peers/) in the same device call, say.
 void write_speedups(std::ostream& out, const std::vector<named_results>& runs,
                     const std::string& baseline) {
   struct line {
@@ -135,24 +144,28 @@ void write_speedups(std::ostream& out, const std::vector<named_results>& runs,
     double base_ms, ms;
   };
   std::vector<line> lines;
-  for (const auto& run : runs)
-    for (const auto& b : run.results.rows) {
+  for (const auto& base_run : runs)
+    for (const auto& b : base_run.results.rows) {
       if (b.config.backend != baseline || !b.stats) continue;
-      for (const auto& r : run.results.rows) {
-        bench_config same = r.config;
-        same.backend = baseline;
-        if (r.config.backend == baseline || !r.stats || !(same == b.config)) continue;
-        lines.push_back({r.config.backend,
-                         fmt::format("{} {} {} {}", r.config.op, r.config.dtype, r.config.mode,
-                                     r.config.shape()),
-                         b.stats->median, r.stats->median});
+      for (const auto& run : runs) {
+        if (&run != &base_run && (device_of(run).empty() || device_of(run) != device_of(base_run)))
+          continue;
+        for (const auto& r : run.results.rows) {
+          bench_config same = r.config;
+          same.backend = baseline;
+          if (r.config.backend == baseline || !r.stats || !(same == b.config)) continue;
+          lines.push_back({r.config.backend,
+                           fmt::format("{} {} {} {}", r.config.op, r.config.dtype, r.config.mode,
+                                       r.config.shape()),
+                           b.stats->median, r.stats->median});
+        }
       }
     }
   out << fmt::format("## Speed-up over {}\n\n", console_safe(baseline));
   if (lines.empty()) {
     out << fmt::format(
-        "No configuration was timed for both {} and another backend in the same "
-        "run.\n\n",
+        "No configuration was timed for both {} and another backend in the same run or on "
+        "the same device.\n\n",
         console_safe(baseline));
     return;
   }

@@ -788,6 +788,27 @@ BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {
   BOOST_TEST(s.find("Not drawn: nothing to compare.") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(report_speedups_pair_files_of_one_device_only) {
+  // A peer timed in its own file on the same device pairs with the baseline; one from
+  // another device, or from a file that names no device, does not.
+  auto on = [](bench_results r, const char* device) {
+    if (device) r.context["device"] = device;
+    return r;
+  };
+  const std::vector<named_results> runs = {
+      {"ours.json", on(results_with({timed_row("naive_recurrent", 2048, samples(10.0))}), "H200")},
+      {"peer.json", on(results_with({timed_row("fla.chunk_gla", 2048, samples(0.5))}), "H200")},
+      {"other.json", on(results_with({timed_row("elsewhere", 2048, samples(1.0))}), "A100")},
+      {"bare.json", on(results_with({timed_row("nameless", 2048, samples(2.0))}), nullptr)}};
+  std::ostringstream md;
+  report_printer::print_markdown(md, runs, "naive_recurrent", {}, {});
+  const std::string s = md.str();
+  BOOST_TEST(s.find("| fla.chunk_gla | gla bf16 fwd B4 T2048 H16 K128 V128 | 9.998 | 0.4999 | 20×") !=
+             std::string::npos);
+  BOOST_TEST(s.find("| elsewhere | gla bf16") == std::string::npos);
+  BOOST_TEST(s.find("| nameless | gla bf16") == std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(essential_cost_of_a_small_gla) {
   // B1 T2 H1 K2 V3 fp32 forward: reads q k g (2·2 each) v (2·3) h0 (6), writes o (6) ht (6).
   const problem p{op_kind::gla, 1, 2, 1, 2, 3, 1.0, true};
