@@ -44,13 +44,7 @@ __global__ void __launch_bounds__(kThreads)
   carve c{smem};
   walk_smem<Tr> s(c);
   const int k0 = blockIdx.x * Tr::BK, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
-  const int64_t head = static_cast<int64_t>(bh) * d.K * d.V;
-  for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
-    const int r = i / Tr::BV, cc = i % Tr::BV, kk = k0 + r, vv = v0 + cc;
-    s.S[r * s.lds + cc] = (x.dht && kk < d.K && vv < d.V)
-                               ? to_acc_f(x.dht[head + static_cast<int64_t>(kk) * d.V + vv])
-                               : acc_t(0);
-  }
+  load_abi_state<Tr::BV>(s.S, s.lds, x.dht, d, bh, k0, v0, Tr::BK);
   __syncthreads();
   const head_tensor<const S> q(x.q, d, d.K, bh), g(x.g, d, d.K, bh), d_o(x.d_o, d, d.V, bh);
   constexpr int per_row = kThreads / Tr::BK;  // threads summing one row of Y
@@ -89,12 +83,7 @@ __global__ void __launch_bounds__(kThreads)
     add_chunk_to_state<Tr>(s.S, s.lds, s.key_op, s.ldo, s.val, s.ldv, Tr::BK, Tr::BV);
     __syncthreads();
   }
-  if (x.dh0)
-    for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
-      const int r = i / Tr::BV, cc = i % Tr::BV, kk = k0 + r, vv = v0 + cc;
-      if (kk < d.K && vv < d.V)
-        x.dh0[head + static_cast<int64_t>(kk) * d.V + vv] = to_op<S>(s.S[r * s.lds + cc]);
-    }
+  store_abi_state<Tr::BV>(x.dh0, d, bh, k0, v0, s.S, s.lds, Tr::BK);
 }
 
 // ---- chunk_dv_kernel -----------------------------------------------------------------

@@ -166,6 +166,32 @@ __host__ __device__ inline T* state_tile(T* base, const dims& d, int bh, int slo
   return base + ((static_cast<int64_t>(bh) * slots + slot) * d.Kp + k0) * d.Vp + v0;
 }
 
+// A rows×COLS tile (rows k0…, columns v0…) of head bh's K×V state as the ABI passes it
+// ([B·H][K][V]: h0, dht), in the accumulator type; zero outside the state or when absent.
+template <int COLS, class Acc, class S>
+__device__ void load_abi_state(Acc* dst, int ld, const S* states, const dims& d, int bh, int k0,
+                               int v0, int rows) {
+  const S* head = states ? states + static_cast<int64_t>(bh) * d.K * d.V : nullptr;
+  for (int i = threadIdx.x; i < rows * COLS; i += kThreads) {
+    const int r = i / COLS, c = i % COLS, kk = k0 + r, vv = v0 + c;
+    dst[r * ld + c] = head && kk < d.K && vv < d.V
+                          ? static_cast<Acc>(to_acc_f(head[static_cast<int64_t>(kk) * d.V + vv]))
+                          : Acc(0);
+  }
+}
+
+// The same tile back into an ABI state (ht, dh0), inside the state; nothing when absent.
+template <int COLS, class Acc, class S>
+__device__ void store_abi_state(S* states, const dims& d, int bh, int k0, int v0, const Acc* src,
+                                int ld, int rows) {
+  if (!states) return;
+  S* head = states + static_cast<int64_t>(bh) * d.K * d.V;
+  for (int i = threadIdx.x; i < rows * COLS; i += kThreads) {
+    const int r = i / COLS, c = i % COLS, kk = k0 + r, vv = v0 + c;
+    if (kk < d.K && vv < d.V) head[static_cast<int64_t>(kk) * d.V + vv] = to_op<S>(src[r * ld + c]);
+  }
+}
+
 // A gate slab: G[r][c] = g (the cumulative sum comes later, stage 1) and E[r][c] = e^g,
 // the token's own decay (≤ 1), from which the diagonal sub-chunk blocks build their
 // decays as running products.

@@ -54,13 +54,7 @@ __global__ void __launch_bounds__(kThreads)
   carve c{smem};
   walk_smem<Tr> s(c);
   const int k0 = blockIdx.x * Tr::BK, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
-  const int64_t head = static_cast<int64_t>(bh) * d.K * d.V;
-  for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
-    const int r = i / Tr::BV, cc = i % Tr::BV, kk = k0 + r, vv = v0 + cc;
-    s.S[r * s.lds + cc] =
-        (x.h0 && kk < d.K && vv < d.V) ? to_acc_f(x.h0[head + static_cast<int64_t>(kk) * d.V + vv])
-                                       : acc_t(0);
-  }
+  load_abi_state<Tr::BV>(s.S, s.lds, x.h0, d, bh, k0, v0, Tr::BK);
   const head_tensor<const S> k(x.k, d, d.K, bh), g(x.g, d, d.K, bh), v(x.v, d, d.V, bh);
   slab_loads<kChunk, Tr::BK, S> next_k, next_g;
   slab_loads<kChunk, Tr::BV, S> next_v;
@@ -87,12 +81,7 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
   }
   store_tile<Tr::BK, Tr::BV>(state_tile(states, d, bh, d.NT, k0, v0), d.Vp, s.S, s.lds, [](acc_t a) { return a; });
-  if (x.ht)
-    for (int i = threadIdx.x; i < Tr::BK * Tr::BV; i += kThreads) {
-      const int r = i / Tr::BV, cc = i % Tr::BV, kk = k0 + r, vv = v0 + cc;
-      if (kk < d.K && vv < d.V)
-        x.ht[head + static_cast<int64_t>(kk) * d.V + vv] = to_op<S>(s.S[r * s.lds + cc]);
-    }
+  store_abi_state<Tr::BV>(x.ht, d, bh, k0, v0, s.S, s.lds, Tr::BK);
 }
 
 // ---- chunk_outputs_kernel ------------------------------------------------------------
@@ -299,13 +288,8 @@ __global__ void __launch_bounds__(kThreads)
   carve c{smem};
   state_pass_smem<Tr> s(c, d.Kp);
   const int v0 = blockIdx.x * Tr::BV, bh = blockIdx.y;
-  const int64_t head = static_cast<int64_t>(bh) * d.K * d.V, Tp = static_cast<int64_t>(d.NT) * kChunk;
-  for (int i = threadIdx.x; i < d.Kp * Tr::BV; i += kThreads) {
-    const int kk = i / Tr::BV, vv = v0 + i % Tr::BV;
-    s.S[kk * s.ldacc + i % Tr::BV] =
-        (x.h0 && kk < d.K && vv < d.V) ? to_acc_f(x.h0[head + static_cast<int64_t>(kk) * d.V + vv])
-                                       : acc_t(0);
-  }
+  const int64_t Tp = static_cast<int64_t>(d.NT) * kChunk;
+  load_abi_state<Tr::BV>(s.S, s.ldacc, x.h0, d, bh, 0, v0, d.Kp);
   __syncthreads();
   const head_tensor<const S> v(x.v, d, d.V, bh);
   for (int n = 0; n < d.NT; ++n) {
@@ -328,12 +312,7 @@ __global__ void __launch_bounds__(kThreads)
     }
     store_tile<kChunk, Tr::BV>(per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, s.o, s.ldacc, [](acc_t a) { return a; });
   }
-  if (x.ht)
-    for (int i = threadIdx.x; i < d.Kp * Tr::BV; i += kThreads) {
-      const int kk = i / Tr::BV, vv = v0 + i % Tr::BV;
-      if (kk < d.K && vv < d.V)
-        x.ht[head + static_cast<int64_t>(kk) * d.V + vv] = to_op<S>(s.S[kk * s.ldacc + i % Tr::BV]);
-    }
+  store_abi_state<Tr::BV>(x.ht, d, bh, 0, v0, s.S, s.ldacc, d.Kp);
 }
 
 // Stage 4 kernel, the seed's fwd_inner_chunk: grid (NT, B·H); A over all K slabs.
