@@ -368,8 +368,11 @@ bench_results run_bench(const bench_options& opts) {
   for (size_t i = 0; i < jobs.size(); ++i) {
     const job& j = jobs[i];
     if (opts.progress) opts.progress(i + 1, jobs.size(), j.config.name());
-    // Measured before the configuration's own work, as the first of its kind.
-    const measured_peaks& peaks = peaks_for(j.backend->table->device_type == kDLCUDA);
+    // Measured before the configuration's own work, as the first of its kind. Without a
+    // GPU there is nothing to measure for a CUDA backend, whose row says it cannot run.
+    const bool cuda_job = j.backend->table->device_type == kDLCUDA;
+    const measured_peaks no_peaks;
+    const measured_peaks& peaks = cuda_job && !on_gpu ? no_peaks : peaks_for(cuda_job);
     const auto start = clock_type::now();
     results.rows.push_back(opts.run_isolated
                                ? opts.run_isolated(*j.backend, {{"options", options_spec(opts)},
