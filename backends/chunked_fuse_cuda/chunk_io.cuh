@@ -36,6 +36,23 @@ struct head_tensor {
         D(D_) {}
 };
 
+// Hands f(r, c, x) every element of the 16-byte vectors a thread loaded (buf[it] holding
+// vector threadIdx.x + it·kThreads of a ROWS×COLS window, kPerRow vectors a row).
+template <int ROWS, int COLS, class Src, class F>
+__device__ __forceinline__ void unpack_vectors(const uint4* buf, F f) {
+  constexpr int kVec = 16 / sizeof(Src), kPerRow = COLS / kVec, kVecs = ROWS * kPerRow;
+  constexpr int kIter = (kVecs + kThreads - 1) / kThreads;
+#pragma unroll
+  for (int it = 0; it < kIter; ++it) {
+    const int idx = threadIdx.x + it * kThreads, r = idx / kPerRow, c = idx % kPerRow * kVec;
+    if (idx < kVecs) {
+      const Src* e = reinterpret_cast<const Src*>(&buf[it]);
+#pragma unroll
+      for (int v = 0; v < kVec; ++v) f(r, c + v, e[v]);
+    }
+  }
+}
+
 // The loads of a ROWS×COLS window of rows t0… and columns d0… (zero outside the
 // tensor), issued by issue() and handed to f(r, c, x) by commit(): every load of a
 // thread is in flight before it uses any, 16 bytes a load where the rows allow it (D a
@@ -67,15 +84,7 @@ struct slab_loads {
   template <class F>
   __device__ void commit(const head_tensor<const Src>& src, int64_t t0, int d0, F f) {
     if (vectors) {
-#pragma unroll
-      for (int it = 0; it < kIter; ++it) {
-        const int idx = threadIdx.x + it * kThreads, r = idx / kPerRow, c = idx % kPerRow * kVec;
-        if (idx < kVecs) {
-          const Src* e = reinterpret_cast<const Src*>(&buf[it]);
-#pragma unroll
-          for (int v = 0; v < kVec; ++v) f(r, c + v, e[v]);
-        }
-      }
+      unpack_vectors<ROWS, COLS, Src>(buf, f);
       return;
     }
     constexpr int kScalars = (ROWS * COLS + kThreads - 1) / kThreads;
@@ -137,15 +146,7 @@ __device__ void visit_tile(const Src* src, int64_t stride, F f) {
     if (idx < kVecs)
       buf[it] = *reinterpret_cast<const uint4*>(src + (idx / kPerRow) * stride + idx % kPerRow * kVec);
   }
-#pragma unroll
-  for (int it = 0; it < kIter; ++it) {
-    const int idx = threadIdx.x + it * kThreads, r = idx / kPerRow, c = idx % kPerRow * kVec;
-    if (idx < kVecs) {
-      const Src* e = reinterpret_cast<const Src*>(&buf[it]);
-#pragma unroll
-      for (int v = 0; v < kVec; ++v) f(r, c + v, e[v]);
-    }
-  }
+  unpack_vectors<ROWS, COLS, Src>(buf, f);
 }
 template <int ROWS, int COLS, class Dst, class Src, class Convert>
 __device__ void load_tile(Dst* dst, int ld, const Src* src, int64_t stride, Convert convert) {

@@ -2,6 +2,10 @@
 // workspace they carve. Every launch is checked.
 #include <cuda_bf16.h>
 
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+
 #include "backward_kernels.cuh"
 #include "forward_kernels.cuh"
 #include "launch.hpp"
@@ -79,12 +83,24 @@ size_t smem_of(Args... args) {
   return c.used;
 }
 
+// Raises a kernel's dynamic shared-memory limit the first time a call needs more, not on
+// every call: the timed calls then only launch.
+cudaError_t allow_smem(const void* kernel, size_t smem) {
+  static std::mutex guard;
+  static std::unordered_map<const void*, size_t> allowed;
+  std::lock_guard<std::mutex> lock(guard);
+  size_t& have = allowed[kernel];
+  if (smem <= std::max<size_t>(have, 48 * 1024)) return cudaSuccess;
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           static_cast<int>(smem)))
+    return e;
+  have = smem;
+  return cudaSuccess;
+}
+
 template <class Kernel, class... Args>
 cudaError_t launch(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, Args... args) {
-  if (smem > 48 * 1024)
-    if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem)))
-      return e;
+  if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), smem)) return e;
   kernel<<<grid, kThreads, smem, stream>>>(args...);
   return cudaGetLastError();
 }
