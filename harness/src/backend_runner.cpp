@@ -5,6 +5,8 @@
 
 #include <array>
 #include <limits>
+#include <optional>
+#include <string>
 
 namespace glabench {
 
@@ -20,6 +22,8 @@ struct backend_runner::device_tensor {
 
 namespace {
 constexpr size_t kMessageCapacity = 2048;
+// last_call_report's buffer: room for a per-rank breakdown on a machine of many GPUs.
+constexpr size_t kReportCapacity = 16384;
 
 // Every call into a plugin: marked for the call watch (a worker's time limit), and
 // noexcept, because the ABI is C: an exception thrown through it ends the process (in a
@@ -81,12 +85,30 @@ std::string availability_here(const loaded_backend& b) {
 }
 
 backend_runner::backend_runner(const loaded_backend& backend, const problem& p, dtype d,
-                               bool has_h0, bool need_backward)
+                               bool has_h0, bool need_backward,
+                               const std::vector<int32_t>& device_ids)
     : backend_(backend), problem_(p), dtype_(d), has_h0_(has_h0 && p.has_state()) {
   const glabench_backend& t = *backend_.table;
+  if (device_ids.empty()) throw std::invalid_argument("backend_runner: no device given");
+  const bool cuda = t.device_type == kDLCUDA;
+  // A host backend has one place to run: more devices asked for is a problem it cannot
+  // take (skipped, not failed); one device, whatever its number, is the host, 0.
+  if (!cuda && device_ids.size() > 1)
+    throw backend_call_error(GLABENCH_ERROR_UNSUPPORTED,
+                             "a host backend runs on one device; " +
+                                 std::to_string(device_ids.size()) + " were asked for (--devices)");
+  device_ids_ = cuda ? device_ids : std::vector<int32_t>{0};
   if (const std::string why = why_unavailable(backend); !why.empty())
     throw backend_call_error(GLABENCH_ERROR_NO_DEVICE, "cannot run here: " + why);
-  ctx_ = t.device_type == kDLCUDA ? make_cuda_context(device_ids_[0]) : make_host_context();
+  if (cuda) {
+    const int count = cuda_device_count(nullptr);
+    for (const int32_t id : device_ids_)
+      if (id < 0 || id >= count)
+        throw backend_call_error(GLABENCH_ERROR_NO_DEVICE,
+                                 "cannot run here: no CUDA device " + std::to_string(id) + " (" +
+                                     std::to_string(count) + " present)");
+  }
+  ctx_ = cuda ? make_cuda_context(device_ids_[0]) : make_host_context();
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
 
@@ -116,7 +138,14 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
   }
 }
 
-backend_runner::~backend_runner() = default;
+backend_runner::~backend_runner() {
+  const glabench_backend& t = *backend_.table;
+  if (GLABENCH_HAS_MEMBER(&t, glabench_backend, release) && t.release)
+    call_plugin([&] {
+      t.release();
+      return GLABENCH_OK;
+    });
+}
 
 void backend_runner::check(glabench_status status, const char* call, const char* msg) const {
   if (status != GLABENCH_OK)
@@ -126,6 +155,13 @@ void backend_runner::check(glabench_status status, const char* call, const char*
                              true);
 }
 
+// lse is float32 when the storage dtype is 16-bit (docs/design.md §1): the backward's
+// probabilities are exp(s − lse), and a bf16 lse would put |lse|·2⁻⁹ of error in each.
+dtype backend_runner::slot_dtype(slot s) const {
+  const bool sixteen_bit = dtype_ == dtype::bf16 || dtype_ == dtype::fp16;
+  return s == lse && sixteen_bit ? dtype::fp32 : dtype_;
+}
+
 void backend_runner::ensure(slot s, const std::vector<int64_t>& shape) {
   auto& dt = slots_[s];
   if (dt && dt->shape == shape) return;
@@ -133,12 +169,12 @@ void backend_runner::ensure(slot s, const std::vector<int64_t>& shape) {
   dt->shape = shape;
   int64_t n = 1;
   for (int64_t x : shape) n *= x;
-  dt->data_bytes = static_cast<size_t>(n) * dtype_bytes(dtype_);
+  dt->data_bytes = static_cast<size_t>(n) * dtype_bytes(slot_dtype(s));
   dt->buffer = device_buffer(*ctx_, dt->data_bytes + 2 * kGuardBytes);
   dt->dl.data = dt->data();
   dt->dl.device = ctx_->device();
   dt->dl.ndim = static_cast<int32_t>(dt->shape.size());
-  dt->dl.dtype = to_dlpack(dtype_);
+  dt->dl.dtype = to_dlpack(slot_dtype(s));
   dt->dl.shape = dt->shape.data();
   dt->dl.strides = nullptr;  // compact row-major
   dt->dl.byte_offset = 0;
@@ -194,7 +230,7 @@ void backend_runner::check_guards() {
 
 void backend_runner::upload_slot(slot s, const tensor& t) {
   ensure(s, t.shape);
-  const std::vector<std::byte> bytes = pack(t, dtype_);
+  const std::vector<std::byte> bytes = pack(t, slot_dtype(s));
   ctx_->copy_to_device(slots_[s]->data(), bytes.data(), bytes.size());
 }
 
@@ -203,7 +239,7 @@ tensor backend_runner::download_slot(slot s) const {
   if (!dt) return {};
   std::vector<std::byte> bytes(dt->data_bytes);
   ctx_->copy_to_host(bytes.data(), dt->data(), bytes.size());
-  return unpack(bytes.data(), dt->shape, dtype_);
+  return unpack(bytes.data(), dt->shape, slot_dtype(s));
 }
 
 // Token tensors are [B,T,H,X]: one head is T rows of X values, H·X apart. States
@@ -211,7 +247,7 @@ tensor backend_runner::download_slot(slot s) const {
 tensor backend_runner::download_head(slot s, int64_t b, int64_t h) const {
   const auto& dt = slots_[s];
   if (!dt) return {};
-  const size_t eb = dtype_bytes(dtype_);
+  const size_t eb = dtype_bytes(slot_dtype(s));
   const std::vector<int64_t>& shape = dt->shape;
   const std::byte* base = dt->data();
   if (s == u || s == du) throw std::logic_error("u and du are per head already, not per (b, h)");
@@ -232,7 +268,7 @@ tensor backend_runner::download_head(slot s, int64_t b, int64_t h) const {
     bytes.resize(size_t(per_head) * eb);
     ctx_->copy_to_host(bytes.data(), base + size_t((b * H + h) * per_head) * eb, bytes.size());
   }
-  return unpack(bytes.data(), head_shape, dtype_);
+  return unpack(bytes.data(), head_shape, slot_dtype(s));
 }
 
 const DLTensor* backend_runner::in(slot s) const {
@@ -273,7 +309,7 @@ void backend_runner::poison_outputs() {
   for (slot s : {o, ht, lse, dq, dk, dv, dg, du, dh0}) {
     if (!slots_[s]) continue;
     tensor nan(slots_[s]->shape, std::numeric_limits<double>::quiet_NaN());
-    const std::vector<std::byte> bytes = pack(nan, dtype_);
+    const std::vector<std::byte> bytes = pack(nan, slot_dtype(s));
     ctx_->copy_to_device(slots_[s]->data(), bytes.data(), bytes.size());
     write_guards(s);
   }
@@ -303,20 +339,16 @@ void backend_runner::fill_inputs(Args& a) const {
   a.stream = ctx_->stream();
 }
 
-void backend_runner::launch_forward() {
+glabench_forward_args backend_runner::forward_args() {
   glabench_forward_args a{};
   fill_inputs(a);
   a.o = out(o);
   a.ht = out(ht);
   a.lse = out(lse);
-  char text[kMessageCapacity] = "";
-  glabench_message msg{text, sizeof text};
-  forward_launched_ = true;
-  const glabench_status status = call_plugin([&] { return backend_.table->forward(&abi_problem_, &a, &msg); });
-  check(status, "forward", text);
+  return a;
 }
 
-void backend_runner::launch_backward() {
+glabench_backward_args backend_runner::backward_args() {
   glabench_backward_args a{};
   fill_inputs(a);
   a.o = in(o);
@@ -329,6 +361,47 @@ void backend_runner::launch_backward() {
   a.dg = out(dg);
   a.du = out(du);
   a.dh0 = has_h0_ ? out(dh0) : nullptr;
+  return a;
+}
+
+// The backend's own untimed set-up (ABI 1.2), on the tensors the launches will pass.
+void backend_runner::prepare_backend(glabench_mode mode) {
+  const glabench_backend& t = *backend_.table;
+  if (!GLABENCH_HAS_MEMBER(&t, glabench_backend, prepare) || !t.prepare) return;
+  const glabench_forward_args fwd = forward_args();
+  std::optional<glabench_backward_args> bwd;
+  if (mode == GLABENCH_MODE_BACKWARD) bwd = backward_args();
+  char text[kMessageCapacity] = "";
+  glabench_message msg{text, sizeof text};
+  const glabench_status status = call_plugin(
+      [&] { return t.prepare(&abi_problem_, mode, &fwd, bwd ? &*bwd : nullptr, &msg); });
+  check(status, "prepare", text);
+}
+
+std::optional<std::string> backend_runner::last_call_report() {
+  const glabench_backend& t = *backend_.table;
+  if (!GLABENCH_HAS_MEMBER(&t, glabench_backend, last_call_report) || !t.last_call_report)
+    return std::nullopt;
+  std::string text(kReportCapacity, '\0');
+  glabench_message msg{text.data(), text.size()};
+  const glabench_status status = call_plugin([&] { return t.last_call_report(&msg); });
+  if (status == GLABENCH_ERROR_UNSUPPORTED) return std::nullopt;
+  check(status, "last_call_report", text.c_str());
+  text.resize(std::char_traits<char>::length(text.c_str()));
+  return text;
+}
+
+void backend_runner::launch_forward() {
+  const glabench_forward_args a = forward_args();
+  char text[kMessageCapacity] = "";
+  glabench_message msg{text, sizeof text};
+  forward_launched_ = true;
+  const glabench_status status = call_plugin([&] { return backend_.table->forward(&abi_problem_, &a, &msg); });
+  check(status, "forward", text);
+}
+
+void backend_runner::launch_backward() {
+  const glabench_backward_args a = backward_args();
   char text[kMessageCapacity] = "";
   glabench_message msg{text, sizeof text};
   if (!backend_.table->backward)
@@ -366,8 +439,11 @@ op_gradients backend_runner::download_head_gradients(int64_t b, int64_t h) const
 
 void backend_runner::prepare(const op_inputs& x, bool with_cotangents) {
   upload(x, with_cotangents);
+  const bool backward = with_cotangents && x.d_o;
   ensure_workspace(GLABENCH_MODE_FORWARD);
-  if (with_cotangents && x.d_o) ensure_workspace(GLABENCH_MODE_BACKWARD);
+  if (backward) ensure_workspace(GLABENCH_MODE_BACKWARD);
+  // Last: the workspace the launches pass is final only now.
+  prepare_backend(backward ? GLABENCH_MODE_BACKWARD : GLABENCH_MODE_FORWARD);
 }
 
 op_outputs backend_runner::forward(const op_inputs& x) {

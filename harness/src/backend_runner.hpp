@@ -8,6 +8,11 @@
 // pattern (the data pointer stays 256-byte aligned on CUDA). forward() and backward()
 // check them after each call; a changed guard is a backend_call_error naming the
 // tensor ("... wrote past the end of output 'o'").
+//
+// The ABI 1.2 steps, where the table has them (docs/design.md §3): the backend's
+// prepare() after every upload of inputs (the calls that follow use exactly those
+// tensors), release() when the runner is destroyed, and last_call_report() on request.
+// Tensors live on device_ids[0]; the list goes to the backend in glabench_problem.
 #pragma once
 
 #include <array>
@@ -15,6 +20,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "backend_loader.hpp"
 #include "device_context.hpp"
@@ -55,12 +61,15 @@ class backend_runner {
   static constexpr size_t kGuardBytes = 256;
 
   // Throws backend_call_error: GLABENCH_ERROR_NO_DEVICE when the backend cannot run on
-  // this machine, GLABENCH_ERROR_UNSUPPORTED (with the backend's reason) when it
-  // refuses the problem in the given mode.
+  // this machine (or a listed device is absent), GLABENCH_ERROR_UNSUPPORTED (with the
+  // backend's reason) when it refuses the problem in the given mode, or when a host
+  // backend is given more than one device. A host backend runs with device_ids {0},
+  // whatever one device is listed.
   backend_runner(const loaded_backend& backend, const problem& p, dtype d, bool has_h0,
-                 bool need_backward);
+                 bool need_backward, const std::vector<int32_t>& device_ids = {0});
   backend_runner(const backend_runner&) = delete;
   backend_runner& operator=(const backend_runner&) = delete;
+  // Calls the backend's release(), where it has one.
   ~backend_runner();
 
   // Upload, poison, call, download. backward() runs forward first (it passes the
@@ -69,8 +78,9 @@ class backend_runner {
   op_gradients backward(const op_inputs& in);
 
   // The same in pieces, for timing: prepare() uploads the inputs (the cotangents only
-  // when asked) and allocates the outputs and workspaces once; launches touch nothing
-  // else (no allocation, no poisoning, no copies).
+  // when asked), allocates the outputs and workspaces once and then calls the backend's
+  // own prepare() (mode BACKWARD with both argument sets when the cotangents are given,
+  // else FORWARD); launches touch nothing else (no allocation, no poisoning, no copies).
   void prepare(const op_inputs& in, bool with_cotangents);
   void poison_outputs();
   void launch_forward();
@@ -88,7 +98,13 @@ class backend_runner {
   // sums over the batch, is left empty.
   op_outputs download_head_outputs(int64_t b, int64_t h) const;
   op_gradients download_head_gradients(int64_t b, int64_t h) const;
+  // What the backend's last_call_report() wrote about its last call; nullopt when it has
+  // none or said nothing (GLABENCH_ERROR_UNSUPPORTED). The text is the plugin's, unchecked;
+  // another failure status throws backend_call_error.
+  std::optional<std::string> last_call_report();
   device_context& context() { return *ctx_; }
+  // The devices the backend is given: device_ids[0] holds the tensors and the stream.
+  const std::vector<int32_t>& device_ids() const { return device_ids_; }
 
  private:
   struct device_tensor;
@@ -97,6 +113,10 @@ class backend_runner {
   void upload(const op_inputs& in, bool with_cotangents);
   template <typename Args>
   void fill_inputs(Args& a) const;
+  glabench_forward_args forward_args();
+  glabench_backward_args backward_args();
+  void prepare_backend(glabench_mode mode);
+  dtype slot_dtype(slot s) const;
   void ensure(slot s, const std::vector<int64_t>& shape);
   void upload_slot(slot s, const tensor& t);
   tensor download_slot(slot s) const;
@@ -111,7 +131,7 @@ class backend_runner {
   problem problem_;
   dtype dtype_;
   bool has_h0_;
-  std::vector<int32_t> device_ids_{0};
+  std::vector<int32_t> device_ids_;
   glabench_problem abi_problem_{};
   std::unique_ptr<device_context> ctx_;
   std::array<std::unique_ptr<device_tensor>, num_slots> slots_;

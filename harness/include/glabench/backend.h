@@ -14,7 +14,8 @@
  * refuses a major it was not built for. Every struct handed to a backend starts with
  * struct_size too, so a backend built against an older minor can tell which members
  * exist (GLABENCH_HAS_MEMBER). Minor 1 appended glabench_backend.build (how the plugin
- * was built); a table built against 1.0 ends at backward.
+ * was built); a table built against 1.0 ends at backward. Minor 2 appended prepare,
+ * release and last_call_report (multi-device backends); a 1.1 table ends at build.
  *
  * Errors: every call returns a glabench_status and, on failure, writes a
  * NUL-terminated message into the caller's buffer. A backend never aborts the
@@ -32,7 +33,7 @@ extern "C" {
 #endif
 
 #define GLABENCH_ABI_MAJOR 1
-#define GLABENCH_ABI_MINOR 1
+#define GLABENCH_ABI_MINOR 2
 
 #define GLABENCH_ENTRY_SYMBOL "glabench_backend_entry"
 
@@ -84,11 +85,17 @@ typedef struct glabench_problem {
   int64_t B, T, H, K, V;
   double scale;
   int32_t causal;   /* softmax_attn only */
-  DLDataType dtype; /* storage dtype of every tensor */
+  /* Storage dtype of every tensor but lse, which is float32 when this is 16-bit: the
+   * backward's probabilities exp(s - lse) need lse to more than bf16's 8 bits. */
+  DLDataType dtype;
   int32_t has_h0;
   int32_t has_dht;
-  /* Devices to run on (device_ids[0] holds every tensor). A single-device backend
-   * uses device_ids[0]; a multi-GPU backend (the NCCL ring) shards over all of them. */
+  /* Devices to run on (device_ids[0] holds every tensor and the stream). A single-device
+   * backend uses device_ids[0]; a multi-GPU backend (the NCCL ring) shards over all of
+   * them. The harness times on device_ids[0]'s stream: a multi-device call makes every
+   * device's work start after what that stream has enqueued, and makes the stream wait
+   * for every device's last work (docs/design.md §3, "Multi-device timing"). CPU
+   * backends always get one device, 0. */
   int32_t num_devices;
   const int32_t* device_ids;
 } glabench_problem;
@@ -235,6 +242,39 @@ typedef struct glabench_backend {
   glabench_build_info build = GLABENCH_BUILD_INFO_INIT;
 #else
   glabench_build_info build;
+#endif
+
+  /* ---- ABI 1.2. A table built against 1.1 ends above: the harness reads each member
+   * that follows only when GLABENCH_HAS_MEMBER(table, glabench_backend, member). Every
+   * member is optional (NULL: the harness skips the step). In C++ they need not be
+   * written: they default to NULL. A C table that ends with GLABENCH_BUILD_INFO_INIT
+   * leaves them zero. */
+
+  /* Untimed set-up of one problem's inputs before the calls that use them: a multi-GPU
+   * backend copies each device's shard of the inputs here, so that timed calls start
+   * with the data where it lives. Called after the harness has filled the inputs and
+   * again whenever they change (each call replaces what the last one kept); `bwd` is
+   * NULL for forward-only work (mode FORWARD). With mode BACKWARD both are given: the
+   * forward and backward calls that follow use exactly these tensors. A failure is
+   * recorded against the case, with the message, like a failed forward. */
+#if defined(__cplusplus) && __cplusplus >= 201402L
+  glabench_status (*prepare)(const glabench_problem* problem, glabench_mode mode,
+                             const glabench_forward_args* fwd, const glabench_backward_args* bwd,
+                             glabench_message* error) = nullptr;
+  /* Frees what prepare kept (called when the problem is done; may be called without
+   * prepare, and more than once). */
+  void (*release)(void) = nullptr;
+  /* After a forward or backward call: a JSON object describing that call (e.g.
+   * {"rank_ms":[...],"comm_hidden_fraction":0.93}), written NUL-terminated into `json`
+   * (glabench's buffer holds 16 KiB; a truncated text is not JSON); the harness records it in the results next to the timing (backend_report). Called
+   * outside the timed interval. GLABENCH_ERROR_UNSUPPORTED = nothing to say. */
+  glabench_status (*last_call_report)(glabench_message* json) = nullptr;
+#else
+  glabench_status (*prepare)(const glabench_problem* problem, glabench_mode mode,
+                             const glabench_forward_args* fwd, const glabench_backward_args* bwd,
+                             glabench_message* error);
+  void (*release)(void);
+  glabench_status (*last_call_report)(glabench_message* json);
 #endif
 } glabench_backend;
 
