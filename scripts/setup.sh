@@ -3,7 +3,9 @@
 # already there: compilers and CMake, HDF5, Boost.Test, Google Benchmark, CLI11,
 # nlohmann-json, fmt, DLPack, and Python's numpy, h5py and matplotlib (for the h5py
 # fixture test and the plots). The CUDA toolkit is optional and never installed here:
-# when nvcc is on PATH (or at /usr/local/cuda/bin) the CUDA backends build too.
+# when nvcc is on PATH (or at /usr/local/cuda/bin) the CUDA backends build too, and the
+# cudnn-frontend headers (pip's nvidia-cudnn-frontend) are installed for
+# ring_softmax_cuda's cuDNN blocks.
 set -euo pipefail
 
 debian_packages=(build-essential cmake git pkg-config python3 python3-pip clang
@@ -44,4 +46,14 @@ if ! python3 -c 'import numpy, h5py, matplotlib' 2>/dev/null; then
   python3 -m pip install --quiet numpy h5py matplotlib 2>/dev/null ||
     python3 -m pip install --quiet --break-system-packages numpy h5py matplotlib ||
     echo "setup: could not install the Python packages; the h5py fixture test will be skipped"
+fi
+
+if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  purelib=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  if [[ ! -f $purelib/include/cudnn_frontend.h ]]; then
+    echo "setup: installing the cudnn-frontend headers (nvidia-cudnn-frontend) for ring_softmax_cuda"
+    python3 -m pip install --quiet --no-deps nvidia-cudnn-frontend==1.32.0 2>/dev/null ||
+      python3 -m pip install --quiet --no-deps --break-system-packages nvidia-cudnn-frontend==1.32.0 ||
+      echo "setup: no cudnn-frontend; ring_softmax_cuda's bf16 blocks will use its own kernel"
+  fi
 fi

@@ -1,0 +1,225 @@
+// The own blockwise attention kernels, backward, for one (query chunk, key chunk) pair.
+// The forward's final lse makes each block's probabilities the true ones,
+// P = exp(scale·q kᵀ − lse), so blocks need no merging: with D_i = do_i·o_i (the final o),
+//   dv_j += Σ_i P_ij do_i,   dS_ij = P_ij (do_i·v_j − D_i),
+//   dq_i += scale Σ_j dS_ij k_j,   dk_j += scale Σ_i dS_ij q_i.
+// Two kernels, as in ring-flash-attention's backward: dq per query rows (keys streamed),
+// dk and dv per key rows (queries streamed), so each output row has one writer and no
+// atomics: sums are in a fixed order, deterministic. Accumulators live in fp32 (fp64).
+#pragma once
+
+#include "block_tiles.cuh"
+
+namespace glabench::ring {
+
+// D_i = Σ_c do_ic o_ic for every row: one warp per (b, t, h).
+template <typename T>
+__global__ void row_dot_kernel(int B, int64_t T_len, int H, int V, const T* __restrict__ d_o,
+                               const T* __restrict__ o, acc_t<T>* __restrict__ out /* [B,H,T] */) {
+  using A = acc_t<T>;
+  const int lane = threadIdx.x % 32;
+  const int64_t rows = int64_t(B) * T_len * H;
+  const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
+  for (int64_t row = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; row < rows; row += warps) {
+    A s = A(0);
+    for (int c = lane; c < V; c += 32) s = fma(load_as<A>(d_o + row * V + c), load_as<A>(o + row * V + c), s);
+    for (int m = 16; m; m >>= 1) s += __shfl_xor_sync(0xffffffffu, s, m);
+    const int64_t h = row % H, bt = row / H, t = bt % T_len, b = bt / T_len;
+    if (lane == 0) out[(b * H + h) * T_len + t] = s;
+  }
+}
+
+// Add this pair's share to a row's gradient accumulator: `first` sets it, `last` writes
+// the final gradient in the storage dtype instead.
+template <typename T>
+__device__ __forceinline__ void fold_gradient(visit when, acc_t<T> share, acc_t<T>* acc, T* out) {
+  const acc_t<T> total = when.first ? share : *acc + share;
+  if (when.last)
+    store_from(out, total);
+  else
+    *acc = total;
+}
+
+template <typename A>
+__host__ __device__ constexpr size_t dq_smem_values(int D, int V) {
+  return size_t(kOwnRows + kStreamRows) * (D + 1) + size_t(kOwnRows + kStreamRows) * (V + 1) +
+         size_t(kOwnRows) * (kStreamRows + 1);
+}
+
+// dq for 16 query rows: grid (ceil(q_len / 16), B·H), 128 threads.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    block_dq_kernel(pair_geometry g, visit when, acc_t<T> scale, const T* __restrict__ q,
+                    const T* __restrict__ k, const T* __restrict__ v, const T* __restrict__ d_o,
+                    const acc_t<T>* __restrict__ lse, const acc_t<T>* __restrict__ row_dots,
+                    acc_t<T>* __restrict__ acc_dq, T* __restrict__ dq) {
+  using A = acc_t<T>;
+  extern __shared__ __align__(16) unsigned char smem_bytes[];
+  const int ldk = g.D + 1, ldv = g.V + 1;
+  A* qs = reinterpret_cast<A*>(smem_bytes);
+  A* dos = qs + kOwnRows * ldk;
+  A* ks = dos + kOwnRows * ldv;
+  A* vs = ks + kStreamRows * ldk;
+  A* dss = vs + kStreamRows * ldv;
+
+  const int b = blockIdx.y / g.H, h = blockIdx.y % g.H;
+  const int r = threadIdx.x / kRowThreads, sub = threadIdx.x % kRowThreads;
+  const int64_t q_end = g.q_begin + g.q_len;
+  const int64_t q0 = g.q_begin + int64_t(blockIdx.x) * kOwnRows, tq = q0 + r;
+  const bool row_valid = tq < q_end;
+  load_rows(qs, ldk, q, b, h, q0, kOwnRows, q_end, g.D, g.T, g.H);
+  load_rows(dos, ldv, d_o, b, h, q0, kOwnRows, q_end, g.V, g.T, g.H);
+  const int64_t stat_at = (int64_t(b) * g.H + h) * g.T + (row_valid ? tq : q0);
+  const A lse_r = lse[stat_at], dot_r = row_dots[stat_at];
+
+  int64_t k_end = g.kv_begin + g.kv_len;
+  if (g.causal) {
+    const int64_t last_q = q0 + kOwnRows < q_end ? q0 + kOwnRows : q_end;
+    if (last_q < k_end) k_end = last_q;
+  }
+  A acc[kPerThread];
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) acc[j] = A(0);
+
+  for (int64_t k0 = g.kv_begin; k0 < k_end; k0 += kStreamRows) {
+    __syncthreads();
+    load_rows(ks, ldk, k, b, h, k0, kStreamRows, k_end, g.D, g.T, g.H);
+    load_rows(vs, ldv, v, b, h, k0, kStreamRows, k_end, g.V, g.T, g.H);
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kStreamPerThread; ++j) {
+      const int kk = sub + kRowThreads * j;
+      const int64_t tk = k0 + kk;
+      const bool visible = row_valid && tk < k_end && (!g.causal || tk <= tq);
+      A ds = A(0);
+      if (visible) {
+        const A p = exp_of(scale * row_dot(qs + r * ldk, ks + kk * ldk, g.D) - lse_r);
+        ds = p * (row_dot(dos + r * ldv, vs + kk * ldv, g.V) - dot_r);
+      }
+      dss[r * (kStreamRows + 1) + kk] = ds;
+    }
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int d = sub + kRowThreads * j;
+      if (d < g.D) {
+        A a = acc[j];
+        for (int kk = 0; kk < kStreamRows; ++kk) a = fma(dss[r * (kStreamRows + 1) + kk], ks[kk * ldk + d], a);
+        acc[j] = a;
+      }
+    }
+  }
+  if (!row_valid) return;
+  const int64_t row = token_row(b, tq, h, g.T, g.H);
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    const int d = sub + kRowThreads * j;
+    if (d < g.D) fold_gradient<T>(when, scale * acc[j], acc_dq + row * g.D + d, dq + row * g.D + d);
+  }
+}
+
+template <typename A>
+__host__ __device__ constexpr size_t dkdv_smem_values(int D, int V) {
+  return size_t(kOwnRows + kStreamRows) * (D + 1) + size_t(kOwnRows + kStreamRows) * (V + 1) +
+         2 * size_t(kStreamRows) + 2 * size_t(kOwnRows) * (kStreamRows + 1);
+}
+
+// dk and dv for 16 key rows: grid (ceil(kv_len / 16), B·H), 128 threads.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    block_dkdv_kernel(pair_geometry g, visit when, acc_t<T> scale, const T* __restrict__ q,
+                      const T* __restrict__ k, const T* __restrict__ v, const T* __restrict__ d_o,
+                      const acc_t<T>* __restrict__ lse, const acc_t<T>* __restrict__ row_dots,
+                      acc_t<T>* __restrict__ acc_dk, acc_t<T>* __restrict__ acc_dv, T* __restrict__ dk,
+                      T* __restrict__ dv) {
+  using A = acc_t<T>;
+  extern __shared__ __align__(16) unsigned char smem_bytes[];
+  const int ldk = g.D + 1, ldv = g.V + 1, ldp = kStreamRows + 1;
+  A* ks = reinterpret_cast<A*>(smem_bytes);
+  A* vs = ks + kOwnRows * ldk;
+  A* qs = vs + kOwnRows * ldv;
+  A* dos = qs + kStreamRows * ldk;
+  A* lse_s = dos + kStreamRows * ldv;
+  A* dot_s = lse_s + kStreamRows;
+  A* ps = dot_s + kStreamRows;
+  A* dss = ps + kOwnRows * ldp;
+
+  const int b = blockIdx.y / g.H, h = blockIdx.y % g.H;
+  const int r = threadIdx.x / kRowThreads, sub = threadIdx.x % kRowThreads;
+  const int64_t kv_end = g.kv_begin + g.kv_len, q_end = g.q_begin + g.q_len;
+  const int64_t k0 = g.kv_begin + int64_t(blockIdx.x) * kOwnRows, tk = k0 + r;
+  const bool row_valid = tk < kv_end;
+  load_rows(ks, ldk, k, b, h, k0, kOwnRows, kv_end, g.D, g.T, g.H);
+  load_rows(vs, ldv, v, b, h, k0, kOwnRows, kv_end, g.V, g.T, g.H);
+
+  // Causal: queries before the block's first key see none of it.
+  const int64_t q_start = g.causal && k0 > g.q_begin ? k0 : g.q_begin;
+  A dk_acc[kPerThread], dv_acc[kPerThread];
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) dk_acc[j] = dv_acc[j] = A(0);
+
+  for (int64_t t0 = q_start; t0 < q_end; t0 += kStreamRows) {
+    __syncthreads();
+    load_rows(qs, ldk, q, b, h, t0, kStreamRows, q_end, g.D, g.T, g.H);
+    load_rows(dos, ldv, d_o, b, h, t0, kStreamRows, q_end, g.V, g.T, g.H);
+    for (int i = threadIdx.x; i < kStreamRows; i += blockDim.x) {
+      const int64_t at = (int64_t(b) * g.H + h) * g.T + t0 + i;
+      lse_s[i] = t0 + i < q_end ? lse[at] : A(0);
+      dot_s[i] = t0 + i < q_end ? row_dots[at] : A(0);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < kStreamPerThread; ++j) {
+      const int qi = sub + kRowThreads * j;
+      const int64_t tq = t0 + qi;
+      const bool visible = row_valid && tq < q_end && (!g.causal || tk <= tq);
+      A p = A(0), ds = A(0);
+      if (visible) {
+        p = exp_of(scale * row_dot(qs + qi * ldk, ks + r * ldk, g.D) - lse_s[qi]);
+        ds = p * (row_dot(dos + qi * ldv, vs + r * ldv, g.V) - dot_s[qi]);
+      }
+      ps[r * ldp + qi] = p;
+      dss[r * ldp + qi] = ds;
+    }
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < kPerThread; ++j) {
+      const int c = sub + kRowThreads * j;
+      if (c < g.V) {
+        A a = dv_acc[j];
+        for (int qi = 0; qi < kStreamRows; ++qi) a = fma(ps[r * ldp + qi], dos[qi * ldv + c], a);
+        dv_acc[j] = a;
+      }
+      if (c < g.D) {
+        A a = dk_acc[j];
+        for (int qi = 0; qi < kStreamRows; ++qi) a = fma(dss[r * ldp + qi], qs[qi * ldk + c], a);
+        dk_acc[j] = a;
+      }
+    }
+  }
+  if (!row_valid) return;
+  const int64_t row = token_row(b, tk, h, g.T, g.H);
+#pragma unroll
+  for (int j = 0; j < kPerThread; ++j) {
+    const int c = sub + kRowThreads * j;
+    if (c < g.D) fold_gradient<T>(when, scale * dk_acc[j], acc_dk + row * g.D + c, dk + row * g.D + c);
+    if (c < g.V) fold_gradient<T>(when, dv_acc[j], acc_dv + row * g.V + c, dv + row * g.V + c);
+  }
+}
+
+// cuDNN's per-pair gradients (storage dtype) folded into the accumulators: rows
+// [begin, begin + len) of a [B,T,H,X] tensor, one thread per value.
+template <typename T>
+__global__ void fold_partial_kernel(int B, int64_t T_len, int H, int X, int64_t begin, int64_t len,
+                                    visit when, const T* __restrict__ partial, acc_t<T>* __restrict__ acc,
+                                    T* __restrict__ out) {
+  using A = acc_t<T>;
+  const int64_t n = int64_t(B) * len * H * X;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t c = i % X, r = i / X, h = r % H, bt = r / H;
+    const int64_t at = token_row(bt / len, begin + bt % len, h, T_len, H) * X + c;
+    fold_gradient<T>(when, load_as<A>(partial + at), acc + at, out + at);
+  }
+}
+
+}  // namespace glabench::ring

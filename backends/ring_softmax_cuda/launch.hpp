@@ -1,0 +1,59 @@
+// The host side of ring_softmax_cuda: one problem, its workspace, and the ring's
+// forward and backward on one device. Plain C++ (the plugin's .cpp and the shard test
+// include it).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "ring_plan.hpp"
+
+namespace glabench::ring {
+
+enum class storage { fp64, fp32, bf16 };
+
+// Which kernel computes a (query chunk, key chunk) block: cuDNN's fused attention
+// (16-bit only) or this backend's own blockwise kernel (every dtype, FFMA/DFMA).
+enum class block_kernel { own, cudnn };
+
+struct problem {
+  storage dtype;
+  int B, H, D, V;  // D: query/key head size
+  int64_t T;
+  double scale;
+  bool causal;
+  int shards;  // RING_SOFTMAX_CUDA_SHARDS: the ring's schedule on one device
+  layout chunking;
+  block_kernel block;
+};
+
+// Device pointers in the ABI's layouts: q, k [B,T,H,D], v, o [B,T,H,V], lse [B,H,T]
+// (fp64 for fp64 problems, else fp32).
+struct forward_io {
+  const void *q, *k, *v;
+  void *o, *lse;
+  void* workspace;
+  size_t workspace_bytes;
+  cudaStream_t stream;
+};
+
+struct backward_io {
+  const void *q, *k, *v, *o, *lse, *d_o;
+  void *dq, *dk, *dv;
+  void* workspace;
+  size_t workspace_bytes;
+  cudaStream_t stream;
+};
+
+// Empty on success, else what failed (a CUDA or cuDNN error, named).
+using status = std::string;
+
+size_t forward_workspace_bytes(const problem& p);
+size_t backward_workspace_bytes(const problem& p);
+status run_forward(const problem& p, const forward_io& io);
+status run_backward(const problem& p, const backward_io& io);
+
+}  // namespace glabench::ring

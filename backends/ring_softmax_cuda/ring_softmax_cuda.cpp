@@ -1,0 +1,242 @@
+// The ring-merged softmax attention backend (seed 003): softmax_attn forward (o, lse)
+// and backward (dq, dk, dv), causal or not, as blocks merged through their log-sum-exp
+// along a ring's schedule. Plugin-ABI glue and the knobs; the schedule is ring_plan.hpp,
+// the one-device ring ring_one_gpu.cu.
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "../common/cuda_plugin.hpp"
+#include "cudnn_block.hpp"
+#include "glabench/backend.h"
+#include "glabench/backend_support.hpp"
+#include "launch.hpp"
+
+namespace {
+
+using namespace glabench::backend_support;
+namespace ring = glabench::ring;
+using glabench::cuda_plugin::finish;
+
+constexpr glabench_capability kCapabilities[] = {
+    {GLABENCH_OP_SOFTMAX_ATTN, kFloat64, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_SOFTMAX_ATTN, kFloat64, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_SOFTMAX_ATTN, kFloat32, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_SOFTMAX_ATTN, kFloat32, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_SOFTMAX_ATTN, kBFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_SOFTMAX_ATTN, kBFloat16, GLABENCH_MODE_BACKWARD},
+};
+
+constexpr int kMaxHead = 256;
+constexpr int kMaxShards = 64;
+
+extern const glabench_backend kBackend;
+
+ring::storage storage_of(DLDataType d) {
+  return d.bits == 64 ? ring::storage::fp64 : d.code == kDLBfloat ? ring::storage::bf16 : ring::storage::fp32;
+}
+
+// The knobs, read once; a value outside its set is refused rather than silently
+// replaced by the default.
+struct knobs {
+  int shards = 1;
+  ring::layout chunking = ring::layout::ring;
+  enum class block { automatic, own, cudnn } block_choice = block::automatic;
+  std::string error;  // the first knob refused
+};
+const knobs& knob_values() {
+  static const knobs k = [] {
+    knobs r;
+    if (const char* env = std::getenv("RING_SOFTMAX_CUDA_SHARDS"); env && *env) {
+      char* end = nullptr;
+      const long n = std::strtol(env, &end, 10);
+      if (*end != '\0' || n < 1 || n > kMaxShards)
+        r.error = "RING_SOFTMAX_CUDA_SHARDS must be an integer from 1 to " + std::to_string(kMaxShards) +
+                  ", not `" + env + "`";
+      else
+        r.shards = int(n);
+    }
+    if (const char* env = std::getenv("RING_SOFTMAX_CUDA_LAYOUT"); env && *env) {
+      const std::string v = env;
+      if (v == "zigzag")
+        r.chunking = ring::layout::zigzag;
+      else if (v != "ring" && r.error.empty())
+        r.error = "RING_SOFTMAX_CUDA_LAYOUT must be `ring` or `zigzag`, not `" + v + "`";
+    }
+    if (const char* env = std::getenv("RING_SOFTMAX_CUDA_BLOCK"); env && *env) {
+      const std::string v = env;
+      if (v == "own")
+        r.block_choice = knobs::block::own;
+      else if (v == "cudnn")
+        r.block_choice = knobs::block::cudnn;
+      else if (v != "auto" && r.error.empty())
+        r.error = "RING_SOFTMAX_CUDA_BLOCK must be `auto`, `own` or `cudnn`, not `" + v + "`";
+    }
+    return r;
+  }();
+  return k;
+}
+
+ring::problem problem_of(const glabench_problem* p) {
+  ring::problem r{};
+  r.dtype = storage_of(p->dtype);
+  r.B = int(p->B);
+  r.H = int(p->H);
+  r.D = int(p->K);
+  r.V = int(p->V);
+  r.T = p->T;
+  r.scale = p->scale;
+  r.causal = p->causal != 0;
+  r.shards = knob_values().shards;
+  r.chunking = knob_values().chunking;
+  r.block = ring::block_kernel::own;
+  return r;
+}
+
+// Which kernel computes the blocks: cuDNN for bf16 where it is loaded and accepts every
+// block shape of the problem (RING_SOFTMAX_CUDA_BLOCK=auto), else the own kernel.
+// Decided once per problem and mode; planning cuDNN's graphs here keeps it untimed.
+struct block_decision {
+  ring::block_kernel block = ring::block_kernel::own;
+  std::string why_not_cudnn;
+};
+block_decision decide_block(const ring::problem& base, glabench_mode mode) {
+  static std::mutex m;
+  static std::map<std::tuple<int, int, int, int, int, int, int64_t, bool, double, bool>, block_decision> decided;
+  std::lock_guard<std::mutex> guard(m);
+  int device = 0;
+  cudaGetDevice(&device);
+  const auto key = std::make_tuple(device, int(base.dtype), base.B, base.H, base.D, base.V, base.T, base.causal,
+                                   base.scale, mode == GLABENCH_MODE_BACKWARD);
+  if (auto it = decided.find(key); it != decided.end()) return it->second;
+  block_decision d;
+  if (knob_values().block_choice == knobs::block::own) {
+    d.why_not_cudnn = "RING_SOFTMAX_CUDA_BLOCK=own";
+  } else if (base.dtype != ring::storage::bf16) {
+    d.why_not_cudnn = "cuDNN blocks are bf16 only";
+  } else if (!ring::cudnn_block::library_loaded(&d.why_not_cudnn)) {
+  } else {
+    const ring::problem& p = base;
+    // Planning every block shape's graph now also keeps graph building out of timed calls.
+    const auto refused = [&](bool backward) {
+      std::string why;
+      for (const ring::block_pair& bp : ring::ring_schedule(p.T, p.shards, p.chunking, p.causal)) {
+        int64_t bytes = 0;
+        const ring::cudnn_block::pair_shape s{p.B, p.H, p.D, p.V, p.T, bp.q.size(), bp.kv.size(),
+                                              bp.mask == ring::pair_mask::causal_diagonal, float(p.scale)};
+        why = backward ? ring::cudnn_block::plan_backward(s, &bytes) : ring::cudnn_block::plan_forward(s, &bytes);
+        if (!why.empty()) break;
+      }
+      return why;
+    };
+    d.why_not_cudnn = refused(false);
+    if (d.why_not_cudnn.empty() && mode == GLABENCH_MODE_BACKWARD) d.why_not_cudnn = refused(true);
+    if (d.why_not_cudnn.empty()) d.block = ring::block_kernel::cudnn;
+  }
+  decided[key] = d;
+  return d;
+}
+
+glabench_status device_available(glabench_message* reason) {
+  return glabench::cuda_plugin::cuda_device_available(reason);
+}
+
+glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
+  if (!has_capability(kBackend, p->op, p->dtype, mode))
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "ring_softmax_cuda runs softmax_attn in fp64, fp32 and bf16");
+  if (!knob_values().error.empty()) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, knob_values().error);
+  if (p->B < 1 || p->T < 1 || p->H < 1 || p->K < 1 || p->V < 1)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B, T, H, D and V must be at least 1");
+  if (p->K > kMaxHead || p->V > kMaxHead)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "head sizes up to 256 (D=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
+  if (p->B * p->H > 65535) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
+  if (p->num_devices > 1)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "one device per call here; RING_SOFTMAX_CUDA_SHARDS runs the ring's schedule on it");
+  if (knob_values().block_choice == knobs::block::cudnn) {
+    if (storage_of(p->dtype) != ring::storage::bf16)
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: cuDNN blocks are bf16 only");
+    std::string why;
+    if (!ring::cudnn_block::library_loaded(&why))
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: " + why);
+  }
+  return GLABENCH_OK;
+}
+
+// The problem with its block kernel chosen; `cudnn` forced but refused is an error.
+bool chosen(const glabench_problem* p, glabench_mode mode, ring::problem* out, glabench_message* error) {
+  *out = problem_of(p);
+  const block_decision d = decide_block(*out, mode);
+  if (knob_values().block_choice == knobs::block::cudnn && d.block != ring::block_kernel::cudnn) {
+    fail(error, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: " + d.why_not_cudnn);
+    return false;
+  }
+  out->block = d.block;
+  return true;
+}
+
+glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
+                               glabench_message* error) {
+  return guarded(error, [&] {
+    ring::problem r;
+    if (!chosen(p, mode, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
+    // A backward call needs its own space; the forward call before it needs the forward's.
+    *bytes = mode == GLABENCH_MODE_BACKWARD ? ring::backward_workspace_bytes(r) : ring::forward_workspace_bytes(r);
+    return GLABENCH_OK;
+  });
+}
+
+glabench_status result(const ring::status& s, const char* what, glabench_message* error) {
+  if (s.empty()) return GLABENCH_OK;
+  return fail(error, GLABENCH_ERROR_RUNTIME, std::string(what) + ": " + s);
+}
+
+glabench_status forward(const glabench_problem* p, const glabench_forward_args* f, glabench_message* error) {
+  return guarded(error, [&] {
+    if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error)) return s;
+    ring::problem r;
+    if (!chosen(p, GLABENCH_MODE_FORWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
+    const ring::forward_io io{data_of<void>(f->q), data_of<void>(f->k), data_of<void>(f->v),
+                              data_of<void>(f->o), data_of<void>(f->lse), f->workspace,
+                              f->workspace_bytes, static_cast<cudaStream_t>(f->stream)};
+    return result(ring::run_forward(r, io), "forward", error);
+  });
+}
+
+glabench_status backward(const glabench_problem* p, const glabench_backward_args* bw, glabench_message* error) {
+  return guarded(error, [&] {
+    if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error)) return s;
+    ring::problem r;
+    if (!chosen(p, GLABENCH_MODE_BACKWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
+    const ring::backward_io io{data_of<void>(bw->q),  data_of<void>(bw->k),   data_of<void>(bw->v),
+                               data_of<void>(bw->o),  data_of<void>(bw->lse), data_of<void>(bw->d_o),
+                               data_of<void>(bw->dq), data_of<void>(bw->dk),  data_of<void>(bw->dv),
+                               bw->workspace,         bw->workspace_bytes,    static_cast<cudaStream_t>(bw->stream)};
+    return result(ring::run_backward(r, io), "backward", error);
+  });
+}
+
+const glabench_backend kBackend = {
+    GLABENCH_ABI_MAJOR,
+    GLABENCH_ABI_MINOR,
+    sizeof(glabench_backend),
+    "ring_softmax_cuda",
+    "0.1.0",
+    kDLCUDA,
+    kCapabilities,
+    sizeof(kCapabilities) / sizeof(kCapabilities[0]),
+    device_available,
+    supports,
+    workspace_size,
+    forward,
+    backward,
+};
+
+}  // namespace
+
+extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) { return &kBackend; }

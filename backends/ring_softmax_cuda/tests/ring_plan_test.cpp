@@ -1,0 +1,96 @@
+// The ring's schedule (ring_plan.hpp), on the CPU: shards cover the sequence once, zigzag
+// shards hold chunks r and 2N−1−r, every visible (query, key) pair is computed exactly
+// once, the causal work per shard is balanced under zigzag, and every query chunk meets
+// its own chunk at step 0.
+#define BOOST_TEST_MODULE ring_plan
+#include <boost/test/included/unit_test.hpp>
+
+#include <map>
+#include <set>
+
+#include "../ring_plan.hpp"
+
+namespace ring = glabench::ring;
+
+BOOST_AUTO_TEST_CASE(split_is_even_and_covers) {
+  for (int64_t T : {1, 7, 64, 257, 1000})
+    for (int n = 1; n <= 9; ++n) {
+      if (n > T) continue;
+      const auto c = ring::split_even(T, n);
+      BOOST_TEST(c.front().begin == 0);
+      BOOST_TEST(c.back().end == T);
+      for (size_t i = 0; i < c.size(); ++i) {
+        BOOST_TEST((c[i].size() == T / n || c[i].size() == T / n + 1));
+        if (i) BOOST_TEST(c[i].begin == c[i - 1].end);
+      }
+    }
+  BOOST_CHECK_THROW(ring::split_even(0, 2), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(zigzag_holds_r_and_mirror) {
+  const auto s = ring::shard_chunks(80, 4, ring::layout::zigzag);  // 8 chunks of 10
+  for (int r = 0; r < 4; ++r) {
+    BOOST_TEST_REQUIRE(s[r].size() == 2u);
+    BOOST_TEST(s[r][0].begin == 10 * r);
+    BOOST_TEST(s[r][1].begin == 10 * (7 - r));
+  }
+}
+
+// Every (query token, key token) pair that the mask allows is inside exactly one
+// computed block, and no computed block holds a pair the mask forbids except on a
+// causal diagonal (where the kernel masks it).
+BOOST_AUTO_TEST_CASE(every_visible_pair_once) {
+  for (const ring::layout l : {ring::layout::ring, ring::layout::zigzag})
+    for (const bool causal : {false, true})
+      for (int64_t T : {1, 5, 17, 40})
+        for (int n = 1; n <= 8; ++n) {
+          std::map<std::pair<int64_t, int64_t>, int> seen;
+          const auto plan = ring::ring_schedule(T, n, l, causal);
+          for (const auto& bp : plan) {
+            BOOST_TEST((bp.mask != ring::pair_mask::causal_diagonal || bp.q == bp.kv));
+            for (int64_t i = bp.q.begin; i < bp.q.end; ++i)
+              for (int64_t j = bp.kv.begin; j < bp.kv.end; ++j) {
+                const bool visible = !causal || j <= i;
+                if (bp.mask == ring::pair_mask::full) BOOST_TEST_REQUIRE(visible);
+                if (visible) ++seen[{i, j}];
+              }
+          }
+          size_t expected = 0;
+          for (int64_t i = 0; i < T; ++i) expected += causal ? size_t(i + 1) : size_t(T);
+          BOOST_TEST(seen.size() == expected);
+          for (const auto& [pair, count] : seen) BOOST_TEST_REQUIRE(count == 1);
+        }
+}
+
+BOOST_AUTO_TEST_CASE(own_chunk_first_at_step_zero) {
+  for (const ring::layout l : {ring::layout::ring, ring::layout::zigzag})
+    for (int n = 1; n <= 8; ++n) {
+      std::set<int64_t> met_self;
+      for (const auto& bp : ring::ring_schedule(1000, n, l, true)) {
+        if (bp.q == bp.kv) {
+          BOOST_TEST(bp.step == 0);
+          met_self.insert(bp.q.begin);
+        }
+        BOOST_TEST(bp.kv_shard == ring::kv_source(bp.q_shard, bp.step, n));
+      }
+      BOOST_TEST(met_self.size() == size_t(l == ring::layout::ring ? n : 2 * n));
+    }
+}
+
+// Causal token pairs per shard: zigzag gives every shard the same work (to a chunk's
+// rounding), plain ring gives the last shard about 2N−1 times the first's.
+BOOST_AUTO_TEST_CASE(zigzag_balances_causal_work) {
+  const int n = 8;
+  const int64_t T = 16 * 1024;
+  for (const ring::layout l : {ring::layout::ring, ring::layout::zigzag}) {
+    std::vector<double> work(n, 0);
+    for (const auto& bp : ring::ring_schedule(T, n, l, true))
+      work[bp.q_shard] += bp.mask == ring::pair_mask::full ? double(bp.q.size()) * bp.kv.size()
+                                                            : double(bp.q.size()) * (bp.q.size() + 1) / 2;
+    const double lo = *std::min_element(work.begin(), work.end()), hi = *std::max_element(work.begin(), work.end());
+    if (l == ring::layout::zigzag)
+      BOOST_TEST(hi / lo < 1.01);
+    else
+      BOOST_TEST(hi / lo > 10.0);
+  }
+}

@@ -1,0 +1,196 @@
+// RING_SOFTMAX_CUDA_SHARDS = 1…8 against the unsharded computation, on the GPU: o, lse
+// and (with a cotangent) dq, dk, dv of the ring's schedule on N shards must equal one
+// block over the whole sequence — fp64 to 1e-12, fp32 and bf16 within the verify
+// thresholds (1e-5, 1e-2), rel_l2 — for ragged shards (T = 257, not a multiple of any
+// N > 1), causal and not, both layouts, D ≠ V, and the cuDNN blocks where cuDNN loads.
+// Exit 77 (skipped) without a GPU.
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../cudnn_block.hpp"
+#include "../launch.hpp"
+
+namespace ring = glabench::ring;
+
+namespace {
+
+int failures = 0;
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+uint16_t to_bf16(double x) {
+  const float f = static_cast<float>(x);
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7fff + ((u >> 16) & 1);  // round to nearest even (inputs are finite)
+  return uint16_t(u >> 16);
+}
+double from_bf16(uint16_t h) {
+  const uint32_t u = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+size_t bytes_of(ring::storage s) { return s == ring::storage::fp64 ? 8 : s == ring::storage::fp32 ? 4 : 2; }
+
+// A device tensor filled from / read back as doubles in a given dtype.
+struct device_tensor {
+  void* ptr = nullptr;
+  size_t n = 0, elem = 0;
+  ring::storage dtype{};
+  device_tensor(size_t count, size_t elem_bytes, ring::storage d) : n(count), elem(elem_bytes), dtype(d) {
+    check_cuda(cudaMalloc(&ptr, n * elem), "cudaMalloc");
+    check_cuda(cudaMemset(ptr, 0xff, n * elem), "cudaMemset");  // NaN-filled: unwritten shows
+  }
+  ~device_tensor() { cudaFree(ptr); }
+  void upload(const std::vector<double>& x) {
+    std::vector<unsigned char> raw(n * elem);
+    for (size_t i = 0; i < n; ++i) {
+      if (elem == 8) std::memcpy(&raw[i * 8], &x[i], 8);
+      if (elem == 4) { const float f = float(x[i]); std::memcpy(&raw[i * 4], &f, 4); }
+      if (elem == 2) { const uint16_t h = to_bf16(x[i]); std::memcpy(&raw[i * 2], &h, 2); }
+    }
+    check_cuda(cudaMemcpy(ptr, raw.data(), raw.size(), cudaMemcpyHostToDevice), "upload");
+  }
+  std::vector<double> download() const {
+    std::vector<unsigned char> raw(n * elem);
+    check_cuda(cudaMemcpy(raw.data(), ptr, raw.size(), cudaMemcpyDeviceToHost), "download");
+    std::vector<double> x(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (elem == 8) std::memcpy(&x[i], &raw[i * 8], 8);
+      if (elem == 4) { float f; std::memcpy(&f, &raw[i * 4], 4); x[i] = f; }
+      if (elem == 2) { uint16_t h; std::memcpy(&h, &raw[i * 2], 2); x[i] = from_bf16(h); }
+    }
+    return x;
+  }
+};
+
+double rel_l2(const std::vector<double>& got, const std::vector<double>& want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!std::isfinite(got[i])) return INFINITY;
+    num += (got[i] - want[i]) * (got[i] - want[i]);
+    den += want[i] * want[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+struct outputs {
+  std::vector<double> o, lse, dq, dk, dv;
+};
+
+struct inputs {
+  std::vector<double> q, k, v, d_o;
+};
+
+outputs run(const ring::problem& p, const inputs& x) {
+  const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
+  const size_t e = bytes_of(p.dtype), le = p.dtype == ring::storage::fp64 ? 8 : 4;
+  device_tensor q(tokens * p.D, e, p.dtype), k(tokens * p.D, e, p.dtype), v(tokens * p.V, e, p.dtype);
+  device_tensor o(tokens * p.V, e, p.dtype), lse(stats, le, p.dtype), d_o(tokens * p.V, e, p.dtype);
+  device_tensor dq(tokens * p.D, e, p.dtype), dk(tokens * p.D, e, p.dtype), dv(tokens * p.V, e, p.dtype);
+  q.upload(x.q);
+  k.upload(x.k);
+  v.upload(x.v);
+  d_o.upload(x.d_o);
+  const size_t fws = ring::forward_workspace_bytes(p), bws = ring::backward_workspace_bytes(p);
+  void* ws = nullptr;
+  check_cuda(cudaMalloc(&ws, std::max<size_t>(std::max(fws, bws), 1)), "cudaMalloc workspace");
+  ring::status s = ring::run_forward(p, {q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, ws, fws, nullptr});
+  if (s.empty())
+    s = ring::run_backward(p, {q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, d_o.ptr, dq.ptr, dk.ptr, dv.ptr, ws, bws, nullptr});
+  if (!s.empty()) {
+    std::fprintf(stderr, "run failed: %s\n", s.c_str());
+    std::exit(1);
+  }
+  check_cuda(cudaDeviceSynchronize(), "synchronize");
+  cudaFree(ws);
+  return {o.download(), lse.download(), dq.download(), dk.download(), dv.download()};
+}
+
+const char* dtype_name(ring::storage s) { return s == ring::storage::fp64 ? "fp64" : s == ring::storage::fp32 ? "fp32" : "bf16"; }
+
+void compare(const char* label, const ring::problem& p, const outputs& got, const outputs& want, double tol) {
+  const std::pair<const char*, double> errs[] = {{"o", rel_l2(got.o, want.o)},    {"lse", rel_l2(got.lse, want.lse)},
+                                                 {"dq", rel_l2(got.dq, want.dq)}, {"dk", rel_l2(got.dk, want.dk)},
+                                                 {"dv", rel_l2(got.dv, want.dv)}};
+  double worst = 0;
+  const char* worst_name = "";
+  for (const auto& [name, err] : errs)
+    if (!(err <= worst)) { worst = err; worst_name = name; }
+  const bool ok = worst <= tol;
+  failures += ok ? 0 : 1;
+  std::printf("%-4s %s %-8s %-6s %-5s N=%d  worst rel_l2 %.2e (%s)  tol %.0e  %s\n", ok ? "ok" : "FAIL", dtype_name(p.dtype),
+              p.causal ? "causal" : "full", ring::layout_name(p.chunking), label, p.shards, worst, worst_name, tol,
+              ok ? "" : "<--");
+}
+
+}  // namespace
+
+int main() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::puts("no CUDA device: skipped");
+    return 77;
+  }
+  std::string why;
+  const bool have_cudnn = ring::cudnn_block::library_loaded(&why);
+  std::printf("cuDNN blocks: %s\n", have_cudnn ? std::to_string(ring::cudnn_block::library_version()).c_str() : why.c_str());
+
+  std::mt19937_64 rng(20261123);
+  std::normal_distribution<double> normal;
+  for (const ring::storage dtype : {ring::storage::fp64, ring::storage::fp32, ring::storage::bf16}) {
+    const double tol = dtype == ring::storage::fp64 ? 1e-12 : dtype == ring::storage::fp32 ? 1e-5 : 1e-2;
+    // D ≠ V and ragged T for the own kernel; D = V = 64 (a multiple of 8) for cuDNN.
+    for (const bool cudnn : {false, true}) {
+      if (cudnn && (dtype != ring::storage::bf16 || !have_cudnn)) continue;
+      ring::problem p{};
+      p.dtype = dtype;
+      p.B = 2;
+      p.H = 2;
+      p.D = cudnn ? 64 : 24;
+      p.V = cudnn ? 64 : 40;
+      p.T = 257;
+      p.scale = 1.0 / std::sqrt(double(p.D));
+      p.block = cudnn ? ring::block_kernel::cudnn : ring::block_kernel::own;
+      const size_t tokens = size_t(p.B) * p.T * p.H;
+      inputs x;
+      for (auto* t : {&x.q, &x.k}) {
+        t->resize(tokens * p.D);
+        for (double& y : *t) y = normal(rng);
+      }
+      for (auto* t : {&x.v, &x.d_o}) {
+        t->resize(tokens * p.V);
+        for (double& y : *t) y = normal(rng);
+      }
+      for (const bool causal : {false, true}) {
+        p.causal = causal;
+        p.shards = 1;
+        p.chunking = ring::layout::ring;
+        const outputs whole = run(p, x);
+        for (const ring::layout l : {ring::layout::ring, ring::layout::zigzag})
+          for (int n = 1; n <= 8; ++n) {
+            if (l == ring::layout::ring && n == 1) continue;
+            p.shards = n;
+            p.chunking = l;
+            compare(cudnn ? "cudnn" : "own", p, run(p, x), whole, tol);
+          }
+      }
+    }
+  }
+  std::printf("%d failed\n", failures);
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The GPU run for ring_softmax_cuda, on a machine with a GPU and a build made elsewhere
+# (scripts/bundle_runtime_libs.sh carries its libraries). cuDNN is not carried: it is
+# found in the PyTorch environment's nvidia-cudnn package and put on the library path.
+# Runs ctest's ring_softmax_cuda tests (CTEST=1: shard equality, verify, sanitizers),
+# verify on the committed softmax fixtures (JSON), the bf16 accuracy at B2 T1024 H4
+# D128 for 1, 2 and 8 shards (JSON), `glabench bench` in bf16 at B4 T2048 H16 D128 and
+# B2 T16384 H16 D128 unsharded and on SHARDS_BENCH shards (causal), and with PEERS=1
+# torch SDPA at the same shapes (scripts/peers/sdpa_peers.py) in the same call.
+# usage: [CTEST=1] [BENCH=1] [PEERS=1] [SHARDS_BENCH="2 4 8"] scripts/gpu_ring.sh BUILD_DIR OUT_DIR
+set -uo pipefail
+build=$(cd "$1" && pwd) out=$2
+mkdir -p "$out"
+# cuDNN (and the CUDA 13 runtime cudnn-frontend loads beside it) from torch's environment.
+torch_libs=$(python3 - <<'PY' 2>/dev/null
+import glob, os, site
+dirs = set()
+for root in site.getsitepackages():
+    for pattern in ("nvidia/cudnn/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13*"):
+        for f in glob.glob(os.path.join(root, pattern)):
+            dirs.add(os.path.dirname(f))
+print(":".join(sorted(dirs)))
+PY
+)
+export LD_LIBRARY_PATH=$build/runtime-libs${torch_libs:+:$torch_libs}:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+gb=$build/glabench backend=ring_softmax_cuda
+shapes=(${SHAPES:---shape 4,2048,16,128,128 --shape 2,16384,16,128,128})
+date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
+echo "cuDNN and CUDA runtime from: ${torch_libs:-nowhere (own kernels only)}"
+ls "${torch_libs%%:*}" 2>/dev/null | grep -E 'libcudnn.so|libcudart' | head -3
+if [[ ${CTEST:-1} == 1 ]]; then
+  t0=$SECONDS
+  ctest --test-dir "$build" -R "$backend" -j4 --output-on-failure > "$out/ctest_ring.log" 2>&1
+  echo "ctest -R $backend: exit $? in $((SECONDS - t0)) s; $(grep 'tests passed' "$out/ctest_ring.log")"
+  grep -E '^(ok|FAIL) ' "$out/ctest_ring.log" | sort | uniq -c | sort -rn | head -3
+fi
+"$gb" verify --backend $backend --op softmax_attn --json "$out/verify_fixtures.json" > "$out/verify_fixtures.txt" 2>&1
+echo "verify, committed fixtures: exit $?"
+"$gb" fixtures make --preset bench --only softmax_attn_b2_t1024_h4_d128 --out /tmp/glabench-bench >/dev/null
+for n in 1 2 8; do
+  RING_SOFTMAX_CUDA_SHARDS=$n "$gb" verify --backend $backend --dtype bf16 --dtype fp32 --dtype fp64 \
+    --fixture /tmp/glabench-bench/softmax_attn_b2_t1024_h4_d128.h5 --no-gradcheck \
+    --json "$out/verify_accuracy_shards$n.json" > "$out/verify_accuracy_shards$n.txt" 2>&1
+  echo "verify B2 T1024 H4 D128, $n shards: exit $?"
+done
+if [[ ${BENCH:-1} == 1 ]]; then
+  for n in 1 ${SHARDS_BENCH:-2 4 8}; do
+    t0=$SECONDS
+    RING_SOFTMAX_CUDA_SHARDS=$n "$gb" bench --backend $backend --op softmax_attn "${shapes[@]}" --dtype bf16 \
+      --max-call-seconds 5 --json "$out/bench_shards$n.json" > "$out/bench_shards$n.log" 2>&1
+    echo "bench bf16, $n shards: exit $? in $((SECONDS - t0)) s"
+  done
+  if [[ -n ${BENCH_OWN:-} ]]; then  # the own kernel in every dtype at one shape
+    RING_SOFTMAX_CUDA_BLOCK=own "$gb" bench --backend $backend --op softmax_attn --shape 4,2048,16,128,128 \
+      --max-call-seconds 5 --json "$out/bench_own.json" > "$out/bench_own.log" 2>&1
+    echo "bench own kernel: exit $?"
+  fi
+fi
+if [[ ${PEERS:-0} == 1 ]]; then
+  t0=$SECONDS
+  PYTHONUNBUFFERED=1 timeout ${PEERS_TIMEOUT:-300} python3 scripts/peers/sdpa_peers.py \
+    --shapes ${PEER_SHAPES:-4,2048,16,128,128 2,16384,16,128,128} --dtypes bf16 --out "$out/peers_sdpa.json" \
+    > "$out/peers_sdpa.log" 2>&1
+  echo "SDPA peers: exit $? in $((SECONDS - t0)) s"; tail -6 "$out/peers_sdpa.log"
+fi
