@@ -49,6 +49,10 @@ def load_rows(paths):
             seen.add(r["name"])
             r = dict(r)
             r["device"] = device
+            # A backend given several devices (--devices) is another series than the
+            # same backend on one: its rows are named /xN and drawn as "backend ×N".
+            if len(r.get("devices", [0])) > 1:
+                r["backend"] = f"{r['backend']} ×{len(r['devices'])}"
             rows.append(r)
     return rows
 

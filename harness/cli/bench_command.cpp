@@ -19,6 +19,7 @@ namespace {
 struct bench_args {
   std::vector<std::string> backends, ops, shape_sets, shapes, dtypes, modes;
   std::string json_out;
+  std::string devices = "0";  // --devices
   bench_options opts;
 };
 
@@ -65,6 +66,7 @@ bench_options resolve(const bench_args& args, const backend_registry& reg) {
   if (o.stopping.max_reps < o.stopping.min_reps)
     throw std::invalid_argument(fmt::format("--min-reps {} must be ≤ --max-reps {}",
                                             o.stopping.min_reps, o.stopping.max_reps));
+  o.devices = resolve_devices(args.devices);
   return o;
 }
 
@@ -126,6 +128,7 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
                   "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
   cmd->add_option("--mode", args->modes, "fwd or fwdbwd (repeatable; default: both)");
   cmd->add_flag("--hot", o.hot, "keep the caches warm: no flush between samples");
+  add_devices_option(*cmd, args->devices);
   namespace oc = option_checks;
   cmd->add_option("--noise-target", o.stopping.noise_target, "stop sampling when cv ≤ this")
       ->capture_default_str()

@@ -40,4 +40,10 @@ std::vector<std::string> expand_fixture_paths(const std::vector<std::string>& ar
 // --max-fixture-bytes SIZE, into options.max_bytes (for every command that reads fixtures).
 void add_max_fixture_bytes_option(CLI::App& cmd, fixture_read_options& options);
 
+// --devices LIST (bench, verify; devices_option.cpp), into `devices` as text (default "0").
+void add_devices_option(CLI::App& cmd, std::string& devices);
+// The device numbers of --devices; throws std::invalid_argument (exit 2) naming --devices
+// and the rule, also for a device this machine's CUDA does not have.
+std::vector<int32_t> resolve_devices(const std::string& devices);
+
 }  // namespace glabench::cli

@@ -23,6 +23,7 @@ struct verify_args {
   std::optional<double> tolerance;
   bool no_gradcheck = false;
   std::string json_out;
+  std::string devices = "0";  // --devices
   fixture_read_options read;  // --max-fixture-bytes
 };
 
@@ -50,6 +51,7 @@ int run_verify(const verify_args& args, const global_options& global) {
       throw std::invalid_argument("--op '" + name + "' is not one of gla, rwkv6, softmax_attn");
     ops.insert(*op);
   }
+  const std::vector<int32_t> devices = resolve_devices(args.devices);
   const backend_registry reg = global.discover();
   std::vector<const loaded_backend*> backends;
   for (const auto& name : args.backends) {
@@ -83,6 +85,7 @@ int run_verify(const verify_args& args, const global_options& global) {
   verify_options opts;
   opts.tolerance = args.tolerance;
   opts.gradcheck = !args.no_gradcheck;
+  opts.devices = devices;
   std::vector<verify_case_result> results;
   {
     progress_line progress;
@@ -121,6 +124,7 @@ void add_verify_command(CLI::App& app, const global_options& global, int& exit_c
       ->check(option_checks::real(0, option_checks::end::closed, 1, option_checks::end::open,
                                   "a relative L2 error; 1 would pass an all-zero output"));
   cmd->add_flag("--no-gradcheck", args->no_gradcheck, "skip the finite-difference gradient check");
+  add_devices_option(*cmd, args->devices);
   cmd->add_option("--json", args->json_out, "write the results as JSON to this file");
   add_max_fixture_bytes_option(*cmd, args->read);
   cmd->callback([args, &global, &exit_code] { exit_code = run_verify(*args, global); });

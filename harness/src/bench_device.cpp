@@ -33,8 +33,8 @@ class host_bench_device final : public bench_device {
 #if GLABENCH_WITH_CUDA
 class cuda_bench_device final : public bench_device {
  public:
-  cuda_bench_device(int device_id, void* stream)
-      : stream_(stream), flush_(device_id, stream), timer_(stream) {}
+  cuda_bench_device(const std::vector<int32_t>& device_ids, void* stream)
+      : stream_(stream), flush_(device_ids, stream), timer_(stream) {}
   void start() override { timer_.start(); }
   double stop_ms() override { return timer_.stop_ms(); }
   void flush_caches() override { flush_.flush(); }
@@ -56,19 +56,33 @@ class cuda_bench_device final : public bench_device {
 
 }  // namespace
 
-std::unique_ptr<bench_device> make_cuda_bench_device(int device_id, void* stream) {
+namespace {
+
+std::unique_ptr<bench_device> cuda_device_on(const std::vector<int32_t>& device_ids, void* stream) {
 #if GLABENCH_WITH_CUDA
-  return std::make_unique<cuda_bench_device>(device_id, stream);
+  return std::make_unique<cuda_bench_device>(device_ids, stream);
 #else
-  (void)device_id, (void)stream;
+  (void)device_ids, (void)stream;
   throw std::runtime_error("glabench was built without CUDA");
 #endif
 }
 
+}  // namespace
+
+std::unique_ptr<bench_device> make_cuda_bench_device(int device_id, void* stream) {
+  return cuda_device_on({device_id}, stream);
+}
+
 std::unique_ptr<bench_device> make_bench_device(device_context& ctx) {
-  if (ctx.device().device_type == kDLCUDA)
-    return make_cuda_bench_device(ctx.device().device_id, ctx.stream());
-  return std::make_unique<host_bench_device>();
+  return make_bench_device(ctx, {ctx.device().device_id});
+}
+
+std::unique_ptr<bench_device> make_bench_device(device_context& ctx,
+                                                const std::vector<int32_t>& device_ids) {
+  if (ctx.device().device_type != kDLCUDA) return std::make_unique<host_bench_device>();
+  if (device_ids.empty() || device_ids[0] != ctx.device().device_id)
+    throw std::invalid_argument("make_bench_device: device_ids[0] must be the context's device");
+  return cuda_device_on(device_ids, ctx.stream());
 }
 
 }  // namespace glabench

@@ -3,13 +3,16 @@
 // memory — and the one sampling loop, take_samples.
 //
 // CUDA: cuda_timer (events on the stream) and l2_flush (a buffer the size of L2,
-// cleared on the same stream). Host: cpu_timer (a steady clock) and llc_flush (twice the
-// last-level cache, at most 128 MiB).
+// cleared on the same stream; for a multi-device backend, on every device it runs on).
+// Host: cpu_timer (a steady clock) and llc_flush (twice the last-level cache, at most
+// 128 MiB).
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "device_context.hpp"
 #include "stopping_criterion.hpp"
@@ -28,6 +31,11 @@ class bench_device {
 
 // A host or CUDA bench_device for the context's device and stream.
 std::unique_ptr<bench_device> make_bench_device(device_context& ctx);
+// The same for a backend given several devices (glabench_problem.device_ids): timed on
+// the context's stream (device_ids[0]'s), the L2 cache of every listed device flushed
+// before each sample. A host context ignores the list.
+std::unique_ptr<bench_device> make_bench_device(device_context& ctx,
+                                                const std::vector<int32_t>& device_ids);
 // A CUDA bench_device on a device and stream (a cudaStream_t; nullptr: the default
 // stream), for tools that launch kernels themselves; throws without CUDA.
 std::unique_ptr<bench_device> make_cuda_bench_device(int device_id, void* stream);

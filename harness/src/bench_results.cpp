@@ -47,6 +47,7 @@ size_t bench_config_hash::operator()(const bench_config& c) const {
     mix(std::hash<std::string>()(*s));
   for (const int64_t v : {c.B, c.T, c.H, c.K, c.V}) mix(std::hash<int64_t>()(v));
   mix(c.hot);
+  mix(std::hash<int32_t>()(c.num_devices));
   return h;
 }
 
@@ -131,6 +132,11 @@ void bench_config::append_shape(std::string& out) const {
 void bench_config::append_name(std::string& out) const {
   for (const std::string* part : {&backend, &op, &dtype, &mode}) out += *part, out += '/';
   append_sizes(out, *this, {"B", "_T", "_H", "_K", "_V"});
+  if (num_devices > 1) {
+    char digits[12];
+    out += "/x";
+    out.append(digits, std::to_chars(digits, digits + sizeof digits, num_devices).ptr);
+  }
   if (hot) out += "/hot";
 }
 
@@ -165,6 +171,7 @@ json row_to_json(const bench_row& r) {
             {"K", c.K},
             {"V", c.V},
             {"hot", c.hot},
+            {"devices", r.devices},
             {"status", bench_status_name(r.status)},
             {"ran_on", r.ran_on},
             {"message", r.message},
@@ -200,6 +207,7 @@ json row_to_json(const bench_row& r) {
   put_optional(j, "tflops", r.tflops);
   put_optional(j, "bandwidth_fraction", r.bandwidth_fraction);
   put_optional(j, "flop_fraction", r.flop_fraction);
+  if (!r.backend_report.is_null()) j["backend_report"] = r.backend_report;
   return j;
 }
 
@@ -376,14 +384,18 @@ struct raw_check {
 };
 
 // One row of "benchmarks", as read: the fields glabench reads (others are ignored),
-// samples_ms as numbers (NaN for an element that is not one) and the checks.
+// samples_ms as numbers (NaN for an element that is not one), the checks, the devices
+// (each as read: a container only by its type) and the backend's report, whole.
 struct raw_row {
   bool object = true;
   raw_value backend, op, dtype, mode, B, T, H, K, V, hot, status, message, ran_on, bytes, flops,
       noise_target_met, wall_s, gbps, tflops, bandwidth_fraction, flop_fraction;
-  json::value_t samples_type = json::value_t::discarded, checks_type = json::value_t::discarded;
+  json::value_t samples_type = json::value_t::discarded, checks_type = json::value_t::discarded,
+                devices_type = json::value_t::discarded, report_type = json::value_t::discarded;
   std::vector<double> samples_ms;
   std::vector<raw_check> checks;
+  std::vector<raw_value> devices;
+  json backend_report;  // when report_type is object
 };
 
 // The scalar fields of a row and of a check, by name. A key is looked up for every
@@ -443,6 +455,15 @@ raw_row raw_row_of(const json& j) {
     if (it->is_array())
       for (const auto& s : *it) r.samples_ms.push_back(sample_of(s));
   }
+  if (auto it = j.find("devices"); it != j.end()) {
+    r.devices_type = it->type();
+    if (it->is_array())
+      for (const auto& d : *it) r.devices.push_back(raw_of(d));
+  }
+  if (auto it = j.find("backend_report"); it != j.end()) {
+    r.report_type = it->type();
+    if (it->is_object()) r.backend_report = *it;
+  }
   if (auto it = j.find("checks"); it != j.end()) {
     r.checks_type = it->type();
     if (it->is_array())
@@ -456,6 +477,31 @@ raw_row raw_row_of(const json& j) {
       }
   }
   return r;
+}
+
+// The row's devices: absent in files from before they were recorded (then [0]); else a
+// non-empty array of device numbers, each a JSON integer from 0 to 2^31 − 1, none twice.
+std::vector<int32_t> devices_of(const raw_row& j, const row_path& where, const reader& rd) {
+  if (j.devices_type == json::value_t::discarded) return {0};
+  if (j.devices_type != json::value_t::array)
+    rd.fail(spell(where) + ".devices", "must be an array");
+  if (j.devices.empty()) rd.fail(spell(where) + ".devices", "must not be empty");
+  std::vector<int32_t> out;
+  out.reserve(j.devices.size());
+  for (const raw_value& d : j.devices) {
+    const bool whole = (d.type == json::value_t::number_unsigned && d.u <= INT32_MAX) ||
+                       (d.type == json::value_t::number_integer && d.i >= 0 && d.i <= INT32_MAX);
+    if (!whole)
+      rd.fail(spell(where) + ".devices",
+              "must hold device numbers: integers from 0 to 2^31 − 1, written without a fraction "
+              "or exponent");
+    out.push_back(int32_t(d.type == json::value_t::number_unsigned ? int64_t(d.u) : d.i));
+  }
+  std::vector<int32_t> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    rd.fail(spell(where) + ".devices", "must not name a device twice");
+  return out;
 }
 
 // The row read from `j`, whose strings and samples are moved out.
@@ -477,6 +523,13 @@ bench_row row_from_raw(raw_row& j, const row_path& where, const reader& rd) {
   if (!shape_in_range({c.B, c.T, c.H, c.K, c.V}))
     rd.fail(spell(where), "B·T·H·K·V must be at most 2^62 (sizes would overflow)");
   c.hot = rd.boolean(j.hot, where, "hot");
+  r.devices = devices_of(j, where, rd);
+  c.num_devices = int32_t(r.devices.size());
+  if (j.report_type != json::value_t::discarded && j.report_type != json::value_t::null) {
+    if (j.report_type != json::value_t::object)
+      rd.fail(spell(where) + ".backend_report", "must be an object or null");
+    r.backend_report = std::move(j.backend_report);
+  }
   const std::string status_text = rd.str(std::move(j.status), where, "status");
   const std::string_view status = status_text;
   if (status == "ok")
@@ -698,10 +751,11 @@ class results_sax {
  private:
   // The keys looked for in every row (as string_views: compared by length first).
   static constexpr std::string_view kBenchmarks = "benchmarks", kSamples = "samples_ms",
-                                    kChecks = "checks";
+                                    kChecks = "checks", kDevices = "devices",
+                                    kReport = "backend_report";
 
   // What the innermost open container is.
-  enum class kind { top, build, skip, rows, row, samples, checks, check };
+  enum class kind { top, build, skip, rows, row, samples, checks, check, devices };
   struct frame {
     kind what;
     json* target = nullptr;  // build: the container being built
@@ -752,6 +806,15 @@ class results_sax {
           row_.checks_type = type;
           row_.checks.clear();
           frames_.push_back({kind::checks});
+        } else if (key_ == kDevices && type == json::value_t::array) {
+          row_.devices_type = type;
+          row_.devices.clear();
+          frames_.push_back({kind::devices});
+        } else if (key_ == kReport && type == json::value_t::object) {
+          // The backend's report is kept whole: built as the document is.
+          row_.report_type = type;
+          row_.backend_report = json::object();
+          frames_.push_back({kind::build, &row_.backend_report});
         } else {
           row_field(typed(type));
           frames_.push_back({kind::skip});
@@ -759,6 +822,10 @@ class results_sax {
         break;
       case kind::samples:
         row_.samples_ms.push_back(NAN);
+        frames_.push_back({kind::skip});
+        break;
+      case kind::devices:
+        row_.devices.push_back(typed(type));  // not a device number
         frames_.push_back({kind::skip});
         break;
       case kind::checks:
@@ -821,6 +888,9 @@ class results_sax {
       case kind::samples:
         row_.samples_ms.push_back(v.number());  // NaN for a non-number: not a sample
         break;
+      case kind::devices:
+        row_.devices.push_back(std::move(v));
+        break;
       case kind::checks:
         row_.checks.emplace_back();
         row_.checks.back().object = false;
@@ -841,6 +911,12 @@ class results_sax {
     } else if (key_ == kChecks) {
       row_.checks_type = v.type;
       row_.checks.clear();
+    } else if (key_ == kDevices) {
+      row_.devices_type = v.type;
+      row_.devices.clear();
+    } else if (key_ == kReport) {
+      row_.report_type = v.type;
+      row_.backend_report = nullptr;
     } else if (const auto member = find_field(kRowFields, key_)) {
       row_.*member = std::move(v);
     }

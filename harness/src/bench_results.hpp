@@ -4,8 +4,10 @@
 // array whose entries carry name, run_name, run_type, repetitions, iterations,
 // real_time, cpu_time and time_unit — so tools that read Google Benchmark output can
 // read it; glabench's own fields sit beside those: the configuration, the status, the
-// verification, every sample, the statistics and the throughput. context.glabench_results
-// = "bench" and context.schema_version mark the file as ours.
+// verification, every sample, the statistics and the throughput, the devices the backend
+// was given ("devices") and what the backend said about its last timed call
+// ("backend_report", ABI 1.2). context.glabench_results = "bench" and
+// context.schema_version mark the file as ours.
 #pragma once
 
 #include <map>
@@ -38,9 +40,14 @@ struct bench_config {
   std::string backend, op, dtype, mode;  // mode: "fwd" or "fwdbwd"
   int64_t B = 0, T = 0, H = 0, K = 0, V = 0;
   bool hot = false;  // caches left warm between samples (--hot)
+  // How many devices the backend was given (--devices). Part of the key, so that a 2-GPU
+  // run is never matched with a 1-GPU run; which devices is not (bench_row::devices):
+  // devices 2,3 of a machine compare with its devices 0,1.
+  int32_t num_devices = 1;
 
   std::string shape() const;  // "B4 T1024 H4 K100 V100"
-  std::string name() const;   // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/hot]"
+  // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/x2][/hot]": /xN for N > 1 devices.
+  std::string name() const;
   // The same, appended to `out` (a buffer reused for many rows allocates nothing).
   void append_shape(std::string& out) const;
   void append_name(std::string& out) const;
@@ -67,6 +74,14 @@ struct bench_row {
   // the sampled heads when computed for it) and sampling. Absent in files from before
   // it was recorded.
   std::optional<double> wall_s;
+  // The devices the backend was given (--devices), in order; config.num_devices is their
+  // count. [0] in files from before they were recorded.
+  std::vector<int32_t> devices{0};
+  // What the backend said about its last timed call (ABI 1.2 last_call_report, e.g.
+  // {"rank_ms": […], "comm_hidden_fraction": 0.93}): a JSON object, or null when it said
+  // nothing. A report that is not a JSON object is left out, and the row's message
+  // says so ("backend_report ignored: …").
+  nlohmann::json backend_report;
 };
 
 // Peak rates measured once per run on the device the backends ran on.

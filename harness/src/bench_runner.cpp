@@ -36,11 +36,11 @@ struct job {
 };
 
 job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t shape_index,
-             dtype d, const std::string& mode, bool hot) {
+             dtype d, const std::string& mode, bool hot, size_t num_devices) {
   problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), true};
   job j{b, p, shape_index, d, mode == "fwdbwd", {}, {}};
   j.config = {b->name(), std::string(op_name(op)), std::string(dtype_name(d)), mode, sh.B, sh.T,
-              sh.H,      sh.K,  sh.V, hot};
+              sh.H,      sh.K,  sh.V, hot, int32_t(num_devices)};
   j.cost = essential_cost(p, dtype_bytes(d), p.has_state(), j.with_backward);
   return j;
 }
@@ -61,7 +61,8 @@ nlohmann::json options_spec(const bench_options& o) {
           {"time_cap_s", o.stopping.time_cap_s},
           {"max_call_s", o.max_call_s},
           {"seed", o.seed},
-          {"modes", o.modes}};
+          {"modes", o.modes},
+          {"devices", o.devices}};
 }
 
 std::vector<job> plan_jobs(const bench_options& opts) {
@@ -83,7 +84,7 @@ std::vector<job> plan_jobs(const bench_options& opts) {
         if (repeated) continue;  // shape sets overlap (t-sweep and fla share B4 T2048)
         for (dtype d : dtypes)
           for (const std::string& mode : opts.modes)
-            jobs.push_back(make_job(b, op, sh, s, d, mode, opts.hot));
+            jobs.push_back(make_job(b, op, sh, s, d, mode, opts.hot, opts.devices.size()));
       }
     }
   // Smallest work first within each op, so that one input set serves every backend and
@@ -151,9 +152,35 @@ bool is_out_of_memory(const std::exception& e) {
          what.find("MemoryAllocation") != std::string::npos;
 }
 
+// What the backend says about its last timed call (ABI 1.2), kept when it is a JSON
+// object; anything else leaves a note in the row's message, never a failure: the time
+// stands.
+void record_backend_report(backend_runner& runner, bench_row& row) {
+  std::optional<std::string> text;
+  try {
+    text = runner.last_call_report();
+  } catch (const backend_call_error& e) {
+    row.message = std::string("backend_report ignored: ") + e.what();
+    return;
+  }
+  if (!text) return;
+  nlohmann::json report = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (report.is_object()) {
+    row.backend_report = std::move(report);
+    return;
+  }
+  const std::string start = text->substr(0, 60) + (text->size() > 60 ? "…" : "");
+  row.message =
+      report.is_discarded()
+          ? "backend_report ignored: last_call_report wrote text that is not JSON: '" + start + "'"
+          : std::string("backend_report ignored: last_call_report wrote a JSON ") +
+                report.type_name() + ", not an object";
+}
+
 bench_row bench_session::run(const job& j) {
   bench_row row;
   row.config = j.config;
+  row.devices = opts_.devices;
   row.bytes = j.cost.bytes;
   row.flops = j.cost.flops;
   const bool cuda = j.backend->table->device_type == kDLCUDA;
@@ -189,8 +216,9 @@ bench_row bench_session::run(const job& j) {
   const double host_need = 2.5 * essential_cost(j.prob, 8, true, true).bytes;
   std::unique_ptr<backend_runner> runner;
   try {
-    runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true, j.with_backward);
-    auto dev = make_bench_device(runner->context());
+    runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true, j.with_backward,
+                                              opts_.devices);
+    auto dev = make_bench_device(runner->context(), runner->device_ids());
     if (host_need > double(host_available_bytes()))
       return skip("needs about " + gib(host_need) + " of host memory, " +
                   gib(double(host_available_bytes())) + " available");
@@ -229,6 +257,7 @@ bench_row bench_session::run(const job& j) {
                               opts_.max_call_s));
 
     sample(j, *runner, *dev, row);
+    record_backend_report(*runner, row);
     runner->check_guards();
     row.stats = summarize(row.samples_ms);
     const double median_s = row.stats->median / 1e3;
@@ -270,7 +299,8 @@ void add_peak_fractions(bench_row& row, const measured_peaks& peaks) {
     row.flop_fraction = *row.tflops / peaks.gemm_tflops[row.config.dtype].get<double>();
 }
 
-// A warning for each backend that has a timed row and was built without optimisation.
+// A warning for each backend that has a timed row and was built without optimisation,
+// and for each timed row with a note (a backend_report that was not a JSON object).
 std::vector<std::string> timing_warnings(const std::vector<const loaded_backend*>& backends,
                                          const std::vector<bench_row>& rows) {
   std::vector<std::string> out;
@@ -281,6 +311,9 @@ std::vector<std::string> timing_warnings(const std::vector<const loaded_backend*
     if (const std::string w = unoptimised_warning(b->name(), b->build); timed && !w.empty())
       out.push_back(w);
   }
+  for (const bench_row& r : rows)
+    if (r.status == bench_status::ok && !r.message.empty())
+      out.push_back(r.config.name() + ": " + r.message);
   return out;
 }
 
@@ -306,6 +339,7 @@ bench_row bench_worker::run(const loaded_backend& backend, const nlohmann::json&
     opts.max_call_s = o.at("max_call_s").get<double>();
     opts.seed = o.at("seed").get<uint64_t>();
     opts.modes = o.at("modes").get<std::vector<std::string>>();
+    opts.devices = o.at("devices").get<std::vector<int32_t>>();
     state_->session = std::make_unique<bench_session>(opts);
   }
   const auto op = parse_op(spec.at("op").get<std::string>());
@@ -315,8 +349,8 @@ bench_row bench_worker::run(const loaded_backend& backend, const nlohmann::json&
                           spec.at("H").get<int64_t>(), spec.at("K").get<int64_t>(),
                           spec.at("V").get<int64_t>()};
   return state_->session->run(make_job(&backend, *op, shape, spec.at("shape_index").get<size_t>(),
-                                       *d, spec.at("mode").get<std::string>(),
-                                       state_->opts.hot));
+                                       *d, spec.at("mode").get<std::string>(), state_->opts.hot,
+                                       state_->opts.devices.size()));
 }
 
 std::vector<bench_config> planned_configs(const bench_options& opts) {
@@ -336,8 +370,11 @@ bench_results run_bench(const bench_options& opts) {
   for (const auto* b : opts.backends) any_cuda = any_cuda || b->table->device_type == kDLCUDA;
   std::string no_gpu;
   const bool on_gpu = any_cuda && cuda_device_count(&no_gpu) > 0;
+  // The device described, whose peaks and GPU state are recorded: the first listed, where
+  // the tensors live and the time is taken.
+  const int first_device = opts.devices.empty() ? 0 : opts.devices.front();
   if (on_gpu) {
-    results.context.update(cuda_description(0));
+    results.context.update(cuda_description(first_device));
   } else {
     results.context["device"] = "cpu: " + results.context.value("host_cpu", std::string("?"));
     if (any_cuda) results.context["cuda_unavailable"] = no_gpu;
@@ -349,21 +386,22 @@ bench_results run_bench(const bench_options& opts) {
                                       {"time_cap_s", opts.stopping.time_cap_s},
                                       {"max_call_s", opts.max_call_s},
                                       {"hot", opts.hot},
-                                      {"seed", opts.seed}};
+                                      {"seed", opts.seed},
+                                      {"devices", opts.devices}};
 
   const std::vector<job> jobs = plan_jobs(opts);
   bench_session session(opts);
   auto peaks_for = [&](bool cuda) -> const measured_peaks& {
     const std::string key = peaks_key(cuda);
     if (!results.peaks.count(key))
-      results.peaks[key] = cuda ? measure_cuda_peaks(0) : measure_host_peaks();
+      results.peaks[key] = cuda ? measure_cuda_peaks(first_device) : measure_host_peaks();
     return results.peaks[key];
   };
   if (on_gpu) {
     // The peaks first: their copies and GEMMs also bring the GPU out of idle, so the
     // state recorded next shows the clocks the benchmarks start at.
     peaks_for(true);
-    results.context["gpu_state_start"] = read_gpu_state(0);
+    results.context["gpu_state_start"] = read_gpu_state(first_device);
   }
   for (size_t i = 0; i < jobs.size(); ++i) {
     const job& j = jobs[i];
@@ -381,6 +419,7 @@ bench_results run_bench(const bench_options& opts) {
     bench_row& row = results.rows.back();
     if (is_failure(row.status) && row.config.backend.empty()) {  // a lost worker's row
       row.config = j.config;
+      row.devices = opts.devices;
       row.bytes = j.cost.bytes;
       row.flops = j.cost.flops;
       row.ran_on = peaks_key(j.backend->table->device_type == kDLCUDA);
@@ -389,7 +428,7 @@ bench_results run_bench(const bench_options& opts) {
     add_peak_fractions(row, peaks);
     if (opts.row_done) opts.row_done(row);
   }
-  if (on_gpu) results.context["gpu_state_end"] = read_gpu_state(0);
+  if (on_gpu) results.context["gpu_state_end"] = read_gpu_state(first_device);
   const std::vector<std::string> warnings = timing_warnings(opts.backends, results.rows);
   if (!warnings.empty()) results.context["warnings"] = warnings;
   return results;

@@ -9,10 +9,14 @@
 //      with the fp64 reference on the same rounded inputs; a failure is recorded with
 //      its error and no time;
 //   3. warm-up calls, then samples: each sample flushes the caches (unless hot) and
-//      times one call (fwd) or forward + backward (fwdbwd) on the backend's stream;
+//      times one call (fwd) or forward + backward (fwdbwd) on the backend's stream
+//      (device_ids[0]'s: a multi-device backend joins it, docs/design.md §3);
 //      sampling stops when the coefficient of variation is under noise_target after at
 //      least min_reps samples, at max_reps, or once time_cap_s has passed with at least
 //      5 samples (the fewest `glabench compare` runs its U test on).
+// The backend's own prepare() (ABI 1.2) runs with the inputs' upload, before step 2,
+// untimed; its release() when the configuration is done; its last_call_report() after
+// the last sample, recorded as the row's backend_report.
 // Rows go to the caller as they finish (row_done: the CLI prints them, bench_printer.hpp);
 // the results file keeps Google Benchmark's JSON layout (bench_results.hpp).
 #pragma once
@@ -43,6 +47,11 @@ struct bench_options {
   stopping_rule stopping;  // noise target, min and max reps, time cap
   double max_call_s = 1.0;
   uint64_t seed = 20261122;
+  // The devices each backend is given (--devices; glabench_problem.device_ids), checked
+  // by the caller: non-empty, no repeats. Timing is on the first one's stream; with more
+  // than one, every listed device's L2 is flushed before a sample. A host backend runs
+  // on the host when one device is listed; with more, its configurations are skipped.
+  std::vector<int32_t> devices{0};
   // Called before each configuration runs and after each sample (terminal progress).
   std::function<void(size_t index, size_t count, const std::string& what)> progress;
   // Called with each configuration's row once it is complete, in run order.

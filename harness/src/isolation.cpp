@@ -74,13 +74,15 @@ loaded_backend backend_from_description(const std::string& path, const nlohmann:
 
 // The result of a case whose worker died or was killed.
 verify_case_result lost_case(const loaded_backend& b, const fixture& f, dtype storage,
-                             const worker_reply& reply, double seconds) {
+                             const verify_options& opts, const worker_reply& reply,
+                             double seconds) {
   verify_case_result r;
   r.backend = b.name();
   r.fixture = f.name();
   r.fixture_path = f.path;
   r.op = f.prob.op;
   r.storage = storage;
+  r.devices = opts.devices;
   r.status = reply.outcome == worker_reply::timeout ? case_status::timeout : case_status::crashed;
   r.message = "the worker running this case " + reply.what;
   if (reply.outcome == worker_reply::timeout) r.message = reply.what;
@@ -126,13 +128,14 @@ verify_case_result backend_isolation::verify(const loaded_backend& backend, cons
                         {"path", backend.path},
                         {"fixture", f.path},
                         {"dtype", dtype_name(storage)},
-                        {"gradcheck", opts.gradcheck}};
+                        {"gradcheck", opts.gradcheck},
+                        {"devices", opts.devices}};
   if (opts.tolerance) req["tolerance"] = *opts.tolerance;
   const auto start = std::chrono::steady_clock::now();
   const worker_reply reply = worker_for(backend.path).request(req, opts_.call_timeout_s);
   if (reply.outcome != worker_reply::ok)
     return lost_case(
-        backend, f, storage, reply,
+        backend, f, storage, opts, reply,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   if (!reply.message.value("ok", false)) worker_failed(reply.message);
   return verify_case_from_json(reply.message.at("result"));
@@ -183,6 +186,7 @@ int run_worker() {
         if (!d) throw std::runtime_error("unknown dtype");
         verify_options opts;
         opts.gradcheck = req->at("gradcheck").get<bool>();
+        opts.devices = req->at("devices").get<std::vector<int32_t>>();
         if (req->contains("tolerance")) opts.tolerance = req->at("tolerance").get<double>();
         // The parent has read and checked this fixture, its size limit included.
         fixture_read_options no_limit;

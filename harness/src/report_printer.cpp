@@ -27,6 +27,31 @@ std::string worst_rel_l2(const bench_row& r) {
   return fmt::format("{:.2e}", worst);
 }
 
+// The shape cell: the shape, and "×2 GPU" for a backend given more than one device.
+std::string shape_cell(const bench_config& k) {
+  return k.num_devices > 1 ? fmt::format("{} ×{} GPU", k.shape(), k.num_devices) : k.shape();
+}
+
+// A timed row's note: the noise target missed, the row's own note, and what the backend
+// reported about its last timed call (backend_report), cut to about a line.
+std::string timed_note(const bench_row& r) {
+  std::string note = r.noise_target_met ? "" : "noise target not met (time or rep cap)";
+  auto add = [&](const std::string& part) { note += (note.empty() ? "" : "; ") + part; };
+  if (!r.message.empty()) add(r.message);
+  if (r.backend_report.is_object()) {
+    constexpr size_t kMax = 120;
+    std::string text =
+        r.backend_report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (text.size() > kMax) {
+      size_t cut = kMax;
+      while (cut > 0 && (text[cut] & 0xC0) == 0x80) --cut;  // not inside a UTF-8 sequence
+      text = text.substr(0, cut) + "…";
+    }
+    add("backend report: " + text);
+  }
+  return note;
+}
+
 // How each backend was built (context.backend_builds, backend_build.hpp) and the run's
 // warnings (a timed backend built without optimisation), where the file has them.
 void write_backend_builds(std::ostream& out, const nlohmann::json& c) {
@@ -105,15 +130,14 @@ void write_run(std::ostream& out, const named_results& run) {
           "| {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g}–{:.4g} | {:.2f}% | {} | {:.1f} | {} | "
           "{:.3g} | {} | {} | {} |\n",
           markdown_cell(k.backend), markdown_cell(k.op), markdown_cell(k.dtype),
-          markdown_cell(k.mode), k.shape(), bench_status_name(r.status), s.median, s.p20,
-          s.p80, 100 * s.cv, s.n, r.gbps.value_or(0), pct(r.bandwidth_fraction),
-          r.tflops.value_or(0), pct(r.flop_fraction), worst_rel_l2(r),
-          r.noise_target_met ? "" : "noise target not met (time or rep cap)");
+          markdown_cell(k.mode), shape_cell(k), bench_status_name(r.status), s.median, s.p20, s.p80,
+          100 * s.cv, s.n, r.gbps.value_or(0), pct(r.bandwidth_fraction), r.tflops.value_or(0),
+          pct(r.flop_fraction), worst_rel_l2(r), markdown_cell(timed_note(r)));
     } else {
       out << fmt::format(
           "| {} | {} | {} | {} | {} | **{}** | – | – | – | – | – | – | – | – | {} | {} |\n",
           markdown_cell(k.backend), markdown_cell(k.op), markdown_cell(k.dtype),
-          markdown_cell(k.mode), k.shape(), bench_status_name(r.status), worst_rel_l2(r),
+          markdown_cell(k.mode), shape_cell(k), bench_status_name(r.status), worst_rel_l2(r),
           markdown_cell(r.message));
     }
   }
@@ -156,7 +180,7 @@ void write_speedups(std::ostream& out, const std::vector<named_results>& runs,
           if (r.config.backend == baseline || !r.stats || !(same == b.config)) continue;
           lines.push_back({r.config.backend,
                            fmt::format("{} {} {} {}", r.config.op, r.config.dtype, r.config.mode,
-                                       r.config.shape()),
+                                       shape_cell(r.config)),
                            b.stats->median, r.stats->median});
         }
       }

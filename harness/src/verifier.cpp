@@ -64,6 +64,7 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
   r.fixture_path = f.path;
   r.op = f.prob.op;
   r.storage = storage;
+  r.devices = opts.devices;
   auto finish = [&]() -> verify_case_result {
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
@@ -83,7 +84,9 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
   const double tol = opts.tolerance.value_or(default_tolerance(storage));
   const bool has_h0 = f.inputs.h0.has_value();
   try {
-    backend_runner runner(backend, f.prob, storage, has_h0, with_backward);
+    // The backend's prepare() (ABI 1.2) runs with each upload: before forward, and again
+    // with the backward's arguments before backward and each finite-difference call.
+    backend_runner runner(backend, f.prob, storage, has_h0, with_backward, opts.devices);
     const op_inputs seen = rounded_inputs(f.inputs, storage);
     // Expected values on exactly the inputs the backend saw.
     op_outputs want = f.expected;

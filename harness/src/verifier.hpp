@@ -31,6 +31,10 @@ std::string_view case_status_name(case_status s);
 struct verify_options {
   std::optional<double> tolerance;  // overrides the per-dtype default
   bool gradcheck = true;
+  // The devices the backend is given (--devices; glabench_problem.device_ids): non-empty,
+  // no repeats. A host backend runs when one is listed; with more its cases are
+  // unsupported (skipped).
+  std::vector<int32_t> devices{0};
 };
 
 struct verify_case_result {
@@ -44,6 +48,7 @@ struct verify_case_result {
   std::vector<tensor_check> checks;
   std::optional<reference::gradcheck_report> gradcheck;
   double seconds = 0;
+  std::vector<int32_t> devices{0};  // what the backend was given (verify_options::devices)
 };
 
 verify_case_result verify_case(const loaded_backend& backend, const fixture& f, dtype storage,

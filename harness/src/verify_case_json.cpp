@@ -26,10 +26,15 @@ case_status parse_case_status(const std::string& name) {
 }  // namespace
 
 nlohmann::json to_json(const verify_case_result& r) {
-  nlohmann::json row = {{"backend", r.backend},           {"fixture", r.fixture},
-                        {"fixture_path", r.fixture_path}, {"op", op_name(r.op)},
-                        {"dtype", dtype_name(r.storage)}, {"status", case_status_name(r.status)},
-                        {"message", r.message},           {"seconds", r.seconds}};
+  nlohmann::json row = {{"backend", r.backend},
+                        {"fixture", r.fixture},
+                        {"fixture_path", r.fixture_path},
+                        {"op", op_name(r.op)},
+                        {"dtype", dtype_name(r.storage)},
+                        {"status", case_status_name(r.status)},
+                        {"message", r.message},
+                        {"seconds", r.seconds},
+                        {"devices", r.devices}};
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& c : r.checks) {
     nlohmann::json t = {{"name", c.tensor},          {"rel_l2", num(c.rel_l2)},
@@ -74,6 +79,7 @@ verify_case_result verify_case_from_json(const nlohmann::json& j) {
     r.status = parse_case_status(j.at("status").get<std::string>());
     r.message = j.at("message").get<std::string>();
     r.seconds = j.at("seconds").get<double>();
+    if (j.contains("devices")) r.devices = j.at("devices").get<std::vector<int32_t>>();
     for (const auto& t : j.at("tensors")) {
       tensor_check c;
       c.tensor = t.at("name").get<std::string>();

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench_printer.hpp"
 #include "comparison_printer.hpp"
 #include "json_reader.hpp"
 #include "op_cost.hpp"
@@ -238,6 +239,81 @@ BOOST_AUTO_TEST_CASE(results_json_round_trips) {
   BOOST_TEST(to_json(back) == to_json(r));
 }
 
+// A row's devices (--devices) and the backend's report on its last timed call (ABI 1.2)
+// round-trip; the device count is part of the configuration, so a 2-GPU row is never
+// compared with a 1-GPU row; report and compare show them.
+BOOST_AUTO_TEST_CASE(devices_and_backend_report_round_trip_and_key_the_configuration) {
+  bench_row two = timed_row("ring", 2048, samples(0.6));
+  two.config.num_devices = 2;
+  two.devices = {2, 3};
+  two.backend_report = {{"rank_ms", {0.5, 0.6}}, {"comm_hidden_fraction", 0.93}};
+  const bench_row one = timed_row("ring", 2048, samples(1.0));
+  BOOST_TEST(two.config.name() == "ring/gla/bf16/fwd/B4_T2048_H16_K128_V128/x2");
+  BOOST_TEST(one.config.name() == "ring/gla/bf16/fwd/B4_T2048_H16_K128_V128");
+  const bench_results both = results_with({one, two});  // one file holds both: not repeats
+  const nlohmann::json j = to_json(both);
+  BOOST_TEST(j["benchmarks"][1]["devices"] == nlohmann::json({2, 3}));
+  BOOST_TEST(j["benchmarks"][1]["backend_report"]["comm_hidden_fraction"] == 0.93);
+  BOOST_TEST(!j["benchmarks"][0].contains("backend_report"));
+  for (const bench_results& back :
+       {bench_results_from_json(j, "mem"), bench_results_from_text(j.dump(), "mem")}) {
+    BOOST_REQUIRE_EQUAL(back.rows.size(), 2u);
+    BOOST_TEST((back.rows[0].devices == std::vector<int32_t>{0}));
+    BOOST_TEST(back.rows[0].backend_report.is_null());
+    BOOST_TEST(back.rows[1].config == two.config);
+    BOOST_TEST((back.rows[1].devices == std::vector<int32_t>{2, 3}));
+    BOOST_TEST(back.rows[1].backend_report == two.backend_report);
+    BOOST_TEST(to_json(back) == j);
+  }
+  // A file from before devices were recorded: one device, 0.
+  nlohmann::json old = to_json(results_with({one}));
+  old["benchmarks"][0].erase("devices");
+  const bench_results read_old = bench_results_from_json(old, "old.json");
+  BOOST_TEST((read_old.rows[0].devices == std::vector<int32_t>{0}));
+  BOOST_TEST(read_old.rows[0].config == one.config);
+
+  // 1 GPU against 2 GPUs: not the same configuration (GONE and NEW), whichever devices.
+  const comparison c = compare_results(results_with({one}), results_with({two}), {});
+  BOOST_REQUIRE_EQUAL(c.rows.size(), 2u);
+  BOOST_TEST(c.rows[0].status == verdict::gone);
+  BOOST_TEST(c.rows[1].status == verdict::added);
+  bench_row two_elsewhere = two;
+  two_elsewhere.devices = {0, 1};
+  BOOST_TEST(only_verdict(results_with({two}), results_with({two_elsewhere})) == verdict::same);
+
+  std::ostringstream md;
+  report_printer::print_markdown(md, {{"run.json", both}}, "ring", {}, {});
+  BOOST_TEST(md.str().find("| B4 T2048 H16 K128 V128 ×2 GPU | ok |") != std::string::npos,
+             md.str());
+  BOOST_TEST(
+      md.str().find(R"(backend report: {"comm_hidden_fraction":0.93,"rank_ms":[0.5,0.6]})") !=
+          std::string::npos,
+      md.str());
+}
+
+// bench's console shows the device count of a row given more than one device.
+BOOST_AUTO_TEST_CASE(the_bench_table_shows_several_devices) {
+  bench_row one = timed_row("ring", 2048, samples(1.0));
+  bench_row two = one;
+  two.config.num_devices = 2;
+  two.devices = {0, 1};
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  BOOST_REQUIRE(out);
+  {
+    bench_printer table(out, {one.config, two.config}, console_style::with_colour(false));
+    table.row(one);
+    table.row(two);
+    table.finish();
+  }
+  std::fclose(out);
+  const std::string printed(text, size);
+  std::free(text);
+  BOOST_TEST(printed.find("fwd     B4 T2048 H16 K128 V128         ") != std::string::npos, printed);
+  BOOST_TEST(printed.find("fwd     B4 T2048 H16 K128 V128 ×2 GPU  ") != std::string::npos, printed);
+}
+
 BOOST_AUTO_TEST_CASE(a_nan_output_survives_the_round_trip) {
   bench_row r = failed_row("k", 2048);
   r.checks = {{"o", NAN, 1e-2, false}};
@@ -279,6 +355,20 @@ BOOST_AUTO_TEST_CASE(malformed_results_name_the_field_and_rule) {
   bad = good;
   bad["benchmarks"][0]["status"] = "failed";
   expect_error(bad, "benchmarks[0].samples_ms: must be empty unless status is ok");
+  bad = good;
+  bad["benchmarks"][0]["devices"] = nlohmann::json::array();
+  expect_error(bad, "benchmarks[0].devices: must not be empty");
+  bad["benchmarks"][0]["devices"] = {0, 1, 0};
+  expect_error(bad, "benchmarks[0].devices: must not name a device twice");
+  bad["benchmarks"][0]["devices"] = {-1};
+  expect_error(bad, "benchmarks[0].devices: must hold device numbers");
+  bad["benchmarks"][0]["devices"] = {1.0};
+  expect_error(bad, "benchmarks[0].devices: must hold device numbers");
+  bad["benchmarks"][0]["devices"] = 0;
+  expect_error(bad, "benchmarks[0].devices: must be an array");
+  bad = good;
+  bad["benchmarks"][0]["backend_report"] = {1, 2};
+  expect_error(bad, "benchmarks[0].backend_report: must be an object or null");
 }
 
 BOOST_AUTO_TEST_CASE(a_row_timed_in_the_base_and_missing_now_fails_the_gate) {
@@ -615,6 +705,19 @@ BOOST_AUTO_TEST_CASE(a_file_is_read_as_its_parsed_json_is) {
   variant([](json& j) { j["benchmarks"][0]["hot"] = nullptr; });
   variant([](json& j) { j["benchmarks"][0]["gbps"] = "fast"; });
   variant([](json& j) { j["benchmarks"][0]["wall_s"] = nullptr; });
+  variant([](json& j) { j["benchmarks"][0]["devices"] = {3, 1}; });
+  variant([](json& j) { j["benchmarks"][0]["devices"] = {1, json::array({2})}; });
+  variant([](json& j) { j["benchmarks"][0]["devices"] = {{"a", 1}}; });
+  variant([](json& j) { j["benchmarks"][0]["devices"] = json::array(); });
+  variant([](json& j) { j["benchmarks"][0]["devices"] = {4294967296ULL}; });
+  variant([](json& j) { j["benchmarks"][0]["devices"] = nullptr; });
+  variant([](json& j) {
+    j["benchmarks"][0]["backend_report"] = {{"rank_ms", {1, 2.5}}, {"x", {{"y", {nullptr, true}}}}};
+  });
+  variant([](json& j) { j["benchmarks"][0]["backend_report"] = nullptr; });
+  variant([](json& j) { j["benchmarks"][0]["backend_report"] = "text"; });
+  variant([](json& j) { j["benchmarks"][0]["backend_report"] = json::array({1}); });
+  variant([](json& j) { j["benchmarks"][0]["backend_report"] = json::object(); });
   variant([](json& j) { j["benchmarks"][2] = 5; });
   variant([](json& j) { j["benchmarks"][2] = json::array({1, {{"a", 2}}}); });
   variant([](json& j) { j["benchmarks"][2] = j["benchmarks"][0]; });
@@ -636,6 +739,14 @@ BOOST_AUTO_TEST_CASE(a_file_is_read_as_its_parsed_json_is) {
   std::string twice = good.dump();
   twice.insert(1, "\"benchmarks\": [7], ");
   texts.push_back(twice);
+  // Within a row too: a row's devices and report given twice.
+  for (const char* first : {R"("devices":[9,9],)", R"("backend_report":{"a":[1]},"devices":{},)"}) {
+    std::string row_twice = good.dump();
+    const size_t at = row_twice.find(R"("benchmarks":[{)");
+    BOOST_REQUIRE(at != std::string::npos);
+    row_twice.insert(at + 15, first);
+    texts.push_back(row_twice);
+  }
   for (const auto& text : texts) {
     BOOST_TEST_INFO(text.substr(0, 300));
     const std::string from_file = outcome_of_file(text);

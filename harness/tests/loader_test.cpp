@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(loads_the_naive_backend) {
   BOOST_TEST(b.build.build_type == BUILD_TYPE);
   BOOST_TEST(b.build.compiler == CXX_COMPILER);
   BOOST_TEST(b.build.cuda_architectures == "");
-  BOOST_TEST(b.build.abi == "1.1");
+  BOOST_TEST(b.build.abi == "1.2");
 }
 
 BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
@@ -211,7 +211,21 @@ BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
   BOOST_TEST(c.build.build_type == "");
   const loaded_backend c_none = load_backend(plugin("c_undescribed"));
   BOOST_TEST(!c_none.build.described);
-  BOOST_TEST(c_none.build.abi == "1.1");
+  BOOST_TEST(c_none.build.abi == "1.2");
+  // A C table ending with GLABENCH_BUILD_INFO_INIT, or before it, leaves ABI 1.2's
+  // optional members zero: nothing to call.
+  for (const loaded_backend* t : {&c, &c_none}) {
+    BOOST_TEST(t->table->struct_size == sizeof(glabench_backend));
+    BOOST_TEST(!t->table->prepare);
+    BOOST_TEST(!t->table->release);
+    BOOST_TEST(!t->table->last_call_report);
+  }
+  // A plugin built against ABI 1.1 ends at build: it loads, described.
+  const loaded_backend v11 = load_backend(plugin("abi_1_1"));
+  BOOST_TEST(v11.build.described);
+  BOOST_TEST(v11.build.abi == "1.1");
+  BOOST_TEST(v11.table->struct_size == offsetof(glabench_backend, prepare));
+  BOOST_TEST(!GLABENCH_HAS_MEMBER(v11.table, glabench_backend, prepare));
 
   // Carried from a worker to the parent as JSON, unchanged.
   for (const loaded_backend* b : {&slow, &old, &c}) {
@@ -231,6 +245,7 @@ BOOST_AUTO_TEST_CASE(refuses_broken_plugins) {
                   "ABI major version 99, but this glabench speaks ABI major 1");
   require_refused(plugin("short_table"), "shorter than");
   require_refused(plugin("short_1_1"), "bytes ABI 1.1 promises");
+  require_refused(plugin("short_1_2"), "bytes ABI 1.2 promises");
   require_refused(plugin("null_forward"), "leaves a required function");
 }
 
@@ -265,7 +280,7 @@ BOOST_AUTO_TEST_CASE(searches_the_backend_path_and_reports_broken_files) {
   unsetenv("GLABENCH_BACKEND_PATH");
   BOOST_TEST(reg.find("test_silent") != nullptr);
   BOOST_TEST(reg.find("naive_recurrent") != nullptr);  // the duplicate variant, alone here
-  BOOST_TEST(reg.broken.size() == 6u);
+  BOOST_TEST(reg.broken.size() == 7u);
   BOOST_CHECK_THROW(discover_backends("", {plugin("abi_major")}), backend_load_error);
 }
 

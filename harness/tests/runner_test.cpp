@@ -1,8 +1,11 @@
 // The runner and verifier end to end through real plugins.
+#include <dlfcn.h>
+
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 
 #include "backend_runner.hpp"
+#include "bench_runner.hpp"
 #include "fixture.hpp"
 #include "fixture_catalog.hpp"
 #include "verifier.hpp"
@@ -23,6 +26,27 @@ fixture recipe_fixture(const std::string& name) {
 
 loaded_backend test_plugin(const std::string& variant) {
   return load_backend(std::string(TEST_PLUGIN_DIR "/glabench_backend_test_") + variant + ".so");
+}
+
+// How many times a prepare_plugin.cpp module's prepare() and release() have run.
+std::pair<long, long> prepare_counts(const loaded_backend& b) {
+  using counts_fn = void (*)(long*, long*);
+  const auto counts = reinterpret_cast<counts_fn>(dlsym(b.library.get(), "prepare_plugin_counts"));
+  BOOST_REQUIRE(counts);
+  long prepares = 0, releases = 0;
+  counts(&prepares, &releases);
+  return {prepares, releases};
+}
+
+// A small bench of `b` on one gla fp64 shape, fwd and fwdbwd, in this process.
+bench_results small_bench(const loaded_backend& b, std::vector<int32_t> devices = {0}) {
+  bench_options o;
+  o.backends = {&b};
+  o.shapes = {{1, 32, 2, 8, 8}};
+  o.warmup = 1;
+  o.stopping = {0.005, 3, 5, 0.05};
+  o.devices = std::move(devices);
+  return run_bench(o);
 }
 
 }  // namespace
@@ -116,6 +140,138 @@ BOOST_AUTO_TEST_CASE(head_downloads_match_the_whole_tensors) {
         BOOST_REQUIRE(grads.dh0.data[n] == all_grads.dh0.data[(b * H + h) * K * V + n]);
       }
     }
+}
+
+// ABI 1.2: the backend's prepare() runs after every upload and before the calls that use
+// those tensors (the test_prepared plugin fails any call on tensors it was not prepared
+// with), with the backward's arguments before a backward; release() when the runner goes.
+BOOST_AUTO_TEST_CASE(prepare_runs_before_the_calls_and_release_after_them) {
+  const loaded_backend prepared = test_plugin("prepared");
+  const fixture f = recipe_fixture("gla_basic");  // fp64 gradients: with the gradient check
+  const auto [prepares_before, releases_before] = prepare_counts(prepared);
+  const verify_case_result r = verify_case(prepared, f, dtype::fp64, {});
+  BOOST_TEST(case_status_name(r.status) == "passed", r.message);
+  BOOST_REQUIRE(r.gradcheck.has_value());
+  BOOST_TEST(r.gradcheck->passed);
+  BOOST_TEST((r.devices == std::vector<int32_t>{0}));
+  const auto [prepares, releases] = prepare_counts(prepared);
+  BOOST_TEST(prepares - prepares_before > 2);   // forward, backward, each gradcheck call
+  BOOST_TEST(releases - releases_before == 1);  // one runner, one problem
+
+  {
+    backend_runner runner(prepared, f.prob, dtype::fp64, true, true);
+    BOOST_TEST(!runner.last_call_report().has_value());  // no call yet: nothing to say
+    runner.backward(f.inputs);
+    const std::optional<std::string> report = runner.last_call_report();
+    BOOST_REQUIRE(report.has_value());
+    const nlohmann::json j = nlohmann::json::parse(*report);
+    BOOST_TEST(j.at("last_call") == "backward");
+    BOOST_TEST(j.at("prepared_mode") == "backward");
+  }
+  BOOST_TEST(prepare_counts(prepared).second - releases == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_prepare_fails_the_case_with_its_message) {
+  const loaded_backend bad = test_plugin("prepare_fails");
+  const verify_case_result r = verify_case(bad, recipe_fixture("gla_basic"), dtype::fp64, {});
+  BOOST_TEST(case_status_name(r.status) == "failed");
+  BOOST_TEST(r.message.find("prepare failed (runtime error)") != std::string::npos, r.message);
+  BOOST_TEST(
+      r.message.find("deliberate prepare failure: the shards do not fit") != std::string::npos,
+      r.message);
+  const bench_results b = small_bench(bad);
+  BOOST_REQUIRE_EQUAL(b.rows.size(), 2u);
+  for (const bench_row& row : b.rows) {
+    BOOST_TEST(bench_status_name(row.status) == "failed");
+    BOOST_TEST(row.message.find("deliberate prepare failure") != std::string::npos, row.message);
+  }
+}
+
+// A plugin built against ABI 1.1 ends its table at build; what its memory holds after it
+// (here: tripwires that fail, abort or report) is never read.
+BOOST_AUTO_TEST_CASE(a_1_1_table_runs_without_the_1_2_members) {
+  const loaded_backend old = test_plugin("abi_1_1");
+  const fixture f = recipe_fixture("gla_basic");
+  const verify_case_result r = verify_case(old, f, dtype::fp64, {});
+  BOOST_TEST(case_status_name(r.status) == "passed", r.message);
+  {
+    backend_runner runner(old, f.prob, dtype::fp64, true, false);
+    runner.forward(f.inputs);
+    BOOST_TEST(!runner.last_call_report().has_value());
+  }  // release() not called: it would abort
+  const bench_results b = small_bench(old);
+  for (const bench_row& row : b.rows) {
+    BOOST_TEST(bench_status_name(row.status) == "ok", row.message);
+    BOOST_TEST(row.backend_report.is_null());
+  }
+}
+
+// bench records the backend's report on its last timed call, and a report that is not a
+// JSON object as a warning, never a failure.
+BOOST_AUTO_TEST_CASE(bench_records_the_backend_report) {
+  const loaded_backend prepared = test_plugin("prepared");
+  const bench_results b = small_bench(prepared);
+  BOOST_REQUIRE_EQUAL(b.rows.size(), 2u);
+  for (const bench_row& row : b.rows) {
+    BOOST_TEST(bench_status_name(row.status) == "ok", row.message);
+    BOOST_TEST((row.devices == std::vector<int32_t>{0}));
+    BOOST_REQUIRE(row.backend_report.is_object());
+    BOOST_TEST(row.backend_report.at("last_call") ==
+               (row.config.mode == "fwd" ? "forward" : "backward"));
+    BOOST_TEST(row.backend_report.at("comm_hidden_fraction") == 0.93);
+    // Every timed call since the one prepare: the quick verify's, the warm-up's, the samples'.
+    BOOST_TEST(row.backend_report.at("calls_since_prepare").get<size_t>() >=
+               (row.config.mode == "fwd" ? 1 : 2) * (2 + row.samples_ms.size()));
+  }
+  BOOST_TEST(!b.context.contains("warnings"));
+
+  const loaded_backend bad = test_plugin("bad_report");
+  const bench_results w = small_bench(bad);
+  for (const bench_row& row : w.rows) {
+    BOOST_TEST(bench_status_name(row.status) == "ok", row.message);
+    BOOST_TEST(row.backend_report.is_null());
+    BOOST_TEST(row.message.starts_with("backend_report ignored: last_call_report wrote text that "
+                                       "is not JSON: 'rank_ms: [0.5, 0.6'"),
+               row.message);
+  }
+  BOOST_REQUIRE(w.context.contains("warnings"));
+  BOOST_TEST(w.context["warnings"].size() == 2u);
+  BOOST_TEST(w.context["warnings"][0].get<std::string>().find("backend_report ignored") !=
+             std::string::npos);
+}
+
+// A host backend runs on the host with one device listed, whichever; with more its cases
+// are skipped (unsupported), never failed, and the rows say how many were asked for.
+BOOST_AUTO_TEST_CASE(a_host_backend_given_several_devices_is_skipped) {
+  const loaded_backend prepared = test_plugin("prepared");
+  const fixture f = recipe_fixture("gla_basic");
+  try {
+    backend_runner runner(prepared, f.prob, dtype::fp64, true, false, {0, 1});
+    BOOST_ERROR("a host backend accepted two devices");
+  } catch (const backend_call_error& e) {
+    BOOST_TEST(e.refused_beforehand());
+    BOOST_TEST(std::string(e.what()).find("a host backend runs on one device") !=
+               std::string::npos);
+  }
+  {
+    // One device, not 0: the host backend is given device 0 (test_prepared checks it).
+    backend_runner runner(prepared, f.prob, dtype::fp64, true, false, {1});
+    BOOST_TEST((runner.device_ids() == std::vector<int32_t>{0}));
+    runner.forward(f.inputs);
+  }
+  verify_options two;
+  two.devices = {0, 1};
+  const verify_case_result r = verify_case(prepared, f, dtype::fp64, two);
+  BOOST_TEST(case_status_name(r.status) == "unsupported");
+  BOOST_TEST((r.devices == std::vector<int32_t>{0, 1}));
+  const bench_results b = small_bench(prepared, {0, 1});
+  BOOST_REQUIRE_EQUAL(b.rows.size(), 2u);
+  for (const bench_row& row : b.rows) {
+    BOOST_TEST(bench_status_name(row.status) == "skipped");
+    BOOST_TEST(row.config.num_devices == 2);
+    BOOST_TEST((row.devices == std::vector<int32_t>{0, 1}));
+    BOOST_TEST(row.config.name().ends_with("/B1_T32_H2_K8_V8/x2"), row.config.name());
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

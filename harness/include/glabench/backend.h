@@ -266,8 +266,9 @@ typedef struct glabench_backend {
   void (*release)(void) = nullptr;
   /* After a forward or backward call: a JSON object describing that call (e.g.
    * {"rank_ms":[...],"comm_hidden_fraction":0.93}), written NUL-terminated into `json`
-   * (glabench's buffer holds 16 KiB; a truncated text is not JSON); the harness records it in the results next to the timing (backend_report). Called
-   * outside the timed interval. GLABENCH_ERROR_UNSUPPORTED = nothing to say. */
+   * (glabench's buffer holds 16 KiB; a truncated text is not JSON); the harness records
+   * it in the results next to the timing (backend_report). Called outside the timed
+   * interval. GLABENCH_ERROR_UNSUPPORTED = nothing to say. */
   glabench_status (*last_call_report)(glabench_message* json) = nullptr;
 #else
   glabench_status (*prepare)(const glabench_problem* problem, glabench_mode mode,

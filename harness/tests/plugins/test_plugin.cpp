@@ -5,6 +5,8 @@
 //   abi_major      declares ABI major 99
 //   short_table    struct_size shorter than ABI 1.0 promises
 //   short_1_1      declares ABI 1.1 but ends where 1.0 did (no build member)
+//   short_1_2      declares ABI 1.2 but ends where 1.1 did (no prepare, release,
+//                  last_call_report)
 //   null_forward   leaves forward NULL
 //   duplicate      a valid table named "naive_recurrent"
 //   silent         valid; forward returns OK and writes nothing
@@ -52,7 +54,14 @@ glabench_backend make_table() {
                         nullptr};
   if (VARIANT_IS(abi_major)) t.abi_major = 99;
   if (VARIANT_IS(short_table)) t.struct_size = offsetof(glabench_backend, capabilities);
-  if (VARIANT_IS(short_1_1)) t.struct_size = offsetof(glabench_backend, build);
+  if (VARIANT_IS(short_1_1)) {
+    t.abi_minor = 1;
+    t.struct_size = offsetof(glabench_backend, build);
+  }
+  if (VARIANT_IS(short_1_2)) {
+    t.abi_minor = 2;
+    t.struct_size = offsetof(glabench_backend, prepare);
+  }
   if (VARIANT_IS(null_forward)) t.forward = nullptr;
   if (VARIANT_IS(duplicate)) t.name = "naive_recurrent";
   return t;
