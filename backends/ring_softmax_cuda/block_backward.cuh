@@ -222,4 +222,13 @@ __global__ void fold_partial_kernel(int B, int64_t T_len, int H, int X, int64_t 
   }
 }
 
+// cuDNN below 9.26 takes sdpa_backward's statistics only as a packed [B,H,S] tensor, so
+// a chunk's rows of the final lse [B,H,T] are copied out before its blocks' backward.
+__global__ void pack_lse_rows_kernel(int B, int H, int64_t T_len, int64_t begin, int64_t len,
+                                     const float* __restrict__ lse, float* __restrict__ packed) {
+  const int64_t n = int64_t(B) * H * len;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    packed[i] = lse[(i / len) * T_len + begin + i % len];
+}
+
 }  // namespace glabench::ring

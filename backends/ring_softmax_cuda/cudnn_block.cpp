@@ -74,12 +74,13 @@ std::shared_ptr<fe::graph::Tensor_attributes> tensor(fe::graph::Graph& g, int64_
   return g.tensor(fe::graph::Tensor_attributes().set_uid(id).set_name(name).set_dim(dims(s, rows, X)).set_stride(
       token_strides(s, X)));
 }
+// The backward's statistics: packed [B,H,q_len] (cuDNN below 9.26 takes no other).
 std::shared_ptr<fe::graph::Tensor_attributes> stats_tensor(fe::graph::Graph& g, const pair_shape& s) {
   return g.tensor(fe::graph::Tensor_attributes()
                       .set_uid(STATS)
                       .set_name("Stats")
                       .set_dim({s.B, s.H, s.q_len, 1})
-                      .set_stride({int64_t(s.H) * s.T, s.T, 1, 1})
+                      .set_stride({int64_t(s.H) * s.q_len, s.q_len, 1, 1})
                       .set_data_type(fe::DataType_t::FLOAT));
 }
 

@@ -33,7 +33,8 @@ std::string plan_forward(const pair_shape& s, int64_t* workspace_bytes);
 std::string plan_backward(const pair_shape& s, int64_t* workspace_bytes);
 
 // Pointers point at the block's first row (token q_begin / kv_begin) of [B,T,H,X]
-// tensors, stats at lse[b=0, h=0, t=q_begin] of a float [B,H,T]. Errors named.
+// tensors. The forward writes stats at lse[b=0, h=0, t=q_begin] of a float [B,H,T];
+// the backward reads them packed, [B,H,q_len]. Errors named.
 std::string run_forward(const pair_shape& s, const void* q, const void* k, const void* v, void* o,
                         float* stats, void* workspace, cudaStream_t stream);
 std::string run_backward(const pair_shape& s, const void* q, const void* k, const void* v, const void* o,

@@ -182,6 +182,7 @@ struct backward_space {
   acc_t<T>* row_dots;
   acc_t<T>*acc_dq, *acc_dk, *acc_dv;
   T *block_dq, *block_dk, *block_dv;  // cuDNN: a block's gradients
+  float* packed_lse;                  // cuDNN: the query chunk's rows of lse, packed
   void* cudnn_workspace;
 };
 
@@ -202,6 +203,7 @@ backward_space<T> carve_backward(const problem& p, char* base, size_t cudnn_byte
       s.block_dq = c.take<T>(tokens * p.D);
       s.block_dk = c.take<T>(tokens * p.D);
       s.block_dv = c.take<T>(tokens * p.V);
+      s.packed_lse = c.take<float>(stats);
     }
     s.cudnn_workspace = c.take<char>(cudnn_bytes);
   }
@@ -282,9 +284,17 @@ status backward_typed(const problem& p, const backward_io& io) {
       T* to_dq = alone ? dq : ws.block_dq;
       T* to_dk = alone ? dk : ws.block_dk;
       T* to_dv = alone ? dv : ws.block_dv;
+      const float* stats = lse;
+      if (!alone) {
+        const int64_t n = int64_t(p.B) * p.H * bp.q.size();
+        pack_lse_rows_kernel<<<unsigned(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096), 256, 0, io.stream>>>(
+            p.B, p.H, p.T, bp.q.begin, bp.q.size(), lse, ws.packed_lse);
+        if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "pack_lse_rows_kernel launch");
+        stats = ws.packed_lse;
+      }
       if (std::string why = cudnn_block::run_backward(
               cudnn_shape(p, bp), q + q_row * p.D, k + kv_row * p.D, v + kv_row * p.V, o + q_row * p.V,
-              d_o + q_row * p.V, lse + bp.q.begin, to_dq + q_row * p.D, to_dk + kv_row * p.D,
+              d_o + q_row * p.V, stats, to_dq + q_row * p.D, to_dk + kv_row * p.D,
               to_dv + kv_row * p.V, ws.cudnn_workspace, io.stream);
           !why.empty())
         return why;
