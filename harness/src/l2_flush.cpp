@@ -104,11 +104,14 @@ l2_flush::~l2_flush() {
 void l2_flush::flush() {
   const auto timed = static_cast<cudaStream_t>(stream_);
   ++fill_;
-  check_cuda(cudaMemsetAsync(buffer_, fill_, bytes_, timed), "L2 flush memset");
-  if (others_.empty()) return;
+  if (others_.empty()) {
+    check_cuda(cudaMemsetAsync(buffer_, fill_, bytes_, timed), "L2 flush memset");
+    return;
+  }
   const auto enqueued = static_cast<cudaEvent_t>(enqueued_);
   device_scope scope;
   scope.use(first_device_);
+  check_cuda(cudaMemsetAsync(buffer_, fill_, bytes_, timed), "L2 flush memset");
   check_cuda(cudaEventRecord(enqueued, timed), "cudaEventRecord (L2 flush)");
   for (other_device& d : others_) {
     scope.use(d.device);

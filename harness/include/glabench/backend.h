@@ -93,9 +93,10 @@ typedef struct glabench_problem {
   /* Devices to run on (device_ids[0] holds every tensor and the stream). A single-device
    * backend uses device_ids[0]; a multi-GPU backend (the NCCL ring) shards over all of
    * them. The harness times on device_ids[0]'s stream: a multi-device call makes every
-   * device's work start after what that stream has enqueued, and makes the stream wait
-   * for every device's last work (docs/design.md §3, "Multi-device timing"). CPU
-   * backends always get one device, 0. */
+   * device's work start after what that stream has enqueued, makes the stream wait for
+   * every device's last work, and leaves the calling thread's current CUDA device as it
+   * found it (docs/design.md §3, "Multi-device timing"). CPU backends always get one
+   * device, 0. */
   int32_t num_devices;
   const int32_t* device_ids;
 } glabench_problem;
