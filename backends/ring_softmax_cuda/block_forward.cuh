@@ -106,14 +106,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
     const int c = sub + kRowThreads * j;
-    if (c < g.V) {
-      const A ob = acc[j] * inv_l;
-      const A o_new = when.first ? ob : merge_value(acc_o[row * g.V + c], ob, w);
-      if (when.last)
-        store_from(o + row * g.V + c, o_new);
-      else
-        acc_o[row * g.V + c] = o_new;
-    }
+    if (c < g.V) fold_value(when, w, acc[j] * inv_l, acc_o + row * g.V + c, o + row * g.V + c);
   }
   if (sub == 0) (when.last ? lse : acc_lse)[lse_at] = l_new;
 }

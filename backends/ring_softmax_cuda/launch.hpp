@@ -51,6 +51,11 @@ struct backward_io {
 // Empty on success, else what failed (a CUDA or cuDNN error, named).
 using status = std::string;
 
+// Builds cuDNN's graph for every block shape of the problem's schedule (untimed; they
+// are cached). Empty = cuDNN takes them all, and `most_workspace_bytes` is the largest
+// workspace a block needs; else why cuDNN refuses one.
+status plan_cudnn_blocks(const problem& p, bool backward, int64_t* most_workspace_bytes);
+
 size_t forward_workspace_bytes(const problem& p);
 size_t backward_workspace_bytes(const problem& p);
 status run_forward(const problem& p, const forward_io& io);

@@ -33,6 +33,18 @@ __device__ __forceinline__ A merge_weight(A lse_a, A lse_b, A* lse_out) {
 template <typename A>
 __device__ __forceinline__ A merge_value(A out_a, A out_b, A w) { return out_a - w * (out_a - out_b); }
 
+// One value of a row: the block's ob folded into the row's running result with the
+// weight w (the row's first block is taken as it is), kept in the accumulator, or by the
+// row's last block written to the output in the storage dtype.
+template <typename T, typename A>
+__device__ __forceinline__ void fold_value(visit when, A w, A ob, A* acc, T* out) {
+  const A merged = when.first ? ob : merge_value(*acc, ob, w);
+  if (when.last)
+    store_from(out, merged);
+  else
+    *acc = merged;
+}
+
 // The standalone merge, for blocks computed by cuDNN (out_b in the storage dtype, lse_b
 // in fp32): one warp per query row, so the row's weight is computed once and its lse is
 // read before it is overwritten. Folds block (out_b, lse_b) of query rows
@@ -55,14 +67,8 @@ __global__ void merge_block_kernel(pair_geometry g, visit when, const T* __restr
     A w = A(1), l_new = lb;
     if (!when.first) w = merge_weight(acc_lse[lse_at], lb, &l_new);
     __syncwarp();  // every lane has read acc_lse before lane 0 may write it
-    for (int c = lane; c < g.V; c += 32) {
-      const A ob = load_as<A>(out_b + row * g.V + c);
-      const A o_new = when.first ? ob : merge_value(acc_o[row * g.V + c], ob, w);
-      if (when.last)
-        store_from(o + row * g.V + c, o_new);
-      else
-        acc_o[row * g.V + c] = o_new;
-    }
+    for (int c = lane; c < g.V; c += 32)
+      fold_value(when, w, load_as<A>(out_b + row * g.V + c), acc_o + row * g.V + c, o + row * g.V + c);
     if (lane == 0) (when.last ? lse : acc_lse)[lse_at] = l_new;
   }
 }

@@ -85,43 +85,36 @@ unsigned row_grid(int64_t rows) { return unsigned(rows / 8 + 1 < 4096 ? rows / 8
 
 // ---- forward -------------------------------------------------------------------------
 
+// The running results live in accumulators only when more than one pair meets a chunk;
+// a lone pair (N = 1, ring) writes the outputs directly.
+bool needs_accumulators(const problem& p) { return plan_of(p).size() > 1; }
+
 template <typename T>
 struct forward_space {
   acc_t<T>* acc_o;
   acc_t<T>* acc_lse;
   T* block_o;          // cuDNN: a block's output
   float* block_stats;  // cuDNN: a block's lse
-  void* cudnn_workspace;
+  void* cudnn_workspace;  // cuDNN: the rest of the workspace
 };
 
+// The workspace in order; cuDNN's own workspace is what follows (`used` excludes it).
 template <typename T>
-forward_space<T> carve_forward(const problem& p, char* base, size_t cudnn_bytes, size_t* used) {
+forward_space<T> carve_forward(const problem& p, char* base, size_t* used) {
   carver c{base};
   const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
-  const bool merged = p.shards > 1 || p.chunking == layout::zigzag;
   forward_space<T> s{};
-  s.acc_o = merged ? c.take<acc_t<T>>(tokens * p.V) : nullptr;
-  s.acc_lse = merged ? c.take<acc_t<T>>(stats) : nullptr;
-  if (p.block == block_kernel::cudnn) {
-    s.block_o = merged ? c.take<T>(tokens * p.V) : nullptr;
-    s.block_stats = merged ? c.take<float>(stats) : nullptr;
-    s.cudnn_workspace = c.take<char>(cudnn_bytes);
+  if (needs_accumulators(p)) {
+    s.acc_o = c.take<acc_t<T>>(tokens * p.V);
+    s.acc_lse = c.take<acc_t<T>>(stats);
+    if (p.block == block_kernel::cudnn) {
+      s.block_o = c.take<T>(tokens * p.V);
+      s.block_stats = c.take<float>(stats);
+    }
   }
+  s.cudnn_workspace = base ? base + c.used : nullptr;
   *used = c.used;
   return s;
-}
-
-int64_t cudnn_forward_bytes(const problem& p, std::string* error) {
-  int64_t most = 0;
-  for (const block_pair& bp : plan_of(p)) {
-    int64_t bytes = 0;
-    if (std::string why = cudnn_block::plan_forward(cudnn_shape(p, bp), &bytes); !why.empty()) {
-      *error = why;
-      return 0;
-    }
-    most = std::max(most, bytes);
-  }
-  return most;
 }
 
 template <typename T>
@@ -129,11 +122,8 @@ status forward_typed(const problem& p, const forward_io& io) {
   using A = acc_t<T>;
   const std::vector<block_pair> plan = plan_of(p);
   const pair_visits when = visits_of(plan);
-  std::string error;
-  const int64_t cudnn_bytes = p.block == block_kernel::cudnn ? cudnn_forward_bytes(p, &error) : 0;
-  if (!error.empty()) return error;
   size_t used = 0;
-  const forward_space<T> ws = carve_forward<T>(p, static_cast<char*>(io.workspace), size_t(cudnn_bytes), &used);
+  const forward_space<T> ws = carve_forward<T>(p, static_cast<char*>(io.workspace), &used);
   if (used > io.workspace_bytes) return "workspace smaller than forward_workspace_bytes";
   const T* q = static_cast<const T*>(io.q);
   const T* k = static_cast<const T*>(io.k);
@@ -183,45 +173,29 @@ struct backward_space {
   acc_t<T>*acc_dq, *acc_dk, *acc_dv;
   T *block_dq, *block_dk, *block_dv;  // cuDNN: a block's gradients
   float* packed_lse;                  // cuDNN: the query chunk's rows of lse, packed
-  void* cudnn_workspace;
+  void* cudnn_workspace;              // cuDNN: the rest of the workspace
 };
 
 template <typename T>
-backward_space<T> carve_backward(const problem& p, char* base, size_t cudnn_bytes, size_t* used) {
+backward_space<T> carve_backward(const problem& p, char* base, size_t* used) {
   carver c{base};
   const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
-  const bool merged = p.shards > 1 || p.chunking == layout::zigzag;
   backward_space<T> s{};
   if (p.block == block_kernel::own) s.row_dots = c.take<acc_t<T>>(stats);
-  if (merged) {
+  if (needs_accumulators(p)) {
     s.acc_dq = c.take<acc_t<T>>(tokens * p.D);
     s.acc_dk = c.take<acc_t<T>>(tokens * p.D);
     s.acc_dv = c.take<acc_t<T>>(tokens * p.V);
-  }
-  if (p.block == block_kernel::cudnn) {
-    if (merged) {
+    if (p.block == block_kernel::cudnn) {
       s.block_dq = c.take<T>(tokens * p.D);
       s.block_dk = c.take<T>(tokens * p.D);
       s.block_dv = c.take<T>(tokens * p.V);
       s.packed_lse = c.take<float>(stats);
     }
-    s.cudnn_workspace = c.take<char>(cudnn_bytes);
   }
+  s.cudnn_workspace = base ? base + c.used : nullptr;
   *used = c.used;
   return s;
-}
-
-int64_t cudnn_backward_bytes(const problem& p, std::string* error) {
-  int64_t most = 0;
-  for (const block_pair& bp : plan_of(p)) {
-    int64_t bytes = 0;
-    if (std::string why = cudnn_block::plan_backward(cudnn_shape(p, bp), &bytes); !why.empty()) {
-      *error = why;
-      return 0;
-    }
-    most = std::max(most, bytes);
-  }
-  return most;
 }
 
 template <typename T>
@@ -239,11 +213,8 @@ status backward_typed(const problem& p, const backward_io& io) {
   using A = acc_t<T>;
   const std::vector<block_pair> plan = plan_of(p);
   const pair_visits when = visits_of(plan);
-  std::string error;
-  const int64_t cudnn_bytes = p.block == block_kernel::cudnn ? cudnn_backward_bytes(p, &error) : 0;
-  if (!error.empty()) return error;
   size_t used = 0;
-  const backward_space<T> ws = carve_backward<T>(p, static_cast<char*>(io.workspace), size_t(cudnn_bytes), &used);
+  const backward_space<T> ws = carve_backward<T>(p, static_cast<char*>(io.workspace), &used);
   if (used > io.workspace_bytes) return "workspace smaller than backward_workspace_bytes";
   const T* q = static_cast<const T*>(io.q);
   const T* k = static_cast<const T*>(io.k);
@@ -319,35 +290,55 @@ auto by_dtype(storage s, Args&&... args) {
 }
 template <typename T> struct forward_call {
   static status run(const problem& p, const forward_io& io) { return forward_typed<T>(p, io); }
+  static size_t bytes(const problem& p) {
+    size_t used = 0;
+    carve_forward<T>(p, nullptr, &used);
+    return used;
+  }
 };
 template <typename T> struct backward_call {
   static status run(const problem& p, const backward_io& io) { return backward_typed<T>(p, io); }
+  static size_t bytes(const problem& p) {
+    size_t used = 0;
+    carve_backward<T>(p, nullptr, &used);
+    return used;
+  }
 };
+template <typename T> struct forward_bytes {
+  static size_t run(const problem& p) { return forward_call<T>::bytes(p); }
+};
+template <typename T> struct backward_bytes {
+  static size_t run(const problem& p) { return backward_call<T>::bytes(p); }
+};
+
+// The largest cuDNN workspace over the problem's block shapes (0 for the own kernel).
+size_t cudnn_workspace_bytes(const problem& p, bool backward) {
+  if (p.block != block_kernel::cudnn) return 0;
+  int64_t most = 0;
+  plan_cudnn_blocks(p, backward, &most);
+  return size_t(most);
+}
 
 }  // namespace
 
-size_t forward_workspace_bytes(const problem& p) {
-  std::string error;
-  const int64_t cudnn_bytes = p.block == block_kernel::cudnn ? cudnn_forward_bytes(p, &error) : 0;
-  size_t used = 0;
-  switch (p.dtype) {
-    case storage::fp64: carve_forward<double>(p, nullptr, size_t(cudnn_bytes), &used); break;
-    case storage::fp32: carve_forward<float>(p, nullptr, size_t(cudnn_bytes), &used); break;
-    default: carve_forward<__nv_bfloat16>(p, nullptr, size_t(cudnn_bytes), &used); break;
+status plan_cudnn_blocks(const problem& p, bool backward, int64_t* most_workspace_bytes) {
+  *most_workspace_bytes = 0;
+  for (const block_pair& bp : plan_of(p)) {
+    int64_t bytes = 0;
+    const cudnn_block::pair_shape shape = cudnn_shape(p, bp);
+    if (status why = backward ? cudnn_block::plan_backward(shape, &bytes) : cudnn_block::plan_forward(shape, &bytes);
+        !why.empty())
+      return why;
+    *most_workspace_bytes = std::max(*most_workspace_bytes, bytes);
   }
-  return used;
+  return {};
 }
 
+size_t forward_workspace_bytes(const problem& p) {
+  return by_dtype<forward_bytes>(p.dtype, p) + cudnn_workspace_bytes(p, false);
+}
 size_t backward_workspace_bytes(const problem& p) {
-  std::string error;
-  const int64_t cudnn_bytes = p.block == block_kernel::cudnn ? cudnn_backward_bytes(p, &error) : 0;
-  size_t used = 0;
-  switch (p.dtype) {
-    case storage::fp64: carve_backward<double>(p, nullptr, size_t(cudnn_bytes), &used); break;
-    case storage::fp32: carve_backward<float>(p, nullptr, size_t(cudnn_bytes), &used); break;
-    default: carve_backward<__nv_bfloat16>(p, nullptr, size_t(cudnn_bytes), &used); break;
-  }
-  return used;
+  return by_dtype<backward_bytes>(p.dtype, p) + cudnn_workspace_bytes(p, true);
 }
 
 status run_forward(const problem& p, const forward_io& io) { return by_dtype<forward_call>(p.dtype, p, io); }

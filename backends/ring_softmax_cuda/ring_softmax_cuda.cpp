@@ -118,23 +118,14 @@ block_decision decide_block(const ring::problem& base, glabench_mode mode) {
     d.why_not_cudnn = "RING_SOFTMAX_CUDA_BLOCK=own";
   } else if (base.dtype != ring::storage::bf16) {
     d.why_not_cudnn = "cuDNN blocks are bf16 only";
-  } else if (!ring::cudnn_block::library_loaded(&d.why_not_cudnn)) {
-  } else {
-    const ring::problem& p = base;
+  } else if (ring::cudnn_block::library_loaded(&d.why_not_cudnn)) {
     // Planning every block shape's graph now also keeps graph building out of timed calls.
-    const auto refused = [&](bool backward) {
-      std::string why;
-      for (const ring::block_pair& bp : ring::ring_schedule(p.T, p.shards, p.chunking, p.causal)) {
-        int64_t bytes = 0;
-        const ring::cudnn_block::pair_shape s{p.B, p.H, p.D, p.V, p.T, bp.q.size(), bp.kv.size(),
-                                              bp.mask == ring::pair_mask::causal_diagonal, float(p.scale)};
-        why = backward ? ring::cudnn_block::plan_backward(s, &bytes) : ring::cudnn_block::plan_forward(s, &bytes);
-        if (!why.empty()) break;
-      }
-      return why;
-    };
-    d.why_not_cudnn = refused(false);
-    if (d.why_not_cudnn.empty() && mode == GLABENCH_MODE_BACKWARD) d.why_not_cudnn = refused(true);
+    ring::problem p = base;
+    p.block = ring::block_kernel::cudnn;
+    int64_t bytes = 0;
+    d.why_not_cudnn = ring::plan_cudnn_blocks(p, false, &bytes);
+    if (d.why_not_cudnn.empty() && mode == GLABENCH_MODE_BACKWARD)
+      d.why_not_cudnn = ring::plan_cudnn_blocks(p, true, &bytes);
     if (d.why_not_cudnn.empty()) d.block = ring::block_kernel::cudnn;
   }
   decided[key] = d;
