@@ -6,9 +6,13 @@
 # verify on the committed softmax fixtures (JSON), the bf16 accuracy at B2 T1024 H4
 # D128 for 1, 2 and 8 shards (JSON), `glabench bench` in bf16 at B4 T2048 H16 D128 and
 # B2 T16384 H16 D128 unsharded and on SHARDS_BENCH shards (causal), and with PEERS=1
-# torch SDPA at the same shapes (scripts/peers/sdpa_peers.py) in the same call.
-# usage: [CTEST=1] [BENCH=1] [PEERS=1] [SHARDS_BENCH="2 4 8"] scripts/gpu_ring.sh BUILD_DIR OUT_DIR
+# torch SDPA at the same shapes (scripts/peers/sdpa_peers.py) in the same call. With
+# GPUS=N (N ≥ 2; NCCL from torch's nvidia-nccl package, NCCL_NVLS_ENABLE=0): verify
+# across N GPUs at B2 T1024 (JSON) and the bench across them, zigzag and plain ring,
+# beside the one-GPU bench of the same call.
+# usage: [CTEST=1] [BENCH=1] [PEERS=1] [SHARDS_BENCH="2 4 8"] [GPUS=2] scripts/gpu_ring.sh BUILD_DIR OUT_DIR
 set -uo pipefail
+export NCCL_NVLS_ENABLE=0
 build=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
 # cuDNN (and the CUDA 13 runtime cudnn-frontend loads beside it) from torch's environment.
@@ -16,7 +20,8 @@ torch_libs=$(python3 - <<'PY' 2>/dev/null
 import glob, os, site
 dirs = set()
 for root in site.getsitepackages():
-    for pattern in ("nvidia/cudnn/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13*"):
+    for pattern in ("nvidia/cudnn/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13*",
+                    "nvidia/nccl/lib/libnccl.so.2"):
         for f in glob.glob(os.path.join(root, pattern)):
             dirs.add(os.path.dirname(f))
 print(":".join(sorted(dirs)))
@@ -27,7 +32,8 @@ gb=$build/glabench backend=ring_softmax_cuda
 shapes=(${SHAPES:---shape 4,2048,16,128,128 --shape 2,16384,16,128,128})
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
 echo "cuDNN and CUDA runtime from: ${torch_libs:-nowhere (own kernels only)}"
-ls "${torch_libs%%:*}" 2>/dev/null | grep -E 'libcudnn.so|libcudart' | head -3
+for d in ${torch_libs//:/ }; do ls "$d" | grep -E '^lib(cudnn|cudart|nccl)\.so' | sed "s|^|$d/|"; done
+python3 -c "import torch; print('NCCL (torch.cuda.nccl.version):', torch.cuda.nccl.version())" 2>/dev/null
 if [[ ${CTEST:-1} == 1 ]]; then
   t0=$SECONDS
   ctest --test-dir "$build" -R "$backend" -j4 --output-on-failure > "$out/ctest_ring.log" 2>&1
@@ -62,4 +68,20 @@ if [[ ${PEERS:-0} == 1 ]]; then
     --shapes ${PEER_SHAPES:-4,2048,16,128,128 2,16384,16,128,128} --dtypes bf16 --out "$out/peers_sdpa.json" \
     > "$out/peers_sdpa.log" 2>&1
   echo "SDPA peers: exit $? in $((SECONDS - t0)) s"; tail -6 "$out/peers_sdpa.log"
+fi
+if (( ${GPUS:-1} >= 2 )); then
+  devices=$(seq -s, 0 $((GPUS - 1)))
+  for n in fp64 bf16; do
+    "$gb" verify --backend $backend --dtype $n --fixture /tmp/glabench-bench/softmax_attn_b2_t1024_h4_d128.h5 \
+      --no-gradcheck --devices "$devices" --json "$out/verify_accuracy_${GPUS}gpu_$n.json" \
+      > "$out/verify_accuracy_${GPUS}gpu_$n.txt" 2>&1
+    echo "verify B2 T1024 H4 D128 $n across $GPUS GPUs: exit $?"
+  done
+  for layout in zigzag ring; do
+    t0=$SECONDS
+    RING_SOFTMAX_CUDA_LAYOUT=$layout "$gb" bench --backend $backend --op softmax_attn "${shapes[@]}" --dtype bf16 \
+      --devices "$devices" --max-call-seconds 5 --json "$out/bench_${GPUS}gpu_$layout.json" \
+      > "$out/bench_${GPUS}gpu_$layout.log" 2>&1
+    echo "bench bf16 across $GPUS GPUs, $layout: exit $? in $((SECONDS - t0)) s"
+  done
 fi

@@ -12,19 +12,22 @@
 
 namespace glabench::ring {
 
-// D_i = Σ_c do_ic o_ic for every row: one warp per (b, t, h).
+// D_i = Σ_c do_ic o_ic for the rows [begin, begin + len) of every head: one warp per
+// (b, t, h).
 template <typename T>
-__global__ void row_dot_kernel(int B, int64_t T_len, int H, int V, const T* __restrict__ d_o,
-                               const T* __restrict__ o, acc_t<T>* __restrict__ out /* [B,H,T] */) {
+__global__ void row_dot_kernel(int B, int64_t T_len, int H, int V, int64_t begin, int64_t len,
+                               const T* __restrict__ d_o, const T* __restrict__ o,
+                               acc_t<T>* __restrict__ out /* [B,H,T] */) {
   using A = acc_t<T>;
   const int lane = threadIdx.x % 32;
-  const int64_t rows = int64_t(B) * T_len * H;
+  const int64_t rows = int64_t(B) * len * H;
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
-  for (int64_t row = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; row < rows; row += warps) {
+  for (int64_t r = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32; r < rows; r += warps) {
+    const int64_t h = r % H, bt = r / H, t = begin + bt % len, b = bt / len;
+    const int64_t row = token_row(b, t, h, T_len, H);
     A s = A(0);
     for (int c = lane; c < V; c += 32) s = fma(load_as<A>(d_o + row * V + c), load_as<A>(o + row * V + c), s);
     for (int m = 16; m; m >>= 1) s += __shfl_xor_sync(0xffffffffu, s, m);
-    const int64_t h = row % H, bt = row / H, t = bt % T_len, b = bt / T_len;
     if (lane == 0) out[(b * H + h) * T_len + t] = s;
   }
 }
@@ -207,8 +210,10 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// cuDNN's per-pair gradients (storage dtype) folded into the accumulators: rows
-// [begin, begin + len) of a [B,T,H,X] tensor, one thread per value.
+// Per-pair gradients folded into the accumulators: rows [begin, begin + len) of a
+// [B,T,H,X] tensor, one thread per value. The partial is cuDNN's block (storage dtype),
+// or a travelling accumulator of the multi-GPU ring (T = acc_t); NULL adds nothing (with
+// `when.last`: the accumulator written out).
 template <typename T>
 __global__ void fold_partial_kernel(int B, int64_t T_len, int H, int X, int64_t begin, int64_t len,
                                     visit when, const T* __restrict__ partial, acc_t<T>* __restrict__ acc,
@@ -218,13 +223,13 @@ __global__ void fold_partial_kernel(int B, int64_t T_len, int H, int X, int64_t 
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = i % X, r = i / X, h = r % H, bt = r / H;
     const int64_t at = token_row(bt / len, begin + bt % len, h, T_len, H) * X + c;
-    fold_gradient<T>(when, load_as<A>(partial + at), acc + at, out + at);
+    fold_gradient<T>(when, partial ? load_as<A>(partial + at) : A(0), acc + at, out + at);
   }
 }
 
 // cuDNN below 9.26 takes sdpa_backward's statistics only as a packed [B,H,S] tensor, so
 // a chunk's rows of the final lse [B,H,T] are copied out before its blocks' backward.
-__global__ void pack_lse_rows_kernel(int B, int H, int64_t T_len, int64_t begin, int64_t len,
+static __global__ void pack_lse_rows_kernel(int B, int H, int64_t T_len, int64_t begin, int64_t len,
                                      const float* __restrict__ lse, float* __restrict__ packed) {
   const int64_t n = int64_t(B) * H * len;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)

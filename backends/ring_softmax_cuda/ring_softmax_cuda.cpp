@@ -1,12 +1,16 @@
 // The ring-merged softmax attention backend (seed 003): softmax_attn forward (o, lse)
 // and backward (dq, dk, dv), causal or not, as blocks merged through their log-sum-exp
 // along a ring's schedule. Plugin-ABI glue and the knobs; the schedule is ring_plan.hpp,
-// the one-device ring ring_one_gpu.cu.
+// the one-device ring ring_one_gpu.cu, the ring across GPUs ring_ranks.cu (a call with
+// several devices, or one process per rank through nccl_link.hpp's knobs).
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 
@@ -15,6 +19,8 @@
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 #include "launch.hpp"
+#include "nccl_link.hpp"
+#include "ring_ranks.hpp"
 
 namespace {
 
@@ -81,6 +87,24 @@ const knobs& knob_values() {
   return k;
 }
 
+// The ranks of the multi-GPU ring: the call's devices (one process), or this process's
+// rank of RING_SOFTMAX_CUDA_NCCL_WORLD (one process per rank). world 1: one device.
+ring::ranks::placement placement_of(const glabench_problem* p) {
+  ring::ranks::placement w;
+  const ring::nccl::process_ranks& k = ring::nccl::process_knobs();
+  if (k.world > 1) {
+    w.world = k.world;
+    w.first_rank = k.rank;
+    w.devices = {p->num_devices > 0 ? p->device_ids[0] : 0};
+  } else {
+    w.world = p->num_devices > 1 ? int(p->num_devices) : 1;
+    for (int i = 0; i < std::max<int>(1, int(p->num_devices)); ++i)
+      w.devices.push_back(p->num_devices > 0 ? p->device_ids[i] : 0);
+  }
+  return w;
+}
+bool across_ranks(const glabench_problem* p) { return placement_of(p).world > 1; }
+
 ring::problem problem_of(const glabench_problem* p) {
   ring::problem r{};
   r.dtype = storage_of(p->dtype);
@@ -91,7 +115,7 @@ ring::problem problem_of(const glabench_problem* p) {
   r.T = p->T;
   r.scale = p->scale;
   r.causal = p->causal != 0;
-  r.shards = knob_values().shards;
+  r.shards = across_ranks(p) ? placement_of(p).world : knob_values().shards;
   r.chunking = knob_values().chunking;
   r.block = ring::block_kernel::own;
   return r;
@@ -106,12 +130,13 @@ struct block_decision {
 };
 block_decision decide_block(const ring::problem& base, glabench_mode mode) {
   static std::mutex m;
-  static std::map<std::tuple<int, int, int, int, int, int, int64_t, bool, double, bool>, block_decision> decided;
+  static std::map<std::tuple<int, int, int, int, int, int, int64_t, bool, double, bool, int, int>, block_decision>
+      decided;
   std::lock_guard<std::mutex> guard(m);
   int device = 0;
   cudaGetDevice(&device);
   const auto key = std::make_tuple(device, int(base.dtype), base.B, base.H, base.D, base.V, base.T, base.causal,
-                                   base.scale, mode == GLABENCH_MODE_BACKWARD);
+                                   base.scale, mode == GLABENCH_MODE_BACKWARD, base.shards, int(base.chunking));
   if (auto it = decided.find(key); it != decided.end()) return it->second;
   block_decision d;
   if (knob_values().block_choice == knobs::block::own) {
@@ -146,9 +171,25 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "head sizes up to 256 (D=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
   if (p->B * p->H > 65535) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
-  if (p->num_devices > 1)
+  const ring::nccl::process_ranks& ranks = ring::nccl::process_knobs();
+  if (!ranks.error.empty()) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, ranks.error);
+  if (ranks.world > 1 && p->num_devices > 1)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "one device per call here; RING_SOFTMAX_CUDA_SHARDS runs the ring's schedule on it");
+                "RING_SOFTMAX_CUDA_NCCL_WORLD: one device per process (its rank's), not " +
+                    std::to_string(p->num_devices));
+  if (across_ranks(p)) {
+    std::string why;
+    if (!ring::nccl::library_loaded(&why))
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "the ring across GPUs needs NCCL: " + why);
+    if (knob_values().shards != 1)
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                  "RING_SOFTMAX_CUDA_SHARDS is the one-device ring; across GPUs the shards are the ranks");
+    for (int i = 0; i < p->num_devices; ++i)
+      for (int j = 0; j < i; ++j)
+        if (p->device_ids[i] == p->device_ids[j])
+          return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "each rank needs its own device; "
+                      "device " + std::to_string(p->device_ids[i]) + " is listed twice");
+  }
   if (knob_values().block_choice == knobs::block::cudnn) {
     if (storage_of(p->dtype) != ring::storage::bf16)
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: cuDNN blocks are bf16 only");
@@ -177,10 +218,20 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
     ring::problem r;
     if (!chosen(p, mode, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
     // A backward call needs its own space; the forward call before it needs the forward's.
-    *bytes = mode == GLABENCH_MODE_BACKWARD ? ring::backward_workspace_bytes(r) : ring::forward_workspace_bytes(r);
+    // Across GPUs every rank's buffers are the backend's own, made by prepare().
+    if (across_ranks(p))
+      *bytes = 0;
+    else
+      *bytes = mode == GLABENCH_MODE_BACKWARD ? ring::backward_workspace_bytes(r) : ring::forward_workspace_bytes(r);
     return GLABENCH_OK;
   });
 }
+
+// What the last forward or backward ran, for last_call_report.
+struct last_call_info {
+  bool any = false, across = false;
+  ring::problem problem{};
+} g_last;
 
 glabench_status result(const ring::status& s, const char* what, glabench_message* error) {
   if (s.empty()) return GLABENCH_OK;
@@ -195,7 +246,8 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     const ring::forward_io io{data_of<void>(f->q), data_of<void>(f->k), data_of<void>(f->v),
                               data_of<void>(f->o), data_of<void>(f->lse), f->workspace,
                               f->workspace_bytes, static_cast<cudaStream_t>(f->stream)};
-    return result(ring::run_forward(r, io), "forward", error);
+    g_last = {true, across_ranks(p), r};
+    return result(across_ranks(p) ? ring::ranks::run_forward(r, io) : ring::run_forward(r, io), "forward", error);
   });
 }
 
@@ -208,7 +260,52 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
                                data_of<void>(bw->o),  data_of<void>(bw->lse), data_of<void>(bw->d_o),
                                data_of<void>(bw->dq), data_of<void>(bw->dk),  data_of<void>(bw->dv),
                                bw->workspace,         bw->workspace_bytes,    static_cast<cudaStream_t>(bw->stream)};
-    return result(ring::run_backward(r, io), "backward", error);
+    g_last = {true, across_ranks(p), r};
+    return result(across_ranks(p) ? ring::ranks::run_backward(r, io) : ring::run_backward(r, io), "backward",
+                  error);
+  });
+}
+
+// Across GPUs: each rank's shard onto its device before the timed calls. One device:
+// nothing to do (cuDNN's graphs were planned with the workspace size).
+glabench_status prepare(const glabench_problem* p, glabench_mode mode, const glabench_forward_args* f,
+                        const glabench_backward_args* bw, glabench_message* error) {
+  return guarded(error, [&] {
+    if (!across_ranks(p)) return GLABENCH_OK;
+    ring::problem r;
+    if (!chosen(p, mode, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
+    const ring::forward_io fio{data_of<void>(f->q), data_of<void>(f->k), data_of<void>(f->v),
+                               data_of<void>(f->o), data_of<void>(f->lse), f->workspace,
+                               f->workspace_bytes, static_cast<cudaStream_t>(f->stream)};
+    std::optional<ring::backward_io> bio;
+    if (bw && mode == GLABENCH_MODE_BACKWARD)
+      bio = ring::backward_io{data_of<void>(bw->q),  data_of<void>(bw->k),   data_of<void>(bw->v),
+                              data_of<void>(bw->o),  data_of<void>(bw->lse), data_of<void>(bw->d_o),
+                              data_of<void>(bw->dq), data_of<void>(bw->dk),  data_of<void>(bw->dv),
+                              bw->workspace,         bw->workspace_bytes,    static_cast<cudaStream_t>(bw->stream)};
+    return result(ring::ranks::prepare(r, placement_of(p), fio, bio ? &*bio : nullptr), "prepare", error);
+  });
+}
+
+void release() { ring::ranks::release(); }
+
+// Which ring ran the last call: across GPUs, per-rank times and the communication hidden.
+glabench_status last_call_report(glabench_message* json) {
+  return guarded(json, [&] {
+    if (!g_last.any) return fail(json, GLABENCH_ERROR_UNSUPPORTED, "no call yet");
+    std::string text;
+    if (g_last.across) {
+      text = ring::ranks::report_json();
+      if (text.empty()) return fail(json, GLABENCH_ERROR_UNSUPPORTED, "no call across GPUs yet");
+    } else {
+      const ring::problem& r = g_last.problem;
+      text = "{\"world\":1,\"shards\":" + std::to_string(r.shards) + ",\"layout\":\"" +
+             ring::layout_name(r.chunking) + "\",\"block\":\"" +
+             (r.block == ring::block_kernel::cudnn ? "cudnn" : "own") +
+             "\",\"cudnn_version\":" + std::to_string(ring::cudnn_block::library_version()) + "}";
+    }
+    write_message(json, text);
+    return GLABENCH_OK;
   });
 }
 
@@ -226,6 +323,10 @@ const glabench_backend kBackend = {
     workspace_size,
     forward,
     backward,
+    GLABENCH_BUILD_INFO_INIT,
+    prepare,
+    release,
+    last_call_report,
 };
 
 }  // namespace

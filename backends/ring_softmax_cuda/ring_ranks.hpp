@@ -1,0 +1,38 @@
+// The ring across GPUs over NCCL (seed 003's ring attention): rank r holds its shard of
+// q, k, v (prepared, untimed) and the key/value blocks travel rank to rank on a
+// communication stream, double-buffered against the blocks' compute; backward, the
+// key chunks' dk/dv accumulators travel with them and arrive home after the last step.
+// One process may drive every rank (the call's device list), or each process one rank
+// (nccl_link.hpp's knobs). Plain C++ (the plugin includes it).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "launch.hpp"
+
+namespace glabench::ring::ranks {
+
+// Who the ranks are: this process's devices (rank first_rank + i on devices[i]) in a
+// world of `world` ranks. One process: first_rank 0 and every device. One process per
+// rank: the process's one device.
+struct placement {
+  int world = 1, first_rank = 0;
+  std::vector<int> devices;
+};
+
+// Copies each rank's shard of the inputs onto its device and allocates its buffers
+// (untimed); `bwd` is null for forward-only work. The calls that follow must pass the
+// same tensors. p.shards is the world size.
+status prepare(const problem& p, const placement& where, const forward_io& fwd, const backward_io* bwd);
+// Every device starts after what io.stream has enqueued; io.stream waits for every
+// rank's end. Outputs land in io's tensors whole (in every process, one per rank).
+status run_forward(const problem& p, const forward_io& io);
+status run_backward(const problem& p, const backward_io& io);
+// The last forward and backward: per-rank times, communication, and how much of it
+// compute hid, as a JSON object. Empty before the first call.
+std::string report_json();
+// Frees what prepare kept (communicators stay for the process's life).
+void release();
+
+}  // namespace glabench::ring::ranks
