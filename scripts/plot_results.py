@@ -53,8 +53,19 @@ def load_rows(paths):
             # same backend on one: its rows are named /xN and drawn as "backend ×N".
             if len(r.get("devices", [0])) > 1:
                 r["backend"] = f"{r['backend']} ×{len(r['devices'])}"
+            # softmax_attn without the causal mask (bench --mask full; "causal" absent in
+            # older files: causal) is another configuration: its rows are named /full and
+            # drawn as op "softmax_attn full", so no series, bar group or speed-up pairs it
+            # with a causal row.
+            if not r.get("causal", True):
+                r["op"] = f"{r['op']} full"
             rows.append(r)
     return rows
+
+
+def op_marker(op):
+    """The op's marker; "softmax_attn full" has softmax_attn's."""
+    return OP_MARKERS.get(op.split()[0], "D")
 
 
 def shape_label(r, with_t=True):
@@ -305,13 +316,13 @@ def plot_accuracy(rows, out):
     for i, key in enumerate(keys):
         for value, op, mode in pts[key]:
             color = colors[key[0]]
-            ax.scatter(i + offset.get((op, mode), 0), value, marker=OP_MARKERS.get(op, "D"), s=34,
+            ax.scatter(i + offset.get((op, mode), 0), value, marker=op_marker(op), s=34,
                        facecolors=color if mode == "fwd" else "none", edgecolors=color,
                        linewidths=1.2)
             content.setdefault(f"{key[0]} {key[1]}", []).append(f"{op} {mode}")
         ax.hlines(thresholds[key[1]], i - 0.38, i + 0.38, color="red", linewidth=1)
     for op in ops:
-        ax.scatter([], [], color="gray", marker=OP_MARKERS.get(op, "D"), label=op)
+        ax.scatter([], [], color="gray", marker=op_marker(op), label=op)
     ax.scatter([], [], facecolors="gray", edgecolors="gray", marker="o",
                label="filled: fwd (worst of o, ht, lse)")
     ax.scatter([], [], facecolors="none", edgecolors="gray", marker="o",
@@ -332,7 +343,7 @@ def plot_accuracy(rows, out):
     fig.tight_layout()
     fig.savefig(os.path.join(out, "accuracy.png"), dpi=120, bbox_inches="tight")
     plt.close(fig)
-    return "accuracy.png", "", {"points": content, "markers": {op: OP_MARKERS.get(op, "D")
+    return "accuracy.png", "", {"points": content, "markers": {op: op_marker(op)
                                                                for op in ops}}
 
 

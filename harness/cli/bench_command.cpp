@@ -17,7 +17,7 @@ namespace glabench::cli {
 namespace {
 
 struct bench_args {
-  std::vector<std::string> backends, ops, shape_sets, shapes, dtypes, modes;
+  std::vector<std::string> backends, ops, shape_sets, shapes, dtypes, modes, masks;
   std::string json_out;
   std::string devices = "0";  // --devices
   bench_options opts;
@@ -56,6 +56,14 @@ bench_options resolve(const bench_args& args, const backend_registry& reg) {
     o.modes.clear();
     for (const auto& mode : args.modes)
       if (std::find(o.modes.begin(), o.modes.end(), mode) == o.modes.end()) o.modes.push_back(mode);
+  }
+  // --mask: each value checked as it was read (option_checks::words); repeats dropped.
+  if (!args.masks.empty()) {
+    o.masks.clear();
+    for (const auto& list : args.masks)
+      for (const auto& mask : option_checks::split_list(list))
+        if (std::find(o.masks.begin(), o.masks.end(), mask) == o.masks.end())
+          o.masks.push_back(mask);
   }
   for (const auto& set : args.shape_sets)
     for (const auto& s : shape_set(set)) o.shapes.push_back(s);
@@ -127,9 +135,15 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
   cmd->add_option("--dtype", args->dtypes,
                   "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
   cmd->add_option("--mode", args->modes, "fwd or fwdbwd (repeatable; default: both)");
+  namespace oc = option_checks;
+  cmd->add_option("--mask", args->masks,
+                  "softmax_attn's attention mask: causal or full (no mask), repeatable or a "
+                  "comma-separated list; each softmax_attn configuration runs once per mask "
+                  "(default: causal). Ignored for gla and rwkv6, which are causal")
+      ->option_text("LIST")
+      ->check(oc::words({"causal", "full"}, "softmax_attn's masks"));
   cmd->add_flag("--hot", o.hot, "keep the caches warm: no flush between samples");
   add_devices_option(*cmd, args->devices);
-  namespace oc = option_checks;
   cmd->add_option("--noise-target", o.stopping.noise_target, "stop sampling when cv ≤ this")
       ->capture_default_str()
       ->check(oc::real(0, oc::end::open, 1, oc::end::closed,

@@ -5,17 +5,21 @@
 //   --alpha: 'nan': must be a finite number in (0, 1) (the U test's significance level)
 // CLI11 alone reads "nan" and "inf" into a double (and its range checks let NaN through:
 // every comparison with it is false), "-1" into an unsigned, and "010" as octal.
+// Options that name a choice from a fixed set (--mask) are checked here the same way:
+//   --mask: 'diag': must be causal or full, or a comma-separated list of them (…)
 #pragma once
 
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace glabench::cli::option_checks {
 
@@ -66,6 +70,36 @@ CLI::Validator whole(T lo = std::numeric_limits<T>::min(), T hi = std::numeric_l
                          rule);
     if (!text.empty() && ec == std::errc() && ptr == last && x >= lo && x <= hi) return {};
     return fmt::format("'{}': must be {}{}", text, rule, why.empty() ? "" : " (" + why + ")");
+  };
+  return CLI::Validator(check, rule);
+}
+
+// The items of a comma-separated list (one value of a repeatable list option), empty
+// ones included: "a,,b" is {"a", "", "b"}, which words() then refuses.
+inline std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  for (;;) {
+    const size_t comma = text.find(',', start);
+    items.push_back(text.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
+// One of `allowed`, or a comma-separated list of them (each item one of them, none
+// empty), for a repeatable option that takes either; split_list reads it afterwards.
+// `why`, when given, says what the words are, after the rule in the message.
+inline CLI::Validator words(std::vector<std::string> allowed, std::string why = "") {
+  std::string choices;
+  for (size_t i = 0; i < allowed.size(); ++i)
+    choices += (i == 0 ? "" : i + 1 == allowed.size() ? " or " : ", ") + allowed[i];
+  const std::string rule = choices + ", or a comma-separated list of them";
+  auto check = [=](std::string& text) -> std::string {
+    for (const std::string& item : split_list(text))
+      if (std::find(allowed.begin(), allowed.end(), item) == allowed.end())
+        return fmt::format("'{}': must be {}{}", text, rule, why.empty() ? "" : " (" + why + ")");
+    return {};
   };
   return CLI::Validator(check, rule);
 }

@@ -47,10 +47,11 @@ std::string reason_kind(const std::string& reason) {
   return kind;
 }
 
-// The shape column: the shape, then "×2 GPU" for a backend given more than one device
-// (--devices), then "hot".
+// The shape column: the shape, then softmax_attn's mask ("causal" or "full", --mask),
+// then "×2 GPU" for a backend given more than one device (--devices), then "hot".
 std::string shape_column(const bench_config& c) {
   std::string s = c.shape();
+  if (c.op == "softmax_attn" || !c.causal) (s += ' ') += c.mask();
   if (c.num_devices > 1) s += fmt::format(" ×{} GPU", c.num_devices);
   if (c.hot) s += " hot";
   return s;

@@ -5,10 +5,11 @@
 //   configuration                                median ms      p20–p80 ms     cv  reps   GB/s  % peak    status
 //   naive_recurrent  gla  fp32  fwd  B4 T1024 …     139.8   138.9–141.2  0.61%    10  1.172  5.6% copy  ok
 //
-// the shape followed by "×2 GPU" when the backend was given more than one device
-// (--devices); times in milliseconds with four significant digits and no SI prefixes; % peak the
-// larger of the copy-bandwidth and GEMM fractions of this run's measured peaks; a failed,
-// crashed or timed-out configuration gets its status in red and its reason instead. Skipped
+// the shape followed by softmax_attn's mask ("causal" or "full", --mask), then by "×2 GPU"
+// when the backend was given more than one device (--devices); times in milliseconds with
+// four significant digits and no SI prefixes; % peak the larger of the copy-bandwidth and
+// GEMM fractions of this run's measured peaks; a failed, crashed or timed-out
+// configuration gets its status in red and its reason instead. Skipped
 // configurations are not listed one by one: finish() prints one line per backend and
 // reason (reasons that differ only in their figures count as one), then the totals.
 // Colour only where console_style allows it.

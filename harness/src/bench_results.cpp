@@ -48,6 +48,7 @@ size_t bench_config_hash::operator()(const bench_config& c) const {
   for (const int64_t v : {c.B, c.T, c.H, c.K, c.V}) mix(std::hash<int64_t>()(v));
   mix(c.hot);
   mix(std::hash<int32_t>()(c.num_devices));
+  mix(c.causal);
   return h;
 }
 
@@ -138,6 +139,7 @@ void bench_config::append_name(std::string& out) const {
     out.append(digits, std::to_chars(digits, digits + sizeof digits, num_devices).ptr);
   }
   if (hot) out += "/hot";
+  if (!causal) out += "/full";
 }
 
 namespace {
@@ -171,6 +173,7 @@ json row_to_json(const bench_row& r) {
             {"K", c.K},
             {"V", c.V},
             {"hot", c.hot},
+            {"causal", c.causal},
             {"devices", r.devices},
             {"status", bench_status_name(r.status)},
             {"ran_on", r.ran_on},
@@ -388,8 +391,8 @@ struct raw_check {
 // (each as read: a container only by its type) and the backend's report, whole.
 struct raw_row {
   bool object = true;
-  raw_value backend, op, dtype, mode, B, T, H, K, V, hot, status, message, ran_on, bytes, flops,
-      noise_target_met, wall_s, gbps, tflops, bandwidth_fraction, flop_fraction;
+  raw_value backend, op, dtype, mode, B, T, H, K, V, hot, causal, status, message, ran_on, bytes,
+      flops, noise_target_met, wall_s, gbps, tflops, bandwidth_fraction, flop_fraction;
   json::value_t samples_type = json::value_t::discarded, checks_type = json::value_t::discarded,
                 devices_type = json::value_t::discarded, report_type = json::value_t::discarded;
   std::vector<double> samples_ms;
@@ -415,6 +418,7 @@ constexpr field_entry<raw_row> kRowFields[] = {{"backend", &raw_row::backend},
                                                {"K", &raw_row::K},
                                                {"V", &raw_row::V},
                                                {"hot", &raw_row::hot},
+                                               {"causal", &raw_row::causal},
                                                {"status", &raw_row::status},
                                                {"message", &raw_row::message},
                                                {"ran_on", &raw_row::ran_on},
@@ -523,6 +527,8 @@ bench_row row_from_raw(raw_row& j, const row_path& where, const reader& rd) {
   if (!shape_in_range({c.B, c.T, c.H, c.K, c.V}))
     rd.fail(spell(where), "B·T·H·K·V must be at most 2^62 (sizes would overflow)");
   c.hot = rd.boolean(j.hot, where, "hot");
+  // Absent in files from before the mask was recorded: bench then ran causal only.
+  c.causal = !j.causal.present() || rd.boolean(j.causal, where, "causal");
   r.devices = devices_of(j, where, rd);
   c.num_devices = int32_t(r.devices.size());
   if (j.report_type != json::value_t::discarded && j.report_type != json::value_t::null) {

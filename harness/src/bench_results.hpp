@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "statistics.hpp"
@@ -44,10 +45,18 @@ struct bench_config {
   // run is never matched with a 1-GPU run; which devices is not (bench_row::devices):
   // devices 2,3 of a machine compare with its devices 0,1.
   int32_t num_devices = 1;
+  // softmax_attn's mask (--mask): causal, or full (no mask). gla and rwkv6 are causal by
+  // nature: always true. Part of the key, so that a causal row is never matched with a
+  // full one; files from before it was recorded hold causal rows only.
+  bool causal = true;
 
   std::string shape() const;  // "B4 T1024 H4 K100 V100"
-  // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/x2][/hot]": /xN for N > 1 devices.
+  // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/x2][/hot][/full]": /xN for N > 1
+  // devices, /full for a softmax_attn row without the causal mask (a causal row's name is
+  // what it was before the mask was part of the key).
   std::string name() const;
+  // "causal" or "full": what --mask calls it.
+  std::string_view mask() const { return causal ? "causal" : "full"; }
   // The same, appended to `out` (a buffer reused for many rows allocates nothing).
   void append_shape(std::string& out) const;
   void append_name(std::string& out) const;

@@ -35,12 +35,15 @@ struct job {
   op_cost cost;
 };
 
+// `causal`: softmax_attn's mask (gla and rwkv6 are causal: always true for them). A full
+// mask's cost is the whole T×T, a causal one's half (op_cost.hpp).
 job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t shape_index,
-             dtype d, const std::string& mode, bool hot, size_t num_devices) {
-  problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), true};
+             dtype d, const std::string& mode, bool causal, bool hot, size_t num_devices) {
+  causal = causal || op != op_kind::softmax_attn;
+  problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), causal};
   job j{b, p, shape_index, d, mode == "fwdbwd", {}, {}};
   j.config = {b->name(), std::string(op_name(op)), std::string(dtype_name(d)), mode, sh.B, sh.T,
-              sh.H,      sh.K,  sh.V, hot, int32_t(num_devices)};
+              sh.H,      sh.K,  sh.V, hot, int32_t(num_devices), causal};
   j.cost = essential_cost(p, dtype_bytes(d), p.has_state(), j.with_backward);
   return j;
 }
@@ -49,7 +52,8 @@ job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t 
 nlohmann::json job_spec(const job& j) {
   return {{"op", j.config.op},       {"B", j.prob.B},         {"T", j.prob.T},
           {"H", j.prob.H},           {"K", j.prob.K},         {"V", j.prob.V},
-          {"shape_index", j.shape_index}, {"dtype", j.config.dtype}, {"mode", j.config.mode}};
+          {"shape_index", j.shape_index}, {"dtype", j.config.dtype}, {"mode", j.config.mode},
+          {"causal", j.prob.causal}};
 }
 
 nlohmann::json options_spec(const bench_options& o) {
@@ -68,6 +72,7 @@ nlohmann::json options_spec(const bench_options& o) {
 std::vector<job> plan_jobs(const bench_options& opts) {
   std::vector<job> jobs;
   const std::vector<op_kind> all_ops = {op_kind::gla, op_kind::rwkv6, op_kind::softmax_attn};
+  const std::vector<std::string> causal_only = {"causal"};
   for (const loaded_backend* b : opts.backends)
     for (op_kind op : opts.ops.empty() ? all_ops : opts.ops) {
       // Ops asked for by name are listed (skipped where missing); by default only the
@@ -82,9 +87,13 @@ std::vector<job> plan_jobs(const bench_options& opts) {
               return std::tie(o.B, o.T, o.H, o.K, o.V) == std::tie(sh.B, sh.T, sh.H, sh.K, sh.V);
             });
         if (repeated) continue;  // shape sets overlap (t-sweep and fla share B4 T2048)
-        for (dtype d : dtypes)
-          for (const std::string& mode : opts.modes)
-            jobs.push_back(make_job(b, op, sh, s, d, mode, opts.hot, opts.devices.size()));
+        // softmax_attn once per mask (--mask); gla and rwkv6 once: they are causal.
+        const bool per_mask = op == op_kind::softmax_attn && !opts.masks.empty();
+        for (const std::string& mask : per_mask ? opts.masks : causal_only)
+          for (dtype d : dtypes)
+            for (const std::string& mode : opts.modes)
+              jobs.push_back(make_job(b, op, sh, s, d, mode, mask != "full", opts.hot,
+                                      opts.devices.size()));
       }
     }
   // Smallest work first within each op, so that one input set serves every backend and
@@ -98,7 +107,8 @@ std::vector<job> plan_jobs(const bench_options& opts) {
 }
 
 // What one run shares between configurations: the current inputs, the reference on
-// their sampled heads, and each (backend, op, dtype, mode)'s measured seconds per flop.
+// their sampled heads (per dtype and mask), and each (backend, op, dtype, mode, mask)'s
+// measured seconds per flop.
 class bench_session {
  public:
   explicit bench_session(const bench_options& opts) : opts_(opts) {}
@@ -113,7 +123,7 @@ class bench_session {
   const bench_options& opts_;
   std::optional<std::pair<op_kind, size_t>> inputs_key_;
   op_inputs inputs_;
-  std::map<dtype, std::vector<expected_head>> expected_;
+  std::map<std::pair<dtype, bool>, std::vector<expected_head>> expected_;  // (dtype, causal)
   std::map<std::string, double> seconds_per_flop_;
 };
 
@@ -130,13 +140,14 @@ const op_inputs& bench_session::inputs_for(const job& j) {
   return inputs_;
 }
 
-// Computed once per dtype, with gradients whenever any fwdbwd configuration may ask.
+// Computed once per dtype and mask (the inputs are the same for both masks, the
+// reference is not), with gradients whenever any fwdbwd configuration may ask.
 const std::vector<expected_head>& bench_session::expected_for(const job& j) {
-  auto it = expected_.find(j.storage);
+  const std::pair<dtype, bool> key{j.storage, j.prob.causal};
+  auto it = expected_.find(key);
   if (it == expected_.end()) {
     const bool grads = std::count(opts_.modes.begin(), opts_.modes.end(), "fwdbwd") > 0;
-    it = expected_.emplace(j.storage, reference_heads(j.prob, inputs_for(j), j.storage, grads))
-             .first;
+    it = expected_.emplace(key, reference_heads(j.prob, inputs_for(j), j.storage, grads)).first;
   }
   return it->second;
 }
@@ -202,8 +213,8 @@ bench_row bench_session::run(const job& j) {
   if (j.with_backward && !j.backend->supports(j.prob.op, j.storage, GLABENCH_MODE_BACKWARD))
     return skip(fmt::format("no {} backward in {}", op_name(j.prob.op), dtype_name(j.storage)));
 
-  const std::string rate_key =
-      fmt::format("{}/{}/{}/{}", j.config.backend, j.config.op, j.config.dtype, j.config.mode);
+  const std::string rate_key = fmt::format("{}/{}/{}/{}/{}", j.config.backend, j.config.op,
+                                           j.config.dtype, j.config.mode, j.config.mask());
   if (auto it = seconds_per_flop_.find(rate_key); it != seconds_per_flop_.end()) {
     const double predicted = it->second * j.cost.flops;
     if (predicted > opts_.max_call_s)
@@ -349,7 +360,8 @@ bench_row bench_worker::run(const loaded_backend& backend, const nlohmann::json&
                           spec.at("H").get<int64_t>(), spec.at("K").get<int64_t>(),
                           spec.at("V").get<int64_t>()};
   return state_->session->run(make_job(&backend, *op, shape, spec.at("shape_index").get<size_t>(),
-                                       *d, spec.at("mode").get<std::string>(), state_->opts.hot,
+                                       *d, spec.at("mode").get<std::string>(),
+                                       spec.at("causal").get<bool>(), state_->opts.hot,
                                        state_->opts.devices.size()));
 }
 
@@ -386,6 +398,7 @@ bench_results run_bench(const bench_options& opts) {
                                       {"time_cap_s", opts.stopping.time_cap_s},
                                       {"max_call_s", opts.max_call_s},
                                       {"hot", opts.hot},
+                                      {"masks", opts.masks},
                                       {"seed", opts.seed},
                                       {"devices", opts.devices}};
 

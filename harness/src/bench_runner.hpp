@@ -1,5 +1,7 @@
 // `glabench bench`: time every selected backend × op × shape × dtype × mode.
 //
+// A configuration of softmax_attn is run once per mask asked for (--mask causal, full).
+//
 // Per configuration, in order:
 //   1. skip it (with the reason) when the backend does not support it or cannot run
 //      here, when it would not fit in host or device memory, or when a smaller shape
@@ -42,6 +44,9 @@ struct bench_options {
   std::vector<bench_shape> shapes;
   std::vector<dtype> dtypes;  // empty: every dtype the backend has a forward in
   std::vector<std::string> modes = {"fwd", "fwdbwd"};
+  // softmax_attn's masks (--mask): "causal" and/or "full", each softmax_attn
+  // configuration run once per mask. gla and rwkv6 are causal by nature: they ignore it.
+  std::vector<std::string> masks = {"causal"};
   bool hot = false;
   int warmup = kDefaultWarmupCalls;
   stopping_rule stopping;  // noise target, min and max reps, time cap

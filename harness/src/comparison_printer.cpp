@@ -291,6 +291,7 @@ std::string comparison_printer::json_text(const comparison& c,
       text("backend", row.config.backend);
       key("base_ms"), number(median(row.base)), out += ",\n";
       key("base_noise"), number(noise(row.base)), out += ",\n";
+      key("causal"), out += row.config.causal ? "true" : "false", out += ",\n";
       text("dtype", row.config.dtype);
       text("mode", row.config.mode);
       scratch.clear();
@@ -355,6 +356,7 @@ nlohmann::json comparison_printer::to_json(const comparison& c,
     put("op", row.config.op);
     put("dtype", row.config.dtype);
     put("mode", row.config.mode);
+    put("causal", row.config.causal);
     put("shape", row.config.shape());
     put("status", verdict_name(row.status));
     put("note", row.note);

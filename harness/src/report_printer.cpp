@@ -27,9 +27,13 @@ std::string worst_rel_l2(const bench_row& r) {
   return fmt::format("{:.2e}", worst);
 }
 
-// The shape cell: the shape, and "×2 GPU" for a backend given more than one device.
+// The shape cell: the shape, softmax_attn's mask ("causal" or "full", --mask), and
+// "×2 GPU" for a backend given more than one device.
 std::string shape_cell(const bench_config& k) {
-  return k.num_devices > 1 ? fmt::format("{} ×{} GPU", k.shape(), k.num_devices) : k.shape();
+  std::string s = k.shape();
+  if (k.op == "softmax_attn" || !k.causal) (s += ' ') += k.mask();
+  if (k.num_devices > 1) s += fmt::format(" ×{} GPU", k.num_devices);
+  return s;
 }
 
 // A timed row's note: the noise target missed, the row's own note, and what the backend

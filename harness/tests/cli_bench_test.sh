@@ -93,6 +93,89 @@ expect_rc 0 "compare sped up" "$glabench" compare "$dir/slow.json" "$dir/base.js
 expect_rc 1 "compare broken" "$glabench" compare "$dir/base.json" "$dir/broken.json" --fail-on-regression 1000
 [[ "$out" == *"BROKEN"* ]] || fail "compare broken: $out"
 
+# --mask: each softmax_attn configuration once per mask (repeatable, or a comma list;
+# repeats dropped), through the workers; gla ignores it. test_softmax is a softmax_attn
+# fp64 forward on the CPU (plugins/softmax_plugin.cpp).
+softmax=$plugin_dir/glabench_backend_test_softmax.so
+mask_bench=("$glabench" --backend-lib "$softmax" bench --backend test_softmax --backend naive_recurrent
+            --op softmax_attn --op gla --dtype fp64 --mode fwd --shape 1,32,2,8,8 --time-cap 0.1
+            --min-reps 5)
+expect_rc 0 "bench --mask causal,full" "${mask_bench[@]}" --mask causal,full --mask full \
+  --json "$dir/masks.json"
+[[ "$out" == *"test_softmax     softmax_attn  fp64  fwd     B1 T32 H2 K8 V8 causal  "* &&
+   "$out" == *"test_softmax     softmax_attn  fp64  fwd     B1 T32 H2 K8 V8 full    "* ]] ||
+  fail "bench table lacks the masks: $out"
+expect_rc 0 "bench without --mask" "${mask_bench[@]}" --json "$dir/causal.json"
+[[ "$out" != *" full "* ]] || fail "bench without --mask ran a full mask: $out"
+"$python" - "$dir/masks.json" "$dir/causal.json" <<'PY' || fail "bench --mask rows"
+import json, sys
+masks, causal = (json.load(open(p)) for p in sys.argv[1:])
+rows = {(r["backend"], r["op"], r["causal"]): r for r in masks["benchmarks"]}
+# Each backend × op asked for, softmax_attn once per mask, gla once (causal); the ops a
+# backend lacks are skipped rows.
+assert len(rows) == len(masks["benchmarks"]) == 6, sorted(rows)
+assert set(rows) == {(b, "gla", True) for b in ("test_softmax", "naive_recurrent")} | \
+    {(b, "softmax_attn", m) for b in ("test_softmax", "naive_recurrent") for m in (True, False)}, \
+    sorted(rows)
+c, f = rows["test_softmax", "softmax_attn", True], rows["test_softmax", "softmax_attn", False]
+assert c["status"] == f["status"] == "ok", (c["message"], f["message"])
+assert all(ch["passed"] for ch in c["checks"] + f["checks"]), (c["checks"], f["checks"])
+assert sorted(ch["tensor"] for ch in f["checks"]) == ["lse", "o"], f["checks"]
+assert f["name"] == "test_softmax/softmax_attn/fp64/fwd/B1_T32_H2_K8_V8/full", f["name"]
+assert c["name"] == "test_softmax/softmax_attn/fp64/fwd/B1_T32_H2_K8_V8", c["name"]
+assert f["flops"] == 2 * c["flops"] == 4 * 2 * 32 * 32 * 8, (c["flops"], f["flops"])
+assert rows["naive_recurrent", "gla", True]["status"] == "ok"  # gla: once, causal
+assert masks["context"]["bench_options"]["masks"] == ["causal", "full"], masks["context"]
+assert {(r["backend"], r["op"], r["causal"]) for r in causal["benchmarks"]} == \
+    {k for k in rows if k[2]}, causal["benchmarks"]
+assert causal["context"]["bench_options"]["masks"] == ["causal"], causal["context"]
+PY
+# The results of a run from before the mask was recorded: no "causal" in any row.
+"$python" - "$dir/causal.json" "$dir/old.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["benchmarks"]:
+    del r["causal"]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+# compare keys rows by mask: a file with both masks against itself pairs each row with
+# its own; a causal-only run (old or new) against it pairs the causal rows and lists the
+# full rows as NEW; an old file against the new causal run pairs every row.
+expect_rc 0 "compare masks with itself" "$glabench" compare "$dir/masks.json" "$dir/masks.json" \
+  --json "$dir/masks_self.json"
+[[ "$out" == *"test_softmax/softmax_attn/fp64/fwd/B1_T32_H2_K8_V8/full | "* ]] ||
+  fail "compare does not name the full row: $out"
+for base in causal old; do
+  expect_rc 0 "compare $base with masks" "$glabench" compare "$dir/$base.json" "$dir/masks.json" \
+    --json "$dir/${base}_masks.json"
+done
+expect_rc 0 "compare old with causal" "$glabench" compare "$dir/old.json" "$dir/causal.json" \
+  --fail-on-regression 1000 --json "$dir/old_causal.json"
+"$python" - "$dir" <<'PY' || fail "compare by mask"
+import json, os, sys
+def rows(name):
+    return {r["name"]: r for r in json.load(open(os.path.join(sys.argv[1], name)))["rows"]}
+full = "test_softmax/softmax_attn/fp64/fwd/B1_T32_H2_K8_V8/full"
+causal = "test_softmax/softmax_attn/fp64/fwd/B1_T32_H2_K8_V8"
+same = rows("masks_self.json")
+assert same[full]["status"] == same[causal]["status"] == "SAME", same
+assert same[full]["causal"] is False and same[causal]["causal"] is True, same
+assert same[full]["ratio"] == same[causal]["ratio"] == 1.0, same
+for name in ("causal_masks.json", "old_masks.json"):
+    r = rows(name)
+    assert r[full]["status"] == "NEW" and r[full]["base_ms"] is None, (name, r[full])
+    assert r[causal]["base_ms"] is not None and r[causal]["new_ms"] is not None, (name, r[causal])
+    assert r[causal]["status"] not in ("NEW", "GONE"), (name, r[causal])
+r = rows("old_causal.json")
+assert r and all(x["status"] not in ("NEW", "GONE") and x["causal"] is True for x in r.values()), r
+PY
+expect_rc 0 "report of both masks" "$glabench" report "$dir/masks.json" --out "$dir/report_masks" \
+  --baseline test_softmax
+grep -q "| test_softmax | softmax_attn | fp64 | fwd | B1 T32 H2 K8 V8 full | ok |" \
+  "$dir/report_masks/report.md" || fail "report lacks the full row"
+grep -q "| test_softmax | softmax_attn | fp64 | fwd | B1 T32 H2 K8 V8 causal | ok |" \
+  "$dir/report_masks/report.md" || fail "report lacks the causal row"
+
 # Bad input: exit 2 naming the file and the rule.
 echo '{"not": "ours"}' > "$dir/foreign.json"
 expect_rc 2 "foreign JSON" "$glabench" compare "$dir/a.json" "$dir/foreign.json"

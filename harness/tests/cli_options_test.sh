@@ -79,6 +79,13 @@ for shape in 1,nan,1,4,4 1,inf,1,4,4 1,16,1,4,4.5 1,16,1,4,1e3 1,-16,1,4,4 0,16,
 done
 [[ ! -e "$dir/bad.json" ]] || fail "a rejected option wrote a results file"
 
+# --mask: causal or full, or a comma-separated list of them; anything else exits 2 naming
+# --mask and the allowed values, before anything runs.
+rejects --mask "causal or full, or a comma-separated list of them (softmax_attn's masks)" \
+  diag '' Causal FULL noncausal none causal, ,full causal,,full "causal full" causal,diag \
+  -- "${bench[@]}"
+[[ ! -e "$dir/bad.json" ]] || fail "a rejected --mask wrote a results file"
+
 # Between two options: --min-reps above --max-reps.
 out=$("${bench[@]}" --min-reps 20 --max-reps 10 2>&1); rc=$?
 [[ $rc == 2 && "$out" == *"--min-reps 20 must be ≤ --max-reps 10"* ]] || fail "min > max reps: $rc $out"

@@ -314,6 +314,142 @@ BOOST_AUTO_TEST_CASE(the_bench_table_shows_several_devices) {
   BOOST_TEST(printed.find("fwd     B4 T2048 H16 K128 V128 ×2 GPU  ") != std::string::npos, printed);
 }
 
+// softmax_attn's mask (bench --mask) is part of a configuration's key: a full-mask row is
+// written with "causal": false and named /full, never matched with the causal row of
+// the same shape, and shown as "full" (the causal one as "causal") in bench's table and
+// the report. Files from before the field was recorded hold causal rows.
+namespace {
+bench_row softmax_row(bool causal, double ms) {
+  bench_row r = timed_row("attn", 2048, samples(ms));
+  r.config.op = "softmax_attn";
+  r.config.causal = causal;
+  return r;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_mask_keys_the_configuration) {
+  const bench_row causal = softmax_row(true, 1.0), full = softmax_row(false, 2.0);
+  BOOST_TEST(causal.config.name() == "attn/softmax_attn/bf16/fwd/B4_T2048_H16_K128_V128");
+  BOOST_TEST(full.config.name() == "attn/softmax_attn/bf16/fwd/B4_T2048_H16_K128_V128/full");
+  BOOST_TEST(causal.config.mask() == "causal");
+  BOOST_TEST(full.config.mask() == "full");
+  BOOST_TEST(!(causal.config == full.config));
+  BOOST_TEST(bench_config_hash()(causal.config) != bench_config_hash()(full.config));
+  {
+    const std::vector<bench_row> rows = {causal, full};
+    config_index index(rows);
+    BOOST_TEST(index.insert(0) == config_index::npos);
+    BOOST_TEST(index.insert(1) == config_index::npos);  // not a repeat of row 0
+    BOOST_TEST(index.find(causal.config) == 0u);
+    BOOST_TEST(index.find(full.config) == 1u);
+  }
+
+  // One file holds both (not repeats); "causal" is written and read back.
+  const nlohmann::json j = to_json(results_with({causal, full}));
+  BOOST_TEST(j["benchmarks"][0]["causal"] == true);
+  BOOST_TEST(j["benchmarks"][1]["causal"] == false);
+  BOOST_TEST(j["benchmarks"][1]["name"] == full.config.name());
+  for (const bench_results& back :
+       {bench_results_from_json(j, "mem"), bench_results_from_text(j.dump(), "mem")}) {
+    BOOST_REQUIRE_EQUAL(back.rows.size(), 2u);
+    BOOST_TEST(back.rows[0].config == causal.config);
+    BOOST_TEST(back.rows[1].config == full.config);
+    BOOST_TEST(!back.rows[1].config.causal);
+  }
+
+  // causal against full: GONE and NEW, never a ratio between them.
+  const comparison apart = compare_results(results_with({causal}), results_with({full}), {});
+  BOOST_REQUIRE_EQUAL(apart.rows.size(), 2u);
+  BOOST_TEST(apart.rows[0].status == verdict::gone);
+  BOOST_TEST(apart.rows[0].config.causal);
+  BOOST_TEST(apart.rows[1].status == verdict::added);
+  BOOST_TEST(!apart.rows[1].config.causal);
+  BOOST_TEST(!apart.rows[0].ratio.has_value());
+  // Both on both sides, in another order: each matched with its own mask (full is twice
+  // causal's time: a cross match would give a ratio of 2 or 0.5).
+  const comparison both =
+      compare_results(results_with({causal, full}), results_with({full, causal}), {});
+  BOOST_REQUIRE_EQUAL(both.rows.size(), 2u);
+  for (const compare_row& row : both.rows) {
+    BOOST_TEST(row.status == verdict::same);
+    BOOST_TEST(row.base->config.causal == row.next->config.causal);
+    BOOST_TEST(*row.ratio == 1.0);
+  }
+  BOOST_TEST(judge_gate(both, {5}).passed());
+  const nlohmann::json cj = comparison_printer::to_json(both, std::nullopt);
+  BOOST_TEST(cj["rows"][0]["causal"] == true);
+  BOOST_TEST(cj["rows"][1]["causal"] == false);
+  BOOST_TEST(cj["rows"][1]["name"] == full.config.name());
+  std::ostringstream md;
+  comparison_printer::print_markdown(md, both);
+  BOOST_TEST(md.str().find("| attn/softmax_attn/bf16/fwd/B4_T2048_H16_K128_V128/full | 2 | 2 |") !=
+                 std::string::npos,
+             md.str());
+
+  // The report and the bench table show the mask of every softmax_attn row.
+  std::ostringstream report;
+  report_printer::print_markdown(report, {{"run.json", results_with({causal, full})}}, "attn", {},
+                                 {});
+  BOOST_TEST(report.str().find("| softmax_attn | bf16 | fwd | B4 T2048 H16 K128 V128 causal | ok |") !=
+                 std::string::npos,
+             report.str());
+  BOOST_TEST(report.str().find("| softmax_attn | bf16 | fwd | B4 T2048 H16 K128 V128 full | ok |") !=
+                 std::string::npos,
+             report.str());
+  char* text = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&text, &size);
+  BOOST_REQUIRE(out);
+  {
+    bench_printer table(out, {causal.config, full.config}, console_style::with_colour(false));
+    table.row(causal);
+    table.row(full);
+    table.finish();
+  }
+  std::fclose(out);
+  const std::string printed(text, size);
+  std::free(text);
+  BOOST_TEST(printed.find("softmax_attn  bf16  fwd     B4 T2048 H16 K128 V128 causal  ") !=
+                 std::string::npos,
+             printed);
+  BOOST_TEST(printed.find("softmax_attn  bf16  fwd     B4 T2048 H16 K128 V128 full    ") !=
+                 std::string::npos,
+             printed);
+}
+
+BOOST_AUTO_TEST_CASE(a_row_without_the_mask_field_is_causal) {
+  // A results file from before the mask was recorded (the committed baselines): its rows
+  // have no "causal" and are read as causal, matching a causal row of a new run.
+  const bench_row causal = softmax_row(true, 1.0);
+  nlohmann::json old = to_json(results_with({causal, timed_row("k", 2048, samples(1.0))}));
+  for (auto& row : old["benchmarks"]) {
+    BOOST_REQUIRE(row.contains("causal"));
+    row.erase("causal");
+  }
+  for (const bench_results& back :
+       {bench_results_from_json(old, "old.json"), bench_results_from_text(old.dump(), "old.json")}) {
+    BOOST_REQUIRE_EQUAL(back.rows.size(), 2u);
+    BOOST_TEST(back.rows[0].config.causal);
+    BOOST_TEST(back.rows[0].config == causal.config);
+    BOOST_TEST(back.rows[1].config.causal);
+    BOOST_TEST(only_verdict(results_with({back.rows[0]}), results_with({causal})) == verdict::same);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_full_mask_costs_the_whole_square) {
+  // softmax_attn B1 T4 H1 D2: 4·T·T·D = 128 flops full, half of it causal; 3.5× with the
+  // backward. The bytes do not depend on the mask.
+  problem p{op_kind::softmax_attn, 1, 4, 1, 2, 2, 1.0, false};
+  const op_cost full = essential_cost(p, 8, false, false);
+  const op_cost full_bwd = essential_cost(p, 8, false, true);
+  p.causal = true;
+  const op_cost causal = essential_cost(p, 8, false, false);
+  BOOST_TEST(full.flops == 128.0);
+  BOOST_TEST(causal.flops == 64.0);
+  BOOST_TEST(full_bwd.flops == 3.5 * 128.0);
+  BOOST_TEST(full.bytes == causal.bytes);
+}
+
 BOOST_AUTO_TEST_CASE(a_nan_output_survives_the_round_trip) {
   bench_row r = failed_row("k", 2048);
   r.checks = {{"o", NAN, 1e-2, false}};
@@ -369,6 +505,11 @@ BOOST_AUTO_TEST_CASE(malformed_results_name_the_field_and_rule) {
   bad = good;
   bad["benchmarks"][0]["backend_report"] = {1, 2};
   expect_error(bad, "benchmarks[0].backend_report: must be an object or null");
+  bad = good;
+  bad["benchmarks"][0]["causal"] = "full";
+  expect_error(bad, "benchmarks[0].causal: must be true or false");
+  bad["benchmarks"][0]["causal"] = nullptr;
+  expect_error(bad, "benchmarks[0].causal: must be true or false");
 }
 
 BOOST_AUTO_TEST_CASE(a_row_timed_in_the_base_and_missing_now_fails_the_gate) {
@@ -703,6 +844,17 @@ BOOST_AUTO_TEST_CASE(a_file_is_read_as_its_parsed_json_is) {
   variant([](json& j) { j["benchmarks"][0]["B"] = 2.0; });
   variant([](json& j) { j["benchmarks"][0]["B"] = -2; });
   variant([](json& j) { j["benchmarks"][0]["hot"] = nullptr; });
+  variant([](json& j) { j["benchmarks"][0].erase("causal"); });
+  variant([](json& j) { j["benchmarks"][0]["causal"] = false; });
+  variant([](json& j) { j["benchmarks"][0]["causal"] = 1; });
+  variant([](json& j) {  // row 0 without the field is row 2's configuration: a repeat
+    j["benchmarks"][2] = j["benchmarks"][0];
+    j["benchmarks"][0].erase("causal");
+  });
+  variant([](json& j) {  // a full row beside its causal twin: another configuration
+    j["benchmarks"][2] = j["benchmarks"][0];
+    j["benchmarks"][2]["causal"] = false;
+  });
   variant([](json& j) { j["benchmarks"][0]["gbps"] = "fast"; });
   variant([](json& j) { j["benchmarks"][0]["wall_s"] = nullptr; });
   variant([](json& j) { j["benchmarks"][0]["devices"] = {3, 1}; });

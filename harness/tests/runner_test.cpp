@@ -274,4 +274,67 @@ BOOST_AUTO_TEST_CASE(a_host_backend_given_several_devices_is_skipped) {
   }
 }
 
+// bench --mask: each softmax_attn configuration runs once per mask, verified against the
+// reference of its own mask (one input set serves both), its flops those of its mask;
+// gla, causal by nature, runs once whatever the masks.
+BOOST_AUTO_TEST_CASE(softmax_attn_runs_once_per_mask) {
+  const loaded_backend softmax = test_plugin("softmax");
+  bench_options o;
+  o.backends = {&softmax};
+  o.ops = {op_kind::softmax_attn, op_kind::gla};
+  o.shapes = {{1, 32, 2, 8, 8}};
+  o.dtypes = {dtype::fp64};
+  o.modes = {"fwd"};
+  o.masks = {"causal", "full"};
+  o.warmup = 1;
+  o.stopping = {0.005, 3, 5, 0.05};
+  const std::vector<bench_config> planned = planned_configs(o);
+  BOOST_REQUIRE_EQUAL(planned.size(), 3u);
+  BOOST_TEST(planned[0].op == "gla");  // once, causal
+  BOOST_TEST(planned[0].causal);
+  BOOST_TEST(planned[1].op == "softmax_attn");
+  BOOST_TEST(planned[1].causal);
+  BOOST_TEST(planned[2].op == "softmax_attn");
+  BOOST_TEST(!planned[2].causal);
+
+  const bench_results r = run_bench(o);
+  BOOST_REQUIRE_EQUAL(r.rows.size(), 3u);
+  BOOST_TEST(bench_status_name(r.rows[0].status) == "skipped");  // no gla in this backend
+  const bench_row& causal = r.rows[1];
+  const bench_row& full = r.rows[2];
+  for (const bench_row* row : {&causal, &full}) {
+    BOOST_TEST(bench_status_name(row->status) == "ok", row->message);
+    BOOST_REQUIRE_EQUAL(row->checks.size(), 2u);  // o and lse
+    for (const tensor_check& c : row->checks) BOOST_TEST(c.passed, c.tensor << " " << c.rel_l2);
+  }
+  BOOST_TEST(causal.config.causal);
+  BOOST_TEST(!full.config.causal);
+  BOOST_TEST(full.config.name() == "test_softmax/softmax_attn/fp64/fwd/B1_T32_H2_K8_V8/full");
+  // 4·T·T·D per head, halved when causal.
+  BOOST_TEST(full.flops == 4.0 * 2 * 32 * 32 * 8);
+  BOOST_TEST(causal.flops == full.flops / 2);
+  BOOST_TEST(full.bytes == causal.bytes);
+  BOOST_TEST(r.context["bench_options"]["masks"] == nlohmann::json({"causal", "full"}));
+
+  // The default is causal only.
+  bench_options causal_only = o;
+  causal_only.masks = bench_options().masks;
+  const std::vector<bench_config> by_default = planned_configs(causal_only);
+  BOOST_REQUIRE_EQUAL(by_default.size(), 2u);
+  BOOST_TEST(by_default[1].causal);
+
+  // A backend that masks whatever it is told: its causal row passes, its full row fails
+  // the quick verify — the full row is checked against the full reference.
+  const loaded_backend always_causal = test_plugin("softmax_always_causal");
+  o.backends = {&always_causal};
+  o.ops = {op_kind::softmax_attn};
+  const bench_results wrong = run_bench(o);
+  BOOST_REQUIRE_EQUAL(wrong.rows.size(), 2u);
+  BOOST_TEST(wrong.rows[0].config.causal);
+  BOOST_TEST(bench_status_name(wrong.rows[0].status) == "ok", wrong.rows[0].message);
+  BOOST_TEST(!wrong.rows[1].config.causal);
+  BOOST_TEST(bench_status_name(wrong.rows[1].status) == "failed");
+  BOOST_TEST(wrong.rows[1].message.starts_with("quick verify failed: "), wrong.rows[1].message);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

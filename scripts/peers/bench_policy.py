@@ -233,23 +233,28 @@ class ResultsFile:
         return row
 
     @staticmethod
-    def _config(backend, op, dtype_name, mode, shape, status, ran_on, samples):
+    def _config(backend, op, dtype_name, mode, shape, status, ran_on, samples, causal):
+        """The configuration's fields as glabench writes them: "causal" is softmax_attn's
+        mask (bench --mask; gla and rwkv6 are causal), and a full-mask row's name ends in
+        /full, as bench_config::name() has it."""
         B, T, H, K, V = shape
         name = f"{backend}/{op}/{dtype_name}/{mode}/B{B}_T{T}_H{H}_K{K}_V{V}"
+        if not causal:
+            name += "/full"
         return {"name": name, "run_name": name, "run_type": "iteration",
                 "backend": backend, "peer": True, "op": op, "dtype": dtype_name,
                 "mode": mode, "B": B, "T": T, "H": H, "K": K, "V": V, "hot": False,
-                "status": status, "ran_on": ran_on, "samples_ms": samples,
+                "causal": causal, "status": status, "ran_on": ran_on, "samples_ms": samples,
                 "iterations": len(samples), "repetitions": len(samples),
                 "repetition_index": 0, "threads": 1, "time_unit": "ms"}
 
     def add_timed(self, backend, op, dtype_name, mode, shape, samples, met, cost, ran_on,
-                  checks, extra=None):
+                  checks, extra=None, causal=True):
         """Appends a timed row (status ok) and writes the file; returns the row."""
         stats = summarize(samples)
         nbytes, flops = cost
         failed = [c for c in checks if not c["passed"]]
-        row = self._config(backend, op, dtype_name, mode, shape, "ok", ran_on, samples)
+        row = self._config(backend, op, dtype_name, mode, shape, "ok", ran_on, samples, causal)
         row.update({"real_time": stats["median_ms"], "cpu_time": stats["median_ms"],
                     "noise_target_met": met, "bytes": nbytes, "flops": flops,
                     "gbps": nbytes / stats["median_ms"] / 1e6,
@@ -263,9 +268,9 @@ class ResultsFile:
         return self._add(row, extra)
 
     def add_skipped(self, backend, op, dtype_name, mode, shape, cost, ran_on, reason,
-                    extra=None):
+                    extra=None, causal=True):
         """Appends a row that could not be timed here (status skipped, with the reason)."""
-        row = self._config(backend, op, dtype_name, mode, shape, "skipped", ran_on, [])
+        row = self._config(backend, op, dtype_name, mode, shape, "skipped", ran_on, [], causal)
         row.update({"real_time": 0, "cpu_time": 0, "noise_target_met": False,
                     "bytes": cost[0], "flops": cost[1], "gbps": None, "tflops": None,
                     "bandwidth_fraction": None, "flop_fraction": None, "message": reason,

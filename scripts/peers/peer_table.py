@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A markdown table of our backends' medians beside the peers' from results files of one
-device call: per (op, dtype, mode, shape), each backend's median in ms and its ratio to
-each peer (ours / peer: below 1 is faster than the peer).
+device call: per (op, mask, dtype, mode, shape), each backend's median in ms and its ratio
+to each peer (ours / peer: below 1 is faster than the peer). softmax_attn's mask (bench
+--mask, a row's "causal"; absent in older files: causal) is shown in the op cell, and a
+row is only ever paired with a peer's row of the same mask.
 
 usage: peer_table.py RESULTS.json... [--label FILE=NAME ...]
   Rows with "peer": true are peers; the others are ours. --label names the rows of one
@@ -24,7 +26,10 @@ def main():
         for r in json.load(open(path))["benchmarks"]:
             if r.get("status") != "ok":
                 continue
-            key = (r["op"], r["dtype"], r["mode"], (r["B"], r["T"], r["H"], r["K"], r["V"]))
+            op = r["op"]
+            if op == "softmax_attn" or not r.get("causal", True):
+                op += " causal" if r.get("causal", True) else " full"
+            key = (op, r["dtype"], r["mode"], (r["B"], r["T"], r["H"], r["K"], r["V"]))
             name = r["backend"] + (f" ({label})" if label else "")
             (peers if r.get("peer") else ours).setdefault(key, {})[name] = r["median_ms"]
     peer_names = sorted({n for v in peers.values() for n in v})

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Times PyTorch's scaled_dot_product_attention as the peer of glabench's softmax_attn.
 
-torch.nn.functional.scaled_dot_product_attention (SDPA), causal and non-causal, written as
-rows of glabench's results schema with "peer": true, so `glabench compare` and `glabench
-report` read them as ordinary rows: backend `torch.sdpa` is causal (glabench's
-softmax_attn, which bench always runs causal, so its rows pair with our backends'),
-`torch.sdpa_noncausal` the same without the mask. Each row names the SDPA kernel that ran
+torch.nn.functional.scaled_dot_product_attention (SDPA), causal and full (no mask), written
+as rows of glabench's results schema with "peer": true, so `glabench compare` and `glabench
+report` read them as ordinary rows: backend `torch.sdpa`, the mask in each row as glabench
+bench --mask writes it ("causal": true or false, a full-mask row's name ending in /full),
+so that its rows pair with our backends' of the same mask. Each row names the SDPA kernel that ran
 (`sdpa_kernel`): the first of --kernels (default flash, then efficient, then math) that
 runs the configuration here, forward and, for fwdbwd, backward. On CUDA, flash takes
 bf16 and fp16 but not fp32, which falls to efficient; on the CPU, torch's flash kernel
@@ -23,16 +23,19 @@ it:
 - stop at cv ≤ 0.5 % with ≥ 10 samples, else at 500, else after 1 s with ≥ 5;
 - a quick verify, before timing, of o and lse against fp64 on the same rounded inputs,
   over the first --verify-tokens queries of every (batch, head) (causal: against the
-  same prefix of keys; non-causal: against all T keys), at glabench's thresholds (fp32
+  same prefix of keys; full: against all T keys), at glabench's thresholds (fp32
   1e-5, fp16 5e-3, bf16 1e-2). SDPA returns no lse: it is read from the aten op that
   SDPA dispatches to for the kernel (flash, efficient, cudnn), whose o must equal SDPA's
   bit for bit; the math kernel has none, and the row's `unchecked` says why. A peer
   above a threshold keeps its time; its check says passed: false.
 
 usage: sdpa_peers.py --out FILE [--shapes B,T,H,K,V ...] [--dtypes bf16,fp32]
-                     [--modes fwd,fwdbwd] [--masks causal,noncausal]
+                     [--modes fwd,fwdbwd] [--mask causal full]
                      [--kernels flash,efficient,math] [--device cuda|cpu]
                      [--seed N] [--verify-tokens N]
+  --mask takes what glabench bench --mask takes: causal and/or full, as several values
+  or a comma-separated list (default: both); --masks and the old name noncausal for full
+  are still read.
 """
 import argparse
 import sys
@@ -47,7 +50,8 @@ from bench_policy import (BYTES, DTYPE, Place, ResultsFile, check, essential_cos
 
 KERNELS = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
            "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}
-BACKEND = {True: "torch.sdpa", False: "torch.sdpa_noncausal"}
+BACKEND = "torch.sdpa"
+MASKS = {"causal": True, "full": False, "noncausal": False}  # noncausal: the old name of full
 REFERENCE_CHUNK = 1 << 25  # fp64 scores the reference holds at once (256 MiB)
 
 
@@ -149,7 +153,9 @@ def main():
                                                       "2,16384,16,128,128"])
     ap.add_argument("--dtypes", default="bf16,fp32")
     ap.add_argument("--modes", default="fwd,fwdbwd")
-    ap.add_argument("--masks", default="causal,noncausal")
+    ap.add_argument("--mask", "--masks", dest="masks", nargs="+", action="extend",
+                    help="causal and/or full (no mask), as glabench bench --mask: several "
+                         "values, a comma-separated list, or repeated (default: both)")
     ap.add_argument("--kernels", default="flash,efficient,math",
                     help="SDPA kernels in order of preference; the first that runs is timed")
     ap.add_argument("--device", default="cuda", help="cuda (CUDA events) or cpu (host clock)")
@@ -157,12 +163,16 @@ def main():
     ap.add_argument("--verify-tokens", type=int, default=512)
     args = ap.parse_args()
     kernels = args.kernels.split(",")
+    masks = [m for value in args.masks or ["causal,full"] for m in value.split(",")]
     for name, known, what in [(k, KERNELS, "kernel") for k in kernels] + \
                              [(d, DTYPE, "dtype") for d in args.dtypes.split(",")] + \
-                             [(m, ("fwd", "fwdbwd"), "mode") for m in args.modes.split(",")] + \
-                             [(m, ("causal", "noncausal"), "mask") for m in args.masks.split(",")]:
+                             [(m, ("fwd", "fwdbwd"), "mode") for m in args.modes.split(",")]:
         if name not in known:
             ap.error(f"unknown {what} '{name}' (one of {', '.join(known)})")
+    for m in masks:
+        if m not in MASKS:
+            ap.error(f"--mask: unknown mask '{m}' (one of causal, full)")
+    causal_masks = list(dict.fromkeys(MASKS[m] for m in masks))  # in order, once each
 
     place = Place(args.device)
     context = results_context(place, args.seed, args.verify_tokens,
@@ -177,8 +187,8 @@ def main():
         tokens = min(T, args.verify_tokens)
         for dname in args.dtypes.split(","):
             rounded = {n: t.to(DTYPE[dname]) for n, t in base.items()}
-            for causal in (m == "causal" for m in args.masks.split(",")):
-                backend = BACKEND[causal]
+            for causal in causal_masks:
+                backend = BACKEND
                 ref_o, ref_lse = reference(rounded, causal, scale, tokens)
                 for mode in args.modes.split(","):
                     backward = mode == "fwdbwd"
@@ -190,7 +200,7 @@ def main():
                         row = results.add_skipped(
                             backend, op, dname, mode, (B, T, H, K, V), cost, place.ran_on,
                             "no SDPA kernel runs this here: " + "; ".join(refused),
-                            {"causal": causal})
+                            causal=causal)
                         print(f"{row['name']:60s} skipped: {row['message']}", flush=True)
                         continue
                     do = heads_first(x["do"])
@@ -209,13 +219,13 @@ def main():
                         if lse is not None:
                             checks.append(verify("lse", lse[..., :tokens], ref_lse, dname))
                         samples, met = time_call(call, place)
-                    extra = {"causal": causal, "sdpa_kernel": kernel}
+                    extra = {"sdpa_kernel": kernel}
                     if refused:
                         extra["sdpa_refused"] = refused
                     if why_not:
                         extra["unchecked"] = {"lse": why_not}
                     row = results.add_timed(backend, op, dname, mode, (B, T, H, K, V), samples,
-                                            met, cost, place.ran_on, checks, extra)
+                                            met, cost, place.ran_on, checks, extra, causal)
                     verified = "  ".join(f"{c['tensor']} rel_l2 {c['rel_l2']:.2e}" for c in checks)
                     print(f"{row['name']:60s} {row['median_ms']:9.4f} ms  cv {row['cv']:.4f}  "
                           f"n {len(samples):3d}  {kernel:9s} {verified}", flush=True)

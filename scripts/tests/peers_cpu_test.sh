@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The peer scripts on the CPU, where torch is importable (exit 77 otherwise; the Python is
 # $GLABENCH_TORCH_PYTHON, else python3; a CPU-only torch will do):
-#   - sdpa_peers.py --device cpu on a tiny shape, causal and non-causal, fp32 and bf16, fwd
-#     and fwdbwd: rows of glabench's schema, "peer": true, o (and lse, flash) verified,
-#     bytes and flops as op_cost.cpp counts them;
+#   - sdpa_peers.py --device cpu on a tiny shape, causal and full masks, fp32 and bf16, fwd
+#     and fwdbwd: rows of glabench's schema, "peer": true, the mask as bench --mask writes
+#     it ("causal", /full), o (and lse, flash) verified, bytes and flops as op_cost.cpp
+#     counts them; an unknown --mask refused;
 #   - fla_peers.py through a stand-in fla (fla_stand_in.py: fla itself needs a GPU): its
 #     rows, and its bytes and flops equal to glabench bench's for the same configuration;
 #   - glabench compare reads both files, against themselves (all SAME) and against a
@@ -29,16 +30,21 @@ echo "$out"
 expect_rc 2 "sdpa_peers.py refuses an unknown kernel" "$torch_python" "$peers/sdpa_peers.py" \
   --device cpu --out "$dir/bad.json" --kernels flash,fastest
 [[ "$out" == *"unknown kernel 'fastest'"* && ! -e "$dir/bad.json" ]] || fail "unknown kernel: $out"
+expect_rc 2 "sdpa_peers.py refuses an unknown mask" "$torch_python" "$peers/sdpa_peers.py" \
+  --device cpu --out "$dir/bad.json" --mask causal,diag
+[[ "$out" == *"--mask: unknown mask 'diag' (one of causal, full)"* && ! -e "$dir/bad.json" ]] ||
+  fail "unknown mask: $out"
 
 # A configuration no allowed kernel takes (no efficient kernel on the CPU): a skipped row
 # with the reason, which glabench reads.
 expect_rc 0 "sdpa_peers.py with no kernel for it" "$torch_python" "$peers/sdpa_peers.py" \
   --device cpu --out "$dir/none.json" --shapes $shape --kernels efficient --dtypes fp32 \
-  --modes fwd --masks causal
+  --modes fwd --mask causal
 "$python" - "$dir/none.json" <<'PY' || fail "skipped row"
 import json, sys
 rows = json.load(open(sys.argv[1]))["benchmarks"]
 assert len(rows) == 1 and rows[0]["status"] == "skipped" and rows[0]["samples_ms"] == [], rows
+assert rows[0]["causal"] is True and rows[0]["backend"] == "torch.sdpa", rows[0]
 assert rows[0]["message"].startswith("no SDPA kernel runs this here: efficient: "), rows[0]
 PY
 expect_rc 0 "compare reads a skipped peer row" "$glabench" compare "$dir/none.json" "$dir/none.json"
@@ -67,13 +73,15 @@ for d in (sdpa, fla):
         assert r["checks"] and all(c["passed"] for c in r["checks"]), r["checks"]
         assert r["checks"][0]["tensor"] == "o" and r["message"] == "", r
 
-# SDPA: every configuration, the mask by backend name, lse checked where flash ran.
-rows = {(r["backend"], r["dtype"], r["mode"]): r for r in sdpa["benchmarks"]}
-want = {(b, d, m) for b in ("torch.sdpa", "torch.sdpa_noncausal") for d in ("bf16", "fp32")
-        for m in ("fwd", "fwdbwd")}
-assert set(rows) == want, sorted(rows)
-for (backend, dtype, mode), r in rows.items():
-    assert r["op"] == "softmax_attn" and r["causal"] == (backend == "torch.sdpa"), r
+# SDPA: every configuration, the mask as bench --mask writes it, lse checked where flash ran.
+rows = {(r["backend"], r["dtype"], r["mode"], r["causal"]): r for r in sdpa["benchmarks"]}
+want = {("torch.sdpa", d, m, c) for d in ("bf16", "fp32") for m in ("fwd", "fwdbwd")
+        for c in (True, False)}
+assert set(rows) == want and len(sdpa["benchmarks"]) == len(want), sorted(rows)
+for (backend, dtype, mode, causal), r in rows.items():
+    assert r["op"] == "softmax_attn", r
+    name = f"torch.sdpa/softmax_attn/{dtype}/{mode}/B{B}_T{T}_H{H}_K{K}_V{V}"
+    assert r["name"] == (name if causal else name + "/full"), r["name"]
     tensors = [c["tensor"] for c in r["checks"]]
     if r["sdpa_kernel"] == "flash":
         assert tensors == ["o", "lse"], tensors
@@ -86,6 +94,8 @@ for (backend, dtype, mode), r in rows.items():
         elements += 2 * B * T * H * K + 3 * B * T * H * V + B * T * H + 2 * B * T * H * K + B * T * H * V
     flops = (0.5 if r["causal"] else 1.0) * 4 * B * H * T * T * K * (3.5 if mode == "fwdbwd" else 1)
     assert r["bytes"] == elements * width and r["flops"] == flops, (r["name"], r["bytes"], r["flops"])
+# fla's rows are causal (gla and rwkv6 are), as bench writes them.
+assert all(r["causal"] is True and not r["name"].endswith("/full") for r in fla["benchmarks"])
 assert sdpa["context"]["bench_options"]["sdpa_kernels"] == ["flash", "efficient", "math"]
 
 # fla through the stand-in: bytes and flops are glabench's for the same configuration.

@@ -8,6 +8,9 @@
   (so a peer timed at one T of our T sweep is drawn beside our bar);
 - a run that is all T sweeps draws no bars;
 - the accuracy plot has a marker per op, all different;
+- softmax_attn rows of the full mask ("causal": false, bench --mask full) are another
+  configuration than the causal ones: their own bar panel, and speed-ups pair each mask
+  with the baseline's row of the same mask only;
 - every PNG is a PNG of a sane size, and report.md shows the plots drawn and says why the
   others are not.
 
@@ -25,8 +28,10 @@ PLOT = os.path.join(HERE, "..", "plot_results.py")
 THRESHOLD = {"fp32": 1e-5, "bf16": 1e-2}
 
 
-def row(backend, op, dtype, mode, B, T, H, K, V, ms, peer=False, rel=1e-7):
+def row(backend, op, dtype, mode, B, T, H, K, V, ms, peer=False, rel=1e-7, causal=None):
     name = f"{backend}/{op}/{dtype}/{mode}/B{B}_T{T}_H{H}_K{K}_V{V}"
+    if causal is False:
+        name += "/full"
     samples = [ms * f for f in (0.99, 1.0, 1.01, 1.0, 1.0)]
     r = {"name": name, "backend": backend, "op": op, "dtype": dtype, "mode": mode, "B": B,
          "T": T, "H": H, "K": K, "V": V, "hot": False, "status": "ok", "message": "",
@@ -38,6 +43,8 @@ def row(backend, op, dtype, mode, B, T, H, K, V, ms, peer=False, rel=1e-7):
                      "threshold": THRESHOLD[dtype], "passed": rel <= THRESHOLD[dtype]}]}
     if peer:
         r["peer"] = True
+    if causal is not None:
+        r["causal"] = causal
     return r
 
 
@@ -136,6 +143,23 @@ def main():
     markers = m["accuracy"]["content"]["markers"]
     expect(sorted(markers) == ["gla", "rwkv6", "softmax_attn"] and
            len(set(markers.values())) == 3, f"accuracy markers per op: {markers}")
+
+    # Both masks of softmax_attn, ours and the peer's (full twice causal's time, ours half
+    # the peer's): a panel per mask, and each speed-up against the peer's row of its mask.
+    masks = []
+    for causal, ms in ((True, 0.2), (False, 0.4)):
+        masks.append(row("torch.sdpa", "softmax_attn", "bf16", "fwd", 4, 2048, 16, 128, 128, ms,
+                         peer=True, causal=causal))
+        masks.append(row("ring_softmax_cuda", "softmax_attn", "bf16", "fwd", 4, 2048, 16, 128, 128,
+                         ms / 2, causal=causal))
+    out, m = plot(work, "masks", [results(os.path.join(work, "masks.json"), masks)], "torch.sdpa")
+    groups = m["time_by_shape"].get("content", {}).get("groups", {})
+    expect(sorted(groups) == sorted(["softmax_attn fwd", "softmax_attn full fwd"]),
+           f"masks: bar panels {sorted(groups)}")
+    bars = m["speedup"].get("content", {}).get("bars", [])
+    expect(sorted(bars) == ["ring_softmax_cuda: softmax_attn bf16 fwd · B4 T2048 H16 D128: 2",
+                            "ring_softmax_cuda: softmax_attn full bf16 fwd · B4 T2048 H16 D128: 2"],
+           f"masks: speed-ups {bars}")
 
     # Only T sweeps: no bars, with the reason.
     sweep = [row("parallel_scan_cuda", "gla", d, "fwd", 4, T, 16, 128, 128, T / 5000)
