@@ -220,6 +220,35 @@ status timed_wait(rank_state& r, int m, cudaEvent_t e) {
   return {};
 }
 
+// A timed span of the compute stream: opened (an event recorded) and closed (another,
+// the pair kept for the report); `end` is the span's last event.
+status open_span(rank_state& r, int m, cudaEvent_t* begin) {
+  RING_TRY(r.pool[m].take(begin));
+  RING_CUDA(cudaEventRecord(*begin, r.compute), "cudaEventRecord");
+  return {};
+}
+status close_span(rank_state& r, int m, cudaEvent_t begin, cudaEvent_t* end) {
+  RING_TRY(r.pool[m].take(end));
+  RING_CUDA(cudaEventRecord(*end, r.compute), "cudaEventRecord");
+  r.clock[m].computes.push_back({begin, *end});
+  return {};
+}
+
+// The key/value rows rank r works on at step s: its own, then the ring buffers.
+struct held_keys {
+  const char *k, *v;
+};
+held_keys keys_at(const rank_state& r, int s) {
+  return s == 0 ? held_keys{r.k, r.v} : held_keys{r.ring_k[s % 2], r.ring_v[s % 2]};
+}
+
+// Step s begins on rank r: its device current, its keys waited for, a span opened.
+status begin_step(rank_state& r, int m, int s, cudaEvent_t keys_ready, cudaEvent_t* begin) {
+  RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+  if (s > 0) RING_TRY(timed_wait(r, m, keys_ready));
+  return open_span(r, m, begin);
+}
+
 // Every rank's link stream: wait for `after[r]` (null: nothing), then one NCCL group
 // of every rank's sends and receives (`ops(rank)` enqueues them); returns each rank's
 // event at the end of its transfers.
@@ -362,24 +391,17 @@ status forward_typed(world_state& w, const forward_io& io) {
     if (s + 1 < W) RING_TRY(pass_keys(w, m, s, computed, &next_ready));
     for (size_t i = 0; i < w.ranks.size(); ++i) {
       rank_state& r = w.ranks[i];
-      RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-      if (s > 0) RING_TRY(timed_wait(r, m, keys_ready[i]));
-      cudaEvent_t begin, end;
-      RING_TRY(r.pool[m].take(&begin));
-      RING_TRY(r.pool[m].take(&end));
-      RING_CUDA(cudaEventRecord(begin, r.compute), "cudaEventRecord");
-      const char* k = s == 0 ? r.k : r.ring_k[s % 2];
-      const char* v = s == 0 ? r.v : r.ring_v[s % 2];
-      const forward_tensors<T> x{reinterpret_cast<const T*>(r.q),   reinterpret_cast<const T*>(k),
-                                 reinterpret_cast<const T*>(v),     reinterpret_cast<A*>(r.acc_o),
+      cudaEvent_t begin;
+      RING_TRY(begin_step(r, m, s, s > 0 ? keys_ready[i] : nullptr, &begin));
+      const held_keys kv = keys_at(r, s);
+      const forward_tensors<T> x{reinterpret_cast<const T*>(r.q),   reinterpret_cast<const T*>(kv.k),
+                                 reinterpret_cast<const T*>(kv.v),  reinterpret_cast<A*>(r.acc_o),
                                  reinterpret_cast<A*>(r.acc_lse),   reinterpret_cast<T*>(r.o),
                                  reinterpret_cast<A*>(r.lse),       reinterpret_cast<T*>(r.block_o),
                                  reinterpret_cast<float*>(r.block_stats), r.cudnn_workspace};
       for (size_t at : pairs_at(w, r.rank, s))
         RING_TRY(forward_pair<T>(p, w.plan[at], w.visits.of_q[at], false, x, r.compute));
-      RING_CUDA(cudaEventRecord(end, r.compute), "cudaEventRecord");
-      r.clock[m].computes.push_back({begin, end});
-      computed[i] = end;
+      RING_TRY(close_span(r, m, begin, &computed[i]));
     }
     keys_ready = next_ready;
   }
@@ -419,22 +441,17 @@ status backward_typed(world_state& w, const backward_io& io) {
     if (s + 1 < W) RING_TRY(pass_keys(w, m, s, computed, &next_ready));
     for (size_t i = 0; i < w.ranks.size(); ++i) {
       rank_state& r = w.ranks[i];
-      RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-      if (s > 0) RING_TRY(timed_wait(r, m, keys_ready[i]));
-      cudaEvent_t begin, end;
-      RING_TRY(r.pool[m].take(&begin));
-      RING_TRY(r.pool[m].take(&end));
-      RING_CUDA(cudaEventRecord(begin, r.compute), "cudaEventRecord");
+      cudaEvent_t begin;
+      RING_TRY(begin_step(r, m, s, s > 0 ? keys_ready[i] : nullptr, &begin));
       if (s == 0 && p.block == block_kernel::own)
         for (const span& c : w.chunks[r.rank])
           RING_TRY(row_dots_of<T>(p, c, reinterpret_cast<const T*>(r.d_o), reinterpret_cast<const T*>(r.o),
                                   reinterpret_cast<A*>(r.row_dots), r.compute));
-      const char* k = s == 0 ? r.k : r.ring_k[s % 2];
-      const char* v = s == 0 ? r.v : r.ring_v[s % 2];
+      const held_keys kv = keys_at(r, s);
       A* step_dk = reinterpret_cast<A*>(r.step_dk[s % 2]);
       A* step_dv = reinterpret_cast<A*>(r.step_dv[s % 2]);
-      const backward_tensors<T> x{reinterpret_cast<const T*>(r.q),   reinterpret_cast<const T*>(k),
-                                  reinterpret_cast<const T*>(v),     reinterpret_cast<const T*>(r.o),
+      const backward_tensors<T> x{reinterpret_cast<const T*>(r.q),   reinterpret_cast<const T*>(kv.k),
+                                  reinterpret_cast<const T*>(kv.v),  reinterpret_cast<const T*>(r.o),
                                   reinterpret_cast<const T*>(r.d_o), reinterpret_cast<const A*>(r.lse),
                                   reinterpret_cast<const A*>(r.row_dots), reinterpret_cast<A*>(r.acc_dq),
                                   reinterpret_cast<T*>(r.dq),        step_dk,
@@ -450,19 +467,15 @@ status backward_typed(world_state& w, const backward_io& io) {
         if (first) keys_seen.push_back(bp.kv.begin);
         RING_TRY(backward_pair<T>(p, bp, w.visits.of_q[at], visit{first, false}, false, x, r.compute));
       }
-      RING_CUDA(cudaEventRecord(end, r.compute), "cudaEventRecord");
-      r.clock[m].computes.push_back({begin, end});
-      computed[i] = end;
+      RING_TRY(close_span(r, m, begin, &computed[i]));
       // The keys' earlier steps, passed in: joined into the step accumulator (taken as
       // they are by a chunk this rank had no pair with). After the last step the sum is
       // complete: the chunk's dk, dv written out here.
       const int held = kv_source(r.rank, s, W);
       if (s == 0 && s + 1 < W) continue;
-      cudaEvent_t join_begin, join_end;
-      RING_TRY(r.pool[m].take(&join_begin));
-      RING_TRY(r.pool[m].take(&join_end));
+      cudaEvent_t join;
       if (s > 0) RING_TRY(timed_wait(r, m, sums_ready[i]));
-      RING_CUDA(cudaEventRecord(join_begin, r.compute), "cudaEventRecord");
+      RING_TRY(open_span(r, m, &join));
       for (const span& c : w.chunks[held]) {
         const bool had = std::find(keys_seen.begin(), keys_seen.end(), c.begin) != keys_seen.end();
         if (s > 0) {
@@ -478,9 +491,7 @@ status backward_typed(world_state& w, const backward_io& io) {
                                 r.compute));
         }
       }
-      RING_CUDA(cudaEventRecord(join_end, r.compute), "cudaEventRecord");
-      r.clock[m].computes.push_back({join_begin, join_end});
-      computed[i] = join_end;
+      RING_TRY(close_span(r, m, join, &computed[i]));
     }
     keys_ready = next_ready;
     if (s + 1 == W) break;
