@@ -564,6 +564,44 @@ std::string call_report(world_state& w, int m) {
          ",\"comm_hidden_fraction\":" + buf + "}";
 }
 
+// A fresh world for the problem: every rank's streams, cuDNN graphs and buffers.
+status build_world(const problem& p, const placement& where, bool backward, bool one_process,
+                   const std::vector<nccl::comm>& comms) {
+  state.emplace();
+  world_state& w = *state;
+  w.p = p;
+  w.where = where;
+  w.backward = backward;
+  w.one_process = one_process;
+  w.chunks = shard_chunks(p.T, where.world, p.chunking);
+  w.plan = ring_schedule(p.T, where.world, p.chunking, p.causal);
+  w.visits = visits_of(w.plan);
+  RING_CUDA(cudaSetDevice(where.devices[0]), "cudaSetDevice");
+  RING_CUDA(cudaEventCreateWithFlags(&w.common_start, cudaEventDisableTiming), "cudaEventCreate");
+  w.common_start_device = where.devices[0];
+  w.ranks.resize(where.devices.size());
+  for (size_t i = 0; i < where.devices.size(); ++i) {
+    rank_state& r = w.ranks[i];
+    r.rank = where.first_rank + int(i);
+    r.device = where.devices[i];
+    r.comm = comms[i];
+    r.holds_io = i == 0;
+    RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    RING_CUDA(cudaStreamCreateWithFlags(&r.compute, cudaStreamNonBlocking), "cudaStreamCreate");
+    RING_CUDA(cudaStreamCreateWithFlags(&r.link, cudaStreamNonBlocking), "cudaStreamCreate");
+    int64_t cudnn_fwd = 0, cudnn_bwd = 0;
+    if (p.block == block_kernel::cudnn) {  // graphs per device, planned now (untimed)
+      RING_TRY(plan_cudnn_blocks(p, false, &cudnn_fwd));
+      if (backward) RING_TRY(plan_cudnn_blocks(p, true, &cudnn_bwd));
+    }
+    const size_t cudnn_bytes = size_t(std::max(cudnn_fwd, cudnn_bwd));
+    r.arena_bytes = carve(p, backward, r.holds_io, cudnn_bytes, r, nullptr);
+    RING_CUDA(cudaMalloc(&r.arena, r.arena_bytes), "cudaMalloc (the rank's buffers)");
+    carve(p, backward, r.holds_io, cudnn_bytes, r, r.arena);
+  }
+  return {};
+}
+
 }  // namespace
 
 status prepare(const problem& p, const placement& where, const forward_io& fwd, const backward_io* bwd) {
@@ -588,37 +626,9 @@ status prepare(const problem& p, const placement& where, const forward_io& fwd, 
                         std::tie(p.dtype, p.B, p.H, p.D, p.V, p.T, p.causal, p.scale, p.chunking, p.block);
   if (!same) {
     free_world();
-    state.emplace();
-    world_state& w = *state;
-    w.p = p;
-    w.where = where;
-    w.backward = backward;
-    w.one_process = one_process;
-    w.chunks = shard_chunks(p.T, where.world, p.chunking);
-    w.plan = ring_schedule(p.T, where.world, p.chunking, p.causal);
-    w.visits = visits_of(w.plan);
-    RING_CUDA(cudaSetDevice(where.devices[0]), "cudaSetDevice");
-    RING_CUDA(cudaEventCreateWithFlags(&w.common_start, cudaEventDisableTiming), "cudaEventCreate");
-    w.common_start_device = where.devices[0];
-    w.ranks.resize(where.devices.size());
-    for (size_t i = 0; i < where.devices.size(); ++i) {
-      rank_state& r = w.ranks[i];
-      r.rank = where.first_rank + int(i);
-      r.device = where.devices[i];
-      r.comm = comms[i];
-      r.holds_io = i == 0;
-      RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-      RING_CUDA(cudaStreamCreateWithFlags(&r.compute, cudaStreamNonBlocking), "cudaStreamCreate");
-      RING_CUDA(cudaStreamCreateWithFlags(&r.link, cudaStreamNonBlocking), "cudaStreamCreate");
-      int64_t cudnn_fwd = 0, cudnn_bwd = 0;
-      if (p.block == block_kernel::cudnn) {  // graphs per device, planned now (untimed)
-        RING_TRY(plan_cudnn_blocks(p, false, &cudnn_fwd));
-        if (backward) RING_TRY(plan_cudnn_blocks(p, true, &cudnn_bwd));
-      }
-      const size_t cudnn_bytes = size_t(std::max(cudnn_fwd, cudnn_bwd));
-      r.arena_bytes = carve(p, backward, r.holds_io, cudnn_bytes, r, nullptr);
-      RING_CUDA(cudaMalloc(&r.arena, r.arena_bytes), "cudaMalloc (the rank's buffers)");
-      carve(p, backward, r.holds_io, cudnn_bytes, r, r.arena);
+    if (status e = build_world(p, where, backward, one_process, comms); !e.empty()) {
+      free_world();  // nothing half-built stays
+      return e;
     }
   }
   world_state& w = *state;
