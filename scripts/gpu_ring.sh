@@ -10,7 +10,8 @@
 # GPUS=N (N ≥ 2; NCCL from torch's nvidia-nccl package, NCCL_NVLS_ENABLE=0): verify
 # across N GPUs at B2 T1024 (JSON) and the bench across them, zigzag and plain ring,
 # beside the one-GPU bench of the same call.
-# usage: [CTEST=1] [BENCH=1] [PEERS=1] [SHARDS_BENCH="2 4 8"] [GPUS=2] scripts/gpu_ring.sh BUILD_DIR OUT_DIR
+# MASKS (default causal; e.g. causal,full) is the benches' and the SDPA peers' --mask.
+# usage: [CTEST=1] [BENCH=1] [PEERS=1] [SHARDS_BENCH="2 4 8"] [GPUS=2] [MASKS=causal,full] scripts/gpu_ring.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 build=$(cd "$1" && pwd) out=$2
@@ -28,7 +29,7 @@ print(":".join(sorted(dirs)))
 PY
 )
 export LD_LIBRARY_PATH=$build/runtime-libs${torch_libs:+:$torch_libs}:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-gb=$build/glabench backend=ring_softmax_cuda
+gb=$build/glabench backend=ring_softmax_cuda masks=${MASKS:-causal}
 shapes=(${SHAPES:---shape 4,2048,16,128,128 --shape 2,16384,16,128,128})
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
 echo "cuDNN and CUDA runtime from: ${torch_libs:-nowhere (own kernels only)}"
@@ -52,7 +53,7 @@ done
 if [[ ${BENCH:-1} == 1 ]]; then
   for n in 1 ${SHARDS_BENCH:-2 4 8}; do
     t0=$SECONDS
-    RING_SOFTMAX_CUDA_SHARDS=$n "$gb" bench --backend $backend --op softmax_attn "${shapes[@]}" --dtype bf16 \
+    RING_SOFTMAX_CUDA_SHARDS=$n "$gb" bench --backend $backend --op softmax_attn "${shapes[@]}" --dtype bf16 --mask "$masks" \
       --max-call-seconds 5 --json "$out/bench_shards$n.json" > "$out/bench_shards$n.log" 2>&1
     echo "bench bf16, $n shards: exit $? in $((SECONDS - t0)) s"
   done
@@ -65,7 +66,7 @@ fi
 if [[ ${PEERS:-0} == 1 ]]; then
   t0=$SECONDS
   PYTHONUNBUFFERED=1 timeout ${PEERS_TIMEOUT:-300} python3 scripts/peers/sdpa_peers.py \
-    --shapes ${PEER_SHAPES:-4,2048,16,128,128 2,16384,16,128,128} --dtypes bf16 --out "$out/peers_sdpa.json" \
+    --shapes ${PEER_SHAPES:-4,2048,16,128,128 2,16384,16,128,128} --dtypes bf16 --mask ${masks//,/ } --out "$out/peers_sdpa.json" \
     > "$out/peers_sdpa.log" 2>&1
   echo "SDPA peers: exit $? in $((SECONDS - t0)) s"; tail -6 "$out/peers_sdpa.log"
 fi
@@ -79,7 +80,7 @@ if (( ${GPUS:-1} >= 2 )); then
   done
   for layout in zigzag ring; do
     t0=$SECONDS
-    RING_SOFTMAX_CUDA_LAYOUT=$layout "$gb" bench --backend $backend --op softmax_attn "${shapes[@]}" --dtype bf16 \
+    RING_SOFTMAX_CUDA_LAYOUT=$layout "$gb" bench --backend $backend --op softmax_attn "${shapes[@]}" --dtype bf16 --mask "$masks" \
       --devices "$devices" --max-call-seconds 5 --json "$out/bench_${GPUS}gpu_$layout.json" \
       > "$out/bench_${GPUS}gpu_$layout.log" 2>&1
     echo "bench bf16 across $GPUS GPUs, $layout: exit $? in $((SECONDS - t0)) s"
