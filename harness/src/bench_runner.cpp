@@ -269,6 +269,10 @@ bench_row bench_session::run(const job& j) {
 
     sample(j, *runner, *dev, row);
     record_backend_report(*runner, row);
+    // What the quick verify left unchecked (full attention's dk, dv at long T).
+    if (std::string note = quick_verify_note(j.prob, expected_for(j), j.with_backward);
+        !note.empty())
+      row.message = row.message.empty() ? note : row.message + "; " + note;
     runner->check_guards();
     row.stats = summarize(row.samples_ms);
     const double median_s = row.stats->median / 1e3;
@@ -311,7 +315,8 @@ void add_peak_fractions(bench_row& row, const measured_peaks& peaks) {
 }
 
 // A warning for each backend that has a timed row and was built without optimisation,
-// and for each timed row with a note (a backend_report that was not a JSON object).
+// and for each timed row with a note (a backend_report that was not a JSON object, or
+// what the quick verify left unchecked).
 std::vector<std::string> timing_warnings(const std::vector<const loaded_backend*>& backends,
                                          const std::vector<bench_row>& rows) {
   std::vector<std::string> out;
