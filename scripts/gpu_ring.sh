@@ -16,18 +16,8 @@ set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 build=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
-# cuDNN (and the CUDA 13 runtime cudnn-frontend loads beside it) from torch's environment.
-torch_libs=$(python3 - <<'PY' 2>/dev/null
-import glob, os, site
-dirs = set()
-for root in site.getsitepackages():
-    for pattern in ("nvidia/cudnn/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13*",
-                    "nvidia/nccl/lib/libnccl.so.2"):
-        for f in glob.glob(os.path.join(root, pattern)):
-            dirs.add(os.path.dirname(f))
-print(":".join(sorted(dirs)))
-PY
-)
+# cuDNN, the CUDA 13 runtime cudnn-frontend loads beside it, and NCCL: from torch's environment.
+torch_libs=$(python3 "$(dirname "$0")/torch_gpu_libs.py" 2>/dev/null)
 export LD_LIBRARY_PATH=$build/runtime-libs${torch_libs:+:$torch_libs}:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 gb=$build/glabench backend=ring_softmax_cuda masks=${MASKS:-causal}
 shapes=(${SHAPES:---shape 4,2048,16,128,128 --shape 2,16384,16,128,128})

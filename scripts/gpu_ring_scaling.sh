@@ -10,16 +10,7 @@ set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 build=$(cd "$1" && pwd) out=$2 n=${GPUS:?GPUS=N, the GPUs to scale over}
 mkdir -p "$out"
-torch_libs=$(python3 - <<'PY' 2>/dev/null
-import glob, os, site
-dirs = set()
-for root in site.getsitepackages():
-    for pattern in ("nvidia/cudnn/lib/libcudnn.so.9", "nvidia/*/lib/libcudart.so.13*", "nvidia/nccl/lib/libnccl.so.2"):
-        for f in glob.glob(os.path.join(root, pattern)):
-            dirs.add(os.path.dirname(f))
-print(":".join(sorted(dirs)))
-PY
-)
+torch_libs=$(python3 "$(dirname "$0")/torch_gpu_libs.py" 2>/dev/null)
 export LD_LIBRARY_PATH=$build/runtime-libs${torch_libs:+:$torch_libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 shapes=(${SHAPES:---shape 1,131072,16,128,128 --shape 2,$((16384 * n)),16,128,128})
 devices=$(seq -s, 0 $((n - 1)))

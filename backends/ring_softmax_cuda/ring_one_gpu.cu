@@ -17,9 +17,9 @@ std::vector<block_pair> plan_of(const problem& p) { return ring_schedule(p.T, p.
 
 // ---- forward -------------------------------------------------------------------------
 
-// The running results live in accumulators only when more than one pair meets a chunk;
+// The running results live in accumulators only when the plan has more than one pair;
 // a lone pair (N = 1, ring) writes the outputs directly.
-bool needs_accumulators(const problem& p) { return plan_of(p).size() > 1; }
+bool needs_accumulators(const std::vector<block_pair>& plan) { return plan.size() > 1; }
 
 template <typename T>
 struct forward_space {
@@ -32,11 +32,11 @@ struct forward_space {
 
 // The workspace in order; cuDNN's own workspace is what follows (`used` excludes it).
 template <typename T>
-forward_space<T> carve_forward(const problem& p, char* base, size_t* used) {
+forward_space<T> carve_forward(const problem& p, bool accumulate, char* base, size_t* used) {
   carver c{base};
   const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
   forward_space<T> s{};
-  if (needs_accumulators(p)) {
+  if (accumulate) {
     s.acc_o = c.take<acc_t<T>>(tokens * p.V);
     s.acc_lse = c.take<acc_t<T>>(stats);
     if (p.block == block_kernel::cudnn) {
@@ -55,7 +55,7 @@ status forward_typed(const problem& p, const forward_io& io) {
   const std::vector<block_pair> plan = plan_of(p);
   const pair_visits when = visits_of(plan);
   size_t used = 0;
-  const forward_space<T> ws = carve_forward<T>(p, static_cast<char*>(io.workspace), &used);
+  const forward_space<T> ws = carve_forward<T>(p, needs_accumulators(plan), static_cast<char*>(io.workspace), &used);
   if (used > io.workspace_bytes) return "workspace smaller than forward_workspace_bytes";
   const T* q = static_cast<const T*>(io.q);
   const T* k = static_cast<const T*>(io.k);
@@ -82,12 +82,12 @@ struct backward_space {
 };
 
 template <typename T>
-backward_space<T> carve_backward(const problem& p, char* base, size_t* used) {
+backward_space<T> carve_backward(const problem& p, bool accumulate, char* base, size_t* used) {
   carver c{base};
   const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
   backward_space<T> s{};
   if (p.block == block_kernel::own) s.row_dots = c.take<acc_t<T>>(stats);
-  if (needs_accumulators(p)) {
+  if (accumulate) {
     s.acc_dq = c.take<acc_t<T>>(tokens * p.D);
     s.acc_dk = c.take<acc_t<T>>(tokens * p.D);
     s.acc_dv = c.take<acc_t<T>>(tokens * p.V);
@@ -109,7 +109,7 @@ status backward_typed(const problem& p, const backward_io& io) {
   const std::vector<block_pair> plan = plan_of(p);
   const pair_visits when = visits_of(plan);
   size_t used = 0;
-  const backward_space<T> ws = carve_backward<T>(p, static_cast<char*>(io.workspace), &used);
+  const backward_space<T> ws = carve_backward<T>(p, needs_accumulators(plan), static_cast<char*>(io.workspace), &used);
   if (used > io.workspace_bytes) return "workspace smaller than backward_workspace_bytes";
   const T* q = static_cast<const T*>(io.q);
   const T* k = static_cast<const T*>(io.k);
@@ -139,7 +139,7 @@ template <typename T> struct forward_call {
   static status run(const problem& p, const forward_io& io) { return forward_typed<T>(p, io); }
   static size_t bytes(const problem& p) {
     size_t used = 0;
-    carve_forward<T>(p, nullptr, &used);
+    carve_forward<T>(p, needs_accumulators(plan_of(p)), nullptr, &used);
     return used;
   }
 };
@@ -147,7 +147,7 @@ template <typename T> struct backward_call {
   static status run(const problem& p, const backward_io& io) { return backward_typed<T>(p, io); }
   static size_t bytes(const problem& p) {
     size_t used = 0;
-    carve_backward<T>(p, nullptr, &used);
+    carve_backward<T>(p, needs_accumulators(plan_of(p)), nullptr, &used);
     return used;
   }
 };

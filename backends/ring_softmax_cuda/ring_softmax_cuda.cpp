@@ -26,7 +26,6 @@ namespace {
 
 using namespace glabench::backend_support;
 namespace ring = glabench::ring;
-using glabench::cuda_plugin::finish;
 
 constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_SOFTMAX_ATTN, kFloat64, GLABENCH_MODE_FORWARD},
@@ -115,7 +114,8 @@ ring::problem problem_of(const glabench_problem* p) {
   r.T = p->T;
   r.scale = p->scale;
   r.causal = p->causal != 0;
-  r.shards = across_ranks(p) ? placement_of(p).world : knob_values().shards;
+  const int world = placement_of(p).world;
+  r.shards = world > 1 ? world : knob_values().shards;
   r.chunking = knob_values().chunking;
   r.block = ring::block_kernel::own;
   return r;
@@ -238,16 +238,27 @@ glabench_status result(const ring::status& s, const char* what, glabench_message
   return fail(error, GLABENCH_ERROR_RUNTIME, std::string(what) + ": " + s);
 }
 
+// The ABI's arguments as the ring's device pointers.
+ring::forward_io forward_io_of(const glabench_forward_args* f) {
+  return {data_of<void>(f->q), data_of<void>(f->k),   data_of<void>(f->v), data_of<void>(f->o),
+          data_of<void>(f->lse), f->workspace, f->workspace_bytes, static_cast<cudaStream_t>(f->stream)};
+}
+ring::backward_io backward_io_of(const glabench_backward_args* bw) {
+  return {data_of<void>(bw->q),  data_of<void>(bw->k),   data_of<void>(bw->v),
+          data_of<void>(bw->o),  data_of<void>(bw->lse), data_of<void>(bw->d_o),
+          data_of<void>(bw->dq), data_of<void>(bw->dk),  data_of<void>(bw->dv),
+          bw->workspace,         bw->workspace_bytes,    static_cast<cudaStream_t>(bw->stream)};
+}
+
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f, glabench_message* error) {
   return guarded(error, [&] {
     if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error)) return s;
     ring::problem r;
     if (!chosen(p, GLABENCH_MODE_FORWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
-    const ring::forward_io io{data_of<void>(f->q), data_of<void>(f->k), data_of<void>(f->v),
-                              data_of<void>(f->o), data_of<void>(f->lse), f->workspace,
-                              f->workspace_bytes, static_cast<cudaStream_t>(f->stream)};
-    g_last = {true, across_ranks(p), r};
-    return result(across_ranks(p) ? ring::ranks::run_forward(r, io) : ring::run_forward(r, io), "forward", error);
+    const ring::forward_io io = forward_io_of(f);
+    const bool across = across_ranks(p);
+    g_last = {true, across, r};
+    return result(across ? ring::ranks::run_forward(r, io) : ring::run_forward(r, io), "forward", error);
   });
 }
 
@@ -256,13 +267,10 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error)) return s;
     ring::problem r;
     if (!chosen(p, GLABENCH_MODE_BACKWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
-    const ring::backward_io io{data_of<void>(bw->q),  data_of<void>(bw->k),   data_of<void>(bw->v),
-                               data_of<void>(bw->o),  data_of<void>(bw->lse), data_of<void>(bw->d_o),
-                               data_of<void>(bw->dq), data_of<void>(bw->dk),  data_of<void>(bw->dv),
-                               bw->workspace,         bw->workspace_bytes,    static_cast<cudaStream_t>(bw->stream)};
-    g_last = {true, across_ranks(p), r};
-    return result(across_ranks(p) ? ring::ranks::run_backward(r, io) : ring::run_backward(r, io), "backward",
-                  error);
+    const ring::backward_io io = backward_io_of(bw);
+    const bool across = across_ranks(p);
+    g_last = {true, across, r};
+    return result(across ? ring::ranks::run_backward(r, io) : ring::run_backward(r, io), "backward", error);
   });
 }
 
@@ -274,16 +282,10 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode, const gla
     if (!across_ranks(p)) return GLABENCH_OK;
     ring::problem r;
     if (!chosen(p, mode, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
-    const ring::forward_io fio{data_of<void>(f->q), data_of<void>(f->k), data_of<void>(f->v),
-                               data_of<void>(f->o), data_of<void>(f->lse), f->workspace,
-                               f->workspace_bytes, static_cast<cudaStream_t>(f->stream)};
     std::optional<ring::backward_io> bio;
-    if (bw && mode == GLABENCH_MODE_BACKWARD)
-      bio = ring::backward_io{data_of<void>(bw->q),  data_of<void>(bw->k),   data_of<void>(bw->v),
-                              data_of<void>(bw->o),  data_of<void>(bw->lse), data_of<void>(bw->d_o),
-                              data_of<void>(bw->dq), data_of<void>(bw->dk),  data_of<void>(bw->dv),
-                              bw->workspace,         bw->workspace_bytes,    static_cast<cudaStream_t>(bw->stream)};
-    return result(ring::ranks::prepare(r, placement_of(p), fio, bio ? &*bio : nullptr), "prepare", error);
+    if (bw && mode == GLABENCH_MODE_BACKWARD) bio = backward_io_of(bw);
+    return result(ring::ranks::prepare(r, placement_of(p), forward_io_of(f), bio ? &*bio : nullptr), "prepare",
+                  error);
   });
 }
 
