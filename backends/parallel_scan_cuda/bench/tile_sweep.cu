@@ -12,7 +12,9 @@
 // usage: build/hopper/parallel_scan_cuda_tile_sweep [B T H K V [SAMPLES [MODE]]]
 //   default 4 2048 16 128 128; SAMPLES=1 launches every kernel once, no warm-up (for a
 //   profiler), any other value keeps the bench's rule; MODE fp64: only the fp64 forward
-//   and dv kernels; fp32_state64: the fp32 forward with an fp64 state (precise mode).
+//   and dv kernels; fp32_state64: the fp32 forward with an fp64 state (precise mode);
+//   rwkv6: fused_recurrent_rwkv6_cuda's fast-mode kernels in bf16 at the wide geometry's
+//   widths and chunks.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -46,7 +48,7 @@ struct problem {
 
 // Host inputs in fp32: q, k, v, do ~ N(0, 0.3²), g = log σ(N(2, 1)), h0, dht ~ N(0, 0.3²).
 struct host_inputs {
-  std::vector<float> q, k, v, g, d_o, h0, dht;
+  std::vector<float> q, k, v, g, d_o, h0, dht, u;
 };
 
 template <typename T>
@@ -76,7 +78,7 @@ void* upload(const std::vector<T>& x) {
 // Device arguments with storage type T from host fp32 values (already rounded). The
 // sweep runs once per process, so its buffers live until it exits.
 template <typename T>
-scan_args device_args(const problem& p, const host_inputs& in) {
+scan_args device_args(const problem& p, const host_inputs& in, recurrence op = recurrence::gla) {
   scan_args a{};
   a.B = p.B, a.T = p.T, a.H = p.H, a.K = p.K, a.V = p.V;
   a.scale = 1.0 / std::sqrt(double(p.K));
@@ -93,7 +95,9 @@ scan_args device_args(const problem& p, const host_inputs& in) {
   constexpr storage s = std::is_same_v<T, double>  ? storage::fp64
                         : std::is_same_v<T, float> ? storage::fp32
                                                    : storage::bf16;
-  a.workspace = device_alloc(backward_workspace_bytes(recurrence::gla, s, p.B, p.T, p.H, p.K));
+  a.workspace = device_alloc(backward_workspace_bytes(op, s, p.B, p.T, p.H, p.K));
+  a.u = upload(convert<T>(in.u));  // rwkv6's bonus [H,K]
+  a.du = device_alloc(size_t(p.H * p.K) * sizeof(T));
   return a;
 }
 
@@ -156,33 +160,36 @@ struct references {
   glabench::tensor o, dv, dq, dk, dg;
 };
 
-template <typename Elem, int NL, int L, int RJ, int TC, int THREADS>
+template <typename Elem, int NL, int L, int RJ, int TC, int THREADS,
+          recurrence OP = recurrence::gla>
 void run_rows(const char* dtype, const problem& p, const scan_args& a, const references& ref) {
-  using rows = row_kernel<recurrence::gla, Elem, NL, L, THREADS, RJ, TC>;
+  using rows = row_kernel<OP, Elem, NL, L, THREADS, RJ, TC>;
   const double dot_ms = median_ms([&] { return rows::run_token_dot(a); });
   const double ms = median_ms([&] { return rows::run(a); });
   const cudaFuncAttributes ra = attributes<rows>();
-  std::printf("%-5s rows L=%d RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg %.4f ms "
-              "(v·do alone %.4f)  rel_l2 dq %.3g dk %.3g dg %.3g\n",
-              dtype, L, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms, dot_ms,
+  std::printf("%-5s %s rows L=%2d RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg "
+              "%.4f ms (v·do alone %.4f)  rel_l2 dq %.3g dk %.3g dg %.3g\n",
+              dtype, OP == recurrence::gla ? "gla  " : "rwkv6", L, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms, dot_ms,
               rel_l2(download<Elem>(a.dq, p.n_k()), ref.dq),
               rel_l2(download<Elem>(a.dk, p.n_k()), ref.dk),
               rel_l2(download<Elem>(a.dg, p.n_k()), ref.dg));
 }
 
-template <typename Elem, int NL, int L, int CJ, int TC, int THREADS>
+// The forward and dv column kernels at one tile shape (dv with its own chunk, TC_DV).
+template <typename Elem, int NL, int L, int CJ, int TC, int THREADS,
+          recurrence OP = recurrence::gla, int TC_DV = TC>
 void run(const char* dtype, const problem& p, const scan_args& a, const references& ref) {
-  using fwd = column_kernel<recurrence::gla, Elem, NL, L, THREADS, CJ, TC, false>;
-  using dv = column_kernel<recurrence::gla, Elem, NL, L, THREADS, CJ, TC, true>;
+  using fwd = column_kernel<OP, Elem, NL, L, THREADS, CJ, TC, false>;
+  using dv = column_kernel<OP, Elem, NL, L, THREADS, CJ, TC_DV, true>;
   const double fwd_ms = median_ms([&] { return fwd::run(a); });
   const double dv_ms = median_ms([&] { return dv::run(a); });
   const cudaFuncAttributes fa = attributes<fwd>(), da = attributes<dv>();
   std::printf(
-      "%-5s L=%d CJ=%d TC=%2d threads=%3d blocks=%5lld regs %3d/%3d local %zu/%zu | fwd %.4f ms  "
-      "o rel_l2 %.3g | dv %.4f ms  dv rel_l2 %.3g\n",
-      dtype, L, CJ, TC, THREADS, blocks<fwd>(p, p.V), fa.numRegs, da.numRegs, fa.localSizeBytes,
-      da.localSizeBytes, fwd_ms, rel_l2(download<Elem>(a.o, p.n_v()), ref.o), dv_ms,
-      rel_l2(download<Elem>(a.dv, p.n_v()), ref.dv));
+      "%-5s %s L=%2d CJ=%d TC=%2d/%2d threads=%3d blocks=%5lld regs %3d/%3d local %zu/%zu | "
+      "fwd %.4f ms  o rel_l2 %.3g | dv %.4f ms  dv rel_l2 %.3g\n",
+      dtype, OP == recurrence::gla ? "gla  " : "rwkv6", L, CJ, TC, TC_DV, THREADS, blocks<fwd>(p, p.V), fa.numRegs, da.numRegs,
+      fa.localSizeBytes, da.localSizeBytes, fwd_ms, rel_l2(download<Elem>(a.o, p.n_v()), ref.o),
+      dv_ms, rel_l2(download<Elem>(a.dv, p.n_v()), ref.dv));
 }
 
 // The fp32 forward with an fp64 state (the precise fp32 mode): time and o's error.
@@ -199,12 +206,12 @@ void run_fp32_state64(const problem& p, const scan_args& a, const references& re
 }
 
 // The fp64 kernels on the same rounded inputs.
-template <int NL>
+template <int NL, recurrence OP = recurrence::gla>
 references reference_for(const problem& p, const host_inputs& in) {
-  const scan_args a = device_args<double>(p, in);
-  launched(column_kernel<recurrence::gla, double, NL, 16, 128, 2, 4, false>::run(a));
-  launched(column_kernel<recurrence::gla, double, NL, 16, 128, 2, 4, true>::run(a));
-  launched(row_kernel<recurrence::gla, double, NL, 16, 128, 2, 4>::run(a));
+  const scan_args a = device_args<double>(p, in, OP);
+  launched(column_kernel<OP, double, NL, 16, 128, 2, 4, false>::run(a));
+  launched(column_kernel<OP, double, NL, 16, 128, 2, 4, true>::run(a));
+  launched(row_kernel<OP, double, NL, 16, 128, 2, 4>::run(a));
   check_cuda(cudaDeviceSynchronize(), "fp64 reference kernels");
   return {download<double>(a.o, p.n_v()), download<double>(a.dv, p.n_v()),
           download<double>(a.dq, p.n_k()), download<double>(a.dk, p.n_k()),
@@ -261,6 +268,21 @@ void sweep_fp32_state64(const problem& p, const host_inputs& in) {
   run_fp32_state64<8, 16, 1, 16, 256>(p, a, ref);
 }
 
+// rwkv6's kernels at the wide geometry's widths and chunks (the launch's at B4 T2048
+// H16 D128: forward 8-token chunks at width 4, dv 16, rows 8), and the alternatives.
+template <typename Elem>
+void sweep_rwkv6(const char* dtype, const problem& p, const host_inputs& in) {
+  constexpr recurrence OP = recurrence::rwkv6;
+  const references ref = reference_for<8, OP>(p, in);
+  const scan_args a = device_args<Elem>(p, in, OP);
+  run<Elem, 16, 8, 4, 8, 256, OP, 16>(dtype, p, a, ref);
+  run<Elem, 16, 8, 4, 8, 256, OP, 8>(dtype, p, a, ref);
+  run<Elem, 16, 8, 2, 16, 256, OP, 16>(dtype, p, a, ref);
+  run_rows<Elem, 16, 8, 4, 8, 256, OP>(dtype, p, a, ref);
+  run_rows<Elem, 16, 8, 4, 16, 256, OP>(dtype, p, a, ref);
+  run_rows<Elem, 16, 8, 2, 16, 256, OP>(dtype, p, a, ref);
+}
+
 int sweep_main(int argc, char** argv) {
   problem p{4, 2048, 16, 128, 128};
   if (argc > 5) p = {std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3]),
@@ -284,9 +306,10 @@ int sweep_main(int argc, char** argv) {
   };
   host_inputs in{draw(p.n_k(), false), draw(p.n_k(), false), draw(p.n_v(), false),
                  draw(p.n_k(), true),  draw(p.n_v(), false), draw(p.n_s(), false),
-                 draw(p.n_s(), false)};
-  host_inputs in_bf16{round_bf16(in.q),   round_bf16(in.k),  round_bf16(in.v),  round_bf16(in.g),
-                      round_bf16(in.d_o), round_bf16(in.h0), round_bf16(in.dht)};
+                 draw(p.n_s(), false), draw(size_t(p.H * p.K), false)};
+  host_inputs in_bf16{round_bf16(in.q),   round_bf16(in.k),   round_bf16(in.v),
+                      round_bf16(in.g),   round_bf16(in.d_o), round_bf16(in.h0),
+                      round_bf16(in.dht), round_bf16(in.u)};
   std::printf("B=%lld T=%lld H=%lld K=%lld V=%lld; medians under glabench bench's rule "
               "(%d warm-ups, cv ≤ %g after %d samples, at most %d samples or %g s)\n",
               (long long)p.B, (long long)p.T, (long long)p.H, (long long)p.K, (long long)p.V,
@@ -297,6 +320,8 @@ int sweep_main(int argc, char** argv) {
     sweep_fp64(p, in);
   } else if (mode == "fp32_state64") {
     sweep_fp32_state64(p, in);
+  } else if (mode == "rwkv6") {
+    sweep_rwkv6<__nv_bfloat16>("bf16", p, in_bf16);
   } else {
     sweep<float, 8>("fp32", p, in);
     sweep<__nv_bfloat16, 8>("bf16", p, in_bf16);
