@@ -86,12 +86,14 @@ struct chunk_stage {
   static constexpr int kPartTokens = TC / kParts;
   // commit()'s fast form for a warp's rows that are all inside K, in a whole chunk, and
   // rescaled (nearly every chunk): no masks, no selects of the step-by-step form, no
-  // decay slots. One thread a row, the storage's own state (the fp64 state's staging
-  // keeps its timed form), and 8-token chunks only: with 16 its registers cost the
-  // 16-token kernels more than it saves. On an H100 (2026-11-25, tile sweep, rwkv6 bf16
-  // B4 T2048 H16 D128) the wide width-4 forward went 0.4654 → 0.4466 ms; with 16-token
-  // chunks the width-2 forward at B4 T1024 H4 D100 went 0.177 → 0.190 ms.
-  static constexpr bool kFastRows = kParts == 1 && !kWiderState && TC <= 8;
+  // decay slots. Taken where it was measured faster: bf16 storage, 8-token chunks, and
+  // blocks where only half the warps stage (the wide geometry), whose staging warps set
+  // the pace. H100, 2026-11-25, tile sweep at B4 T2048 H16 D128, wide width-4 forward:
+  // rwkv6 0.4654 → 0.4466 ms, gla 0.4250 → 0.4167 ms. Elsewhere it lost: fp32 wide
+  // (gla 0.4032 → 0.4072), the narrow width-4 bf16 kernels (gla forward 0.4116 →
+  // 0.4516), 16-token chunks (rwkv6 width 2 at B4 T1024 H4 D100: 0.177 → 0.190).
+  static constexpr bool kFastRows = std::is_same_v<Elem, __nv_bfloat16> && kParts == 1 &&
+                                     THREADS >= 2 * layout::kPadded && TC <= 8;
   // Column values: kColRowsPerPass tokens at once.
   static_assert(THREADS % kColumns == 0, "column values: whole rows per pass");
   static constexpr int kColRowsPerPass = THREADS / kColumns;
