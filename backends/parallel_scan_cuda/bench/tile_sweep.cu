@@ -160,6 +160,11 @@ struct references {
   glabench::tensor o, dv, dq, dk, dg;
 };
 
+// The recurrence's name, padded to one width for the sweep's columns.
+constexpr const char* recurrence_name(recurrence op) {
+  return op == recurrence::gla ? "gla  " : "rwkv6";
+}
+
 template <typename Elem, int NL, int L, int RJ, int TC, int THREADS,
           recurrence OP = recurrence::gla>
 void run_rows(const char* dtype, const problem& p, const scan_args& a, const references& ref) {
@@ -167,12 +172,12 @@ void run_rows(const char* dtype, const problem& p, const scan_args& a, const ref
   const double dot_ms = median_ms([&] { return rows::run_token_dot(a); });
   const double ms = median_ms([&] { return rows::run(a); });
   const cudaFuncAttributes ra = attributes<rows>();
-  std::printf("%-5s %s rows L=%2d RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg "
-              "%.4f ms (v·do alone %.4f)  rel_l2 dq %.3g dk %.3g dg %.3g\n",
-              dtype, OP == recurrence::gla ? "gla  " : "rwkv6", L, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms, dot_ms,
-              rel_l2(download<Elem>(a.dq, p.n_k()), ref.dq),
-              rel_l2(download<Elem>(a.dk, p.n_k()), ref.dk),
-              rel_l2(download<Elem>(a.dg, p.n_k()), ref.dg));
+  std::printf(
+      "%-5s %s rows L=%2d RJ=%d TC=%2d threads=%3d regs %3d local %zu | v·do + dq/dk/dg "
+      "%.4f ms (v·do alone %.4f)  rel_l2 dq %.3g dk %.3g dg %.3g\n",
+      dtype, recurrence_name(OP), L, RJ, TC, THREADS, ra.numRegs, ra.localSizeBytes, ms, dot_ms,
+      rel_l2(download<Elem>(a.dq, p.n_k()), ref.dq), rel_l2(download<Elem>(a.dk, p.n_k()), ref.dk),
+      rel_l2(download<Elem>(a.dg, p.n_k()), ref.dg));
 }
 
 // The forward and dv column kernels at one tile shape (dv with its own chunk, TC_DV).
@@ -187,9 +192,10 @@ void run(const char* dtype, const problem& p, const scan_args& a, const referenc
   std::printf(
       "%-5s %s L=%2d CJ=%d TC=%2d/%2d threads=%3d blocks=%5lld regs %3d/%3d local %zu/%zu | "
       "fwd %.4f ms  o rel_l2 %.3g | dv %.4f ms  dv rel_l2 %.3g\n",
-      dtype, OP == recurrence::gla ? "gla  " : "rwkv6", L, CJ, TC, TC_DV, THREADS, blocks<fwd>(p, p.V), fa.numRegs, da.numRegs,
-      fa.localSizeBytes, da.localSizeBytes, fwd_ms, rel_l2(download<Elem>(a.o, p.n_v()), ref.o),
-      dv_ms, rel_l2(download<Elem>(a.dv, p.n_v()), ref.dv));
+      dtype, recurrence_name(OP), L, CJ, TC, TC_DV, THREADS, blocks<fwd>(p, p.V), fa.numRegs,
+      da.numRegs, fa.localSizeBytes, da.localSizeBytes, fwd_ms,
+      rel_l2(download<Elem>(a.o, p.n_v()), ref.o), dv_ms,
+      rel_l2(download<Elem>(a.dv, p.n_v()), ref.dv));
 }
 
 // The fp32 forward with an fp64 state (the precise fp32 mode): time and o's error.
