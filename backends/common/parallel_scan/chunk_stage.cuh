@@ -87,8 +87,9 @@ struct chunk_stage {
   // commit()'s fast form for a warp's rows that are all inside K, in a whole chunk, and
   // rescaled (nearly every chunk): no masks, no selects of the step-by-step form, no
   // decay slots. Taken where it was measured faster: bf16 storage, 8-token chunks, and
-  // blocks where only half the warps stage (the wide geometry), whose staging warps set
-  // the pace. H100, 2026-11-25, tile sweep at B4 T2048 H16 D128, wide width-4 forward:
+  // blocks where at most half the warps stage, whose staging warps set the pace (the
+  // wide geometry; also narrow blocks for heads ≤ 64, which were not timed). H100,
+  // 2026-11-25, tile sweep at B4 T2048 H16 D128, wide width-4 forward:
   // rwkv6 0.4654 → 0.4466 ms, gla 0.4250 → 0.4167 ms. Elsewhere it lost: fp32 wide
   // (gla 0.4032 → 0.4072), the narrow width-4 bf16 kernels (gla forward 0.4116 →
   // 0.4516), 16-token chunks (rwkv6 width 2 at B4 T1024 H4 D100: 0.177 → 0.190).
