@@ -226,8 +226,9 @@ struct chunk_stage {
         else
           return c.key_in[n] && tt < r.rows ? to_compute<C>(x[n][index]) : C(0);
       };
-      // kFastRows: the warp's rows all inside K in a whole chunk (warp-uniform, so that
-      // no warp runs both forms), and below, the strip rescaled.
+      // kFastRows: the warp's rows all inside K in a whole chunk (decided for the whole
+      // warp), and below, the strip rescaled (a strip going step by step takes the
+      // general form).
       const bool full = kFastRows && r.rows == TC && __all_sync(0xffffffffu, c.key_in[n]);
       auto unmasked = [&](const auto& x, int index) {
         if constexpr (std::is_same_v<Elem, __nv_bfloat16>)

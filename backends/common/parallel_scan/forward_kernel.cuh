@@ -63,9 +63,10 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
         // Two interleaved sums halve the FMA chain. The fp64 state's 8-long strips keep
         // one: its DFMAs issue at half the rate, and the second chain costs a DADD a
         // column and token (with chunk_stage's pointer-stepping split loads and single
-        // selects, the wide forward went 0.735 → 0.719 ms, H200). rwkv6's fp32 state keeps
-        // one too: its o does not wait for the token's update, whose independent FMAs hide
-        // the chain (bf16 B4 T2048 H16 D128, wide width 4, H100: 0.4707 → 0.4654 ms).
+        // selects, the wide forward went 0.735 → 0.719 ms, H200). rwkv6 keeps one too
+        // where the state is the storage's own (fp32, or fp64 for fp64): its o does not
+        // wait for the token's update, whose independent FMAs hide the chain (bf16 B4
+        // T2048 H16 D128, wide width 4, H100: 0.4707 → 0.4654 ms).
         constexpr int kChains =
             stage::kWiderState ? (L <= 8 ? 1 : 2) : OP == recurrence::rwkv6 ? 1 : 2;
         C ke[L], qe[L], v[CJ], o_odd[CJ];
