@@ -230,9 +230,9 @@ struct chunk_stage {
       // warp), and below, the strip rescaled (a strip going step by step takes the
       // general form).
       const bool full = kFastRows && r.rows == TC && __all_sync(0xffffffffu, c.key_in[n]);
-      auto unmasked = [&](const auto& x, int index) {
+      auto unmasked = [&](const auto& x, int index) {  // only reached for bf16 (kFastRows)
         if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
-          return static_cast<C>(__uint_as_float(uint32_t(__bfloat16_as_ushort(x[n][index])) << 16));
+          return widen_bf16<C>(x[n][index]);
         else
           return to_compute<C>(x[n][index]);
       };
