@@ -9,6 +9,7 @@
 #include "backward_kernels.cuh"
 #include "forward_kernels.cuh"
 #include "launch.hpp"
+#include "walk_bf16.cuh"
 
 namespace glabench::chunked {
 namespace {
@@ -105,6 +106,32 @@ cudaError_t launch(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, A
   return cudaGetLastError();
 }
 
+// The bf16 chunk walk (walk_bf16.cuh) takes heads with K ≤ 128 whose rows are whole
+// 16-byte vectors at 16-byte-aligned addresses; the other shapes take the two-kernel path.
+bool walk_fits(const call& c) {
+  auto aligned = [](const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; };
+  return c.K <= walk::KP && c.K % 8 == 0 && c.V % 8 == 0 && c.T > 0 && aligned(c.q, 16) &&
+         aligned(c.k, 16) && aligned(c.v, 16) && aligned(c.g, 16) && aligned(c.o, 16) &&
+         aligned(c.h0, 4) && aligned(c.ht, 4);
+}
+
+cudaError_t launch_walk(const call& c) {
+  using bf16 = __nv_bfloat16;
+  walk::args a{};
+  a.q = static_cast<const bf16*>(c.q), a.k = static_cast<const bf16*>(c.k);
+  a.v = static_cast<const bf16*>(c.v), a.g = static_cast<const bf16*>(c.g);
+  a.h0 = static_cast<const bf16*>(c.h0);
+  a.o = static_cast<bf16*>(c.o), a.ht = static_cast<bf16*>(c.ht);
+  a.H = c.H, a.K = c.K, a.V = c.V, a.T = c.T;
+  a.NT = static_cast<int>((c.T + walk::C - 1) / walk::C);
+  a.scale = static_cast<float>(c.scale);
+  const void* kernel = reinterpret_cast<const void*>(walk::chunk_walk_bf16_kernel);
+  if (cudaError_t e = allow_smem(kernel, walk::layout::bytes)) return e;
+  const dim3 grid((c.V + walk::BV - 1) / walk::BV, c.B * c.H);
+  walk::chunk_walk_bf16_kernel<<<grid, walk::THREADS, walk::layout::bytes, c.stream>>>(a);
+  return cudaGetLastError();
+}
+
 template <class S>
 tensors<S> tensors_of(const call& c) {
   auto in = [](const void* p) { return static_cast<const S*>(p); };
@@ -119,6 +146,8 @@ cudaError_t forward(const call& c) {
   const dims d = dims_of<Tr>(c);
   const tensors<S> x = tensors_of<S>(c);
   workspace_carve w{static_cast<char*>(c.workspace)};
+  if constexpr (std::is_same_v<S, __nv_bfloat16>)
+    if (c.path == stages::fused && walk_fits(c)) return launch_walk(c);
   const forward_plan<Tr> p(w, d, c.path);
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
