@@ -115,6 +115,20 @@ bool walk_fits(const call& c) {
          aligned(c.h0, 4) && aligned(c.ht, 4);
 }
 
+// Segments of the sequence split: enough (V slab, head, segment) blocks to fill the
+// GPU's SMs, at most 8 and at least 4 chunks a segment. `sms` bounded by 256 gives the
+// most any GPU could ask for, which the workspace provides.
+int walk_segments(int B, int H, int V, int64_t T, int sms) {
+  const int base = B * H * ((V + walk::BV - 1) / walk::BV);
+  const int64_t nt = (T + walk::C - 1) / walk::C;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({8, sms / base, nt / 4})));
+}
+size_t walk_workspace_bytes(int B, int64_t T, int H, int V) {
+  const size_t segs = static_cast<size_t>(walk_segments(B, H, V, T, 256));
+  const size_t heads = static_cast<size_t>(B) * H, slabs = (V + walk::BV - 1) / walk::BV;
+  return (segs - 1) * heads * (slabs * walk::KP * walk::BV + walk::KP) * sizeof(float);
+}
+
 cudaError_t launch_walk(const call& c) {
   using bf16 = __nv_bfloat16;
   walk::args a{};
@@ -125,9 +139,25 @@ cudaError_t launch_walk(const call& c) {
   a.H = c.H, a.K = c.K, a.V = c.V, a.T = c.T;
   a.NT = static_cast<int>((c.T + walk::C - 1) / walk::C);
   a.scale = static_cast<float>(c.scale);
+  int device = 0, sms = 0;
+  if (cudaError_t e = cudaGetDevice(&device)) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) return e;
+  a.segs = walk_segments(c.B, c.H, c.V, c.T, std::min(sms, 256));
+  a.seg_chunks = (a.NT + a.segs - 1) / a.segs;
+  a.segs = (a.NT + a.seg_chunks - 1) / a.seg_chunks;
+  const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (c.V + walk::BV - 1) / walk::BV;
+  a.dstate = static_cast<float*>(c.workspace);
+  a.dgate = a.dstate + (a.segs - 1) * heads * slabs * walk::KP * walk::BV;
+  const dim3 grid(static_cast<unsigned>(slabs), static_cast<unsigned>(heads), static_cast<unsigned>(a.segs));
+  if (a.segs > 1) {
+    const void* kernel = reinterpret_cast<const void*>(walk::chunk_walk_segment_states_kernel);
+    if (cudaError_t e = allow_smem(kernel, walk::layout::bytes)) return e;
+    walk::chunk_walk_segment_states_kernel<<<dim3(grid.x, grid.y, grid.z - 1), walk::THREADS,
+                                             walk::layout::bytes, c.stream>>>(a);
+    if (cudaError_t e = cudaGetLastError()) return e;
+  }
   const void* kernel = reinterpret_cast<const void*>(walk::chunk_walk_bf16_kernel);
   if (cudaError_t e = allow_smem(kernel, walk::layout::bytes)) return e;
-  const dim3 grid((c.V + walk::BV - 1) / walk::BV, c.B * c.H);
   walk::chunk_walk_bf16_kernel<<<grid, walk::THREADS, walk::layout::bytes, c.stream>>>(a);
   return cudaGetLastError();
 }
@@ -218,6 +248,8 @@ size_t forward_bytes(stages path, int B, int64_t T, int H, int K, int V) {
   const dims d = dims_of<traits<S>>(c);
   workspace_carve w{nullptr};
   forward_plan<traits<S>> p(w, d, path);
+  if constexpr (std::is_same_v<S, __nv_bfloat16>)  // the walk, or the two kernels for misaligned rows
+    if (path == stages::fused) return std::max(w.used, walk_workspace_bytes(B, T, H, V));
   return w.used;
 }
 

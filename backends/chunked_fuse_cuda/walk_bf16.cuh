@@ -46,6 +46,7 @@ inline constexpr int C = 64, SUB = 16, SUBS = C / SUB, KP = 128, BV = 64, THREAD
 inline constexpr int KROW = KP * 2, VROW = BV * 2;  // bytes of a shared-memory row
 inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kSafeLog2 = 64.f;
+inline constexpr float kMildLog2 = 16.f;
 
 // The first row of k̄⁽ⁱ⁾ (16(i+1) rows, tokens 0 … 16i+15) in the stacked array.
 __host__ __device__ constexpr int kbar_row0(int i) { return 8 * i * (i + 1); }
@@ -72,6 +73,12 @@ struct args {
   int H, K, V, NT;
   int64_t T;
   float scale;
+  // The sequence split (chunk_walk_segment_states_kernel): `segs` segments of
+  // `seg_chunks` chunks, one block each (grid z); segments before the last leave their state contribution in
+  // dstate [segs−1][B·H][V slabs][KP][BV] and their summed log2 gates in dgate
+  // [segs−1][B·H][KP]. One segment: no split, both null.
+  int segs, seg_chunks;
+  float *dstate, *dgate;
 };
 
 template <class T>
@@ -157,6 +164,60 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
     for (int i = 1; i < SUBS; ++i)
       if (i > j) at<uint32_t>(smem, layout::kbar + kbar_row0(i) * KROW + off) = tc::pack_bf16(kf0 * P0[i], kf1 * P1[i]);
     at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(kf0 * P0[SUBS], kf1 * P1[SUBS]);
+  }
+}
+
+// Stage 2 for a mild chunk, where every sub-chunk's gates sum to ≥ −kMildLog2 in every
+// feature, so 2^{−G[s]} ≤ 2^{4·kMildLog2} from the chunk's start: one reference for the
+// whole chunk. q̃ (with its residual) is then also the scores' query operand, and
+// k̃[s] = k[s]·2^{−G[s]} (with its residual) the key operand of every sub-chunk row;
+// k̂ = k̃·2^{G[C−1]}. Half the work of the sub-chunk references.
+__device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int j, int p,
+                                                        const float (&l0)[SUB], const float (&l1)[SUB]) {
+  float G0 = 0.f, G1 = 0.f, E0 = 0.f, E1 = 0.f;  // Γ_j and G[C−1]
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    const float t0 = at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
+    const float t1 = at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
+    if (m < j) G0 += t0, G1 += t1;
+    E0 += t0, E1 += t1;
+  }
+  E0 = tc::ex2(E0), E1 = tc::ex2(E1);
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    const uint32_t off = pair_offset(SUB * j + u, p);
+    const float2 q = pair_at(smem, layout::q + off), k = pair_at(smem, layout::k + off);
+    const float x0 = G0 + l0[u], x1 = G1 + l1[u];
+    uint32_t hi, lo;
+    tc::split_bf16(q.x * tc::ex2(x0), q.y * tc::ex2(x1), hi, lo);
+    at<uint32_t>(smem, layout::qtil + off) = hi;
+    at<uint32_t>(smem, layout::qbar_lo + off) = lo;
+    const float k0 = k.x * tc::ex2(-x0), k1 = k.y * tc::ex2(-x1);
+    tc::split_bf16(k0, k1, hi, lo);
+    at<uint32_t>(smem, layout::kbar + off) = hi;
+    at<uint32_t>(smem, layout::kdiag_lo + off) = lo;
+    at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(k0 * E0, k1 * E1);
+  }
+}
+
+// Stage 2 of the split's first pass: k̂ alone, k[s]·2^{T_j − l[s]}·2^{T_{j+1} + … + T_3}.
+__device__ __forceinline__ void walk_prepare_kg(unsigned char* smem, int j, int p, const float (&l0)[SUB],
+                                                const float (&l1)[SUB]) {
+  float a0 = 0.f, a1 = 0.f, tj0 = 0.f, tj1 = 0.f;
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    const float t0 = at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
+    const float t1 = at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
+    if (m > j) a0 += t0, a1 += t1;
+    if (m == j) tj0 = t0, tj1 = t1;
+  }
+  const float P0 = tc::ex2(a0), P1 = tc::ex2(a1);
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    const uint32_t off = pair_offset(SUB * j + u, p);
+    const float2 k = pair_at(smem, layout::k + off);
+    at<uint32_t>(smem, layout::khat + off) =
+        tc::pack_bf16(k.x * tc::ex2(tj0 - l0[u]) * P0, k.y * tc::ex2(tj1 - l1[u]) * P1);
   }
 }
 
@@ -267,12 +328,13 @@ __device__ __forceinline__ void walk_state_update(const unsigned char* smem, uin
 // first 2(mt+1) used), causal mask on the diagonal block, plus the strong-gate terms.
 // The diagonal block, whose decays are the weakest and whose terms the largest, takes
 // the residuals too: q̄·k̄ = q̄_hi·k̄_hi + q̄_lo·k̄_hi + q̄_hi·k̄_lo.
+// A mild chunk (walk_prepare_qg_kg_mild) reads q̃ and k̃ (k̄ rows 0 … 63) instead.
 __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint32_t sm, const lane_offsets& lo,
-                                                 int mt, int lane, bool strong_chunk, float (&A)[8][4]) {
+                                                 int mt, int lane, bool mild, bool strong_chunk, float (&A)[8][4]) {
 #pragma unroll
   for (int jt = 0; jt < 8; ++jt) A[jt][0] = A[jt][1] = A[jt][2] = A[jt][3] = 0.f;
-  const uint32_t q_rows = layout::qbar + 16 * mt * KROW + lo.a_rows;
-  const uint32_t k_rows = layout::kbar + kbar_row0(mt) * KROW + lo.b_rows;
+  const uint32_t q_rows = (mild ? layout::qtil : layout::qbar) + 16 * mt * KROW + lo.a_rows;
+  const uint32_t k_rows = layout::kbar + (mild ? 0 : kbar_row0(mt) * KROW) + lo.b_rows;
   const uint32_t kd_rows = layout::kdiag_lo + 16 * mt * KROW + lo.b_rows;
 #pragma unroll
   for (int kk = 0; kk < KP / 16; ++kk) {
@@ -287,7 +349,7 @@ __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint
     }
     uint32_t a_lo[4], b_lo[4];
     tc::ldsm_x4(b, sm + kstep(k_rows, kk) + mt * 16 * KROW);
-    tc::ldsm_x4(a_lo, sm + kstep(q_rows + (layout::qbar_lo - layout::qbar), kk));
+    tc::ldsm_x4(a_lo, sm + kstep(layout::qbar_lo + 16 * mt * KROW + lo.a_rows, kk));
     tc::ldsm_x4(b_lo, sm + kstep(kd_rows, kk));
 #pragma unroll
     for (int jp = 0; jp < SUBS; ++jp) {
@@ -359,73 +421,111 @@ __device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const
   }
 }
 
+// ---- the block's tensors and loads ---------------------------------------------------
+// One head's q, k, g (from feature 0) and v, o (from column v0) in the [B,T,H,D] layout,
+// and the cp.async loads of a chunk's tiles; zeros past T, K and V.
+struct walk_io {
+  const bf16 *q, *k, *g, *v;
+  bf16* o;
+  int64_t ks, vs, T;
+  int K, V, v0;
+  uint32_t sm;
+  __device__ walk_io(const args& a, uint32_t sm_)
+      : ks(static_cast<int64_t>(a.H) * a.K), vs(static_cast<int64_t>(a.H) * a.V), T(a.T), K(a.K), V(a.V),
+        v0(blockIdx.x * BV), sm(sm_) {
+    const int bh = blockIdx.y;
+    const int64_t head = static_cast<int64_t>(bh / a.H) * a.T * a.H + bh % a.H;
+    q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
+    v = a.v + head * a.V + v0, o = a.o + head * a.V + v0;
+  }
+  // k and g (and q when `with_q`) of the chunk at t0.
+  __device__ void load_keyed(int64_t t0, bool with_q) const {
+#pragma unroll
+    for (int it = 0; it < C * (KROW / 16) / THREADS; ++it) {
+      const int i = threadIdx.x + it * THREADS, r = i >> 4, c = i & 15;
+      const bool in = t0 + r < T && c * 8 < K;
+      const int64_t at_ = in ? (t0 + r) * ks + c * 8 : 0;
+      const uint32_t dst = sm + tc::swizzle<KROW>(r, c);
+      if (with_q) tc::cp_async16(dst + layout::q, q + at_, in ? 16 : 0);
+      tc::cp_async16(dst + layout::k, k + at_, in ? 16 : 0);
+      tc::cp_async16(dst + layout::g, g + at_, in ? 16 : 0);
+    }
+  }
+  __device__ void load_values(int buf, int64_t t0) const {
+#pragma unroll
+    for (int it = 0; it < C * (VROW / 16) / THREADS; ++it) {
+      const int i = threadIdx.x + it * THREADS, r = i >> 3, c = i & 7;
+      const bool in = t0 + r < T && v0 + c * 8 < V;
+      tc::cp_async16(sm + layout::v + buf * layout::tile_v + tc::swizzle<VROW>(r, c),
+                     in ? v + (t0 + r) * vs + c * 8 : v, in ? 16 : 0);
+    }
+  }
+};
+
+// A K×BV state tile of head bh in the ABI's [B·H][K][V] bf16 layout (h0, ht), as warp
+// rows f: each thread's eight column pairs of rows f.lo and f.hi.
+__device__ __forceinline__ int64_t abi_state_at(const args& a, int row, int col) {
+  return (static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + col;
+}
+
+// A segment's state tile in the split's workspace (fp32, [KP][BV]).
+__device__ __forceinline__ float* split_state(const args& a, int seg) {
+  return a.dstate + ((static_cast<int64_t>(seg) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * KP * BV;
+}
+__device__ __forceinline__ float* split_gate(const args& a, int seg) {
+  return a.dgate + (static_cast<int64_t>(seg) * gridDim.y + blockIdx.y) * KP;
+}
+
 // ---- the walk ------------------------------------------------------------------------
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int v0 = blockIdx.x * BV, bh = blockIdx.y, b = bh / a.H, h = bh % a.H;
-  const int64_t ks = static_cast<int64_t>(a.H) * a.K, vs = static_cast<int64_t>(a.H) * a.V;
-  const int64_t head = static_cast<int64_t>(b) * a.T * a.H + h;
-  const bf16 *qh = a.q + head * a.K, *kh = a.k + head * a.K, *gh = a.g + head * a.K, *vh = a.v + head * a.V + v0;
-  bf16* oh = a.o + head * a.V + v0;
-
-  // A chunk's K-wide tiles (q, k and g) and its 64-column v tile; zeros past T, K and V.
-  auto load_keyed = [&](int64_t t0) {
-#pragma unroll
-    for (int it = 0; it < C * (KROW / 16) / THREADS; ++it) {
-      const int i = tid + it * THREADS, r = i >> 4, c = i & 15;
-      const bool in = t0 + r < a.T && c * 8 < a.K;
-      const int64_t at_ = in ? (t0 + r) * ks + c * 8 : 0;
-      const uint32_t dst = sm + tc::swizzle<KROW>(r, c);
-      tc::cp_async16(dst + layout::q, qh + at_, in ? 16 : 0);
-      tc::cp_async16(dst + layout::k, kh + at_, in ? 16 : 0);
-      tc::cp_async16(dst + layout::g, gh + at_, in ? 16 : 0);
-    }
-  };
-  auto load_values = [&](int buf, int64_t t0) {
-#pragma unroll
-    for (int it = 0; it < C * (VROW / 16) / THREADS; ++it) {
-      const int i = tid + it * THREADS, r = i >> 3, c = i & 7;
-      const bool in = t0 + r < a.T && v0 + c * 8 < a.V;
-      tc::cp_async16(sm + layout::v + buf * layout::tile_v + tc::swizzle<VROW>(r, c),
-                     in ? vh + (t0 + r) * vs + c * 8 : vh, in ? 16 : 0);
-    }
-  };
+  const walk_io io(a, sm);
+  const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
 
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
   const int c2 = (lane & 3) << 1;
+  // The state before chunk n0: h0, carried over the earlier segments' (decay, contribution).
   float S[8][4];
-  {
-    const bf16* h0 = a.h0 ? a.h0 + static_cast<int64_t>(bh) * a.K * a.V : nullptr;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const int v = io.v0 + 8 * jn + c2;
+    float2 s_lo = make_float2(0.f, 0.f), s_hi = s_lo;
+    if (a.h0 && v < a.V) {
+      if (f.lo < a.K) s_lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(a.h0 + abi_state_at(a, f.lo, v)));
+      if (f.hi < a.K) s_hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(a.h0 + abi_state_at(a, f.hi, v)));
+    }
+    S[jn][0] = s_lo.x, S[jn][1] = s_lo.y, S[jn][2] = s_hi.x, S[jn][3] = s_hi.y;
+  }
+  for (int m = 0; m < seg; ++m) {
+    const float* ds = split_state(a, m);
+    const float d_lo = tc::ex2(split_gate(a, m)[f.lo]), d_hi = tc::ex2(split_gate(a, m)[f.hi]);
 #pragma unroll
     for (int jn = 0; jn < 8; ++jn) {
-      const int v = v0 + 8 * jn + c2;
-      float2 s_lo = make_float2(0.f, 0.f), s_hi = s_lo;
-      if (h0 && v < a.V) {
-        if (f.lo < a.K) s_lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(h0 + static_cast<int64_t>(f.lo) * a.V + v));
-        if (f.hi < a.K) s_hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(h0 + static_cast<int64_t>(f.hi) * a.V + v));
-      }
-      S[jn][0] = s_lo.x, S[jn][1] = s_lo.y, S[jn][2] = s_hi.x, S[jn][3] = s_hi.y;
+      const float2 x = *reinterpret_cast<const float2*>(ds + f.lo * BV + 8 * jn + c2);
+      const float2 y = *reinterpret_cast<const float2*>(ds + f.hi * BV + 8 * jn + c2);
+      S[jn][0] = fmaf(d_lo, S[jn][0], x.x), S[jn][1] = fmaf(d_lo, S[jn][1], x.y);
+      S[jn][2] = fmaf(d_hi, S[jn][2], y.x), S[jn][3] = fmaf(d_hi, S[jn][3], y.y);
     }
   }
 
-  load_keyed(0);
-  load_values(0, 0);
+  io.load_keyed(static_cast<int64_t>(n0) * C, true);
+  io.load_values(0, static_cast<int64_t>(n0) * C);
   tc::cp_async_commit();
   if (tid == 0) at<int>(smem, layout::flag) = 0;
 
   const int j = tid >> 6, p = tid & 63;       // stages 1–2: sub-chunk, feature pair
   const int mt = warp >> 1, half = warp & 1;  // stages 4–5: sub-chunk rows, column half
-  for (int n = 0; n < a.NT; ++n) {
-    const int cur = n & 1;
+  for (int n = n0; n < n1; ++n) {
+    const int cur = (n - n0) & 1;
     const int64_t t0 = static_cast<int64_t>(n) * C;
     const uint32_t v_tile = sm + layout::v + cur * layout::tile_v;
     tc::cp_async_wait_all();
     __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
-    if (n + 1 < a.NT) {
-      load_values(cur ^ 1, t0 + C);
+    if (n + 1 < n1) {
+      io.load_values(cur ^ 1, t0 + C);
       tc::cp_async_commit();
     }
     walk_state_to_shared(smem, S, f, lane);
@@ -436,43 +536,102 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     walk_decay_cumsum(smem, j, p, l0, l1);
     const bool strong0 = l0[SUB - 1] < -kSafeLog2, strong1 = l1[SUB - 1] < -kSafeLog2;
     if (strong0 || strong1) at<int>(smem, layout::flag + 4 * cur) = 1;
-    __syncthreads();  // totals and flag written
+    // totals and flag written
+    const bool mild = __syncthreads_and(l0[SUB - 1] >= -kMildLog2 && l1[SUB - 1] >= -kMildLog2);
     const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
-    walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1);
-    if (strong_chunk && __any_sync(0xffffffffu, strong0 || strong1))
-      walk_inner_chunk_strong_gates(smem, j, p, strong0, strong1);
+    if (mild) {
+      walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
+    } else {
+      walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1);
+      if (strong_chunk && __any_sync(0xffffffffu, strong0 || strong1))
+        walk_inner_chunk_strong_gates(smem, j, p, strong0, strong1);
+    }
     __syncthreads();  // operands written; q, k and g read
-    if (n + 1 < a.NT) {
-      load_keyed(t0 + C);
+    if (n + 1 < n1) {
+      io.load_keyed(t0 + C, true);
       tc::cp_async_commit();
     }
 
     float A[8][4], O[4][4];
-    walk_inner_chunk(smem, sm, lo, mt, lane, strong_chunk, A);
+    walk_inner_chunk(smem, sm, lo, mt, lane, mild, strong_chunk, A);
     walk_combine(sm, v_tile, lo, mt, A, O);
     walk_state_update(smem, sm, v_tile, lo, S, f);
 #pragma unroll
     for (int jn = 0; jn < 4; ++jn) {
       const int col = 32 * half + 8 * jn + c2;
-      if (v0 + col >= a.V) continue;
+      if (io.v0 + col >= a.V) continue;
       const int64_t r_lo = t0 + 16 * mt + (lane >> 2), r_hi = r_lo + 8;
       if (r_lo < a.T)
-        *reinterpret_cast<uint32_t*>(oh + r_lo * vs + col) = tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
+        *reinterpret_cast<uint32_t*>(io.o + r_lo * io.vs + col) = tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
       if (r_hi < a.T)
-        *reinterpret_cast<uint32_t*>(oh + r_hi * vs + col) = tc::pack_bf16(a.scale * O[jn][2], a.scale * O[jn][3]);
+        *reinterpret_cast<uint32_t*>(io.o + r_hi * io.vs + col) = tc::pack_bf16(a.scale * O[jn][2], a.scale * O[jn][3]);
     }
   }
 
-  if (a.ht) {
-    bf16* ht = a.ht + static_cast<int64_t>(bh) * a.K * a.V;
+  if (a.ht && seg == a.segs - 1) {
 #pragma unroll
     for (int jn = 0; jn < 8; ++jn) {
-      const int v = v0 + 8 * jn + c2;
+      const int v = io.v0 + 8 * jn + c2;
       if (v >= a.V) continue;
-      if (f.lo < a.K) *reinterpret_cast<uint32_t*>(ht + static_cast<int64_t>(f.lo) * a.V + v) = tc::pack_bf16(S[jn][0], S[jn][1]);
-      if (f.hi < a.K) *reinterpret_cast<uint32_t*>(ht + static_cast<int64_t>(f.hi) * a.V + v) = tc::pack_bf16(S[jn][2], S[jn][3]);
+      if (f.lo < a.K) *reinterpret_cast<uint32_t*>(a.ht + abi_state_at(a, f.lo, v)) = tc::pack_bf16(S[jn][0], S[jn][1]);
+      if (f.hi < a.K) *reinterpret_cast<uint32_t*>(a.ht + abi_state_at(a, f.hi, v)) = tc::pack_bf16(S[jn][2], S[jn][3]);
     }
   }
+}
+
+// ---- the sequence split: a segment's state contribution -------------------------------
+// For long sequences with few heads, where (V slabs × heads) blocks leave SMs idle: the
+// chunks split into segments, and a first pass walks each segment but the last from a
+// zero state, with stages 1–3 only (k̂ and the state), leaving
+//   dstate = Σ_n 2^{G[seg end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[seg end] − G[seg start]
+// The walk of segment s then starts from h0 carried across segments 0 … s−1:
+// S ← 2^{dgate}·S + dstate, in order.
+__global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(args a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sm = tc::smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const walk_io io(a, sm);
+  const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
+  const state_rows f(warp, lane);
+  const lane_offsets lo(warp, lane);
+  float S[8][4] = {};
+  float gate_lo = 0.f, gate_hi = 0.f;
+
+  io.load_keyed(static_cast<int64_t>(n0) * C, false);
+  io.load_values(0, static_cast<int64_t>(n0) * C);
+  tc::cp_async_commit();
+  const int j = tid >> 6, p = tid & 63;
+  for (int n = n0; n < n1; ++n) {
+    const int cur = (n - n0) & 1;
+    const int64_t t0 = static_cast<int64_t>(n) * C;
+    tc::cp_async_wait_all();
+    __syncthreads();
+    if (n + 1 < n1) {
+      io.load_values(cur ^ 1, t0 + C);
+      tc::cp_async_commit();
+    }
+    float l0[SUB], l1[SUB];
+    walk_decay_cumsum(smem, j, p, l0, l1);
+    __syncthreads();
+    walk_prepare_kg(smem, j, p, l0, l1);
+    __syncthreads();
+    if (n + 1 < n1) {
+      io.load_keyed(t0 + C, false);
+      tc::cp_async_commit();
+    }
+    walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, S, f);
+    const float* t = reinterpret_cast<const float*>(smem + layout::tots);
+    gate_lo += ((t[f.lo] + t[KP + f.lo]) + t[2 * KP + f.lo]) + t[3 * KP + f.lo];
+    gate_hi += ((t[f.hi] + t[KP + f.hi]) + t[2 * KP + f.hi]) + t[3 * KP + f.hi];
+  }
+  float* ds = split_state(a, seg);
+  const int c2 = (lane & 3) << 1;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    *reinterpret_cast<float2*>(ds + f.lo * BV + 8 * jn + c2) = make_float2(S[jn][0], S[jn][1]);
+    *reinterpret_cast<float2*>(ds + f.hi * BV + 8 * jn + c2) = make_float2(S[jn][2], S[jn][3]);
+  }
+  if (blockIdx.x == 0 && (lane & 3) == 0) split_gate(a, seg)[f.lo] = gate_lo, split_gate(a, seg)[f.hi] = gate_hi;
 }
 
 }  // namespace glabench::chunked::walk
