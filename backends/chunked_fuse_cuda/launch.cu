@@ -115,18 +115,27 @@ bool walk_fits(const call& c) {
          aligned(c.h0, 4) && aligned(c.ht, 4);
 }
 
-// Segments of the sequence split: enough (V slab, head, segment) blocks to fill the
-// GPU's SMs, at most 8 and at least 4 chunks a segment. `sms` bounded by 256 gives the
-// most any GPU could ask for, which the workspace provides.
-int walk_segments(int B, int H, int V, int64_t T, int sms) {
+// The walk's sequence split: enough (V slab, head, segment) blocks to fill the GPU's
+// SMs, at most 8 segments of at least 4 chunks; the first pass's pieces, `subs` to a
+// segment, fill the SMs too. The pieces number at most sms / base − 1, so `sms` = 256
+// bounds the workspace any GPU asks for.
+struct walk_plan {
+  int segs, seg_chunks, subs, sub_chunks;
+};
+walk_plan plan_walk(int B, int H, int V, int64_t T, int sms) {
   const int base = B * H * ((V + walk::BV - 1) / walk::BV);
-  const int64_t nt = (T + walk::C - 1) / walk::C;
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>({8, sms / base, nt / 4})));
+  const int nt = static_cast<int>((T + walk::C - 1) / walk::C);
+  const int segs = std::max(1, std::min({8, sms / base, nt / 4}));
+  if (segs == 1) return {1, nt, 1, nt};
+  const int subs = std::max(1, std::min(4, sms / ((segs - 1) * base)));
+  const int sub_chunks = (nt + segs * subs - 1) / (segs * subs), seg_chunks = subs * sub_chunks;
+  return {(nt + seg_chunks - 1) / seg_chunks, seg_chunks, subs, sub_chunks};
 }
 size_t walk_workspace_bytes(int B, int64_t T, int H, int V) {
-  const size_t segs = static_cast<size_t>(walk_segments(B, H, V, T, 256));
+  const walk_plan p = plan_walk(B, H, V, T, 256);
+  const size_t pieces = static_cast<size_t>(p.segs - 1) * p.subs;
   const size_t heads = static_cast<size_t>(B) * H, slabs = (V + walk::BV - 1) / walk::BV;
-  return (segs - 1) * heads * (slabs * walk::KP * walk::BV + walk::KP) * sizeof(float);
+  return pieces * heads * (slabs * walk::KP * walk::BV + walk::KP) * sizeof(float);
 }
 
 cudaError_t launch_walk(const call& c) {
@@ -142,17 +151,17 @@ cudaError_t launch_walk(const call& c) {
   int device = 0, sms = 0;
   if (cudaError_t e = cudaGetDevice(&device)) return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) return e;
-  a.segs = walk_segments(c.B, c.H, c.V, c.T, std::min(sms, 256));
-  a.seg_chunks = (a.NT + a.segs - 1) / a.segs;
-  a.segs = (a.NT + a.seg_chunks - 1) / a.seg_chunks;
+  const walk_plan plan = plan_walk(c.B, c.H, c.V, c.T, std::min(sms, 256));
+  a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (c.V + walk::BV - 1) / walk::BV;
+  const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);
   a.dstate = static_cast<float*>(c.workspace);
-  a.dgate = a.dstate + (a.segs - 1) * heads * slabs * walk::KP * walk::BV;
+  a.dgate = a.dstate + pieces * heads * slabs * walk::KP * walk::BV;
   const dim3 grid(static_cast<unsigned>(slabs), static_cast<unsigned>(heads), static_cast<unsigned>(a.segs));
-  if (a.segs > 1) {
+  if (pieces > 0) {
     const void* kernel = reinterpret_cast<const void*>(walk::chunk_walk_segment_states_kernel);
     if (cudaError_t e = allow_smem(kernel, walk::layout::bytes)) return e;
-    walk::chunk_walk_segment_states_kernel<<<dim3(grid.x, grid.y, grid.z - 1), walk::THREADS,
+    walk::chunk_walk_segment_states_kernel<<<dim3(grid.x, grid.y, pieces), walk::THREADS,
                                              walk::layout::bytes, c.stream>>>(a);
     if (cudaError_t e = cudaGetLastError()) return e;
   }

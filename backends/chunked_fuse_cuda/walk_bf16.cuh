@@ -73,11 +73,12 @@ struct args {
   int H, K, V, NT;
   int64_t T;
   float scale;
-  // The sequence split (chunk_walk_segment_states_kernel): `segs` segments of
-  // `seg_chunks` chunks, one block each (grid z); segments before the last leave their state contribution in
-  // dstate [segs−1][B·H][V slabs][KP][BV] and their summed log2 gates in dgate
-  // [segs−1][B·H][KP]. One segment: no split, both null.
-  int segs, seg_chunks;
+  // The sequence split (chunk_walk_segment_states_kernel): the walk runs `segs`
+  // segments of `seg_chunks` chunks, one block each (grid z). Each segment but the last
+  // is cut into `subs` pieces of `sub_chunks` chunks; the first pass leaves piece m's
+  // state contribution in dstate [m][B·H][V slabs][KP][BV] and its summed log2 gates in
+  // dgate [m][B·H][KP]. One segment: no split, both unused.
+  int segs, seg_chunks, subs, sub_chunks;
   float *dstate, *dgate;
 };
 
@@ -329,8 +330,12 @@ __device__ __forceinline__ void walk_state_update(const unsigned char* smem, uin
 // The diagonal block, whose decays are the weakest and whose terms the largest, takes
 // the residuals too: q̄·k̄ = q̄_hi·k̄_hi + q̄_lo·k̄_hi + q̄_hi·k̄_lo.
 // A mild chunk (walk_prepare_qg_kg_mild) reads q̃ and k̃ (k̄ rows 0 … 63) instead.
+// MT is the warp's row sub-chunk as a template argument: the loops over key blocks are
+// then straight code, with no branches around mma.sync.
+template <int MT>
 __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint32_t sm, const lane_offsets& lo,
-                                                 int mt, int lane, bool mild, bool strong_chunk, float (&A)[8][4]) {
+                                                 int lane, bool mild, bool strong_chunk, float (&A)[8][4]) {
+  constexpr int mt = MT;
 #pragma unroll
   for (int jt = 0; jt < 8; ++jt) A[jt][0] = A[jt][1] = A[jt][2] = A[jt][3] = 0.f;
   const uint32_t q_rows = (mild ? layout::qtil : layout::qbar) + 16 * mt * KROW + lo.a_rows;
@@ -341,8 +346,7 @@ __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint
     uint32_t a[4], b[4];
     tc::ldsm_x4(a, sm + kstep(q_rows, kk));
 #pragma unroll
-    for (int jp = 0; jp < SUBS - 1; ++jp) {
-      if (jp >= mt) break;
+    for (int jp = 0; jp < mt; ++jp) {
       tc::ldsm_x4(b, sm + kstep(k_rows, kk) + jp * 16 * KROW);
       tc::mma(A[2 * jp], a, b[0], b[1]);
       tc::mma(A[2 * jp + 1], a, b[2], b[3]);
@@ -351,22 +355,17 @@ __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint
     tc::ldsm_x4(b, sm + kstep(k_rows, kk) + mt * 16 * KROW);
     tc::ldsm_x4(a_lo, sm + kstep(layout::qbar_lo + 16 * mt * KROW + lo.a_rows, kk));
     tc::ldsm_x4(b_lo, sm + kstep(kd_rows, kk));
-#pragma unroll
-    for (int jp = 0; jp < SUBS; ++jp) {
-      if (jp != mt) continue;
-      tc::mma(A[2 * jp], a, b[0], b[1]);
-      tc::mma(A[2 * jp + 1], a, b[2], b[3]);
-      tc::mma(A[2 * jp], a_lo, b[0], b[1]);
-      tc::mma(A[2 * jp + 1], a_lo, b[2], b[3]);
-      tc::mma(A[2 * jp], a, b_lo[0], b_lo[1]);
-      tc::mma(A[2 * jp + 1], a, b_lo[2], b_lo[3]);
-    }
+    tc::mma(A[2 * mt], a, b[0], b[1]);
+    tc::mma(A[2 * mt + 1], a, b[2], b[3]);
+    tc::mma(A[2 * mt], a_lo, b[0], b[1]);
+    tc::mma(A[2 * mt + 1], a_lo, b[2], b[3]);
+    tc::mma(A[2 * mt], a, b_lo[0], b_lo[1]);
+    tc::mma(A[2 * mt + 1], a, b_lo[2], b_lo[3]);
   }
   const int tr = lane >> 2, sc = (lane & 3) << 1;
   const float* corr = reinterpret_cast<const float*>(smem + layout::corr) + mt * SUB * SUB;
 #pragma unroll
-  for (int jt = 0; jt < 8; ++jt) {
-    if (jt / 2 != mt) continue;
+  for (int jt = 2 * mt; jt < 2 * mt + 2; ++jt) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const int t = tr + (e >> 1) * 8, s = (jt & 1) * 8 + sc + (e & 1);
@@ -380,8 +379,10 @@ __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint
 
 // ---- stages 3 (output) and 5: combine ------------------------------------------------
 // o for rows of sub-chunk mt and the warp's 32 columns (lane_offsets::t_half): q̃·(S_hi + S_lo) + (A_hi + A_lo)·v.
-__device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const lane_offsets& lo, int mt,
+template <int MT>
+__device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const lane_offsets& lo,
                                              const float (&A)[8][4], float (&O)[4][4]) {
+  constexpr int mt = MT;
 #pragma unroll
   for (int jn = 0; jn < 4; ++jn) O[jn][0] = O[jn][1] = O[jn][2] = O[jn][3] = 0.f;
   const uint32_t q_rows = layout::qtil + 16 * mt * KROW + lo.a_rows;
@@ -402,8 +403,7 @@ __device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const
     }
   }
 #pragma unroll
-  for (int jp = 0; jp < SUBS; ++jp) {
-    if (jp > mt) break;
+  for (int jp = 0; jp <= mt; ++jp) {
     uint32_t hi[4], lw[4];
     tc::split_bf16(A[2 * jp][0], A[2 * jp][1], hi[0], lw[0]);
     tc::split_bf16(A[2 * jp][2], A[2 * jp][3], hi[1], lw[1]);
@@ -419,6 +419,16 @@ __device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const
       tc::mma(O[2 * np + 1], lw, b[2], b[3]);
     }
   }
+}
+
+// Stages 4 and 5 for the warp's row sub-chunk MT: the scores, then o into registers.
+template <int MT>
+__device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t sm, uint32_t v_tile,
+                                             const lane_offsets& lo, int lane, bool mild, bool strong_chunk,
+                                             float (&O)[4][4]) {
+  float A[8][4];
+  walk_inner_chunk<MT>(smem, sm, lo, lane, mild, strong_chunk, A);
+  walk_combine<MT>(sm, v_tile, lo, A, O);
 }
 
 // ---- the block's tensors and loads ---------------------------------------------------
@@ -499,7 +509,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     }
     S[jn][0] = s_lo.x, S[jn][1] = s_lo.y, S[jn][2] = s_hi.x, S[jn][3] = s_hi.y;
   }
-  for (int m = 0; m < seg; ++m) {
+  for (int m = 0; m < seg * a.subs; ++m) {
     const float* ds = split_state(a, m);
     const float d_lo = tc::ex2(split_gate(a, m)[f.lo]), d_hi = tc::ex2(split_gate(a, m)[f.hi]);
 #pragma unroll
@@ -517,7 +527,10 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   if (tid == 0) at<int>(smem, layout::flag) = 0;
 
   const int j = tid >> 6, p = tid & 63;       // stages 1–2: sub-chunk, feature pair
-  const int mt = warp >> 1, half = warp & 1;  // stages 4–5: sub-chunk rows, column half
+  // Stages 4–5: the warp's sub-chunk rows and column half. Row sub-chunk mt costs more
+  // the larger mt; warps w and w+4 share a scheduler, so each pairs mt = 0 with 3 or 1
+  // with 2.
+  const int mt = (0x22331100 >> (4 * warp)) & 3, half = warp & 1;
   for (int n = n0; n < n1; ++n) {
     const int cur = (n - n0) & 1;
     const int64_t t0 = static_cast<int64_t>(n) * C;
@@ -552,19 +565,23 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
       tc::cp_async_commit();
     }
 
-    float A[8][4], O[4][4];
-    walk_inner_chunk(smem, sm, lo, mt, lane, mild, strong_chunk, A);
-    walk_combine(sm, v_tile, lo, mt, A, O);
+    float O[4][4];
+    switch (mt) {  // warp-uniform
+      case 0: walk_outputs<0>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O); break;
+      case 1: walk_outputs<1>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O); break;
+      case 2: walk_outputs<2>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O); break;
+      default: walk_outputs<3>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O); break;
+    }
     walk_state_update(smem, sm, v_tile, lo, S, f);
+    const int64_t r_lo = t0 + 16 * mt + (lane >> 2), r_hi = r_lo + 8;
+    bf16* o_lo = io.o + r_lo * io.vs + 32 * half + c2;
+    bf16* o_hi = o_lo + 8 * io.vs;
+    const bool row_lo = r_lo < a.T, row_hi = r_hi < a.T;
 #pragma unroll
     for (int jn = 0; jn < 4; ++jn) {
-      const int col = 32 * half + 8 * jn + c2;
-      if (io.v0 + col >= a.V) continue;
-      const int64_t r_lo = t0 + 16 * mt + (lane >> 2), r_hi = r_lo + 8;
-      if (r_lo < a.T)
-        *reinterpret_cast<uint32_t*>(io.o + r_lo * io.vs + col) = tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
-      if (r_hi < a.T)
-        *reinterpret_cast<uint32_t*>(io.o + r_hi * io.vs + col) = tc::pack_bf16(a.scale * O[jn][2], a.scale * O[jn][3]);
+      if (io.v0 + 32 * half + 8 * jn >= a.V) break;
+      if (row_lo) *reinterpret_cast<uint32_t*>(o_lo + 8 * jn) = tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
+      if (row_hi) *reinterpret_cast<uint32_t*>(o_hi + 8 * jn) = tc::pack_bf16(a.scale * O[jn][2], a.scale * O[jn][3]);
     }
   }
 
@@ -581,17 +598,18 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
 
 // ---- the sequence split: a segment's state contribution -------------------------------
 // For long sequences with few heads, where (V slabs × heads) blocks leave SMs idle: the
-// chunks split into segments, and a first pass walks each segment but the last from a
-// zero state, with stages 1–3 only (k̂ and the state), leaving
-//   dstate = Σ_n 2^{G[seg end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[seg end] − G[seg start]
-// The walk of segment s then starts from h0 carried across segments 0 … s−1:
+// chunks split into segments, and a first pass walks each piece of every segment but the
+// last from a zero state (pieces shorter than segments, so that this pass fills the GPU
+// too), with stages 1–3 only (k̂ and the state), leaving
+//   dstate = Σ_n 2^{G[end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[end] − G[start]
+// The walk of segment s then starts from h0 carried across the pieces before it:
 // S ← 2^{dgate}·S + dstate, in order.
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(args a) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const walk_io io(a, sm);
-  const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
+  const int piece = blockIdx.z, n0 = piece * a.sub_chunks, n1 = min(a.NT, n0 + a.sub_chunks);
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
   float S[8][4] = {};
@@ -624,14 +642,14 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(a
     gate_lo += ((t[f.lo] + t[KP + f.lo]) + t[2 * KP + f.lo]) + t[3 * KP + f.lo];
     gate_hi += ((t[f.hi] + t[KP + f.hi]) + t[2 * KP + f.hi]) + t[3 * KP + f.hi];
   }
-  float* ds = split_state(a, seg);
+  float* ds = split_state(a, piece);
   const int c2 = (lane & 3) << 1;
 #pragma unroll
   for (int jn = 0; jn < 8; ++jn) {
     *reinterpret_cast<float2*>(ds + f.lo * BV + 8 * jn + c2) = make_float2(S[jn][0], S[jn][1]);
     *reinterpret_cast<float2*>(ds + f.hi * BV + 8 * jn + c2) = make_float2(S[jn][2], S[jn][3]);
   }
-  if (blockIdx.x == 0 && (lane & 3) == 0) split_gate(a, seg)[f.lo] = gate_lo, split_gate(a, seg)[f.hi] = gate_hi;
+  if (blockIdx.x == 0 && (lane & 3) == 0) split_gate(a, piece)[f.lo] = gate_lo, split_gate(a, piece)[f.hi] = gate_hi;
 }
 
 }  // namespace glabench::chunked::walk
