@@ -10,6 +10,7 @@
 #include "forward_kernels.cuh"
 #include "launch.hpp"
 #include "walk_bf16.cuh"
+#include "walk_bf16_backward.cuh"
 
 namespace glabench::chunked {
 namespace {
@@ -112,7 +113,8 @@ bool walk_fits(const call& c) {
   auto aligned = [](const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; };
   return c.K <= walk::KP && c.K % 8 == 0 && c.V % 8 == 0 && c.T > 0 && aligned(c.q, 16) &&
          aligned(c.k, 16) && aligned(c.v, 16) && aligned(c.g, 16) && aligned(c.o, 16) &&
-         aligned(c.h0, 4) && aligned(c.ht, 4);
+         aligned(c.h0, 4) && aligned(c.ht, 4) && aligned(c.d_o, 16) && aligned(c.dht, 4) &&
+         aligned(c.dh0, 4);
 }
 
 // The walk's sequence split: enough (V slab, head, segment) blocks to fill the GPU's
@@ -138,7 +140,7 @@ size_t walk_workspace_bytes(int B, int64_t T, int H, int V) {
   return pieces * heads * (slabs * walk::KP * walk::BV + walk::KP) * sizeof(float);
 }
 
-cudaError_t launch_walk(const call& c) {
+walk::args walk_args_of(const call& c) {
   using bf16 = __nv_bfloat16;
   walk::args a{};
   a.q = static_cast<const bf16*>(c.q), a.k = static_cast<const bf16*>(c.k);
@@ -148,6 +150,19 @@ cudaError_t launch_walk(const call& c) {
   a.H = c.H, a.K = c.K, a.V = c.V, a.T = c.T;
   a.NT = static_cast<int>((c.T + walk::C - 1) / walk::C);
   a.scale = static_cast<float>(c.scale);
+  a.segs = 1;
+  return a;
+}
+
+template <class Kernel, class... Args>
+cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Args... args) {
+  if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), walk::layout::bytes)) return e;
+  kernel<<<grid, walk::THREADS, walk::layout::bytes, stream>>>(args...);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_walk(const call& c) {
+  walk::args a = walk_args_of(c);
   int device = 0, sms = 0;
   if (cudaError_t e = cudaGetDevice(&device)) return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) return e;
@@ -158,17 +173,24 @@ cudaError_t launch_walk(const call& c) {
   a.dstate = static_cast<float*>(c.workspace);
   a.dgate = a.dstate + pieces * heads * slabs * walk::KP * walk::BV;
   const dim3 grid(static_cast<unsigned>(slabs), static_cast<unsigned>(heads), static_cast<unsigned>(a.segs));
-  if (pieces > 0) {
-    const void* kernel = reinterpret_cast<const void*>(walk::chunk_walk_segment_states_kernel);
-    if (cudaError_t e = allow_smem(kernel, walk::layout::bytes)) return e;
-    walk::chunk_walk_segment_states_kernel<<<dim3(grid.x, grid.y, pieces), walk::THREADS,
-                                             walk::layout::bytes, c.stream>>>(a);
-    if (cudaError_t e = cudaGetLastError()) return e;
-  }
-  const void* kernel = reinterpret_cast<const void*>(walk::chunk_walk_bf16_kernel);
-  if (cudaError_t e = allow_smem(kernel, walk::layout::bytes)) return e;
-  walk::chunk_walk_bf16_kernel<<<grid, walk::THREADS, walk::layout::bytes, c.stream>>>(a);
-  return cudaGetLastError();
+  if (pieces > 0)
+    if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_segment_states_kernel, dim3(grid.x, grid.y, pieces),
+                                           c.stream, a))
+      return e;
+  return launch_walk_kernel(walk::chunk_walk_bf16_kernel, grid, c.stream, a);
+}
+
+// The backward's state and dS walks (walk_bf16_backward.cuh) into its workspace arrays.
+template <class Tr>
+cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
+  using bf16 = __nv_bfloat16;
+  const walk::args a = walk_args_of(c);
+  const walk::state_arrays w{p.states, p.dstates, p.ypart, d.NT, d.Kp, d.Vp};
+  const dim3 grid(static_cast<unsigned>(d.Vp / walk::BV), static_cast<unsigned>(d.B * d.H));
+  if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_states_kernel, grid, c.stream, a, w)) return e;
+  return launch_walk_kernel(walk::chunk_walk_dstates_kernel, grid, c.stream, a, w,
+                            static_cast<const bf16*>(c.d_o), static_cast<const bf16*>(c.dht),
+                            static_cast<bf16*>(c.dh0));
 }
 
 template <class S>
@@ -235,13 +257,22 @@ cudaError_t backward(const call& c) {
   const backward_plan<Tr> p(w, d);
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
-  if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
-                             c.stream, x, d, p.states))
-    return e;
-  if (cudaError_t e = launch(chunk_dstates_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
-                             c.stream, x, d, static_cast<const acc_t*>(p.states), p.dstates, p.ypart,
-                             c.scale))
-    return e;
+  bool walked = false;
+  if constexpr (std::is_same_v<S, __nv_bfloat16>) {
+    if (c.path == stages::fused && walk_fits(c)) {
+      if (cudaError_t e = launch_backward_walks(c, d, p)) return e;
+      walked = true;
+    }
+  }
+  if (!walked) {
+    if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
+                               c.stream, x, d, p.states))
+      return e;
+    if (cudaError_t e = launch(chunk_dstates_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
+                               c.stream, x, d, static_cast<const acc_t*>(p.states), p.dstates, p.ypart,
+                               c.scale))
+      return e;
+  }
   if (cudaError_t e = launch(chunk_dv_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads), smem_of<outputs_smem<Tr>>(),
                              c.stream, x, d, static_cast<const acc_t*>(p.dstates), c.scale))
     return e;

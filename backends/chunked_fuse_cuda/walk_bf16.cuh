@@ -435,30 +435,32 @@ __device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t
 // One head's q, k, g (from feature 0) and v, o (from column v0) in the [B,T,H,D] layout,
 // and the cp.async loads of a chunk's tiles; zeros past T, K and V.
 struct walk_io {
+  enum : int { kQ = 1, kK = 2, kG = 4 };
   const bf16 *q, *k, *g, *v;
   bf16* o;
   int64_t ks, vs, T;
   int K, V, v0;
   uint32_t sm;
-  __device__ walk_io(const args& a, uint32_t sm_)
+  // `values`: the V-wide input the walk reads (v; do in the backward's dS walk).
+  __device__ walk_io(const args& a, uint32_t sm_, const bf16* values = nullptr)
       : ks(static_cast<int64_t>(a.H) * a.K), vs(static_cast<int64_t>(a.H) * a.V), T(a.T), K(a.K), V(a.V),
         v0(blockIdx.x * BV), sm(sm_) {
     const int bh = blockIdx.y;
     const int64_t head = static_cast<int64_t>(bh / a.H) * a.T * a.H + bh % a.H;
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
-    v = a.v + head * a.V + v0, o = a.o + head * a.V + v0;
+    v = (values ? values : a.v) + head * a.V + v0, o = a.o ? a.o + head * a.V + v0 : nullptr;
   }
-  // k and g (and q when `with_q`) of the chunk at t0.
-  __device__ void load_keyed(int64_t t0, bool with_q) const {
+  // The K-wide tiles `which` (kQ | kK | kG) of the chunk at t0.
+  __device__ void load_keyed(int64_t t0, int which) const {
 #pragma unroll
     for (int it = 0; it < C * (KROW / 16) / THREADS; ++it) {
       const int i = threadIdx.x + it * THREADS, r = i >> 4, c = i & 15;
       const bool in = t0 + r < T && c * 8 < K;
       const int64_t at_ = in ? (t0 + r) * ks + c * 8 : 0;
       const uint32_t dst = sm + tc::swizzle<KROW>(r, c);
-      if (with_q) tc::cp_async16(dst + layout::q, q + at_, in ? 16 : 0);
-      tc::cp_async16(dst + layout::k, k + at_, in ? 16 : 0);
-      tc::cp_async16(dst + layout::g, g + at_, in ? 16 : 0);
+      if (which & kQ) tc::cp_async16(dst + layout::q, q + at_, in ? 16 : 0);
+      if (which & kK) tc::cp_async16(dst + layout::k, k + at_, in ? 16 : 0);
+      if (which & kG) tc::cp_async16(dst + layout::g, g + at_, in ? 16 : 0);
     }
   }
   __device__ void load_values(int buf, int64_t t0) const {
@@ -486,6 +488,35 @@ __device__ __forceinline__ float* split_gate(const args& a, int seg) {
   return a.dgate + (static_cast<int64_t>(seg) * gridDim.y + blockIdx.y) * KP;
 }
 
+// A block's K×BV tile of an ABI state ([B·H][K][V] bf16: h0, ht, dht, dh0) as the warp
+// rows f hold it in registers; zero outside K and V, or when absent.
+__device__ __forceinline__ void load_abi_tile(const bf16* src, const args& a, state_rows f, int lane,
+                                              float (&S)[8][4]) {
+  const int c2 = (lane & 3) << 1;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const int v = blockIdx.x * BV + 8 * jn + c2;
+    float2 s_lo = make_float2(0.f, 0.f), s_hi = s_lo;
+    if (src && v < a.V) {
+      if (f.lo < a.K) s_lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(src + abi_state_at(a, f.lo, v)));
+      if (f.hi < a.K) s_hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(src + abi_state_at(a, f.hi, v)));
+    }
+    S[jn][0] = s_lo.x, S[jn][1] = s_lo.y, S[jn][2] = s_hi.x, S[jn][3] = s_hi.y;
+  }
+}
+__device__ __forceinline__ void store_abi_tile(bf16* dst, const args& a, state_rows f, int lane,
+                                               const float (&S)[8][4]) {
+  if (!dst) return;
+  const int c2 = (lane & 3) << 1;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const int v = blockIdx.x * BV + 8 * jn + c2;
+    if (v >= a.V) continue;
+    if (f.lo < a.K) *reinterpret_cast<uint32_t*>(dst + abi_state_at(a, f.lo, v)) = tc::pack_bf16(S[jn][0], S[jn][1]);
+    if (f.hi < a.K) *reinterpret_cast<uint32_t*>(dst + abi_state_at(a, f.hi, v)) = tc::pack_bf16(S[jn][2], S[jn][3]);
+  }
+}
+
 // ---- the walk ------------------------------------------------------------------------
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -497,18 +528,9 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
   const int c2 = (lane & 3) << 1;
-  // The state before chunk n0: h0, carried over the earlier segments' (decay, contribution).
+  // The state before chunk n0: h0, carried over the pieces before the segment.
   float S[8][4];
-#pragma unroll
-  for (int jn = 0; jn < 8; ++jn) {
-    const int v = io.v0 + 8 * jn + c2;
-    float2 s_lo = make_float2(0.f, 0.f), s_hi = s_lo;
-    if (a.h0 && v < a.V) {
-      if (f.lo < a.K) s_lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(a.h0 + abi_state_at(a, f.lo, v)));
-      if (f.hi < a.K) s_hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(a.h0 + abi_state_at(a, f.hi, v)));
-    }
-    S[jn][0] = s_lo.x, S[jn][1] = s_lo.y, S[jn][2] = s_hi.x, S[jn][3] = s_hi.y;
-  }
+  load_abi_tile(a.h0, a, f, lane, S);
   for (int m = 0; m < seg * a.subs; ++m) {
     const float* ds = split_state(a, m);
     const float d_lo = tc::ex2(split_gate(a, m)[f.lo]), d_hi = tc::ex2(split_gate(a, m)[f.hi]);
@@ -521,7 +543,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     }
   }
 
-  io.load_keyed(static_cast<int64_t>(n0) * C, true);
+  io.load_keyed(static_cast<int64_t>(n0) * C, walk_io::kQ | walk_io::kK | walk_io::kG);
   io.load_values(0, static_cast<int64_t>(n0) * C);
   tc::cp_async_commit();
   if (tid == 0) at<int>(smem, layout::flag) = 0;
@@ -561,7 +583,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     }
     __syncthreads();  // operands written; q, k and g read
     if (n + 1 < n1) {
-      io.load_keyed(t0 + C, true);
+      io.load_keyed(t0 + C, walk_io::kQ | walk_io::kK | walk_io::kG);
       tc::cp_async_commit();
     }
 
@@ -585,15 +607,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     }
   }
 
-  if (a.ht && seg == a.segs - 1) {
-#pragma unroll
-    for (int jn = 0; jn < 8; ++jn) {
-      const int v = io.v0 + 8 * jn + c2;
-      if (v >= a.V) continue;
-      if (f.lo < a.K) *reinterpret_cast<uint32_t*>(a.ht + abi_state_at(a, f.lo, v)) = tc::pack_bf16(S[jn][0], S[jn][1]);
-      if (f.hi < a.K) *reinterpret_cast<uint32_t*>(a.ht + abi_state_at(a, f.hi, v)) = tc::pack_bf16(S[jn][2], S[jn][3]);
-    }
-  }
+  if (seg == a.segs - 1) store_abi_tile(a.ht, a, f, lane, S);
 }
 
 // ---- the sequence split: a segment's state contribution -------------------------------
@@ -615,7 +629,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(a
   float S[8][4] = {};
   float gate_lo = 0.f, gate_hi = 0.f;
 
-  io.load_keyed(static_cast<int64_t>(n0) * C, false);
+  io.load_keyed(static_cast<int64_t>(n0) * C, walk_io::kK | walk_io::kG);
   io.load_values(0, static_cast<int64_t>(n0) * C);
   tc::cp_async_commit();
   const int j = tid >> 6, p = tid & 63;
@@ -634,7 +648,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(a
     walk_prepare_kg(smem, j, p, l0, l1);
     __syncthreads();
     if (n + 1 < n1) {
-      io.load_keyed(t0 + C, false);
+      io.load_keyed(t0 + C, walk_io::kK | walk_io::kG);
       tc::cp_async_commit();
     }
     walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, S, f);

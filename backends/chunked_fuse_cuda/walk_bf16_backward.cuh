@@ -1,0 +1,168 @@
+// The backward's two state walks for bf16, on the chunk walk's machinery (walk_bf16.cuh):
+//
+//   chunk_walk_states_kernel   S_n, the state before every chunk (n = 0 … NT): stages 1–3
+//                              of the forward without the outputs;
+//   chunk_walk_dstates_kernel  backwards over the chunks: dS_n, the gradient of the state
+//                              after chunk n, Y_n = Σ_v S_n ⊙ dS_n per V slab, and dh0,
+//                              with dS ← 2^{G[C−1]} ⊙ dS + scale·q̃ᵀ·do.
+//
+// They replace chunk_states_kernel and chunk_dstates_kernel (backward_kernels.cuh) for
+// bf16 heads the walk takes, and fill the same workspace arrays, fp32
+// [B·H][NT+1][Kp][Vp], for chunk_dv_kernel and chunk_dq_dk_dg_kernel. One block per
+// (64-column V slab of Vp, head); the state lives in registers.
+#pragma once
+
+#include "walk_bf16.cuh"
+
+namespace glabench::chunked::walk {
+
+// The backward's workspace arrays, as backward_kernels.cuh lays them out.
+struct state_arrays {
+  float *states, *dstates, *ypart;
+  int NT, Kp, Vp;
+};
+
+// Row `row` of this block's slab in slot n of a [B·H][NT+1][Kp][Vp] array.
+__device__ __forceinline__ float* slot_row(float* base, const state_arrays& w, int n, int row) {
+  return base + ((static_cast<int64_t>(blockIdx.y) * (w.NT + 1) + n) * w.Kp + row) * w.Vp + blockIdx.x * BV;
+}
+
+__device__ __forceinline__ void store_slot(float* base, const state_arrays& w, int n, const float (&S)[8][4],
+                                           state_rows f, int lane) {
+  const int c2 = (lane & 3) << 1;
+  float* lo = f.lo < w.Kp ? slot_row(base, w, n, f.lo) : nullptr;
+  float* hi = f.hi < w.Kp ? slot_row(base, w, n, f.hi) : nullptr;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    if (lo) *reinterpret_cast<float2*>(lo + 8 * jn + c2) = make_float2(S[jn][0], S[jn][1]);
+    if (hi) *reinterpret_cast<float2*>(hi + 8 * jn + c2) = make_float2(S[jn][2], S[jn][3]);
+  }
+}
+
+// Stage 2 of the dS walk: the queries decayed from the chunk's start and scaled,
+// q̃[t] = scale·q[t]·2^{Γ_j + l[t]} (exponent a sum of gates, ≤ 0), into the tile that
+// walk_state_update reads as its key operand.
+__device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int p, const float (&l0)[SUB],
+                                                const float (&l1)[SUB], float scale) {
+  float G0 = 0.f, G1 = 0.f;
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m)
+    if (m < j) {
+      G0 += at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
+      G1 += at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
+    }
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    const uint32_t off = pair_offset(SUB * j + u, p);
+    const float2 q = pair_at(smem, layout::q + off);
+    at<uint32_t>(smem, layout::khat + off) =
+        tc::pack_bf16(scale * q.x * tc::ex2(G0 + l0[u]), scale * q.y * tc::ex2(G1 + l1[u]));
+  }
+}
+
+__global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, state_arrays w) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sm = tc::smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const walk_io io(a, sm);
+  const state_rows f(warp, lane);
+  const lane_offsets lo(warp, lane);
+  float S[8][4];
+  load_abi_tile(a.h0, a, f, lane, S);
+  io.load_keyed(0, walk_io::kK | walk_io::kG);
+  io.load_values(0, 0);
+  tc::cp_async_commit();
+  const int j = tid >> 6, p = tid & 63;
+  for (int n = 0; n < a.NT; ++n) {
+    const int cur = n & 1;
+    const int64_t t0 = static_cast<int64_t>(n) * C;
+    tc::cp_async_wait_all();
+    __syncthreads();
+    if (n + 1 < a.NT) {
+      io.load_values(cur ^ 1, t0 + C);
+      tc::cp_async_commit();
+    }
+    store_slot(w.states, w, n, S, f, lane);
+    float l0[SUB], l1[SUB];
+    walk_decay_cumsum(smem, j, p, l0, l1);
+    __syncthreads();
+    walk_prepare_kg(smem, j, p, l0, l1);
+    __syncthreads();
+    if (n + 1 < a.NT) {
+      io.load_keyed(t0 + C, walk_io::kK | walk_io::kG);
+      tc::cp_async_commit();
+    }
+    walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, S, f);
+  }
+  store_slot(w.states, w, a.NT, S, f, lane);
+}
+
+__global__ void __launch_bounds__(THREADS, 1)
+    chunk_walk_dstates_kernel(args a, state_arrays w, const bf16* d_o, const bf16* dht, bf16* dh0) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sm = tc::smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const walk_io io(a, sm, d_o);
+  const state_rows f(warp, lane);
+  const lane_offsets lo(warp, lane);
+  const int c2 = (lane & 3) << 1;
+  float dS[8][4];
+  load_abi_tile(dht, a, f, lane, dS);
+  const int64_t last = static_cast<int64_t>(a.NT - 1) * C;
+  io.load_keyed(last, walk_io::kQ | walk_io::kG);
+  io.load_values(0, last);
+  tc::cp_async_commit();
+  const int j = tid >> 6, p = tid & 63;
+  for (int n = a.NT - 1; n >= 0; --n) {
+    const int cur = (a.NT - 1 - n) & 1;
+    const int64_t t0 = static_cast<int64_t>(n) * C;
+    tc::cp_async_wait_all();
+    __syncthreads();
+    if (n > 0) {
+      io.load_values(cur ^ 1, t0 - C);
+      tc::cp_async_commit();
+    }
+    // dS_n and this slab's Y_n = Σ_v S_n ⊙ dS_n (the four lanes of a row sum their pairs).
+    store_slot(w.dstates, w, n, dS, f, lane);
+    float y_lo = 0.f, y_hi = 0.f;
+    if (f.lo < w.Kp) {
+      const float* s = slot_row(w.states, w, n, f.lo) + c2;
+#pragma unroll
+      for (int jn = 0; jn < 8; ++jn) {
+        const float2 x = *reinterpret_cast<const float2*>(s + 8 * jn);
+        y_lo = fmaf(x.x, dS[jn][0], y_lo), y_lo = fmaf(x.y, dS[jn][1], y_lo);
+      }
+    }
+    if (f.hi < w.Kp) {
+      const float* s = slot_row(w.states, w, n, f.hi) + c2;
+#pragma unroll
+      for (int jn = 0; jn < 8; ++jn) {
+        const float2 x = *reinterpret_cast<const float2*>(s + 8 * jn);
+        y_hi = fmaf(x.x, dS[jn][2], y_hi), y_hi = fmaf(x.y, dS[jn][3], y_hi);
+      }
+    }
+#pragma unroll
+    for (int m = 1; m <= 2; m <<= 1) {
+      y_lo += __shfl_xor_sync(0xffffffffu, y_lo, m);
+      y_hi += __shfl_xor_sync(0xffffffffu, y_hi, m);
+    }
+    if ((lane & 3) == 0) {
+      float* y = w.ypart + ((static_cast<int64_t>(blockIdx.y) * w.NT + n) * gridDim.x + blockIdx.x) * w.Kp;
+      if (f.lo < w.Kp) y[f.lo] = y_lo;
+      if (f.hi < w.Kp) y[f.hi] = y_hi;
+    }
+    float l0[SUB], l1[SUB];
+    walk_decay_cumsum(smem, j, p, l0, l1);
+    __syncthreads();
+    walk_prepare_qg(smem, j, p, l0, l1, a.scale);
+    __syncthreads();
+    if (n > 0) {
+      io.load_keyed(t0 - C, walk_io::kQ | walk_io::kG);
+      tc::cp_async_commit();
+    }
+    walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, dS, f);
+  }
+  store_abi_tile(dh0, a, f, lane, dS);
+}
+
+}  // namespace glabench::chunked::walk
