@@ -9,8 +9,8 @@
 #include "backward_kernels.cuh"
 #include "forward_kernels.cuh"
 #include "launch.hpp"
-#include "walk_bf16.cuh"
-#include "walk_bf16_backward.cuh"
+#include "walk/forward.cuh"
+#include "walk/backward.cuh"
 
 namespace glabench::chunked {
 namespace {

@@ -1,4 +1,4 @@
-// The backward's two state walks for bf16, on the chunk walk's machinery (walk_bf16.cuh):
+// The backward's two state walks for bf16, on the chunk walk's machinery (forward.cuh):
 //
 //   chunk_walk_states_kernel   S_n, the state before every chunk (n = 0 … NT): stages 1–3
 //                              of the forward without the outputs;
@@ -12,7 +12,7 @@
 // (64-column V slab of Vp, head); the state lives in registers.
 #pragma once
 
-#include "walk_bf16.cuh"
+#include "forward.cuh"
 
 namespace glabench::chunked::walk {
 
@@ -36,27 +36,6 @@ __device__ __forceinline__ void store_slot(float* base, const state_arrays& w, i
   for (int jn = 0; jn < 8; ++jn) {
     if (lo) *reinterpret_cast<float2*>(lo + 8 * jn + c2) = make_float2(S[jn][0], S[jn][1]);
     if (hi) *reinterpret_cast<float2*>(hi + 8 * jn + c2) = make_float2(S[jn][2], S[jn][3]);
-  }
-}
-
-// Stage 2 of the dS walk: the queries decayed from the chunk's start and scaled,
-// q̃[t] = scale·q[t]·2^{Γ_j + l[t]} (exponent a sum of gates, ≤ 0), into the tile that
-// walk_state_update reads as its key operand.
-__device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int p, const float (&l0)[SUB],
-                                                const float (&l1)[SUB], float scale) {
-  float G0 = 0.f, G1 = 0.f;
-#pragma unroll
-  for (int m = 0; m < SUBS; ++m)
-    if (m < j) {
-      G0 += at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
-      G1 += at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
-    }
-#pragma unroll
-  for (int u = 0; u < SUB; ++u) {
-    const uint32_t off = pair_offset(SUB * j + u, p);
-    const float2 q = pair_at(smem, layout::q + off);
-    at<uint32_t>(smem, layout::khat + off) =
-        tc::pack_bf16(scale * q.x * tc::ex2(G0 + l0[u]), scale * q.y * tc::ex2(G1 + l1[u]));
   }
 }
 

@@ -1,0 +1,51 @@
+// Stage 3 of the chunk walk — the seed's `fused_chunk_gla_fwd_kernel`, the state pass:
+// S_n handed to stage 5 as a bf16 (hi, lo) operand pair, and S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
+// on the warp's rows, in registers.
+#pragma once
+
+#include "layout.cuh"
+
+namespace glabench::chunked::walk {
+
+// ---- stage 3: the state -------------------------------------------------------------
+// S_n into shared memory as the bf16 pair (hi, lo) that walk_combine reads.
+__device__ __forceinline__ void walk_state_to_shared(unsigned char* smem, const float (&S)[8][4], state_rows f,
+                                                     int lane) {
+  const int c2 = (lane & 3) << 2;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    uint32_t hi, lo;
+    tc::split_bf16(S[jn][0], S[jn][1], hi, lo);
+    at<uint32_t>(smem, layout::s_hi + tc::swizzle<VROW>(f.lo, jn) + c2) = hi;
+    at<uint32_t>(smem, layout::s_lo + tc::swizzle<VROW>(f.lo, jn) + c2) = lo;
+    tc::split_bf16(S[jn][2], S[jn][3], hi, lo);
+    at<uint32_t>(smem, layout::s_hi + tc::swizzle<VROW>(f.hi, jn) + c2) = hi;
+    at<uint32_t>(smem, layout::s_lo + tc::swizzle<VROW>(f.hi, jn) + c2) = lo;
+  }
+}
+
+// S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v  (rows of warp w; k̂ᵀ by transposing ldmatrix).
+__device__ __forceinline__ void walk_state_update(const unsigned char* smem, uint32_t sm, uint32_t v_tile,
+                                                  const lane_offsets& lo, float (&S)[8][4], state_rows f) {
+  auto chunk_gate = [&](int row) {
+    const float* t = reinterpret_cast<const float*>(smem + layout::tots);
+    return tc::ex2(((t[row] + t[KP + row]) + t[2 * KP + row]) + t[3 * KP + row]);
+  };
+  const float d_lo = chunk_gate(f.lo), d_hi = chunk_gate(f.hi);
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) S[jn][0] *= d_lo, S[jn][1] *= d_lo, S[jn][2] *= d_hi, S[jn][3] *= d_hi;
+#pragma unroll
+  for (int ks = 0; ks < C / 16; ++ks) {
+    uint32_t a[4];
+    tc::ldsm_x4_trans(a, sm + layout::khat + lo.t_state + ks * 16 * KROW);
+#pragma unroll
+    for (int np = 0; np < BV / 16; ++np) {
+      uint32_t b[4];
+      tc::ldsm_x4_trans(b, v_tile + lo.t_vals[np] + ks * 16 * VROW);
+      tc::mma(S[2 * np], a, b[0], b[1]);
+      tc::mma(S[2 * np + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+}  // namespace glabench::chunked::walk
