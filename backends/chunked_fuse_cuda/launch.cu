@@ -117,29 +117,6 @@ bool walk_fits(const call& c) {
          aligned(c.dh0, 4);
 }
 
-// The walk's sequence split: enough (V slab, head, segment) blocks to fill the GPU's
-// SMs, at most 8 segments of at least 4 chunks; the first pass's pieces, `subs` to a
-// segment, fill the SMs too. The pieces number at most sms / base − 1, so `sms` = 256
-// bounds the workspace any GPU asks for.
-struct walk_plan {
-  int segs, seg_chunks, subs, sub_chunks;
-};
-walk_plan plan_walk(int B, int H, int V, int64_t T, int sms) {
-  const int base = B * H * ((V + walk::BV - 1) / walk::BV);
-  const int nt = static_cast<int>((T + walk::C - 1) / walk::C);
-  const int segs = std::max(1, std::min({8, sms / base, nt / 4}));
-  if (segs == 1) return {1, nt, 1, nt};
-  const int subs = std::max(1, std::min(4, sms / ((segs - 1) * base)));
-  const int sub_chunks = (nt + segs * subs - 1) / (segs * subs), seg_chunks = subs * sub_chunks;
-  return {(nt + seg_chunks - 1) / seg_chunks, seg_chunks, subs, sub_chunks};
-}
-size_t walk_workspace_bytes(int B, int64_t T, int H, int V) {
-  const walk_plan p = plan_walk(B, H, V, T, 256);
-  const size_t pieces = static_cast<size_t>(p.segs - 1) * p.subs;
-  const size_t heads = static_cast<size_t>(B) * H, slabs = (V + walk::BV - 1) / walk::BV;
-  return pieces * heads * (slabs * walk::KP * walk::BV + walk::KP) * sizeof(float);
-}
-
 walk::args walk_args_of(const call& c) {
   using bf16 = __nv_bfloat16;
   walk::args a{};
@@ -166,7 +143,7 @@ cudaError_t launch_walk(const call& c) {
   int device = 0, sms = 0;
   if (cudaError_t e = cudaGetDevice(&device)) return e;
   if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) return e;
-  const walk_plan plan = plan_walk(c.B, c.H, c.V, c.T, std::min(sms, 256));
+  const walk::plan plan = walk::plan_launch(c.B, c.H, c.V, c.T, sms);
   a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (c.V + walk::BV - 1) / walk::BV;
   const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);
@@ -289,7 +266,7 @@ size_t forward_bytes(stages path, int B, int64_t T, int H, int K, int V) {
   workspace_carve w{nullptr};
   forward_plan<traits<S>> p(w, d, path);
   if constexpr (std::is_same_v<S, __nv_bfloat16>)  // the walk, or the two kernels for misaligned rows
-    if (path == stages::fused) return std::max(w.used, walk_workspace_bytes(B, T, H, V));
+    if (path == stages::fused) return std::max(w.used, walk::split_workspace_bytes(B, T, H, V));
   return w.used;
 }
 

@@ -8,12 +8,12 @@
 #include <cstdint>
 
 #include "mma_sync.cuh"
+#include "plan.hpp"
 
 namespace glabench::chunked::walk {
 
 using bf16 = __nv_bfloat16;
 
-inline constexpr int C = 64, SUB = 16, SUBS = C / SUB, KP = 128, BV = 64, THREADS = 256;
 inline constexpr int KROW = KP * 2, VROW = BV * 2;  // bytes of a shared-memory row
 inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr float kSafeLog2 = 64.f;

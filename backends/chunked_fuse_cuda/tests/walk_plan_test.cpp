@@ -1,0 +1,63 @@
+// The chunk walk's sequence split (walk/plan.hpp), on the CPU: segments cover the chunks
+// once and in order, the last one non-empty; the first pass's pieces tile every segment
+// but the last; neither pass asks for more blocks than the GPU has SMs; and the
+// workspace holds the pieces of every GPU, so a launch never writes past it.
+#define BOOST_TEST_MODULE walk_plan
+#include <boost/test/included/unit_test.hpp>
+
+#include "../walk/plan.hpp"
+
+namespace walk = glabench::chunked::walk;
+
+namespace {
+int chunks(int64_t T) { return static_cast<int>((T + walk::C - 1) / walk::C); }
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(one_segment_when_the_heads_fill_the_gpu) {
+  const walk::plan p = walk::plan_split(4, 16, 128, 2048, 132);  // 128 blocks on 132 SMs
+  BOOST_TEST(p.segs == 1);
+  BOOST_TEST(p.pieces() == 0);
+  BOOST_TEST(p.seg_chunks == 32);
+}
+
+BOOST_AUTO_TEST_CASE(long_sequence_with_few_heads_splits) {
+  const walk::plan p = walk::plan_split(2, 16, 128, 16384, 132);  // 64 blocks, 256 chunks
+  BOOST_TEST(p.segs == 2);
+  BOOST_TEST(p.subs == 2);
+  BOOST_TEST(p.sub_chunks == 64);
+  BOOST_TEST(p.seg_chunks == 128);
+  BOOST_TEST(p.pieces() * 64 <= 132);
+}
+
+BOOST_AUTO_TEST_CASE(segments_and_pieces_cover_and_fit) {
+  for (int base_h = 1; base_h <= 48; ++base_h)
+    for (int V : {8, 64, 100, 128, 256})
+      for (int64_t T : {1, 63, 64, 65, 255, 256, 1000, 4096, 16384, 65536})
+        for (int sms : {1, 8, 66, 114, 132, 144, 256}) {
+          const int nt = chunks(T), base = base_h * ((V + walk::BV - 1) / walk::BV);
+          const walk::plan p = walk::plan_split(1, base_h, V, T, sms);
+          BOOST_TEST_REQUIRE(p.segs >= 1);
+          BOOST_TEST_REQUIRE(p.segs <= 8);
+          BOOST_TEST(p.seg_chunks == p.subs * p.sub_chunks);
+          BOOST_TEST((p.segs - 1) * p.seg_chunks < nt);  // the last segment has chunks
+          BOOST_TEST(p.segs * p.seg_chunks >= nt);       // and the segments reach the end
+          if (p.segs > 1) {
+            BOOST_TEST(p.segs * base <= sms);
+            BOOST_TEST(p.pieces() * base <= sms);
+            BOOST_TEST(p.sub_chunks >= 1);
+          }
+        }
+}
+
+BOOST_AUTO_TEST_CASE(the_workspace_holds_every_gpus_pieces) {
+  for (int heads = 1; heads <= 130; ++heads)
+    for (int V : {64, 128, 256})
+      for (int64_t nt = 1; nt <= 600; nt += (nt < 80 ? 1 : 37)) {
+        const int64_t T = nt * walk::C;
+        const int cap = walk::max_pieces(1, heads, V, T);
+        const size_t per_piece = static_cast<size_t>(heads) * (((V + walk::BV - 1) / walk::BV) * walk::KP * walk::BV + walk::KP) * sizeof(float);
+        BOOST_TEST_REQUIRE(walk::split_workspace_bytes(1, T, heads, V) == cap * per_piece);
+        for (int sms : {1, 16, 66, 78, 108, 114, 132, 144, 170, 256, 1000})
+          BOOST_TEST_REQUIRE(walk::plan_launch(1, heads, V, T, sms).pieces() <= cap);
+      }
+}

@@ -1,0 +1,53 @@
+// The chunk walk's launch shape on the host: its sizes, and the sequence split's plan
+// for long sequences with few heads (walk/forward.cuh, chunk_walk_segment_states_kernel).
+// Plain C++: the plugin's launch code and the CPU test tests/walk_plan_test.cpp use it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace glabench::chunked::walk {
+
+// Tokens a chunk and a sub-chunk, the padded key width (K ≤ KP), the V slab of a block,
+// the block's threads.
+inline constexpr int C = 64, SUB = 16, SUBS = C / SUB, KP = 128, BV = 64, THREADS = 256;
+
+// The sequence split: the walk runs `segs` segments of `seg_chunks` chunks, one block
+// each; a first pass walks every segment but the last in `subs` pieces of `sub_chunks`
+// chunks, from a zero state, for the state each piece adds. Enough (V slab, head,
+// segment) blocks to fill the GPU's SMs, at most 8 segments of at least 4 chunks; the
+// first pass's pieces fill the SMs too.
+struct plan {
+  int segs, seg_chunks, subs, sub_chunks;
+  int pieces() const { return (segs - 1) * subs; }
+};
+
+inline plan plan_split(int B, int H, int V, int64_t T, int sms) {
+  const int base = B * H * ((V + BV - 1) / BV);
+  const int nt = static_cast<int>((T + C - 1) / C);
+  const int segs = std::max(1, std::min({8, sms / base, nt / 4}));
+  if (segs == 1) return {1, nt, 1, nt};
+  const int subs = std::max(1, std::min(4, sms / ((segs - 1) * base)));
+  const int sub_chunks = (nt + segs * subs - 1) / (segs * subs), seg_chunks = subs * sub_chunks;
+  return {(nt + seg_chunks - 1) / seg_chunks, seg_chunks, subs, sub_chunks};
+}
+
+// The workspace holds the most pieces any GPU of up to kMaxSms SMs plans (the count is
+// not monotonic in the SMs). A launch on a larger GPU plans as if it had kMaxSms.
+inline constexpr int kMaxSms = 256;
+inline int max_pieces(int B, int H, int V, int64_t T) {
+  int most = 0;
+  for (int sms = 1; sms <= kMaxSms; ++sms) most = std::max(most, plan_split(B, H, V, T, sms).pieces());
+  return most;
+}
+inline size_t split_workspace_bytes(int B, int64_t T, int H, int V) {
+  const size_t pieces = static_cast<size_t>(max_pieces(B, H, V, T));
+  const size_t heads = static_cast<size_t>(B) * H, slabs = (V + BV - 1) / BV;
+  return pieces * heads * (slabs * KP * BV + KP) * sizeof(float);
+}
+inline plan plan_launch(int B, int H, int V, int64_t T, int sms) {
+  return plan_split(B, H, V, T, std::min(sms, kMaxSms));
+}
+
+}  // namespace glabench::chunked::walk
