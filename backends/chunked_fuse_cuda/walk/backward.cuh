@@ -42,13 +42,37 @@ __device__ __forceinline__ void store_slot(float* base, const state_arrays& w, i
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, state_arrays w) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const walk_io io(a, sm);
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
   float S[8][4];
   load_abi_tile(a.h0, a, f, lane, S);
-  walk_state_pass(smem, sm, io, 0, a.NT, S, f, lo, [&](int n) { store_slot(w.states, w, n, S, f, lane); }, [] {});
+  io.load_keyed(0, walk_io::kK | walk_io::kG);
+  io.load_values(0, 0);
+  tc::cp_async_commit();
+  const int j = tid >> 6, p = tid & 63;
+  for (int n = 0; n < a.NT; ++n) {
+    const int cur = n & 1;
+    const int64_t t0 = static_cast<int64_t>(n) * C;
+    tc::cp_async_wait_all();
+    __syncthreads();
+    if (n + 1 < a.NT) {
+      io.load_values(cur ^ 1, t0 + C);
+      tc::cp_async_commit();
+    }
+    store_slot(w.states, w, n, S, f, lane);
+    float l0[SUB], l1[SUB];
+    walk_decay_cumsum(smem, j, p, l0, l1);
+    __syncthreads();
+    walk_prepare_kg(smem, j, p, l0, l1);
+    __syncthreads();
+    if (n + 1 < a.NT) {
+      io.load_keyed(t0 + C, walk_io::kK | walk_io::kG);
+      tc::cp_async_commit();
+    }
+    walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, S, f);
+  }
   store_slot(w.states, w, a.NT, S, f, lane);
 }
 
@@ -79,18 +103,23 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     // dS_n and this slab's Y_n = Σ_v S_n ⊙ dS_n (the four lanes of a row sum their pairs).
     store_slot(w.dstates, w, n, dS, f, lane);
-    auto row_y = [&](int row, int e) {  // e: the accumulator pair (0, 1) or (2, 3) of `row`
-      float y = 0.f;
-      if (row >= w.Kp) return y;
-      const float* s = slot_row(w.states, w, n, row) + c2;
+    float y_lo = 0.f, y_hi = 0.f;
+    if (f.lo < w.Kp) {
+      const float* s = slot_row(w.states, w, n, f.lo) + c2;
 #pragma unroll
       for (int jn = 0; jn < 8; ++jn) {
         const float2 x = *reinterpret_cast<const float2*>(s + 8 * jn);
-        y = fmaf(x.x, dS[jn][e], y), y = fmaf(x.y, dS[jn][e + 1], y);
+        y_lo = fmaf(x.x, dS[jn][0], y_lo), y_lo = fmaf(x.y, dS[jn][1], y_lo);
       }
-      return y;
-    };
-    float y_lo = row_y(f.lo, 0), y_hi = row_y(f.hi, 2);
+    }
+    if (f.hi < w.Kp) {
+      const float* s = slot_row(w.states, w, n, f.hi) + c2;
+#pragma unroll
+      for (int jn = 0; jn < 8; ++jn) {
+        const float2 x = *reinterpret_cast<const float2*>(s + 8 * jn);
+        y_hi = fmaf(x.x, dS[jn][2], y_hi), y_hi = fmaf(x.y, dS[jn][3], y_hi);
+      }
+    }
 #pragma unroll
     for (int m = 1; m <= 2; m <<= 1) {
       y_lo += __shfl_xor_sync(0xffffffffu, y_lo, m);

@@ -167,17 +167,21 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
 //   dstate = Σ_n 2^{G[end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[end] − G[start]
 // The walk of segment s then starts from h0 carried across the pieces before it:
 // S ← 2^{dgate}·S + dstate, in order.
-// Stages 1–3 without the outputs over chunks [n0, n1): S goes from the state before chunk
-// n0 to the state after chunk n1 − 1. before(n) sees S before chunk n; after() runs once
-// S holds the state after it, with chunk n's sub-chunk gate totals still in `tots`.
-template <class Before, class After>
-__device__ __forceinline__ void walk_state_pass(unsigned char* smem, uint32_t sm, const walk_io& io, int n0,
-                                                int n1, float (&S)[8][4], state_rows f, const lane_offsets& lo,
-                                                Before before, After after) {
-  const int j = threadIdx.x >> 6, p = threadIdx.x & 63;
+__global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(args a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sm = tc::smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const walk_io io(a, sm);
+  const int piece = blockIdx.z, n0 = piece * a.sub_chunks, n1 = min(a.NT, n0 + a.sub_chunks);
+  const state_rows f(warp, lane);
+  const lane_offsets lo(warp, lane);
+  float S[8][4] = {};
+  float gate_lo = 0.f, gate_hi = 0.f;
+
   io.load_keyed(static_cast<int64_t>(n0) * C, walk_io::kK | walk_io::kG);
   io.load_values(0, static_cast<int64_t>(n0) * C);
   tc::cp_async_commit();
+  const int j = tid >> 6, p = tid & 63;
   for (int n = n0; n < n1; ++n) {
     const int cur = (n - n0) & 1;
     const int64_t t0 = static_cast<int64_t>(n) * C;
@@ -187,7 +191,6 @@ __device__ __forceinline__ void walk_state_pass(unsigned char* smem, uint32_t sm
       io.load_values(cur ^ 1, t0 + C);
       tc::cp_async_commit();
     }
-    before(n);
     float l0[SUB], l1[SUB];
     walk_decay_cumsum(smem, j, p, l0, l1);
     __syncthreads();
@@ -198,25 +201,10 @@ __device__ __forceinline__ void walk_state_pass(unsigned char* smem, uint32_t sm
       tc::cp_async_commit();
     }
     walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, S, f);
-    after();
-  }
-}
-
-__global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(args a) {
-  extern __shared__ __align__(128) unsigned char smem[];
-  const uint32_t sm = tc::smem_addr(smem);
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const walk_io io(a, sm);
-  const int piece = blockIdx.z, n0 = piece * a.sub_chunks, n1 = min(a.NT, n0 + a.sub_chunks);
-  const state_rows f(warp, lane);
-  const lane_offsets lo(warp, lane);
-  float S[8][4] = {};
-  float gate_lo = 0.f, gate_hi = 0.f;
-  const float* t = reinterpret_cast<const float*>(smem + layout::tots);
-  walk_state_pass(smem, sm, io, n0, n1, S, f, lo, [](int) {}, [&] {
+    const float* t = reinterpret_cast<const float*>(smem + layout::tots);
     gate_lo += ((t[f.lo] + t[KP + f.lo]) + t[2 * KP + f.lo]) + t[3 * KP + f.lo];
     gate_hi += ((t[f.hi] + t[KP + f.hi]) + t[2 * KP + f.hi]) + t[3 * KP + f.hi];
-  });
+  }
   float* ds = split_state(a, piece);
   const int c2 = (lane & 3) << 1;
 #pragma unroll
