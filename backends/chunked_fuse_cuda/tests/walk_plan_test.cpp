@@ -10,7 +10,9 @@
 namespace walk = glabench::chunked::walk;
 
 namespace {
-int chunks(int64_t T) { return static_cast<int>((T + walk::C - 1) / walk::C); }
+int chunks(int64_t T) {
+  return static_cast<int>((T + walk::C - 1) / walk::C);
+}
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(one_segment_when_the_heads_fill_the_gpu) {
@@ -55,7 +57,9 @@ BOOST_AUTO_TEST_CASE(the_workspace_holds_every_gpus_pieces) {
       for (int64_t nt = 1; nt <= 600; nt += (nt < 80 ? 1 : 37)) {
         const int64_t T = nt * walk::C;
         const int cap = walk::max_pieces(1, heads, V, T);
-        const size_t per_piece = static_cast<size_t>(heads) * (((V + walk::BV - 1) / walk::BV) * walk::KP * walk::BV + walk::KP) * sizeof(float);
+        const size_t per_piece =
+            static_cast<size_t>(heads) *
+            (((V + walk::BV - 1) / walk::BV) * walk::KP * walk::BV + walk::KP) * sizeof(float);
         BOOST_TEST_REQUIRE(walk::split_workspace_bytes(1, T, heads, V) == cap * per_piece);
         for (int sms : {1, 16, 66, 78, 108, 114, 132, 144, 170, 256, 1000})
           BOOST_TEST_REQUIRE(walk::plan_launch(1, heads, V, T, sms).pieces() <= cap);

@@ -24,11 +24,12 @@ struct state_arrays {
 
 // Row `row` of this block's slab in slot n of a [B·H][NT+1][Kp][Vp] array.
 __device__ __forceinline__ float* slot_row(float* base, const state_arrays& w, int n, int row) {
-  return base + ((static_cast<int64_t>(blockIdx.y) * (w.NT + 1) + n) * w.Kp + row) * w.Vp + blockIdx.x * BV;
+  return base + ((static_cast<int64_t>(blockIdx.y) * (w.NT + 1) + n) * w.Kp + row) * w.Vp +
+         blockIdx.x * BV;
 }
 
-__device__ __forceinline__ void store_slot(float* base, const state_arrays& w, int n, const float (&S)[8][4],
-                                           state_rows f, int lane) {
+__device__ __forceinline__ void store_slot(float* base, const state_arrays& w, int n,
+                                           const float (&S)[8][4], state_rows f, int lane) {
   const int c2 = (lane & 3) << 1;
   float* lo = f.lo < w.Kp ? slot_row(base, w, n, f.lo) : nullptr;
   float* hi = f.hi < w.Kp ? slot_row(base, w, n, f.hi) : nullptr;
@@ -126,7 +127,8 @@ __global__ void __launch_bounds__(THREADS, 1)
       y_hi += __shfl_xor_sync(0xffffffffu, y_hi, m);
     }
     if ((lane & 3) == 0) {
-      float* y = w.ypart + ((static_cast<int64_t>(blockIdx.y) * w.NT + n) * gridDim.x + blockIdx.x) * w.Kp;
+      float* y =
+          w.ypart + ((static_cast<int64_t>(blockIdx.y) * w.NT + n) * gridDim.x + blockIdx.x) * w.Kp;
       if (f.lo < w.Kp) y[f.lo] = y_lo;
       if (f.hi < w.Kp) y[f.hi] = y_hi;
     }

@@ -58,9 +58,9 @@ namespace glabench::chunked::walk {
 
 // Stages 4 and 5 for the warp's row sub-chunk MT: the scores, then o into registers.
 template <int MT>
-__device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t sm, uint32_t v_tile,
-                                             const lane_offsets& lo, int lane, bool mild, bool strong_chunk,
-                                             float (&O)[4][4]) {
+__device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t sm,
+                                             uint32_t v_tile, const lane_offsets& lo, int lane,
+                                             bool mild, bool strong_chunk, float (&O)[4][4]) {
   float A[8][4];
   walk_inner_chunk<MT>(smem, sm, lo, lane, mild, strong_chunk, A);
   walk_combine<MT>(sm, v_tile, lo, A, O);
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   tc::cp_async_commit();
   if (tid == 0) at<int>(smem, layout::flag) = 0;
 
-  const int j = tid >> 6, p = tid & 63;       // stages 1–2: sub-chunk, feature pair
+  const int j = tid >> 6, p = tid & 63;  // stages 1–2: sub-chunk, feature pair
   // Stages 4–5: the warp's sub-chunk rows and column half. Row sub-chunk mt costs more
   // the larger mt; warps w and w+4 share a scheduler, so each pairs mt = 0 with 3 or 1
   // with 2.
@@ -138,10 +138,18 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
 
     float O[4][4];
     switch (mt) {  // warp-uniform
-      case 0: walk_outputs<0>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O); break;
-      case 1: walk_outputs<1>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O); break;
-      case 2: walk_outputs<2>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O); break;
-      default: walk_outputs<3>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O); break;
+      case 0:
+        walk_outputs<0>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
+        break;
+      case 1:
+        walk_outputs<1>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
+        break;
+      case 2:
+        walk_outputs<2>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
+        break;
+      default:
+        walk_outputs<3>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
+        break;
     }
     walk_state_update(smem, sm, v_tile, lo, S, f);
     const int64_t r_lo = t0 + 16 * mt + (lane >> 2), r_hi = r_lo + 8;
@@ -151,8 +159,12 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
 #pragma unroll
     for (int jn = 0; jn < 4; ++jn) {
       if (io.v0 + 32 * half + 8 * jn >= a.V) break;
-      if (row_lo) *reinterpret_cast<uint32_t*>(o_lo + 8 * jn) = tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
-      if (row_hi) *reinterpret_cast<uint32_t*>(o_hi + 8 * jn) = tc::pack_bf16(a.scale * O[jn][2], a.scale * O[jn][3]);
+      if (row_lo)
+        *reinterpret_cast<uint32_t*>(o_lo + 8 * jn) =
+            tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
+      if (row_hi)
+        *reinterpret_cast<uint32_t*>(o_hi + 8 * jn) =
+            tc::pack_bf16(a.scale * O[jn][2], a.scale * O[jn][3]);
     }
   }
 
@@ -212,7 +224,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(a
     *reinterpret_cast<float2*>(ds + f.lo * BV + 8 * jn + c2) = make_float2(S[jn][0], S[jn][1]);
     *reinterpret_cast<float2*>(ds + f.hi * BV + 8 * jn + c2) = make_float2(S[jn][2], S[jn][3]);
   }
-  if (blockIdx.x == 0 && (lane & 3) == 0) split_gate(a, piece)[f.lo] = gate_lo, split_gate(a, piece)[f.hi] = gate_hi;
+  if (blockIdx.x == 0 && (lane & 3) == 0)
+    split_gate(a, piece)[f.lo] = gate_lo, split_gate(a, piece)[f.hi] = gate_hi;
 }
 
 }  // namespace glabench::chunked::walk

@@ -16,24 +16,33 @@ using bf16 = __nv_bfloat16;
 
 inline constexpr int KROW = KP * 2, VROW = BV * 2;  // bytes of a shared-memory row
 inline constexpr float kLog2e = 1.4426950408889634f;
+// A feature whose gates over a sub-chunk sum below −kSafeLog2 (log2) has its diagonal
+// block summed pair by pair: the keys' 2^{−l} would pass 2^64 on the tensor cores.
 inline constexpr float kSafeLog2 = 64.f;
+// A chunk whose every sub-chunk sums to ≥ −kMildLog2 in every feature is mild: one
+// reference for the whole chunk, 2^{−G} ≤ 2^64 (walk_prepare_qg_kg_mild).
 inline constexpr float kMildLog2 = 16.f;
 
 // The first row of k̄⁽ⁱ⁾ (16(i+1) rows, tokens 0 … 16i+15) in the stacked array.
-__host__ __device__ constexpr int kbar_row0(int i) { return 8 * i * (i + 1); }
+__host__ __device__ constexpr int kbar_row0(int i) {
+  return 8 * i * (i + 1);
+}
 
 // The block's shared memory, byte offsets. v is double-buffered, loaded a chunk ahead;
 // q, k and g have one buffer each, refilled once stage 2 has read them. q̄ and the
-// diagonal blocks' k̄ carry the residual of their bf16 rounding (the *_lo arrays).
+// diagonal blocks' k̄ carry the residual of their bf16 rounding (the *_lo arrays). A mild
+// chunk keeps q̃'s residual in qbar_lo and k̃ (and its residual) in kbar's first 64 rows
+// (and kdiag_lo); the backward's dS walk keeps q̃ in khat, the state update's operand.
 struct layout {
   static constexpr uint32_t tile_k = C * KROW, tile_v = C * VROW;
   static constexpr uint32_t q = 0, k = q + tile_k, g = k + tile_k, v = g + tile_k;
   static constexpr uint32_t qbar = v + 2 * tile_v, qbar_lo = qbar + tile_k, qtil = qbar_lo + tile_k;
-  static constexpr uint32_t khat = qtil + tile_k, kdiag_lo = khat + tile_k, kbar = kdiag_lo + tile_k;
+  static constexpr uint32_t khat = qtil + tile_k, kdiag_lo = khat + tile_k,
+                            kbar = kdiag_lo + tile_k;
   static constexpr uint32_t s_hi = kbar + kbar_row0(SUBS) * KROW, s_lo = s_hi + KP * VROW;
-  static constexpr uint32_t tots = s_lo + KP * VROW;              // float [SUBS][KP]
-  static constexpr uint32_t corr = tots + SUBS * KP * 4;          // float [SUBS][SUB][SUB]
-  static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4;   // int [2], by chunk parity
+  static constexpr uint32_t tots = s_lo + KP * VROW;             // float [SUBS][KP]
+  static constexpr uint32_t corr = tots + SUBS * KP * 4;         // float [SUBS][SUB][SUB]
+  static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4;  // int [2], by chunk parity
   static constexpr uint32_t bytes = flag + 16;
 };
 static_assert(layout::bytes <= 227 * 1024, "one block per SM");
@@ -85,10 +94,13 @@ struct lane_offsets {
 #pragma unroll
     for (int np = 0; np < 4; ++np) t_vals[np] = r16 * VROW + (((2 * np + h16) ^ x) << 4);
 #pragma unroll
-    for (int np = 0; np < 2; ++np) t_half[np] = r16 * VROW + (((4 * (warp & 1) + 2 * np + h16) ^ x) << 4);
+    for (int np = 0; np < 2; ++np)
+      t_half[np] = r16 * VROW + (((4 * (warp & 1) + 2 * np + h16) ^ x) << 4);
   }
 };
-__device__ __forceinline__ uint32_t kstep(uint32_t lane_off, int kk) { return lane_off ^ (kk << 5); }
+__device__ __forceinline__ uint32_t kstep(uint32_t lane_off, int kk) {
+  return lane_off ^ (kk << 5);
+}
 
 // ---- the state rows of a warp ----------------------------------------------------------
 // Warp w holds rows 16w … 16w+15 of the K×64 state as eight m16n8 accumulator tiles.
@@ -109,8 +121,13 @@ struct walk_io {
   uint32_t sm;
   // `values`: the V-wide input the walk reads (v; do in the backward's dS walk).
   __device__ walk_io(const args& a, uint32_t sm_, const bf16* values = nullptr)
-      : ks(static_cast<int64_t>(a.H) * a.K), vs(static_cast<int64_t>(a.H) * a.V), T(a.T), K(a.K), V(a.V),
-        v0(blockIdx.x * BV), sm(sm_) {
+      : ks(static_cast<int64_t>(a.H) * a.K),
+        vs(static_cast<int64_t>(a.H) * a.V),
+        T(a.T),
+        K(a.K),
+        V(a.V),
+        v0(blockIdx.x * BV),
+        sm(sm_) {
     const int bh = blockIdx.y;
     const int64_t head = static_cast<int64_t>(bh / a.H) * a.T * a.H + bh % a.H;
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
@@ -148,7 +165,8 @@ __device__ __forceinline__ int64_t abi_state_at(const args& a, int row, int col)
 
 // A segment's state tile in the split's workspace (fp32, [KP][BV]).
 __device__ __forceinline__ float* split_state(const args& a, int seg) {
-  return a.dstate + ((static_cast<int64_t>(seg) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * KP * BV;
+  return a.dstate +
+         ((static_cast<int64_t>(seg) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * KP * BV;
 }
 __device__ __forceinline__ float* split_gate(const args& a, int seg) {
   return a.dgate + (static_cast<int64_t>(seg) * gridDim.y + blockIdx.y) * KP;
@@ -156,16 +174,20 @@ __device__ __forceinline__ float* split_gate(const args& a, int seg) {
 
 // A block's K×BV tile of an ABI state ([B·H][K][V] bf16: h0, ht, dht, dh0) as the warp
 // rows f hold it in registers; zero outside K and V, or when absent.
-__device__ __forceinline__ void load_abi_tile(const bf16* src, const args& a, state_rows f, int lane,
-                                              float (&S)[8][4]) {
+__device__ __forceinline__ void load_abi_tile(const bf16* src, const args& a, state_rows f,
+                                              int lane, float (&S)[8][4]) {
   const int c2 = (lane & 3) << 1;
 #pragma unroll
   for (int jn = 0; jn < 8; ++jn) {
     const int v = blockIdx.x * BV + 8 * jn + c2;
     float2 s_lo = make_float2(0.f, 0.f), s_hi = s_lo;
     if (src && v < a.V) {
-      if (f.lo < a.K) s_lo = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(src + abi_state_at(a, f.lo, v)));
-      if (f.hi < a.K) s_hi = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(src + abi_state_at(a, f.hi, v)));
+      if (f.lo < a.K)
+        s_lo = __bfloat1622float2(
+            *reinterpret_cast<const __nv_bfloat162*>(src + abi_state_at(a, f.lo, v)));
+      if (f.hi < a.K)
+        s_hi = __bfloat1622float2(
+            *reinterpret_cast<const __nv_bfloat162*>(src + abi_state_at(a, f.hi, v)));
     }
     S[jn][0] = s_lo.x, S[jn][1] = s_lo.y, S[jn][2] = s_hi.x, S[jn][3] = s_hi.y;
   }
@@ -178,8 +200,12 @@ __device__ __forceinline__ void store_abi_tile(bf16* dst, const args& a, state_r
   for (int jn = 0; jn < 8; ++jn) {
     const int v = blockIdx.x * BV + 8 * jn + c2;
     if (v >= a.V) continue;
-    if (f.lo < a.K) *reinterpret_cast<uint32_t*>(dst + abi_state_at(a, f.lo, v)) = tc::pack_bf16(S[jn][0], S[jn][1]);
-    if (f.hi < a.K) *reinterpret_cast<uint32_t*>(dst + abi_state_at(a, f.hi, v)) = tc::pack_bf16(S[jn][2], S[jn][3]);
+    if (f.lo < a.K)
+      *reinterpret_cast<uint32_t*>(dst + abi_state_at(a, f.lo, v)) =
+          tc::pack_bf16(S[jn][0], S[jn][1]);
+    if (f.hi < a.K)
+      *reinterpret_cast<uint32_t*>(dst + abi_state_at(a, f.hi, v)) =
+          tc::pack_bf16(S[jn][2], S[jn][3]);
   }
 }
 

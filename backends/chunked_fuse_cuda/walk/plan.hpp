@@ -38,7 +38,8 @@ inline plan plan_split(int B, int H, int V, int64_t T, int sms) {
 inline constexpr int kMaxSms = 256;
 inline int max_pieces(int B, int H, int V, int64_t T) {
   int most = 0;
-  for (int sms = 1; sms <= kMaxSms; ++sms) most = std::max(most, plan_split(B, H, V, T, sms).pieces());
+  for (int sms = 1; sms <= kMaxSms; ++sms)
+    most = std::max(most, plan_split(B, H, V, T, sms).pieces());
   return most;
 }
 inline size_t split_workspace_bytes(int B, int64_t T, int H, int V) {

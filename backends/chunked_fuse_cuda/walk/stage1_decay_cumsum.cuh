@@ -9,8 +9,8 @@ namespace glabench::chunked::walk {
 // ---- stage 1: fwd_decay_cumsum -------------------------------------------------------
 // Thread (sub-chunk j, feature pair p): l[u] = Σ_{w ≤ u} g[16j + w]·log2 e in token
 // order, and the sub-chunk's total T_j into tots[j].
-__device__ __forceinline__ void walk_decay_cumsum(unsigned char* smem, int j, int p, float (&l0)[SUB],
-                                                  float (&l1)[SUB]) {
+__device__ __forceinline__ void walk_decay_cumsum(unsigned char* smem, int j, int p,
+                                                  float (&l0)[SUB], float (&l1)[SUB]) {
   float s0 = 0.f, s1 = 0.f;
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {

@@ -15,8 +15,9 @@ namespace glabench::chunked::walk {
 // its residual) … k̄⁽³⁾ and k̂. `strong0/1`: the sub-chunk's gates in this feature sum
 // below −kSafeLog2, so its diagonal block is left to walk_inner_chunk_strong_gates
 // (k̄⁽ʲ⁾ = 0 there).
-__device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, int p, const float (&l0)[SUB],
-                                                   const float (&l1)[SUB], bool strong0, bool strong1) {
+__device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, int p,
+                                                   const float (&l0)[SUB], const float (&l1)[SUB],
+                                                   bool strong0, bool strong1) {
   float T0[SUBS], T1[SUBS];
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
@@ -60,7 +61,9 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
     const float kf1 = k.y * (strong1 ? tc::ex2(tj1 - l1[u]) : ek1 * etj1);
 #pragma unroll
     for (int i = 1; i < SUBS; ++i)
-      if (i > j) at<uint32_t>(smem, layout::kbar + kbar_row0(i) * KROW + off) = tc::pack_bf16(kf0 * P0[i], kf1 * P1[i]);
+      if (i > j)
+        at<uint32_t>(smem, layout::kbar + kbar_row0(i) * KROW + off) =
+            tc::pack_bf16(kf0 * P0[i], kf1 * P1[i]);
     at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(kf0 * P0[SUBS], kf1 * P1[SUBS]);
   }
 }
@@ -71,7 +74,8 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
 // k̃[s] = k[s]·2^{−G[s]} (with its residual) the key operand of every sub-chunk row;
 // k̂ = k̃·2^{G[C−1]}. Half the work of the sub-chunk references.
 __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int j, int p,
-                                                        const float (&l0)[SUB], const float (&l1)[SUB]) {
+                                                        const float (&l0)[SUB],
+                                                        const float (&l1)[SUB]) {
   float G0 = 0.f, G1 = 0.f, E0 = 0.f, E1 = 0.f;  // Γ_j and G[C−1]
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
@@ -99,8 +103,8 @@ __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int
 }
 
 // Stage 2 of the split's first pass: k̂ alone, k[s]·2^{T_j − l[s]}·2^{T_{j+1} + … + T_3}.
-__device__ __forceinline__ void walk_prepare_kg(unsigned char* smem, int j, int p, const float (&l0)[SUB],
-                                                const float (&l1)[SUB]) {
+__device__ __forceinline__ void walk_prepare_kg(unsigned char* smem, int j, int p,
+                                                const float (&l0)[SUB], const float (&l1)[SUB]) {
   float a0 = 0.f, a1 = 0.f, tj0 = 0.f, tj1 = 0.f;
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
@@ -122,8 +126,9 @@ __device__ __forceinline__ void walk_prepare_kg(unsigned char* smem, int j, int 
 // Stage 2 of the dS walk: the queries decayed from the chunk's start and scaled,
 // q̃[t] = scale·q[t]·2^{Γ_j + l[t]} (exponent a sum of gates, ≤ 0), into the tile that
 // walk_state_update reads as its key operand.
-__device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int p, const float (&l0)[SUB],
-                                                const float (&l1)[SUB], float scale) {
+__device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int p,
+                                                const float (&l0)[SUB], const float (&l1)[SUB],
+                                                float scale) {
   float G0 = 0.f, G1 = 0.f;
 #pragma unroll
   for (int m = 0; m < SUBS; ++m)

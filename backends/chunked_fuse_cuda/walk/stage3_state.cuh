@@ -9,8 +9,8 @@ namespace glabench::chunked::walk {
 
 // ---- stage 3: the state -------------------------------------------------------------
 // S_n into shared memory as the bf16 pair (hi, lo) that walk_combine reads.
-__device__ __forceinline__ void walk_state_to_shared(unsigned char* smem, const float (&S)[8][4], state_rows f,
-                                                     int lane) {
+__device__ __forceinline__ void walk_state_to_shared(unsigned char* smem, const float (&S)[8][4],
+                                                     state_rows f, int lane) {
   const int c2 = (lane & 3) << 2;
 #pragma unroll
   for (int jn = 0; jn < 8; ++jn) {
@@ -25,15 +25,17 @@ __device__ __forceinline__ void walk_state_to_shared(unsigned char* smem, const 
 }
 
 // S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v  (rows of warp w; k̂ᵀ by transposing ldmatrix).
-__device__ __forceinline__ void walk_state_update(const unsigned char* smem, uint32_t sm, uint32_t v_tile,
-                                                  const lane_offsets& lo, float (&S)[8][4], state_rows f) {
+__device__ __forceinline__ void walk_state_update(const unsigned char* smem, uint32_t sm,
+                                                  uint32_t v_tile, const lane_offsets& lo,
+                                                  float (&S)[8][4], state_rows f) {
   auto chunk_gate = [&](int row) {
     const float* t = reinterpret_cast<const float*>(smem + layout::tots);
     return tc::ex2(((t[row] + t[KP + row]) + t[2 * KP + row]) + t[3 * KP + row]);
   };
   const float d_lo = chunk_gate(f.lo), d_hi = chunk_gate(f.hi);
 #pragma unroll
-  for (int jn = 0; jn < 8; ++jn) S[jn][0] *= d_lo, S[jn][1] *= d_lo, S[jn][2] *= d_hi, S[jn][3] *= d_hi;
+  for (int jn = 0; jn < 8; ++jn)
+    S[jn][0] *= d_lo, S[jn][1] *= d_lo, S[jn][2] *= d_hi, S[jn][3] *= d_hi;
 #pragma unroll
   for (int ks = 0; ks < C / 16; ++ks) {
     uint32_t a[4];

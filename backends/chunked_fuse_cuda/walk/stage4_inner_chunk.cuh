@@ -16,8 +16,9 @@ namespace glabench::chunked::walk {
 // MT is the warp's row sub-chunk as a template argument: the loops over key blocks are
 // then straight code, with no branches around mma.sync.
 template <int MT>
-__device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint32_t sm, const lane_offsets& lo,
-                                                 int lane, bool mild, bool strong_chunk, float (&A)[8][4]) {
+__device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint32_t sm,
+                                                 const lane_offsets& lo, int lane, bool mild,
+                                                 bool strong_chunk, float (&A)[8][4]) {
   constexpr int mt = MT;
 #pragma unroll
   for (int jt = 0; jt < 8; ++jt) A[jt][0] = A[jt][1] = A[jt][2] = A[jt][3] = 0.f;
@@ -65,7 +66,8 @@ __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint
 //   Σ_f q[t][f]·k[s][f]·2^{g[s+1] + … + g[t]}      (s ≤ t in the sub-chunk)
 // into corr[j][t][s]: each pair's decay a sum of its own gates. The two warps of a
 // sub-chunk add into a zeroed slot, so the order does not change the sum.
-__device__ void walk_inner_chunk_strong_gates(unsigned char* smem, int j, int p, bool strong0, bool strong1) {
+__device__ void walk_inner_chunk_strong_gates(unsigned char* smem, int j, int p, bool strong0,
+                                              bool strong1) {
   float g0[SUB], g1[SUB], q0[SUB], q1[SUB], k0[SUB], k1[SUB];
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {

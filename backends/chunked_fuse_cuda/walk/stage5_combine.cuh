@@ -7,7 +7,8 @@
 namespace glabench::chunked::walk {
 
 // ---- stages 3 (output) and 5: combine ------------------------------------------------
-// o for rows of sub-chunk mt and the warp's 32 columns (lane_offsets::t_half): q̃·(S_hi + S_lo) + (A_hi + A_lo)·v.
+// o for rows of sub-chunk mt and the warp's 32 columns (lane_offsets::t_half):
+// q̃·(S_hi + S_lo) + (A_hi + A_lo)·v.
 template <int MT>
 __device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const lane_offsets& lo,
                                              const float (&A)[8][4], float (&O)[4][4]) {
