@@ -121,6 +121,10 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
     }
     out.push_back({"gla_k256_t130", "K = V = 256 over three 64-token chunks (the last of 2)",
                    make_problem(op_kind::gla, {1, 130, 2, 256, 256}), options()});
+    out.push_back({"gla_t1000_h2_d64",
+                   "two heads over 1000 tokens (the last chunk of 40): a GPU backend with few "
+                   "blocks splits the sequence, and a segment ends on the ragged chunk",
+                   make_problem(op_kind::gla, {1, 1000, 2, 64, 64}), options()});
   } else {
     throw std::invalid_argument("unknown fixture preset '" + std::string(preset) +
                                 "' (expected small or bench)");
