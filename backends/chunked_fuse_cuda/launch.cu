@@ -107,7 +107,7 @@ cudaError_t launch(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, A
   return cudaGetLastError();
 }
 
-// The bf16 chunk walk (walk_bf16.cuh) takes heads with K ≤ 128 whose rows are whole
+// The bf16 chunk walk (walk/forward.cuh) takes heads with K ≤ 128 whose rows are whole
 // 16-byte vectors at 16-byte-aligned addresses; the other shapes take the two-kernel path.
 bool walk_fits(const call& c) {
   auto aligned = [](const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; };
@@ -157,7 +157,7 @@ cudaError_t launch_walk(const call& c) {
   return launch_walk_kernel(walk::chunk_walk_bf16_kernel, grid, c.stream, a);
 }
 
-// The backward's state and dS walks (walk_bf16_backward.cuh) into its workspace arrays.
+// The backward's state and dS walks (walk/backward.cuh) into its workspace arrays.
 template <class Tr>
 cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
   using bf16 = __nv_bfloat16;

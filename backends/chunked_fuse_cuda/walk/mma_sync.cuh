@@ -1,4 +1,4 @@
-// Register-level tensor-core primitives of the bf16 chunk walk (walk_bf16.cuh): 16-byte
+// Register-level tensor-core primitives of the bf16 chunk walk (walk/forward.cuh): 16-byte
 // asynchronous copies into shared memory, ldmatrix, mma.sync m16n8k16 (bf16 operands,
 // fp32 accumulation) and the XOR swizzle that keeps ldmatrix free of bank conflicts.
 //
