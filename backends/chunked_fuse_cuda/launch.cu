@@ -8,6 +8,7 @@
 
 #include "backward_kernels.cuh"
 #include "forward_kernels.cuh"
+#include "../common/parallel_scan/occupancy.cuh"
 #include "launch.hpp"
 #include "walk/forward.cuh"
 #include "walk/backward.cuh"
@@ -140,10 +141,8 @@ cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Ar
 
 cudaError_t launch_walk(const call& c) {
   walk::args a = walk_args_of(c);
-  int device = 0, sms = 0;
-  if (cudaError_t e = cudaGetDevice(&device)) return e;
-  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) return e;
-  const walk::plan plan = walk::plan_launch(c.B, c.H, c.V, c.T, sms);
+  // The SM count is asked once per device (0 if unreadable: no split), not every call.
+  const walk::plan plan = walk::plan_launch(c.B, c.H, c.V, c.T, parallel_scan::sm_count());
   a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (c.V + walk::BV - 1) / walk::BV;
   const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);

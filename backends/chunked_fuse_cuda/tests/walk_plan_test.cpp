@@ -22,6 +22,12 @@ BOOST_AUTO_TEST_CASE(one_segment_when_the_heads_fill_the_gpu) {
   BOOST_TEST(p.seg_chunks == 32);
 }
 
+BOOST_AUTO_TEST_CASE(no_split_when_the_sm_count_is_unknown) {
+  const walk::plan p = walk::plan_launch(2, 16, 128, 16384, 0);  // sm_count() failed
+  BOOST_TEST(p.segs == 1);
+  BOOST_TEST(p.pieces() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(long_sequence_with_few_heads_splits) {
   const walk::plan p = walk::plan_split(2, 16, 128, 16384, 132);  // 64 blocks, 256 chunks
   BOOST_TEST(p.segs == 2);

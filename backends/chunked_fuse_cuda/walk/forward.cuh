@@ -26,8 +26,12 @@
 //               s in an earlier sub-chunk j: k[s]·2^{T_j − l[s]}·2^{T_{j+1}+…+T_{i−1}} ≤ |k|
 //               s in i itself (the diagonal block): k[s]·2^{−l[s]} ≤ |k|·2^{−T_i}
 //   k̂[s]      = k[s]·2^{G[C−1] − G[s]}                ≤ |k|  (reference: chunk end)
-// Every exponent is a sum of gates in a fixed order, never a difference of two large
-// cumulative sums. The one factor above 1 is the diagonal block's 2^{−l[s]}, bounded by
+// Every exponent is a sum of gates in a fixed order, never a difference of cumulative
+// sums across sub-chunks. Two places take one inside a sub-chunk, T_j − l[s]: the
+// strong-gate features (where 2^{−l} would overflow) and the k̂-only pass
+// (walk_prepare_kg). That exponent is off by at most ulp(|T_j|): a relative error of the
+// decay near 5e-6 where |T_j| ≤ 64, reaching 1e-3 only where a sub-chunk's gates sum to
+// about −10⁴ — still under bf16's rounding. The one factor above 1 is the diagonal block's 2^{−l[s]}, bounded by
 // 2^{−T_i}; where a sub-chunk's gates in a feature sum below −kSafeLog2, that feature's
 // diagonal block leaves the tensor cores and is summed pair by pair (walk_inner_chunk_
 // strong_gates), each pair's decay a sum of its own gates. So a gate of −30 on a token,

@@ -102,7 +102,7 @@ __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int
   }
 }
 
-// Stage 2 of the split's first pass: k̂ alone, k[s]·2^{T_j − l[s]}·2^{T_{j+1} + … + T_3}.
+// Stage 2 of the split's first pass and the backward's state walk: k̂ alone, k[s]·2^{T_j − l[s]}·2^{T_{j+1} + … + T_3}.
 __device__ __forceinline__ void walk_prepare_kg(unsigned char* smem, int j, int p,
                                                 const float (&l0)[SUB], const float (&l1)[SUB]) {
   float a0 = 0.f, a1 = 0.f, tj0 = 0.f, tj1 = 0.f;
