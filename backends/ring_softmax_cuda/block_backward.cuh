@@ -227,6 +227,15 @@ __global__ void fold_partial_kernel(int B, int64_t T_len, int H, int X, int64_t 
   }
 }
 
+// out = a + b, value by value over n values, summed in the compute type A: the ranks'
+// whole-shard gradient sums (a and b in the storage or compute type, out in either; out
+// may be a, so neither is __restrict__).
+template <typename A, typename P, typename Q, typename O>
+__global__ void sum_values_kernel(int64_t n, const P* a, const Q* __restrict__ b, O* out) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    store_from(out + i, A(load_as<A>(a + i) + load_as<A>(b + i)));
+}
+
 // cuDNN below 9.26 takes sdpa_backward's statistics only as a packed [B,H,S] tensor, so
 // a chunk's rows of the final lse [B,H,T] are copied out before its blocks' backward.
 static __global__ void pack_lse_rows_kernel(int B, int H, int64_t T_len, int64_t begin, int64_t len,

@@ -48,12 +48,14 @@ __device__ __forceinline__ void fold_value(visit when, A w, A ob, A* acc, T* out
 // The standalone merge, for blocks computed by cuDNN (out_b in the storage dtype, lse_b
 // in fp32): one warp per query row, so the row's weight is computed once and its lse is
 // read before it is overwritten. Folds block (out_b, lse_b) of query rows
-// [q_begin, q_begin + q_len) into the accumulators acc_o [B,T,H,V] and acc_lse [B,H,T];
-// `first` sets them, `last` writes the final o and lse instead.
-template <typename T, typename A>
+// [q_begin, q_begin + q_len) into the running result: lse in acc_lse [B,H,T], the values
+// read from `running` [B,T,H,V] (acc_o, or o itself where o holds the running result in
+// the storage dtype: R = T) and kept in acc_o; `first` takes the block as it is, `last`
+// writes the final o and lse instead.
+template <typename T, typename A, typename R>
 __global__ void merge_block_kernel(pair_geometry g, visit when, const T* __restrict__ out_b,
-                                   const float* __restrict__ lse_b, A* __restrict__ acc_o,
-                                   A* __restrict__ acc_lse, T* __restrict__ o, A* __restrict__ lse) {
+                                   const float* __restrict__ lse_b, const R* running, A* __restrict__ acc_o,
+                                   A* __restrict__ acc_lse, T* o, A* __restrict__ lse) {
   const int lane = threadIdx.x % 32;
   const int64_t rows = int64_t(g.B) * g.q_len * g.H;
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);
@@ -67,8 +69,15 @@ __global__ void merge_block_kernel(pair_geometry g, visit when, const T* __restr
     A w = A(1), l_new = lb;
     if (!when.first) w = merge_weight(acc_lse[lse_at], lb, &l_new);
     __syncwarp();  // every lane has read acc_lse before lane 0 may write it
-    for (int c = lane; c < g.V; c += 32)
-      fold_value(when, w, load_as<A>(out_b + row * g.V + c), acc_o + row * g.V + c, o + row * g.V + c);
+    for (int c = lane; c < g.V; c += 32) {
+      const int64_t at = row * g.V + c;
+      const A ob = load_as<A>(out_b + at);
+      const A merged = when.first ? ob : merge_value(load_as<A>(running + at), ob, w);
+      if (when.last)
+        store_from(o + at, merged);
+      else
+        acc_o[at] = merged;
+    }
     if (lane == 0) (when.last ? lse : acc_lse)[lse_at] = l_new;
   }
 }

@@ -42,6 +42,15 @@ std::string fold_rows(const problem& p, span rows, int X, visit when, const T* p
   return {};
 }
 
+template <typename T, typename P, typename O>
+std::string sum_values(int64_t n, const P* a, const T* b, O* out, cudaStream_t stream) {
+  if (n == 0) return {};
+  const unsigned blocks = unsigned(n / 256 + 1 < 16384 ? n / 256 + 1 : 16384);
+  sum_values_kernel<acc_t<T>><<<blocks, 256, 0, stream>>>(n, a, b, out);
+  if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "sum_values_kernel launch");
+  return {};
+}
+
 // ---- forward -------------------------------------------------------------------------
 
 // The pair's block folded into its query rows. `alone` (the chunk's only pair, cuDNN):
@@ -69,8 +78,13 @@ std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool a
         !why.empty())
       return why;
     if (alone) return {};
-    merge_block_kernel<T, A><<<row_grid(int64_t(p.B) * bp.q.size() * p.H), 256, 0, stream>>>(
-        g, w, x.block_o, x.block_stats, x.acc_o, x.acc_lse, x.o, x.lse);
+    const unsigned grid = row_grid(int64_t(p.B) * bp.q.size() * p.H);
+    if (x.running_o)
+      merge_block_kernel<T, A, T><<<grid, 256, 0, stream>>>(g, w, x.block_o, x.block_stats, x.running_o, x.acc_o,
+                                                            x.acc_lse, x.o, x.lse);
+    else
+      merge_block_kernel<T, A, A><<<grid, 256, 0, stream>>>(g, w, x.block_o, x.block_stats, x.acc_o, x.acc_o,
+                                                            x.acc_lse, x.o, x.lse);
     if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "merge_block_kernel launch");
     return {};
   } else {
@@ -110,6 +124,18 @@ std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visi
     if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "block_dkdv_kernel launch");
     return {};
   }
+  if (std::string s = cudnn_backward_block<T>(p, bp, alone, x, stream); !s.empty()) return s;
+  if (alone) return {};
+  if (std::string s = fold_rows<T>(p, bp.q, p.D, wq, x.block_dq, x.acc_dq, x.dq, stream); !s.empty()) return s;
+  if (std::string s = fold_rows<T>(p, bp.kv, p.D, wkv, x.block_dk, x.acc_dk, x.dk, stream); !s.empty()) return s;
+  return fold_rows<T>(p, bp.kv, p.V, wkv, x.block_dv, x.acc_dv, x.dv, stream);
+}
+
+// cuDNN: the pair's gradients into x.block_dq, block_dk, block_dv (`alone`: straight
+// into dq, dk, dv), the query rows' lse packed first where cuDNN needs it.
+template <typename T>
+std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool alone, const backward_tensors<T>& x,
+                                 cudaStream_t stream) {
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
     const size_t q_row = size_t(bp.q.begin) * p.H, kv_row = size_t(bp.kv.begin) * p.H;
     T* to_dq = alone ? x.dq : x.block_dq;
@@ -123,16 +149,10 @@ std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visi
       if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "pack_lse_rows_kernel launch");
       stats = x.packed_lse;
     }
-    if (std::string why = cudnn_block::run_backward(
-            cudnn_shape(p, bp), x.q + q_row * p.D, x.k + kv_row * p.D, x.v + kv_row * p.V, x.o + q_row * p.V,
-            x.d_o + q_row * p.V, stats, to_dq + q_row * p.D, to_dk + kv_row * p.D, to_dv + kv_row * p.V,
-            x.cudnn_workspace, stream);
-        !why.empty())
-      return why;
-    if (alone) return {};
-    if (std::string s = fold_rows<T>(p, bp.q, p.D, wq, x.block_dq, x.acc_dq, x.dq, stream); !s.empty()) return s;
-    if (std::string s = fold_rows<T>(p, bp.kv, p.D, wkv, x.block_dk, x.acc_dk, x.dk, stream); !s.empty()) return s;
-    return fold_rows<T>(p, bp.kv, p.V, wkv, x.block_dv, x.acc_dv, x.dv, stream);
+    return cudnn_block::run_backward(cudnn_shape(p, bp), x.q + q_row * p.D, x.k + kv_row * p.D,
+                                     x.v + kv_row * p.V, x.o + q_row * p.V, x.d_o + q_row * p.V, stats,
+                                     to_dq + q_row * p.D, to_dk + kv_row * p.D, to_dv + kv_row * p.V,
+                                     x.cudnn_workspace, stream);
   } else {
     return "cuDNN blocks are bf16 only";
   }
@@ -144,7 +164,17 @@ std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visi
                                        cudaStream_t);                                                          \
   template std::string row_dots_of<T>(const problem&, span, const T*, const T*, acc_t<T>*, cudaStream_t);      \
   template std::string backward_pair<T>(const problem&, const block_pair&, visit, visit, bool,                 \
-                                        const backward_tensors<T>&, cudaStream_t);
+                                        const backward_tensors<T>&, cudaStream_t);                              \
+  template std::string cudnn_backward_block<T>(const problem&, const block_pair&, bool,                        \
+                                               const backward_tensors<T>&, cudaStream_t);
+#define RING_SUM_VALUES(T, P, O) template std::string sum_values<T, P, O>(int64_t, const P*, const T*, O*, cudaStream_t);
+RING_SUM_VALUES(__nv_bfloat16, __nv_bfloat16, __nv_bfloat16)
+RING_SUM_VALUES(__nv_bfloat16, __nv_bfloat16, float)
+RING_SUM_VALUES(__nv_bfloat16, float, __nv_bfloat16)
+RING_SUM_VALUES(__nv_bfloat16, float, float)
+RING_SUM_VALUES(float, float, float)
+RING_SUM_VALUES(double, double, double)
+
 RING_PAIR_STEPS(double)
 RING_PAIR_STEPS(float)
 RING_PAIR_STEPS(__nv_bfloat16)

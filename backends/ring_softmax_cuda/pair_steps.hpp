@@ -69,6 +69,11 @@ template <typename T>
 std::string fold_rows(const problem& p, span rows, int X, visit when, const T* partial, acc_t<T>* acc, T* out,
                       cudaStream_t stream);
 
+// out = a + b over n values, summed in acc_t<T>; a and out in T or acc_t<T>, b in T
+// (the ranks' whole-shard gradient sums).
+template <typename T, typename P, typename O>
+std::string sum_values(int64_t n, const P* a, const T* b, O* out, cudaStream_t stream);
+
 template <typename T>
 struct forward_tensors {
   const T *q, *k, *v;          // k, v: where this pair's key chunk is now
@@ -78,6 +83,7 @@ struct forward_tensors {
   T* block_o;                  // cuDNN: a block's output
   float* block_stats;          // cuDNN: a block's lse
   void* cudnn_workspace;
+  const T* running_o = nullptr;  // cuDNN: the running o in the storage dtype (else acc_o)
 };
 
 // The pair's block folded into its query rows. `alone` (the chunk's only pair, cuDNN):
@@ -109,5 +115,12 @@ std::string row_dots_of(const problem& p, span rows, const T* d_o, const T* o, a
 template <typename T>
 std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visit wkv, bool alone,
                           const backward_tensors<T>& x, cudaStream_t stream);
+
+// backward_pair's cuDNN block alone, without the folds: the pair's gradients into
+// x.block_dq, block_dk, block_dv (`alone`: straight into dq, dk, dv). The ranks fold dq
+// at once and dk, dv once the keys' accumulator has arrived.
+template <typename T>
+std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool alone, const backward_tensors<T>& x,
+                                 cudaStream_t stream);
 
 }  // namespace glabench::ring

@@ -1,10 +1,13 @@
 // The ring's schedule, host side and plain C++: how the sequence splits into shards
 // (ragged where T does not divide), which chunks a shard holds in each layout, and which
 // key/value chunk meets which query chunk at each ring step, with the mask of that pair.
-// The one-GPU path and the NCCL path walk the same plan.
+// The one-GPU path walks the pairs; the NCCL path computes the same pairs grouped into
+// one block per rank and step (rank_step), on each shard's rows in a buffer of its own.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -95,6 +98,88 @@ inline std::vector<block_pair> ring_schedule(int64_t T, int shards, layout l, bo
           const pair_mask m = mask_of(q, kv, causal);
           if (m != pair_mask::skip) out.push_back({r, src, step, q, kv, m});
         }
+    }
+  return out;
+}
+
+// ---- the ring across ranks: one block per rank and step ---------------------------------
+//
+// A rank keeps its shard's chunks one after another, in sequence order, in buffers of its
+// own ("local rows" 0 … shard_rows − 1). At each step, every pair of its query chunks and
+// the key/value chunks it holds then, the skipped ones aside, forms one rectangle of
+// local rows (as in ring-flash-attention):
+//   - step 0 (its own keys): all its rows against all of them; causal, the local causal
+//     mask (key j visible to query i when j ≤ i) is the sequence's, since both sides keep
+//     sequence order;
+//   - zigzag, causal, keys from an earlier shard: all queries against the keys' first
+//     chunk; from a later shard: the queries' second chunk against all keys;
+//   - plain ring, causal: the whole shard against the whole held shard, or nothing.
+
+inline int64_t shard_rows(const std::vector<span>& chunks) {
+  int64_t n = 0;
+  for (const span& c : chunks) n += c.size();
+  return n;
+}
+
+// The rows of the longest shard: every rank's buffers have this many rows per batch, so
+// one geometry fits every rank's tensors.
+inline int64_t longest_shard(const std::vector<std::vector<span>>& chunks) {
+  int64_t n = 0;
+  for (const auto& c : chunks) n = std::max(n, shard_rows(c));
+  return n;
+}
+
+// Chunk i of a shard in the shard's local rows.
+inline span local_rows(const std::vector<span>& chunks, size_t i) {
+  int64_t at = 0;
+  for (size_t j = 0; j < i; ++j) at += chunks[j].size();
+  return {at, at + chunks[i].size()};
+}
+
+// What rank r computes at step s: local query rows q (of its shard) against local key rows
+// kv (of shard kv_source(r, s)), with mask full or causal_diagonal; nullopt: nothing is
+// visible. Throws std::logic_error when the visible pairs are not one such block (not
+// so for ring and zigzag; the plan test checks every case).
+struct step_block {
+  span q, kv;
+  pair_mask mask;
+};
+inline std::optional<step_block> rank_step(const std::vector<std::vector<span>>& chunks, int r, int s,
+                                           bool causal) {
+  const int n = int(chunks.size()), src = kv_source(r, s, n);
+  const std::vector<span>&qc = chunks[size_t(r)], &kc = chunks[size_t(src)];
+  std::optional<step_block> out;
+  for (size_t i = 0; i < qc.size(); ++i)
+    for (size_t j = 0; j < kc.size(); ++j) {
+      if (mask_of(qc[i], kc[j], causal) == pair_mask::skip) continue;
+      const span lq = local_rows(qc, i), lk = local_rows(kc, j);
+      if (!out) out = step_block{lq, lk, pair_mask::full};
+      out->q = {std::min(out->q.begin, lq.begin), std::max(out->q.end, lq.end)};
+      out->kv = {std::min(out->kv.begin, lk.begin), std::max(out->kv.end, lk.end)};
+    }
+  if (!out) return out;
+  if (causal && src == r) out->mask = pair_mask::causal_diagonal;
+  const bool diagonal = out->mask == pair_mask::causal_diagonal;
+  if (diagonal && !(out->q == out->kv))
+    throw std::logic_error("ring plan: a rank's causal step 0 does not cover its own rows");
+  // Every chunk pair inside the rectangle must be what the block computes for it.
+  for (size_t i = 0; i < qc.size(); ++i)
+    for (size_t j = 0; j < kc.size(); ++j) {
+      const span lq = local_rows(qc, i), lk = local_rows(kc, j);
+      if (lq.size() == 0 || lk.size() == 0) continue;
+      const bool inside = lq.begin >= out->q.begin && lq.end <= out->q.end && lk.begin >= out->kv.begin &&
+                          lk.end <= out->kv.end;
+      if (!inside) continue;
+      const pair_mask computed = !diagonal ? pair_mask::full
+                                 : i == j  ? pair_mask::causal_diagonal
+                                 : i > j   ? pair_mask::full
+                                           : pair_mask::skip;
+      const pair_mask wanted = mask_of(qc[i], kc[j], causal);
+      const bool one_row_diagonal = computed == pair_mask::causal_diagonal && wanted == pair_mask::full &&
+                                    qc[i].size() == 1;  // mask_of calls a one-token diagonal full
+      if (computed != wanted && !one_row_diagonal)
+        throw std::logic_error("ring plan: rank " + std::to_string(r) + "'s step " + std::to_string(s) +
+                               " is not one block");
     }
   return out;
 }

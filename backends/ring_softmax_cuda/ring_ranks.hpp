@@ -1,11 +1,13 @@
 // The ring across GPUs over NCCL (seed 003's ring attention): rank r holds its shard of
-// q, k, v (prepared, untimed) and the key/value blocks travel rank to rank on a
-// communication stream, double-buffered against the blocks' compute; backward, the
-// key chunks' dk/dv accumulators travel with them and arrive home after the last step.
+// q, k, v (prepared, untimed) and the key/value shards travel rank to rank on a
+// communication stream, double-buffered against compute, one block per rank and step;
+// backward, the key shards' dk/dv accumulators travel with them and go home after the
+// last step. A call ends with each rank's outputs on its device; collect() gathers them.
 // One process may drive every rank (the call's device list), or each process one rank
 // (nccl_link.hpp's knobs). Plain C++ (the plugin includes it).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,9 +28,16 @@ struct placement {
 // same tensors. p.shards is the world size.
 status prepare(const problem& p, const placement& where, const forward_io& fwd, const backward_io* bwd);
 // Every device starts after what io.stream has enqueued; io.stream waits for every
-// rank's end. Outputs land in io's tensors whole (in every process, one per rank).
+// rank's end, when each rank holds the outputs of its own shard.
 status run_forward(const problem& p, const forward_io& io);
 status run_backward(const problem& p, const backward_io& io);
+// The outputs of the calls since the last collect, into those calls' tensors, whole (in
+// every process, one per rank); synchronous and untimed. Its time is in the report.
+status collect();
+// cuDNN's graphs for every rank's step blocks (p.shards ranks), built and cached on the
+// current device; `most_workspace_bytes` the largest workspace one needs. Empty = cuDNN
+// takes them all, else why not.
+status plan_cudnn_steps(const problem& p, bool backward, int64_t* most_workspace_bytes);
 // The last forward and backward: per-rank times, communication, and how much of it
 // compute hid, as a JSON object. Empty before the first call.
 std::string report_json();

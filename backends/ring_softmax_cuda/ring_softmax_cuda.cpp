@@ -128,15 +128,17 @@ struct block_decision {
   ring::block_kernel block = ring::block_kernel::own;
   std::string why_not_cudnn;
 };
-block_decision decide_block(const ring::problem& base, glabench_mode mode) {
+block_decision decide_block(const ring::problem& base, glabench_mode mode, bool across) {
   static std::mutex m;
-  static std::map<std::tuple<int, int, int, int, int, int, int64_t, bool, double, bool, int, int>, block_decision>
+  static std::map<std::tuple<int, int, int, int, int, int, int64_t, bool, double, bool, int, int, bool>,
+                  block_decision>
       decided;
   std::lock_guard<std::mutex> guard(m);
   int device = 0;
   cudaGetDevice(&device);
   const auto key = std::make_tuple(device, int(base.dtype), base.B, base.H, base.D, base.V, base.T, base.causal,
-                                   base.scale, mode == GLABENCH_MODE_BACKWARD, base.shards, int(base.chunking));
+                                   base.scale, mode == GLABENCH_MODE_BACKWARD, base.shards, int(base.chunking),
+                                   across);
   if (auto it = decided.find(key); it != decided.end()) return it->second;
   block_decision d;
   if (knob_values().block_choice == knobs::block::own) {
@@ -147,10 +149,11 @@ block_decision decide_block(const ring::problem& base, glabench_mode mode) {
     // Planning every block shape's graph now also keeps graph building out of timed calls.
     ring::problem p = base;
     p.block = ring::block_kernel::cudnn;
+    // Across GPUs the blocks are the ranks' steps (one per rank and step).
+    const auto plan = across ? ring::ranks::plan_cudnn_steps : ring::plan_cudnn_blocks;
     int64_t bytes = 0;
-    d.why_not_cudnn = ring::plan_cudnn_blocks(p, false, &bytes);
-    if (d.why_not_cudnn.empty() && mode == GLABENCH_MODE_BACKWARD)
-      d.why_not_cudnn = ring::plan_cudnn_blocks(p, true, &bytes);
+    d.why_not_cudnn = plan(p, false, &bytes);
+    if (d.why_not_cudnn.empty() && mode == GLABENCH_MODE_BACKWARD) d.why_not_cudnn = plan(p, true, &bytes);
     if (d.why_not_cudnn.empty()) d.block = ring::block_kernel::cudnn;
   }
   decided[key] = d;
@@ -203,7 +206,7 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
 // The problem with its block kernel chosen; `cudnn` forced but refused is an error.
 bool chosen(const glabench_problem* p, glabench_mode mode, ring::problem* out, glabench_message* error) {
   *out = problem_of(p);
-  const block_decision d = decide_block(*out, mode);
+  const block_decision d = decide_block(*out, mode, across_ranks(p));
   if (knob_values().block_choice == knobs::block::cudnn && d.block != ring::block_kernel::cudnn) {
     fail(error, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: " + d.why_not_cudnn);
     return false;
@@ -291,6 +294,12 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode, const gla
 
 void release() { ring::ranks::release(); }
 
+// Across GPUs: every rank's rows of the outputs into the caller's tensors (untimed). One
+// device: the calls wrote them there.
+glabench_status collect(glabench_message* error) {
+  return guarded(error, [&] { return result(ring::ranks::collect(), "collect", error); });
+}
+
 // Which ring ran the last call: across GPUs, per-rank times and the communication hidden.
 glabench_status last_call_report(glabench_message* json) {
   return guarded(json, [&] {
@@ -329,6 +338,7 @@ const glabench_backend kBackend = {
     prepare,
     release,
     last_call_report,
+    collect,
 };
 
 }  // namespace

@@ -23,12 +23,14 @@ namespace fs = std::filesystem;
 namespace {
 
 // The table size each minor version of ABI major 1 promises: 1.0 ends at backward, 1.1
-// appended build, 1.2 prepare, release and last_call_report. A later minor promises at
-// least what this glabench knows of.
+// appended build, 1.2 prepare, release and last_call_report, 1.3 collect. A later minor
+// promises at least what this glabench knows of.
 size_t table_size_for_minor(uint32_t minor) {
   if (minor == 0) return offsetof(glabench_backend, backward) + sizeof(glabench_backend::backward);
   if (minor == 1) return offsetof(glabench_backend, build) + sizeof(glabench_backend::build);
-  return offsetof(glabench_backend, last_call_report) + sizeof(glabench_backend::last_call_report);
+  if (minor == 2)
+    return offsetof(glabench_backend, last_call_report) + sizeof(glabench_backend::last_call_report);
+  return offsetof(glabench_backend, collect) + sizeof(glabench_backend::collect);
 }
 
 bool is_elf(const std::string& path) {

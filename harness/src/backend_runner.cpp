@@ -391,6 +391,15 @@ std::optional<std::string> backend_runner::last_call_report() {
   return text;
 }
 
+void backend_runner::collect_outputs() {
+  const glabench_backend& t = *backend_.table;
+  if (!GLABENCH_HAS_MEMBER(&t, glabench_backend, collect) || !t.collect) return;
+  char text[kMessageCapacity] = "";
+  glabench_message msg{text, sizeof text};
+  const glabench_status status = call_plugin([&] { return t.collect(&msg); });
+  check(status, "collect", text);
+}
+
 void backend_runner::launch_forward() {
   const glabench_forward_args a = forward_args();
   char text[kMessageCapacity] = "";
@@ -451,6 +460,7 @@ op_outputs backend_runner::forward(const op_inputs& x) {
   poison_outputs();
   launch_forward();
   ctx_->synchronize();
+  collect_outputs();
   check_guards();
   return download_outputs();
 }
@@ -461,9 +471,11 @@ op_gradients backend_runner::backward(const op_inputs& x) {
   poison_outputs();
   launch_forward();
   ctx_->synchronize();
+  collect_outputs();  // the backward is given the forward's o and lse
   check_guards();
   launch_backward();
   ctx_->synchronize();
+  collect_outputs();
   check_guards();
   return download_gradients();
 }

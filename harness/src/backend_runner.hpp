@@ -9,9 +9,10 @@
 // check them after each call; a changed guard is a backend_call_error naming the
 // tensor ("... wrote past the end of output 'o'").
 //
-// The ABI 1.2 steps, where the table has them (docs/design.md §3): the backend's
+// The ABI 1.2 and 1.3 steps, where the table has them (docs/design.md §3): the backend's
 // prepare() after every upload of inputs (the calls that follow use exactly those
-// tensors), release() when the runner is destroyed, and last_call_report() on request.
+// tensors), collect() after the calls and before any output is read, release() when the
+// runner is destroyed, and last_call_report() on request.
 // Tensors live on device_ids[0]; the list goes to the backend in glabench_problem.
 #pragma once
 
@@ -91,6 +92,10 @@ class backend_runner {
   // last written, and the launches since the last check that could have done it. Not
   // for timed regions: call it after the launches, outside the timing.
   void check_guards();
+  // The backend's collect() (ABI 1.3), where it has one: the outputs of the calls since
+  // the last collect into their tensors. Untimed; after the launches, before any output
+  // is read (and before check_guards, so that collect's writes are checked too).
+  void collect_outputs();
   op_outputs download_outputs() const;
   op_gradients download_gradients() const;
   // The same for one (batch, head) only, shaped as a problem with B = H = 1: what the

@@ -248,6 +248,7 @@ bench_row bench_session::run(const job& j) {
     runner->context().synchronize();
     const double call_s = std::chrono::duration<double>(clock_type::now() - t0).count();
     seconds_per_flop_[rate_key] = call_s / j.cost.flops;
+    runner->collect_outputs();  // untimed, like the rest of the quick verify
     // A write outside a tensor's bounds fails the row, naming the tensor. Checked after
     // the quick verify's call and after sampling, never inside a timed launch.
     runner->check_guards();

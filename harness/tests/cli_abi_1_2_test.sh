@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# ABI 1.2 and --devices through the CLI, in worker processes (docs/design.md §3):
-#   - a backend with prepare, release and last_call_report (plugins/prepare_plugin.cpp,
-#     whose calls fail unless prepare ran with their very tensors) benches and verifies,
-#     in workers and with --no-isolate, and its report lands in the results as
+# ABI 1.2, 1.3 and --devices through the CLI, in worker processes (docs/design.md §3):
+#   - a backend with prepare, release, last_call_report and collect
+#     (plugins/prepare_plugin.cpp, whose calls fail unless prepare ran with their very
+#     tensors, and leave NaN in their outputs until collect) benches and verifies, in
+#     workers and with --no-isolate, and its report lands in the results as
 #     backend_report; report and compare read it;
 #   - a prepare that fails is a recorded failure with its message (exit 1);
 #   - a report that is not a JSON object is a warning (stderr, context.warnings), the
 #     time stands;
-#   - a plugin built against ABI 1.1 (its table ends at build) loads, verifies, benches;
+#   - plugins built against ABI 1.1 (its table ends at build) and 1.2 (at
+#     last_call_report) load, verify, bench;
 #   - --devices: bad lists exit 2 naming the option and writing nothing; a CPU backend
 #     given two devices is skipped (exit 77), its rows recording the devices and keyed
 #     /x2, so compare never matches them with one-device rows.
@@ -41,7 +43,7 @@ for d in benches:
         assert rep["rank_ms"] == [0.25, 0.5] and rep["comm_hidden_fraction"] == 0.93, rep
     assert d["context"]["bench_options"]["devices"] == [0], d["context"]
     assert "warnings" not in d["context"], d["context"]
-    assert d["context"]["backend_builds"]["test_prepared"]["abi"] == "1.2"
+    assert d["context"]["backend_builds"]["test_prepared"]["abi"] == "1.3"
 (case,) = verify["results"]
 assert case["status"] == "passed" and case["devices"] == [0], case
 assert case["gradcheck"]["passed"], case
@@ -97,6 +99,19 @@ d = json.load(open(sys.argv[1]))
 assert d["context"]["backend_builds"]["test_abi_1_1"]["abi"] == "1.1", d["context"]
 for r in d["benchmarks"]:
     assert r["status"] == "ok" and "backend_report" not in r and r["message"] == "", r
+PY
+
+# A plugin built against ABI 1.2: no collect (its tripwire past the table's end fails).
+expect_rc 0 "bench ABI 1.2" "$glabench" "$(lib abi_1_2)" bench --backend test_abi_1_2 \
+  "${small[@]}" --json "$dir/abi_1_2.json"
+expect_rc 0 "verify ABI 1.2" "$glabench" "$(lib abi_1_2)" verify --backend test_abi_1_2 \
+  --fixture "$fixture"
+"$python" - "$dir/abi_1_2.json" <<'PY' || fail "ABI 1.2: results JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["context"]["backend_builds"]["test_abi_1_2"]["abi"] == "1.2", d["context"]
+for r in d["benchmarks"]:
+    assert r["status"] == "ok", r
 PY
 
 # --devices: bad lists exit 2, name the option and the rule, write nothing.

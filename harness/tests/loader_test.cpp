@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(loads_the_naive_backend) {
   BOOST_TEST(b.build.build_type == BUILD_TYPE);
   BOOST_TEST(b.build.compiler == CXX_COMPILER);
   BOOST_TEST(b.build.cuda_architectures == "");
-  BOOST_TEST(b.build.abi == "1.2");
+  BOOST_TEST(b.build.abi == "1.3");
 }
 
 BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
@@ -211,14 +211,15 @@ BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
   BOOST_TEST(c.build.build_type == "");
   const loaded_backend c_none = load_backend(plugin("c_undescribed"));
   BOOST_TEST(!c_none.build.described);
-  BOOST_TEST(c_none.build.abi == "1.2");
-  // A C table ending with GLABENCH_BUILD_INFO_INIT, or before it, leaves ABI 1.2's
-  // optional members zero: nothing to call.
+  BOOST_TEST(c_none.build.abi == "1.3");
+  // A C table ending with GLABENCH_BUILD_INFO_INIT, or before it, leaves ABI 1.2's and
+  // 1.3's optional members zero: nothing to call.
   for (const loaded_backend* t : {&c, &c_none}) {
     BOOST_TEST(t->table->struct_size == sizeof(glabench_backend));
     BOOST_TEST(!t->table->prepare);
     BOOST_TEST(!t->table->release);
     BOOST_TEST(!t->table->last_call_report);
+    BOOST_TEST(!t->table->collect);
   }
   // A plugin built against ABI 1.1 ends at build: it loads, described.
   const loaded_backend v11 = load_backend(plugin("abi_1_1"));
@@ -226,6 +227,11 @@ BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
   BOOST_TEST(v11.build.abi == "1.1");
   BOOST_TEST(v11.table->struct_size == offsetof(glabench_backend, prepare));
   BOOST_TEST(!GLABENCH_HAS_MEMBER(v11.table, glabench_backend, prepare));
+  // One built against ABI 1.2 ends at last_call_report.
+  const loaded_backend v12 = load_backend(plugin("abi_1_2"));
+  BOOST_TEST(v12.build.abi == "1.2");
+  BOOST_TEST(GLABENCH_HAS_MEMBER(v12.table, glabench_backend, last_call_report));
+  BOOST_TEST(!GLABENCH_HAS_MEMBER(v12.table, glabench_backend, collect));
 
   // Carried from a worker to the parent as JSON, unchanged.
   for (const loaded_backend* b : {&slow, &old, &c}) {

@@ -94,3 +94,58 @@ BOOST_AUTO_TEST_CASE(zigzag_balances_causal_work) {
       BOOST_TEST(hi / lo > 10.0);
   }
 }
+
+// Across ranks, one block per rank and step (rank_step) on local rows: mapped back to
+// the sequence, every visible (query, key) pair is computed exactly once, a full block
+// holds no masked pair, and step 0 covers every row of the shard. Ragged T included.
+BOOST_AUTO_TEST_CASE(rank_steps_cover_every_visible_pair_once) {
+  for (const ring::layout l : {ring::layout::ring, ring::layout::zigzag})
+    for (const bool causal : {false, true})
+      for (int64_t T : {1, 5, 17, 40, 131})
+        for (int n = 2; n <= 8; ++n) {
+          const auto chunks = ring::shard_chunks(T, n, l);
+          // Local row → sequence position, per shard.
+          std::vector<std::vector<int64_t>> position(n);
+          for (int r = 0; r < n; ++r)
+            for (const ring::span& c : chunks[r])
+              for (int64_t t = c.begin; t < c.end; ++t) position[r].push_back(t);
+          std::vector<int> seen(size_t(T * T), 0);
+          for (int r = 0; r < n; ++r)
+            for (int s = 0; s < n; ++s) {
+              const auto blk = ring::rank_step(chunks, r, s, causal);
+              if (s == 0 && !position[r].empty()) {
+                BOOST_TEST_REQUIRE(blk.has_value());
+                BOOST_TEST((blk->q == ring::span{0, int64_t(position[r].size())}));
+              }
+              if (!blk) continue;
+              const auto& kv_pos = position[ring::kv_source(r, s, n)];
+              BOOST_TEST_REQUIRE(blk->q.end <= int64_t(position[r].size()));
+              BOOST_TEST_REQUIRE(blk->kv.end <= int64_t(kv_pos.size()));
+              for (int64_t i = blk->q.begin; i < blk->q.end; ++i)
+                for (int64_t j = blk->kv.begin; j < blk->kv.end; ++j) {
+                  if (blk->mask == ring::pair_mask::causal_diagonal && j > i) continue;
+                  const int64_t qi = position[r][size_t(i)], kj = kv_pos[size_t(j)];
+                  BOOST_TEST_REQUIRE((!causal || kj <= qi));
+                  ++seen[size_t(qi * T + kj)];
+                }
+            }
+          for (int64_t i = 0; i < T; ++i)
+            for (int64_t j = 0; j < T; ++j) BOOST_TEST_REQUIRE(seen[size_t(i * T + j)] == (!causal || j <= i ? 1 : 0));
+        }
+}
+
+// Zigzag's step blocks under a causal mask: after step 0, each is the half-by-whole
+// rectangle of ring-flash-attention, and every rank does the same work per step.
+BOOST_AUTO_TEST_CASE(zigzag_steps_are_half_rectangles) {
+  const int n = 4;
+  const auto chunks = ring::shard_chunks(8 * 100, n, ring::layout::zigzag);
+  for (int r = 0; r < n; ++r)
+    for (int s = 1; s < n; ++s) {
+      const auto blk = ring::rank_step(chunks, r, s, true);
+      BOOST_TEST_REQUIRE(blk.has_value());
+      BOOST_TEST((blk->mask == ring::pair_mask::full));
+      BOOST_TEST(blk->q.size() * blk->kv.size() == 100 * 200);
+      const bool earlier = ring::kv_source(r, s, n) < r;
+      BOOST_TEST((earlier ? blk->kv == ring::span{0, 100} : blk->q == ring::span{100, 200}));
+    }
+}

@@ -16,6 +16,7 @@
  * exist (GLABENCH_HAS_MEMBER). Minor 1 appended glabench_backend.build (how the plugin
  * was built); a table built against 1.0 ends at backward. Minor 2 appended prepare,
  * release and last_call_report (multi-device backends); a 1.1 table ends at build.
+ * Minor 3 appended collect; a 1.2 table ends at last_call_report.
  *
  * Errors: every call returns a glabench_status and, on failure, writes a
  * NUL-terminated message into the caller's buffer. A backend never aborts the
@@ -33,7 +34,7 @@ extern "C" {
 #endif
 
 #define GLABENCH_ABI_MAJOR 1
-#define GLABENCH_ABI_MINOR 2
+#define GLABENCH_ABI_MINOR 3
 
 #define GLABENCH_ENTRY_SYMBOL "glabench_backend_entry"
 
@@ -277,6 +278,21 @@ typedef struct glabench_backend {
                              glabench_message* error);
   void (*release)(void);
   glabench_status (*last_call_report)(glabench_message* json);
+#endif
+
+  /* ---- ABI 1.3. A table built against 1.2 ends above; optional like the 1.2 members. */
+
+  /* Untimed: brings the outputs of the forward and backward calls made since the last
+   * collect into the tensors those calls were given, and returns when they are there.
+   * A multi-GPU backend's timed call may end with each device holding the outputs of
+   * its own shard, as a sharded model would use them; the harness calls collect before
+   * it reads any output (and between a verified forward and the backward that takes its
+   * o and lse). Timed calls follow one another without it, so a backend's backward must
+   * not need it after its own forward. A failure is recorded against the case. */
+#if defined(__cplusplus) && __cplusplus >= 201402L
+  glabench_status (*collect)(glabench_message* error) = nullptr;
+#else
+  glabench_status (*collect)(glabench_message* error);
 #endif
 } glabench_backend;
 

@@ -11,6 +11,7 @@
 //                  plugin built against glabench 1.0 gives it
 //   abi_1_1        its table ends where ABI 1.1's did (minor 1, build but no prepare,
 //                  release or last_call_report), as a plugin built against glabench 1.1
+//   abi_1_2        its table ends where ABI 1.2's did (minor 2, no collect)
 //   unoptimised    built with -O0 by glabench_add_backend (harness/tests/CMakeLists.txt)
 #include <cstdlib>
 #include <cstring>
@@ -48,9 +49,11 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
   return GLABENCH_OK;
 }
 
-// abi_1_0's table ends where ABI 1.0's did; abi_1_1's where 1.1's did.
+// abi_1_0's table ends where ABI 1.0's did; abi_1_1's where 1.1's did; abi_1_2's where
+// 1.2's did.
 constexpr bool kAbi10 = __builtin_strcmp(OVERRUN_PLUGIN_VARIANT, "abi_1_0") == 0;
 constexpr bool kAbi11 = __builtin_strcmp(OVERRUN_PLUGIN_VARIANT, "abi_1_1") == 0;
+constexpr bool kAbi12 = __builtin_strcmp(OVERRUN_PLUGIN_VARIANT, "abi_1_2") == 0;
 
 // What abi_1_1 holds past its struct_size, where a 1.1 plugin's memory holds whatever
 // follows its table: tripwires for a harness that reads members its struct_size lacks.
@@ -66,13 +69,19 @@ glabench_status past_the_end_report(glabench_message* json) {
   write_message(json, R"({"read_past_the_end": true})");
   return GLABENCH_OK;
 }
+// Past abi_1_2's end: a collect that fails the case.
+glabench_status past_the_end_collect(glabench_message* error) {
+  return fail(error, GLABENCH_ERROR_RUNTIME, "the harness read collect past a 1.2 table's end");
+}
 
 const glabench_backend kBackend = {GLABENCH_ABI_MAJOR,
                                    kAbi10   ? 0u
                                    : kAbi11 ? 1u
+                                   : kAbi12 ? 2u
                                             : GLABENCH_ABI_MINOR,
                                    kAbi10   ? offsetof(glabench_backend, build)
                                    : kAbi11 ? offsetof(glabench_backend, prepare)
+                                   : kAbi12 ? offsetof(glabench_backend, collect)
                                             : sizeof(glabench_backend),
                                    "test_" OVERRUN_PLUGIN_VARIANT,
                                    "0.0.0",
@@ -87,7 +96,8 @@ const glabench_backend kBackend = {GLABENCH_ABI_MAJOR,
                                    GLABENCH_BUILD_INFO_INIT,
                                    kAbi11 ? past_the_end_prepare : nullptr,
                                    kAbi11 ? past_the_end_release : nullptr,
-                                   kAbi11 ? past_the_end_report : nullptr};
+                                   kAbi11 ? past_the_end_report : nullptr,
+                                   kAbi12 ? past_the_end_collect : nullptr};
 
 }  // namespace
 

@@ -1,16 +1,22 @@
-// gla fp64 backends (gla_fp64.hpp) with ABI 1.2's prepare, release and last_call_report,
-// for the harness's calls of them. One source, compiled once per variant
-// (PREPARE_PLUGIN_VARIANT), each into its own module:
+// gla fp64 backends (gla_fp64.hpp) with ABI 1.2's prepare, release and last_call_report
+// and ABI 1.3's collect, for the harness's calls of them. One source, compiled once per
+// variant (PREPARE_PLUGIN_VARIANT), each into its own module:
 //   prepared       forward and backward fail unless prepare() ran since the last release
 //                  with the very tensors they get (as a multi-GPU backend, which copies
 //                  its shards in prepare, would compute on stale shards otherwise), and
 //                  backward unless that prepare was for mode BACKWARD; last_call_report
-//                  describes the last call as a JSON object
+//                  describes the last call as a JSON object. Each call holds its outputs
+//                  back until collect() (as a multi-GPU backend leaves each rank's rows
+//                  on its device): it leaves NaN in the caller's tensors, so a harness
+//                  that reads them without collect fails verification
 //   prepare_fails  prepare() fails with a message: the case fails with it
 //   bad_report     as prepared, but last_call_report writes text that is not JSON
 // Each exports prepare_plugin_counts(), so an in-process test can see what ran.
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <map>
+#include <vector>
 
 #include "gla_fp64.hpp"
 
@@ -37,6 +43,27 @@ long g_prepares = 0, g_releases = 0;
 
 const void* data(const DLTensor* t) {
   return t ? t->data : nullptr;
+}
+
+// Outputs held back until collect(), by the caller's tensor they belong in.
+std::map<double*, std::vector<double>> g_held;
+long g_collects = 0;
+
+// Moves an output's values into g_held and leaves NaN in its place.
+void hold(DLTensor* t) {
+  if (!t || !t->data) return;
+  size_t n = 1;
+  for (int i = 0; i < t->ndim; ++i) n *= size_t(t->shape[i]);
+  double* at = reinterpret_cast<double*>(static_cast<char*>(t->data) + t->byte_offset);
+  g_held[at].assign(at, at + n);
+  std::fill(at, at + n, std::numeric_limits<double>::quiet_NaN());
+}
+
+glabench_status collect(glabench_message*) {
+  ++g_collects;
+  for (auto& [at, values] : g_held) std::copy(values.begin(), values.end(), at);
+  g_held.clear();
+  return GLABENCH_OK;
 }
 
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
@@ -74,6 +101,7 @@ void release() {
   ++g_releases;
   g_prepared = {};
   g_last_call = "none";
+  g_held.clear();
 }
 
 // Whether the call's tensors are those prepare() was given.
@@ -95,7 +123,9 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     return fail(error, GLABENCH_ERROR_RUNTIME, "forward into an o prepare() was not given");
   g_last_call = "forward";
   ++g_calls_since_prepare;
-  return gla_fp64::forward(kBackend, p, a, error);
+  if (glabench_status s = gla_fp64::forward(kBackend, p, a, error)) return s;
+  hold(a->o), hold(a->ht);
+  return GLABENCH_OK;
 }
 
 glabench_status backward(const glabench_problem* p, const glabench_backward_args* a,
@@ -107,7 +137,9 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
                 "backward without a prepare() of mode BACKWARD for its d_o and dq");
   g_last_call = "backward";
   ++g_calls_since_prepare;
-  return gla_fp64::backward(kBackend, p, a, error);
+  if (glabench_status s = gla_fp64::backward(kBackend, p, a, error)) return s;
+  hold(a->dq), hold(a->dk), hold(a->dv), hold(a->dg), hold(a->dh0);
+  return GLABENCH_OK;
 }
 
 glabench_status last_call_report(glabench_message* json) {
@@ -143,7 +175,8 @@ const glabench_backend kBackend = {GLABENCH_ABI_MAJOR,
                                    GLABENCH_BUILD_INFO_INIT,
                                    prepare,
                                    release,
-                                   last_call_report};
+                                   last_call_report,
+                                   collect};
 
 }  // namespace
 
