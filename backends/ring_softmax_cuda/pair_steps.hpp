@@ -8,6 +8,7 @@
 
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -51,6 +52,23 @@ inline pair_geometry geometry(const problem& p, const block_pair& bp) {
 inline cudnn_block::pair_shape cudnn_shape(const problem& p, const block_pair& bp) {
   return {p.B, p.H, p.D, p.V, p.T, bp.q.size(), bp.kv.size(), bp.mask == pair_mask::causal_diagonal,
           static_cast<float>(p.scale)};
+}
+
+// cuDNN's graph of every pair's block shape, built and cached (untimed). Empty = cuDNN
+// takes them all, and `most_workspace_bytes` is the largest workspace one needs; else
+// why cuDNN refuses one.
+inline std::string plan_cudnn_pairs(const problem& p, const std::vector<block_pair>& pairs, bool backward,
+                                    int64_t* most_workspace_bytes) {
+  *most_workspace_bytes = 0;
+  for (const block_pair& bp : pairs) {
+    int64_t bytes = 0;
+    const cudnn_block::pair_shape shape = cudnn_shape(p, bp);
+    if (std::string why = backward ? cudnn_block::plan_backward(shape, &bytes) : cudnn_block::plan_forward(shape, &bytes);
+        !why.empty())
+      return why;
+    *most_workspace_bytes = std::max(*most_workspace_bytes, bytes);
+  }
+  return {};
 }
 
 // F<T>::run(args...) for the problem's storage dtype.

@@ -169,16 +169,7 @@ size_t cudnn_workspace_bytes(const problem& p, bool backward) {
 }  // namespace
 
 status plan_cudnn_blocks(const problem& p, bool backward, int64_t* most_workspace_bytes) {
-  *most_workspace_bytes = 0;
-  for (const block_pair& bp : plan_of(p)) {
-    int64_t bytes = 0;
-    const cudnn_block::pair_shape shape = cudnn_shape(p, bp);
-    if (status why = backward ? cudnn_block::plan_backward(shape, &bytes) : cudnn_block::plan_forward(shape, &bytes);
-        !why.empty())
-      return why;
-    *most_workspace_bytes = std::max(*most_workspace_bytes, bytes);
-  }
-  return {};
+  return plan_cudnn_pairs(p, plan_of(p), backward, most_workspace_bytes);
 }
 
 size_t forward_workspace_bytes(const problem& p) {

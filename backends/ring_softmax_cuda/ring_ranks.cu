@@ -408,9 +408,8 @@ status pass_keys(world_state& w, int m, int now, int next, bool forward, const s
   }, ready);
 }
 
-block_pair pair_of(const rank_state& r, int s, int W, const step_block& blk) {
-  return {r.rank, kv_source(r.rank, s, W), s, blk.q, blk.kv, blk.mask};
-}
+// Rank r's block at step s as a pair of pair_steps.hpp (in local rows).
+block_pair pair_of(int r, int s, int W, const step_block& blk) { return {r, kv_source(r, s, W), s, blk.q, blk.kv, blk.mask}; }
 
 status check_inputs(const world_state& w, const void* q, const void* k, const void* v) {
   if (q != w.io_q || k != w.io_k || v != w.io_v)
@@ -449,11 +448,11 @@ status forward_typed(world_state& w, const forward_io& io) {
       const std::optional<step_block>& blk = w.steps[size_t(r.rank)][size_t(s)];
       if (in_o) {
         // Step 0 writes o and lse; step 1 merges into them; a row it does not cover is done.
-        if (blk) RING_TRY(forward_pair<T>(lp, pair_of(r, s, W, *blk), visit{s == 0, true}, s == 0, x, r.compute));
+        if (blk) RING_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, true}, s == 0, x, r.compute));
       } else {
         // Step 0 covers every row (first); the last step writes o for the rows it covers,
         // and the rows whose last block came earlier are written from their accumulator.
-        if (blk) RING_TRY(forward_pair<T>(lp, pair_of(r, s, W, *blk), visit{s == 0, s + 1 == W}, false, x, r.compute));
+        if (blk) RING_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, s + 1 == W}, false, x, r.compute));
         if (s + 1 == W)
           for (const span& rows : rows_outside(r.rows, blk, true))
             RING_TRY(fold_rows<T>(lp, rows, lp.V, visit{false, true}, nullptr, x.acc_o, x.o, r.compute));
@@ -545,7 +544,7 @@ status backward_typed(world_state& w, const backward_io& io) {
       const std::optional<step_block>& blk = w.steps[size_t(r.rank)][size_t(s)];
       const int64_t held_rows = shard_rows(w.chunks[size_t(kv_source(r.rank, s, W))]);
       if (cudnn) {
-        if (blk) RING_TRY(cudnn_backward_block<T>(lp, pair_of(r, s, W, *blk), false, x, r.compute));
+        if (blk) RING_TRY(cudnn_backward_block<T>(lp, pair_of(r.rank, s, W, *blk), false, x, r.compute));
         const std::vector<span> q_rest = rows_outside(r.rows, blk, true), kv_rest = rows_outside(held_rows, blk, false);
         RING_TRY(zero_rows(lp, lp.D, e, q_rest, r.block_dq[b], r.compute));
         RING_TRY(zero_rows(lp, lp.D, e, kv_rest, r.block_dk[b], r.compute));
@@ -585,7 +584,7 @@ status backward_typed(world_state& w, const backward_io& io) {
           RING_TRY(timed_wait(r, m, sums_ready[i]));
         }
         if (blk)
-          RING_TRY(backward_pair<T>(lp, pair_of(r, s, W, *blk), visit{false, last}, visit{false, last}, false, x,
+          RING_TRY(backward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{false, last}, visit{false, last}, false, x,
                                     r.compute));
       }
       RING_TRY(close_span(r, m, begin, &computed[i]));
@@ -811,23 +810,14 @@ status build_world(const problem& p, const placement& where, bool backward, bool
 }  // namespace
 
 status plan_cudnn_steps(const problem& p, bool backward, int64_t* most_workspace_bytes) {
-  *most_workspace_bytes = 0;
   const auto chunks = shard_chunks(p.T, p.shards, p.chunking);
-  const problem lp = local_problem(p, chunks);
   const auto steps = steps_of(chunks, p.causal);
+  std::vector<block_pair> blocks;
   for (int r = 0; r < p.shards; ++r)
-    for (int s = 0; s < p.shards; ++s) {
-      const std::optional<step_block>& blk = steps[size_t(r)][size_t(s)];
-      if (!blk) continue;
-      const block_pair bp{r, kv_source(r, s, p.shards), s, blk->q, blk->kv, blk->mask};
-      int64_t bytes = 0;
-      const cudnn_block::pair_shape shape = cudnn_shape(lp, bp);
-      if (status why = backward ? cudnn_block::plan_backward(shape, &bytes) : cudnn_block::plan_forward(shape, &bytes);
-          !why.empty())
-        return why;
-      *most_workspace_bytes = std::max(*most_workspace_bytes, bytes);
-    }
-  return {};
+    for (int s = 0; s < p.shards; ++s)
+      if (const std::optional<step_block>& blk = steps[size_t(r)][size_t(s)])
+        blocks.push_back(pair_of(r, s, p.shards, *blk));
+  return plan_cudnn_pairs(local_problem(p, chunks), blocks, backward, most_workspace_bytes);
 }
 
 status prepare(const problem& p, const placement& where, const forward_io& fwd, const backward_io* bwd) {
