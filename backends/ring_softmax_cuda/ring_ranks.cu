@@ -80,7 +80,8 @@ std::vector<span> local_spans(const std::vector<span>& chunks) {
   return out;
 }
 
-// Local rows [0, n) less `taken`: the rows a step's block did not cover (0, 1 or 2 spans).
+// Local rows [0, n) less the block's query rows (of_queries) or key rows: the rows a
+// step's block did not cover (0, 1 or 2 spans; all of them without a block).
 std::vector<span> rows_outside(int64_t n, const std::optional<step_block>& blk, bool of_queries) {
   if (!blk) return {span{0, n}};
   const span t = of_queries ? blk->q : blk->kv;
