@@ -501,7 +501,8 @@ status backward_typed(world_state& w, const backward_io& io) {
   if (io.d_o != w.io_do) return "d_o differs from the one prepare() was given";
   RING_TRY(begin_call(w, m, io.stream));
   const size_t e = storage_bytes(lp.dtype), a = acc_bytes(lp.dtype);
-  const int64_t n_dk = int64_t(lp.B) * lp.T * lp.H * lp.D, n_dv = int64_t(lp.B) * lp.T * lp.H * lp.V;
+  // Values in a rank's buffer of D columns (q, dq, dk) and of V columns (dv).
+  const int64_t n_d = int64_t(lp.B) * lp.T * lp.H * lp.D, n_v = int64_t(lp.B) * lp.T * lp.H * lp.V;
   std::vector<cudaEvent_t> computed(w.ranks.size()), keys_ready, sums_ready;
   if (!w.forward_ran) {  // the ranks' o and lse are not the forward's: take the caller's
     for (rank_state& r : w.ranks) {
@@ -550,37 +551,31 @@ status backward_typed(world_state& w, const backward_io& io) {
         RING_TRY(zero_rows(lp, lp.D, e, q_rest, r.block_dq[b], r.compute));
         RING_TRY(zero_rows(lp, lp.D, e, kv_rest, r.block_dk[b], r.compute));
         RING_TRY(zero_rows(lp, lp.V, e, kv_rest, r.block_dv[b], r.compute));
-        const int64_t n_dq = n_dk;
-        // dq: the first step's block waits for the second; then summed in the compute type.
-        if (t == 1)
-          RING_TRY(last ? sum_values<T>(n_dq, reinterpret_cast<const T*>(r.block_dq[0]), x.block_dq, x.dq, r.compute)
-                        : sum_values<T>(n_dq, reinterpret_cast<const T*>(r.block_dq[0]), x.block_dq, x.acc_dq,
-                                        r.compute));
-        if (t >= 2)
-          RING_TRY(last ? sum_values<T>(n_dq, x.acc_dq, x.block_dq, x.dq, r.compute)
-                        : sum_values<T>(n_dq, x.acc_dq, x.block_dq, x.acc_dq, r.compute));
+        // (sum so far) + this block: into the compute-type sum, or at the last step the
+        // output. The sum so far is the first step's block (storage dtype) at t = 1.
+        auto add_block = [&](int64_t n, const auto* so_far, const T* block, A* sum, T* out) {
+          return last ? sum_values<T>(n, so_far, block, out, r.compute) : sum_values<T>(n, so_far, block, sum, r.compute);
+        };
+        // dq: the first step's block waits for the second.
+        if (t == 1) RING_TRY(add_block(n_d, reinterpret_cast<const T*>(r.block_dq[0]), x.block_dq, x.acc_dq, x.dq));
+        if (t >= 2) RING_TRY(add_block(n_d, x.acc_dq, x.block_dq, x.acc_dq, x.dq));
         // dk, dv: into the sum r+1 passed on (its first step's as cuDNN wrote them).
         if (t >= 1) {
           RING_TRY(timed_wait(r, m, sums_ready[i]));
           if (t == 1) {
-            const T *in_k = reinterpret_cast<const T*>(r.recv_dk), *in_v = reinterpret_cast<const T*>(r.recv_dv);
-            RING_TRY(last ? sum_values<T>(n_dk, in_k, x.block_dk, x.dk, r.compute)
-                          : sum_values<T>(n_dk, in_k, x.block_dk, x.acc_dk, r.compute));
-            RING_TRY(last ? sum_values<T>(n_dv, in_v, x.block_dv, x.dv, r.compute)
-                          : sum_values<T>(n_dv, in_v, x.block_dv, x.acc_dv, r.compute));
+            RING_TRY(add_block(n_d, reinterpret_cast<const T*>(r.recv_dk), x.block_dk, x.acc_dk, x.dk));
+            RING_TRY(add_block(n_v, reinterpret_cast<const T*>(r.recv_dv), x.block_dv, x.acc_dv, x.dv));
           } else {
-            RING_TRY(last ? sum_values<T>(n_dk, x.acc_dk, x.block_dk, x.dk, r.compute)
-                          : sum_values<T>(n_dk, x.acc_dk, x.block_dk, x.acc_dk, r.compute));
-            RING_TRY(last ? sum_values<T>(n_dv, x.acc_dv, x.block_dv, x.dv, r.compute)
-                          : sum_values<T>(n_dv, x.acc_dv, x.block_dv, x.acc_dv, r.compute));
+            RING_TRY(add_block(n_d, x.acc_dk, x.block_dk, x.acc_dk, x.dk));
+            RING_TRY(add_block(n_v, x.acc_dv, x.block_dv, x.acc_dv, x.dv));
           }
         }
       } else {
         if (t == 0) {  // the kernels fold into zeroed accumulators
           RING_TRY(row_dots_of<T>(lp, span{0, r.rows}, x.d_o, x.o, reinterpret_cast<A*>(r.row_dots), r.compute));
-          RING_CUDA(cudaMemsetAsync(r.acc_dq, 0, size_t(n_dk) * a, r.compute), "cudaMemsetAsync");
-          RING_CUDA(cudaMemsetAsync(r.acc_dk[b], 0, size_t(n_dk) * a, r.compute), "cudaMemsetAsync");
-          RING_CUDA(cudaMemsetAsync(r.acc_dv[b], 0, size_t(n_dv) * a, r.compute), "cudaMemsetAsync");
+          RING_CUDA(cudaMemsetAsync(r.acc_dq, 0, size_t(n_d) * a, r.compute), "cudaMemsetAsync");
+          RING_CUDA(cudaMemsetAsync(r.acc_dk[b], 0, size_t(n_d) * a, r.compute), "cudaMemsetAsync");
+          RING_CUDA(cudaMemsetAsync(r.acc_dv[b], 0, size_t(n_v) * a, r.compute), "cudaMemsetAsync");
         } else {
           RING_TRY(timed_wait(r, m, sums_ready[i]));
         }
