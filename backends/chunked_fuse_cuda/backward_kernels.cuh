@@ -8,6 +8,7 @@
 //   chunk_dv_kernel        dv = k̂·dS_n + scale·Aᵀ·do. Grid (chunks, wide V slabs, heads).
 //   chunk_dq_dk_dg_kernel  dq = scale·e^{G} ⊙ (do·S_nᵀ) + intra, dk = e^{G[C−1]−G} ⊙
 //                          (v·dS_nᵀ) + intra, dg. Grid (chunks, K slabs, heads).
+//   *_list_kernel          the same over a list of chunks (the gradient walk's leftovers).
 //
 // dg without cancellation. dg_t = Σ over the pairs (s, j) with s ≥ t > j of their
 // terms q_s ⊙ k_j ⊙ e^{G_s − G_j}·scale·(do_s·v_j) — h0 counting as a j before the
@@ -32,6 +33,17 @@ template <class T>
 __host__ __device__ inline T* y_partials(T* base, const dims& d, int bh, int n, int vs) {
   return base + ((static_cast<int64_t>(bh) * d.NT + n) * d.NVs + vs) * d.Kp;
 }
+
+// The chunks of a list (the ones the bf16 gradient walk left over, walk/grads.cuh: [0]
+// the count, then bh·NT + n each) that block blockIdx.x of a one-wave grid runs: entries
+// blockIdx.x, + gridDim.x, … The *_list_kernel forms below run their chunk bodies over it;
+// the grid forms are the kernels as they were.
+#define GLABENCH_FOR_LISTED_CHUNKS(d, list, body)                 \
+  for (int i = blockIdx.x; i < (list)[0]; i += gridDim.x) {     \
+    const int n = (list)[1 + i] % (d).NT, bh = (list)[1 + i] / (d).NT; \
+    body;                                                       \
+    __syncthreads(); /* the next chunk reuses shared memory */  \
+  }
 
 // ---- chunk_dstates_kernel ------------------------------------------------------------
 template <class S, class Tr = traits<S>>
@@ -90,8 +102,8 @@ __global__ void __launch_bounds__(kThreads)
 // The outputs kernel's shared memory, with k̂, dS_n, do and dv in the places of q̃, S_n,
 // v and o.
 template <class S, class Tr = traits<S>>
-__global__ void __launch_bounds__(kThreads)
-    chunk_dv_kernel(tensors<S> x, dims d, const typename Tr::acc_t* dstates, double scale) {
+__device__ __forceinline__ void dv_chunk(const tensors<S>& x, const dims& d, const typename Tr::acc_t* dstates,
+                         double scale, int n, int bh) {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -99,7 +111,7 @@ __global__ void __launch_bounds__(kThreads)
   outputs_smem<Tr> s(c);
   op_t *kg = s.qg, *dS = s.S, *d_o = s.v;
   acc_t* dv = s.o;
-  const int n = blockIdx.x, v0 = blockIdx.y * Tr::BV_out, bh = blockIdx.z;
+  const int v0 = blockIdx.y * Tr::BV_out;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const head_tensor<const S> q(x.q, d, d.K, bh), k(x.k, d, d.K, bh), g(x.g, d, d.K, bh);
   s.sc.zero_scores();
@@ -120,6 +132,18 @@ __global__ void __launch_bounds__(kThreads)
                                     Tr::BV_out, kChunk, true);
   __syncthreads();
   store_slab<kChunk, Tr::BV_out>(head_tensor<S>(x.dv, d, d.V, bh), t0, v0, dv, s.ldacc, [](acc_t a) { return to_op<S>(a); });
+}
+
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    chunk_dv_kernel(tensors<S> x, dims d, const typename Tr::acc_t* dstates, double scale) {
+  dv_chunk<S>(x, d, dstates, scale, blockIdx.x, blockIdx.z);
+}
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    chunk_dv_list_kernel(tensors<S> x, dims d, const typename Tr::acc_t* dstates, double scale,
+                         const int* list) {
+  GLABENCH_FOR_LISTED_CHUNKS(d, list, dv_chunk<S>(x, d, dstates, scale, n, bh))
 }
 
 // ---- chunk_dq_dk_dg_kernel -----------------------------------------------------------
@@ -161,10 +185,9 @@ struct grads_smem {
 };
 
 template <class S, class Tr = traits<S>>
-__global__ void __launch_bounds__(kThreads)
-    chunk_dq_dk_dg_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
-                          const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
-                          double scale) {
+__device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& d, const typename Tr::acc_t* states,
+                               const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
+                               double scale, int n, int bh) {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   using G_ = grads_smem<Tr>;
@@ -173,7 +196,7 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(128) unsigned char smem[];
   carve c{smem};
   G_ s(c);
-  const int n = blockIdx.x, k0 = blockIdx.y * BK, bh = blockIdx.z;
+  const int k0 = blockIdx.y * BK;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const acc_t sc = static_cast<acc_t>(scale);
   for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) s.dA[i / kChunk * G_::lda + i % kChunk] = 0;
@@ -299,6 +322,21 @@ __global__ void __launch_bounds__(kThreads)
   store_slab<kChunk, BK>(head_tensor<S>(x.dq, d, d.K, bh), t0, k0, s.dq, G_::ld, out);
   store_slab<kChunk, BK>(head_tensor<S>(x.dk, d, d.K, bh), t0, k0, s.dk, G_::ld, out);
   store_slab<kChunk, BK>(head_tensor<S>(x.dg, d, d.K, bh), t0, k0, s.T, G_::ld, out);
+}
+
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    chunk_dq_dk_dg_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
+                          const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
+                          double scale) {
+  dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, blockIdx.x, blockIdx.z);
+}
+template <class S, class Tr = traits<S>>
+__global__ void __launch_bounds__(kThreads)
+    chunk_dq_dk_dg_list_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
+                               const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
+                               double scale, const int* list) {
+  GLABENCH_FOR_LISTED_CHUNKS(d, list, dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, n, bh))
 }
 
 }  // namespace glabench::chunked

@@ -12,6 +12,7 @@
 #include "launch.hpp"
 #include "walk/forward.cuh"
 #include "walk/backward.cuh"
+#include "walk/grads.cuh"
 
 namespace glabench::chunked {
 namespace {
@@ -71,10 +72,12 @@ struct forward_plan {
 template <class Tr>
 struct backward_plan {
   typename Tr::acc_t *states, *dstates, *ypart;
+  int* leftover;  // the chunks the bf16 gradient walk leaves to the WMMA kernels
   backward_plan(workspace_carve& w, const dims& d)
       : states(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         dstates(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
-        ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)) {}
+        ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)),
+        leftover(w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT + 1)) {}
 };
 
 // Shared-memory bytes of a layout struct L (carved from a null base).
@@ -169,6 +172,26 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
                             static_cast<bf16*>(c.dh0));
 }
 
+// The gradient walk (walk/grads.cuh) for heads the state walks took with V ≤ 128. It
+// lists the chunks whose gates it does not take (strong gates) in p.leftover.
+template <class Tr>
+cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<Tr>& p) {
+  using bf16 = __nv_bfloat16;
+  walk::grad_args w{};
+  w.d_o = static_cast<const bf16*>(c.d_o);
+  w.dq = static_cast<bf16*>(c.dq), w.dk = static_cast<bf16*>(c.dk);
+  w.dv = static_cast<bf16*>(c.dv), w.dg = static_cast<bf16*>(c.dg);
+  w.states = p.states, w.dstates = p.dstates, w.ypart = p.ypart;
+  w.Kp = d.Kp, w.Vp = d.Vp, w.NVs = d.NVs, w.fallback = p.leftover;
+  if (cudaError_t e = cudaMemsetAsync(p.leftover, 0, sizeof(int), c.stream)) return e;
+  if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(walk::chunk_walk_grads_kernel),
+                                 walk::grads_layout::bytes))
+    return e;
+  walk::chunk_walk_grads_kernel<<<dim3(static_cast<unsigned>(d.NT), static_cast<unsigned>(d.B * d.H)),
+                                  walk::THREADS, walk::grads_layout::bytes, c.stream>>>(walk_args_of(c), w);
+  return cudaGetLastError();
+}
+
 template <class S>
 tensors<S> tensors_of(const call& c) {
   auto in = [](const void* p) { return static_cast<const S*>(p); };
@@ -234,10 +257,15 @@ cudaError_t backward(const call& c) {
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
   bool walked = false;
+  const int* leftover = nullptr;  // null: the WMMA kernels run every chunk
   if constexpr (std::is_same_v<S, __nv_bfloat16>) {
     if (c.path == stages::fused && walk_fits(c)) {
       if (cudaError_t e = launch_backward_walks(c, d, p)) return e;
       walked = true;
+      if (c.V <= walk::KP) {
+        if (cudaError_t e = launch_grads_walk(c, d, p)) return e;
+        leftover = p.leftover;
+      }
     }
   }
   if (!walked) {
@@ -248,6 +276,16 @@ cudaError_t backward(const call& c) {
                                c.stream, x, d, static_cast<const acc_t*>(p.states), p.dstates, p.ypart,
                                c.scale))
       return e;
+  }
+  if (leftover) {  // one wave of blocks that loop over the list (mostly empty)
+    const int sms = parallel_scan::sm_count();
+    const unsigned wave = static_cast<unsigned>(std::max(1, std::min<int>(nt * heads, sms > 0 ? sms : 132)));
+    if (cudaError_t e = launch(chunk_dv_list_kernel<S>, dim3(wave, d.Vp / Tr::BV_out), smem_of<outputs_smem<Tr>>(),
+                               c.stream, x, d, static_cast<const acc_t*>(p.dstates), c.scale, leftover))
+      return e;
+    return launch(chunk_dq_dk_dg_list_kernel<S>, dim3(wave, nk), smem_of<grads_smem<Tr>>(), c.stream, x, d,
+                  static_cast<const acc_t*>(p.states), static_cast<const acc_t*>(p.dstates),
+                  static_cast<const acc_t*>(p.ypart), c.scale, leftover);
   }
   if (cudaError_t e = launch(chunk_dv_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads), smem_of<outputs_smem<Tr>>(),
                              c.stream, x, d, static_cast<const acc_t*>(p.dstates), c.scale))

@@ -47,6 +47,30 @@ struct layout {
 };
 static_assert(layout::bytes <= 227 * 1024, "one block per SM");
 
+// The gradient walk's shared memory (walk/grads.cuh), byte offsets: one chunk's tiles of
+// 64 rows × 128 bf16 columns (q, k, v, do and the operands q̃, k̃, k̂; V ≤ 128; stage 2
+// overwrites q and k with the residuals of q̃ and k̃), S_n and dS_n as 128 × 128 bf16
+// operands, the cumulative gates G as fp32 rows of GLD floats
+// (the gate tile g loads there first), each sub-chunk's gate totals, the column sums
+// that dg's scans pass between warps, and Y_n.
+struct grads_layout {
+  static constexpr int GLD = KP + 8;  // a row of G: conflict-free 8-byte reads
+  static constexpr uint32_t tile = C * KROW, state = KP * KROW;
+  static constexpr uint32_t q = 0, k = q + tile, v = k + tile, d_o = v + tile;
+  static constexpr uint32_t qt = d_o + tile, kt = qt + tile, kh = kt + tile;
+  static constexpr uint32_t qt_lo = q, kt_lo = k;
+  static constexpr uint32_t s = kh + tile, ds = s + state;
+  static constexpr uint32_t G = ds + state, g = G;            // float [C][GLD]; bf16 g first
+  static constexpr uint32_t tots = G + C * GLD * 4;           // float [SUBS][KP]
+  static constexpr uint32_t colsum = tots + SUBS * KP * 4;    // float [2][SUBS][KP]
+  static constexpr uint32_t y = colsum + 2 * SUBS * KP * 4;   // float [KP]
+  static constexpr uint32_t bytes = y + KP * 4;
+};
+static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");
+// The gradient walk takes a chunk whose cumulative gates all lie in [−kGradMildLog2, 0]
+// (log2): one reference for the whole chunk, every factor 2^{±G} within 2^64.
+inline constexpr float kGradMildLog2 = 64.f;
+
 struct args {
   const bf16 *q, *k, *v, *g, *h0;
   bf16 *o, *ht;
@@ -100,6 +124,24 @@ struct lane_offsets {
 };
 __device__ __forceinline__ uint32_t kstep(uint32_t lane_off, int kk) {
   return lane_off ^ (kk << 5);
+}
+
+// The same addresses for any 16×16 block of a tile of 256-byte rows (KROW), as the
+// backward's gradient walk (walk/grads.cuh) reads its operands. With ldmatrix's matrix
+// m = lane/8 and its row lane%8:
+//   frag_a   A operand, stored [row][k]: rows row0 + lane%16, k half lane/16;
+//   frag_b   B operand of two n8 tiles, stored [n][k]: n rows n0 + lane%8 + 8·(lane/16),
+//            k half (lane/8)%2;
+//   frag_bt  B operand of two n8 tiles, stored [k][n] (ldmatrix .trans): k rows
+//            k0 + lane%8 + 8·((lane/8)%2), n half lane/16.
+__device__ __forceinline__ uint32_t frag_a(int row0, int k0, int lane) {
+  return tc::swizzle<KROW>(row0 + (lane & 15), (k0 >> 3) + (lane >> 4));
+}
+__device__ __forceinline__ uint32_t frag_b(int n0, int k0, int lane) {
+  return tc::swizzle<KROW>(n0 + (lane & 7) + ((lane >> 4) << 3), (k0 >> 3) + ((lane >> 3) & 1));
+}
+__device__ __forceinline__ uint32_t frag_bt(int k0, int n0, int lane) {
+  return tc::swizzle<KROW>(k0 + (lane & 7) + (((lane >> 3) & 1) << 3), (n0 >> 3) + (lane >> 4));
 }
 
 // ---- the state rows of a warp ----------------------------------------------------------
@@ -156,6 +198,19 @@ struct walk_io {
     }
   }
 };
+
+// 64 rows × 128 bf16 columns from row t0 of a [T][stride] head (`cols` valid, a multiple
+// of 8) into a tile of 256-byte rows (cp.async; zeros past T and cols).
+__device__ __forceinline__ void load_rows128(uint32_t dst, const bf16* src, int64_t t0, int64_t T,
+                                             int64_t stride, int cols) {
+#pragma unroll
+  for (int it = 0; it < C * (KROW / 16) / THREADS; ++it) {
+    const int i = threadIdx.x + it * THREADS, r = i >> 4, c = i & 15;
+    const bool in = t0 + r < T && c * 8 < cols;
+    tc::cp_async16(dst + tc::swizzle<KROW>(r, c), in ? src + (t0 + r) * stride + c * 8 : src,
+                   in ? 16 : 0);
+  }
+}
 
 // A K×BV state tile of head bh in the ABI's [B·H][K][V] bf16 layout (h0, ht), as warp
 // rows f: each thread's eight column pairs of rows f.lo and f.hi.

@@ -3,7 +3,7 @@
 // (walk_prepare_qg_kg), one for the whole chunk where its gates are mild
 // (walk_prepare_qg_kg_mild), k̂ alone for the sequence split's first pass and the
 // backward's state walk (walk_prepare_kg), q̃ alone for the backward's dS walk
-// (walk_prepare_qg).
+// (walk_prepare_qg), and the gradient walk's operands (walk_prepare_grads).
 #pragma once
 
 #include "layout.cuh"
@@ -143,6 +143,48 @@ __device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int 
     at<uint32_t>(smem, layout::khat + off) =
         tc::pack_bf16(scale * q.x * tc::ex2(G0 + l0[u]), scale * q.y * tc::ex2(G1 + l1[u]));
   }
+}
+
+// Stage 2 of the gradient walk (grads.cuh), one reference for the whole chunk:
+// q̃ = q·2^{G}, k̃ = k·2^{−G}, k̂ = k̃·2^{G[C−1]} as bf16 operands, the residuals of q̃'s
+// and k̃'s rounding in place of q and k (each thread rewrites only what it read), and G
+// itself (fp32) for the gradients' own decays, with G[t] = Γ_j + l[t] summed in the order
+// of walk_prepare_qg_kg_mild. Returns whether this thread's G all lie in
+// [−kGradMildLog2, 0]: every factor then stays within 2^64. Where a thread's do not,
+// the block leaves the chunk to the WMMA kernels.
+__device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, int p,
+                                                   const float (&l0)[SUB],
+                                                   const float (&l1)[SUB]) {
+  using L = grads_layout;
+  float G0 = 0.f, G1 = 0.f, E0 = 0.f, E1 = 0.f;  // Γ_j and G[C−1]
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    const float t0 = at<float>(smem, L::tots + (m * KP + 2 * p) * 4);
+    const float t1 = at<float>(smem, L::tots + (m * KP + 2 * p + 1) * 4);
+    if (m < j) G0 += t0, G1 += t1;
+    E0 += t0, E1 += t1;
+  }
+  E0 = tc::ex2(E0), E1 = tc::ex2(E1);
+  bool in_range = true;
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    const int t = SUB * j + u;
+    const uint32_t off = pair_offset(t, p);
+    const float2 q = pair_at(smem, L::q + off), k = pair_at(smem, L::k + off);
+    const float x0 = G0 + l0[u], x1 = G1 + l1[u];
+    in_range = in_range && x0 >= -kGradMildLog2 && x0 <= 0.f && x1 >= -kGradMildLog2 && x1 <= 0.f;
+    at<float2>(smem, L::G + (t * L::GLD + 2 * p) * 4) = make_float2(x0, x1);
+    uint32_t hi, lo;
+    tc::split_bf16(q.x * tc::ex2(x0), q.y * tc::ex2(x1), hi, lo);
+    at<uint32_t>(smem, L::qt + off) = hi;
+    at<uint32_t>(smem, L::qt_lo + off) = lo;
+    const float k0 = k.x * tc::ex2(-x0), k1 = k.y * tc::ex2(-x1);
+    tc::split_bf16(k0, k1, hi, lo);
+    at<uint32_t>(smem, L::kt + off) = hi;
+    at<uint32_t>(smem, L::kt_lo + off) = lo;
+    at<uint32_t>(smem, L::kh + off) = tc::pack_bf16(k0 * E0, k1 * E1);
+  }
+  return in_range;
 }
 
 }  // namespace glabench::chunked::walk

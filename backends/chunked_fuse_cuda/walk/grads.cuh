@@ -1,0 +1,441 @@
+// The backward's gradient walk for bf16: dq, dk, dv and dg of one chunk in one block, on
+// mma.sync with the score matrices going from their accumulators straight into the next
+// product's A operand. It reads what the state and dS walks (backward.cuh) left: S_n, the
+// state before chunk n, dS_n, the gradient of the state after it, and Y_n = Σ_v S_n ⊙ dS_n.
+// It replaces chunk_dv_kernel and chunk_dq_dk_dg_kernel (backward_kernels.cuh) for the
+// chunks it takes; their sums are the same.
+//
+// One reference for the chunk (walk_prepare_grads): G is the cumulative log2 gate from
+// the chunk's start, q̃ = q·2^{G}, k̃ = k·2^{−G}, k̂ = k̃·2^{G[C−1]}, s = scale. With the
+// scores taken strictly below the diagonal, and the diagonal pair dA[t][t] added apart
+// (dg needs dq and dk without it, as backward_kernels.cuh derives):
+//
+//   dA   = s·do·vᵀ                                   (rows t, keys j)
+//   dq   = 2^{G} ⊙ (s·do·S_nᵀ + dA_<·k̃)  + dA[t][t]·k[t]
+//   dk   = 2^{G[C−1] − G} ⊙ (v·dS_nᵀ) + 2^{−G} ⊙ (dAᵀ_>·q̃) + dA[t][t]·q[t]
+//   dv   = k̂·dS_n + (s·Aᵀ)·do,  Aᵀ = k̃·q̃ᵀ on and above the diagonal (keys j, rows t ≥ j)
+//   dg_t = Σ_{r≥t} (q ⊙ dq' − k ⊙ dk'_intra)_r + Σ_{r<t} (k ⊙ dk_inter)_r + 2^{G[C−1]} ⊙ Y_n
+//
+// (primes: without the diagonal pair). As in the forward, the diagonal blocks — the
+// weakest decays, the largest terms — carry the residual of each operand's bf16
+// rounding: dA·k̃, dAᵀ·q̃, the scores k̃·q̃ᵀ and Aᵀ·do take hi·hi + lo·hi + hi·lo there. With
+// single operands on the diagonal, bf16 dg reached 9.7e-3 on gla_t65 (limit 1e-2). Every factor 2^{G[t] − G[j]} enters as the product
+// of a q̃ or 2^{G} and a k̃ or 2^{−G}, each within 2^64 because the block takes only chunks
+// whose G lie in [−kGradMildLog2, 0]; the exponent of the one difference,
+// G[C−1] − G ≤ 0, is off by at most ulp(64). A chunk outside that range (strong gates) is
+// appended to a list that the WMMA kernels then run (launch.cu).
+//
+// Warps: warp w takes the 16 rows of sub-chunk mt (tokens for dq and dg, keys for dk and
+// dv) and 64 of the 128 columns (`half`). Its three products read only shared memory that no warp writes, so they
+// need no barrier; dg's scans run on the fragments, with one exchange of column sums.
+#pragma once
+
+#include "backward.cuh"
+
+namespace glabench::chunked::walk {
+
+struct grad_args {
+  const bf16* d_o;
+  bf16 *dq, *dk, *dv, *dg;
+  const float *states, *dstates, *ypart;  // [B·H][NT+1][Kp][Vp] ×2, [B·H][NT][NVs][Kp]
+  int Kp, Vp, NVs;
+  int* fallback;  // [0]: how many chunks follow; then bh·NT + n of each one left over
+};
+
+// An fp32 state [Kp][Vp] (rows past Kp zero) as a 128 × 128 bf16 operand tile. Each
+// thread's 16 loads are all in flight before it converts any: one memory latency.
+__device__ __forceinline__ void state_operand(unsigned char* smem, uint32_t dst, const float* src,
+                                              int Kp, int Vp) {
+  constexpr int kLoads = KP * KP / 4 / THREADS;
+  float4 x[kLoads];
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it) {
+    const int i = threadIdx.x + it * THREADS, f = i >> 5, c4 = (i & 31) << 2;
+    x[it] = f < Kp ? __ldg(reinterpret_cast<const float4*>(src + static_cast<int64_t>(f) * Vp + c4))
+                   : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it) {
+    const int i = threadIdx.x + it * THREADS, f = i >> 5, c4 = (i & 31) << 2;
+    at<uint2>(smem, dst + tc::swizzle<KROW>(f, c4 >> 3) + ((c4 & 7) << 1)) =
+        make_uint2(tc::pack_bf16(x[it].x, x[it].y), tc::pack_bf16(x[it].z, x[it].w));
+  }
+}
+
+// The warps run one code path, with their row sub-chunk mt a runtime value: every score
+// block is computed and the ones outside the triangle masked to zero, and the diagonal
+// block is picked out by selects, never by branching around mma.sync. Four paths, one per
+// mt, measured 60 % of the warps' stalls waiting on instruction fetch (H100): the four
+// code regions, 250 KB together, did not share the instruction cache.
+
+// Zeroes the elements of a 16-row strip's score tiles outside the causal mask: block m
+// (tiles 2m, 2m+1) is kept whole where after(m) says so, kept on the diagonal block
+// (m = mt) where on_diagonal(row, col) does, zeroed elsewhere.
+template <class After, class Diag>
+__device__ __forceinline__ void mask_scores(float (&X)[8][4], int mt, int lane, After after,
+                                            Diag on_diagonal) {
+#pragma unroll
+  for (int jt = 0; jt < 8; ++jt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int m = jt >> 1, row = (lane >> 2) + 8 * (e >> 1), col = 8 * (jt & 1) + 2 * (lane & 3) + (e & 1);
+      const bool keep = m == mt ? on_diagonal(row, col) : after(m);
+      X[jt][e] = keep ? X[jt][e] : 0.f;
+    }
+}
+
+// The diagonal block's two tiles (2mt, 2mt+1), by selects.
+__device__ __forceinline__ void diagonal_tiles(const float (&X)[8][4], int mt, float (&d)[2][4]) {
+#pragma unroll
+  for (int e = 0; e < 4; ++e) d[0][e] = d[1][e] = 0.f;
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      d[0][e] = m == mt ? X[2 * m][e] : d[0][e];
+      d[1][e] = m == mt ? X[2 * m + 1][e] : d[1][e];
+    }
+}
+
+// dA[t][t] for the lane's rows (lane/4 and lane/4 + 8), from the diagonal tiles.
+__device__ __forceinline__ float2 diagonal_of(const float (&d)[2][4], int lane) {
+  const int r = lane >> 2, src = 4 * r + (r >> 1);
+  const float lo = (r & 1) ? d[0][1] : d[0][0];
+  const float hi = (r & 1) ? d[1][3] : d[1][2];
+  return make_float2(__shfl_sync(0xffffffffu, lo, src), __shfl_sync(0xffffffffu, hi, src));
+}
+
+// Two m16n8 accumulator tiles as the bf16 A fragment of a 16×16 operand, and the
+// fragment of what that rounding left out.
+__device__ __forceinline__ void a_fragment(const float (&x0)[4], const float (&x1)[4], uint32_t (&a)[4]) {
+  a[0] = tc::pack_bf16(x0[0], x0[1]);
+  a[1] = tc::pack_bf16(x0[2], x0[3]);
+  a[2] = tc::pack_bf16(x1[0], x1[1]);
+  a[3] = tc::pack_bf16(x1[2], x1[3]);
+}
+__device__ __forceinline__ void a_fragments(const float (&x0)[4], const float (&x1)[4], uint32_t (&a)[4],
+                                            uint32_t (&a_lo)[4]) {
+  tc::split_bf16(x0[0], x0[1], a[0], a_lo[0]);
+  tc::split_bf16(x0[2], x0[3], a[1], a_lo[1]);
+  tc::split_bf16(x1[0], x1[1], a[2], a_lo[2]);
+  tc::split_bf16(x1[2], x1[3], a[3], a_lo[3]);
+}
+
+// X[jn] (+)= A·B over the warp's 64 columns: B's 16-row block kb of the 128-column tile
+// at `tile`, stored [k][n] (transposing ldmatrix).
+__device__ __forceinline__ void mma_cols(float (&X)[8][4], const uint32_t (&a)[4], uint32_t tile,
+                                         int kb, int half, int lane) {
+#pragma unroll
+  for (int np = 0; np < 4; ++np) {
+    uint32_t b[4];
+    tc::ldsm_x4_trans(b, tile + frag_bt(16 * kb, 64 * half + 16 * np, lane));
+    tc::mma(X[2 * np], a, b[0], b[1]);
+    tc::mma(X[2 * np + 1], a, b[2], b[3]);
+  }
+}
+// The same with B stored [n][k] (the states, whose rows are the output's columns).
+__device__ __forceinline__ void mma_cols_nk(float (&X)[8][4], const uint32_t (&a)[4],
+                                            uint32_t tile, int kb, int half, int lane) {
+#pragma unroll
+  for (int np = 0; np < 4; ++np) {
+    uint32_t b[4];
+    tc::ldsm_x4(b, tile + frag_b(64 * half + 16 * np, 16 * kb, lane));
+    tc::mma(X[2 * np], a, b[0], b[1]);
+    tc::mma(X[2 * np + 1], a, b[2], b[3]);
+  }
+}
+// Scores of the warp's 16 rows against all four key blocks: X[2m], X[2m+1] += A·Bᵀ with
+// B's rows 16m … stored [n][k].
+__device__ __forceinline__ void mma_scores(float (&X)[8][4], const uint32_t (&a)[4], uint32_t tile,
+                                           int kb, int lane) {
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    uint32_t b[4];
+    tc::ldsm_x4(b, tile + frag_b(16 * m, 16 * kb, lane));
+    tc::mma(X[2 * m], a, b[0], b[1]);
+    tc::mma(X[2 * m + 1], a, b[2], b[3]);
+  }
+}
+
+__device__ __forceinline__ void scale_tiles(float (&X)[8][4], float s) {
+#pragma unroll
+  for (int jt = 0; jt < 8; ++jt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) X[jt][e] *= s;
+}
+
+// D += S·B over the four 16-row blocks of B (stored [k][n]) for scores S masked to the
+// triangle, with the diagonal block's residuals: S_hi·B_hi for every block, and on the
+// diagonal block mt also S_lo·B_hi + S_hi·B_lo.
+__device__ __forceinline__ void mma_masked(float (&D)[8][4], const float (&S)[8][4], int mt,
+                                           uint32_t hi, uint32_t lo, int half, int lane) {
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    uint32_t a[4];
+    a_fragment(S[2 * m], S[2 * m + 1], a);
+    mma_cols(D, a, hi, m, half, lane);
+  }
+  float d[2][4];
+  diagonal_tiles(S, mt, d);
+  uint32_t a[4], a_lo[4];
+  a_fragments(d[0], d[1], a, a_lo);
+  mma_cols(D, a_lo, hi, mt, half, lane);
+  mma_cols(D, a, lo, mt, half, lane);
+}
+
+// What one element pair (row t of the chunk, columns f, f+1) of the warp's fragments
+// reads: G, and q̃ and k̃ as their bf16 roundings plus residuals (q = q̃·2^{−G} to 2^-16).
+struct element {
+  float2 G, qt, kt;
+  __device__ element(const unsigned char* smem, int t, int f) {
+    using L = grads_layout;
+    const uint32_t off = pair_offset(t, f >> 1);
+    G = *reinterpret_cast<const float2*>(smem + L::G + (t * L::GLD + f) * 4);
+    const float2 qh = pair_at(smem, L::qt + off), ql = pair_at(smem, L::qt_lo + off);
+    const float2 kh = pair_at(smem, L::kt + off), kl = pair_at(smem, L::kt_lo + off);
+    qt = make_float2(qh.x + ql.x, qh.y + ql.y), kt = make_float2(kh.x + kl.x, kh.y + kl.y);
+  }
+};
+
+struct grads_out {
+  bf16* base;
+  int64_t stride;
+  int64_t rows;  // valid rows from the chunk's start
+  int cols;
+  __device__ void store(int r, int c, float x, float y) const {
+    if (r < rows && c < cols)
+      *reinterpret_cast<uint32_t*>(base + r * stride + c) = tc::pack_bf16(x, y);
+  }
+};
+
+// The warp's gradients for sub-chunk mt: dv, dq and dk stored, and dg's two parts left in
+// Tg (q ⊙ dq' − k ⊙ dk'_intra) and Pg (k ⊙ dk_inter) for walk_grad_dg. dv comes first,
+// while Tg and Pg hold no registers.
+__device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32_t sm, int mt,
+                                               int lane, int half, float scale,
+                                               const grads_out& dq, const grads_out& dk,
+                                               const grads_out& dv, float (&Tg)[8][4],
+                                               float (&Pg)[8][4]) {
+  using L = grads_layout;
+  const int r = lane >> 2, c2 = (lane & 3) << 1, row0 = 16 * mt + r;
+  // ---- dv: Aᵀ = s·k̃·q̃ᵀ (rows t ≥ j) and k̂·dS_n, then + Aᵀ·do --------------------------
+  {
+    float At[8][4] = {}, D[8][4] = {}, Ad[2][4] = {};
+#pragma unroll 2
+    for (int kb = 0; kb < KP / 16; ++kb) {
+      uint32_t a[4], b[4];
+      tc::ldsm_x4(a, sm + L::kt + frag_a(16 * mt, 16 * kb, lane));
+      mma_scores(At, a, sm + L::qt, kb, lane);
+      // the diagonal block's residuals: k̃_hi·q̃_lo + k̃_lo·q̃_hi
+      tc::ldsm_x4(b, sm + L::qt_lo + frag_b(16 * mt, 16 * kb, lane));
+      tc::mma(Ad[0], a, b[0], b[1]);
+      tc::mma(Ad[1], a, b[2], b[3]);
+      tc::ldsm_x4(a, sm + L::kt_lo + frag_a(16 * mt, 16 * kb, lane));
+      tc::ldsm_x4(b, sm + L::qt + frag_b(16 * mt, 16 * kb, lane));
+      tc::mma(Ad[0], a, b[0], b[1]);
+      tc::mma(Ad[1], a, b[2], b[3]);
+      tc::ldsm_x4(a, sm + L::kh + frag_a(16 * mt, 16 * kb, lane));
+      mma_cols(D, a, sm + L::ds, kb, half, lane);
+    }
+#pragma unroll
+    for (int m = 0; m < SUBS; ++m)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        At[2 * m][e] += m == mt ? Ad[0][e] : 0.f;
+        At[2 * m + 1][e] += m == mt ? Ad[1][e] : 0.f;
+      }
+    scale_tiles(At, scale);
+    mask_scores(At, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t >= j; });
+    // Aᵀ·do with the diagonal's residual on the scores only (do is exact)
+#pragma unroll
+    for (int m = 0; m < SUBS; ++m) {
+      uint32_t a[4];
+      a_fragment(At[2 * m], At[2 * m + 1], a);
+      mma_cols(D, a, sm + L::d_o, m, half, lane);
+    }
+    {
+      float d[2][4];
+      diagonal_tiles(At, mt, d);
+      uint32_t a[4], a_lo[4];
+      a_fragments(d[0], d[1], a, a_lo);
+      mma_cols(D, a_lo, sm + L::d_o, mt, half, lane);
+    }
+#pragma unroll
+    for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        dv.store(row0 + 8 * h, 64 * half + 8 * jn + c2, D[jn][2 * h], D[jn][2 * h + 1]);
+  }
+  // ---- dq: dA = s·do·vᵀ (keys up to the rows) and s·do·S_nᵀ, then + dA_<·k̃ -------------
+  //   dq = 2^{G} ⊙ (D + dA[t][t]·k̃[t]),  q ⊙ dq' = q̃ ⊙ D
+  float2 diag;
+  {
+    float dA[8][4] = {}, D[8][4] = {};
+#pragma unroll 2
+    for (int kb = 0; kb < KP / 16; ++kb) {
+      uint32_t a[4];
+      tc::ldsm_x4(a, sm + L::d_o + frag_a(16 * mt, 16 * kb, lane));
+      mma_scores(dA, a, sm + L::v, kb, lane);
+      mma_cols_nk(D, a, sm + L::s, kb, half, lane);
+    }
+    scale_tiles(dA, scale);
+    scale_tiles(D, scale);
+    {
+      float d[2][4];
+      diagonal_tiles(dA, mt, d);
+      diag = diagonal_of(d, lane);
+    }
+    mask_scores(dA, mt, lane, [mt](int m) { return m < mt; }, [](int t, int j) { return j < t; });
+    mma_masked(D, dA, mt, sm + L::kt, sm + L::kt_lo, half, lane);
+#pragma unroll
+    for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int t = row0 + 8 * h, f = 64 * half + 8 * jn + c2;
+        const element x(smem, t, f);
+        const float dd = h ? diag.y : diag.x, d0 = D[jn][2 * h], d1 = D[jn][2 * h + 1];
+        dq.store(t, f, tc::ex2(x.G.x) * fmaf(dd, x.kt.x, d0), tc::ex2(x.G.y) * fmaf(dd, x.kt.y, d1));
+        Tg[jn][2 * h] = x.qt.x * d0, Tg[jn][2 * h + 1] = x.qt.y * d1;
+      }
+  }
+  // ---- dk: dAᵀ = s·v·doᵀ (rows after the keys), dAᵀ_>·q̃, then v·dS_nᵀ ------------------
+  //   dk = 2^{−G} ⊙ (Kr + dA[j][j]·q̃[j]) + 2^{G[C−1] − G} ⊙ Ki,  k ⊙ dk'_intra = k̃ ⊙ Kr
+  {
+    float Ki[8][4] = {}, Kr[8][4] = {};
+    {
+      float dAt[8][4] = {};
+#pragma unroll 2
+      for (int kb = 0; kb < KP / 16; ++kb) {
+        uint32_t a[4];
+        tc::ldsm_x4(a, sm + L::v + frag_a(16 * mt, 16 * kb, lane));
+        mma_scores(dAt, a, sm + L::d_o, kb, lane);
+      }
+      scale_tiles(dAt, scale);
+      mask_scores(dAt, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t > j; });
+      mma_masked(Kr, dAt, mt, sm + L::qt, sm + L::qt_lo, half, lane);
+    }
+#pragma unroll 2
+    for (int kb = 0; kb < KP / 16; ++kb) {
+      uint32_t a[4];
+      tc::ldsm_x4(a, sm + L::v + frag_a(16 * mt, 16 * kb, lane));
+      mma_cols_nk(Ki, a, sm + L::ds, kb, half, lane);
+    }
+#pragma unroll
+    for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int t = row0 + 8 * h, f = 64 * half + 8 * jn + c2;
+        const element x(smem, t, f);
+        const float2 last = *reinterpret_cast<const float2*>(smem + L::G + ((C - 1) * L::GLD + f) * 4);
+        const float i0 = tc::ex2(last.x - x.G.x) * Ki[jn][2 * h], i1 = tc::ex2(last.y - x.G.y) * Ki[jn][2 * h + 1];
+        const float dd = h ? diag.y : diag.x, r0 = Kr[jn][2 * h], r1 = Kr[jn][2 * h + 1];
+        dk.store(t, f, fmaf(tc::ex2(-x.G.x), fmaf(dd, x.qt.x, r0), i0),
+                 fmaf(tc::ex2(-x.G.y), fmaf(dd, x.qt.y, r1), i1));
+        Pg[jn][2 * h] = x.kt.x * tc::ex2(x.G.x) * i0, Pg[jn][2 * h + 1] = x.kt.y * tc::ex2(x.G.y) * i1;
+        Tg[jn][2 * h] -= x.kt.x * r0, Tg[jn][2 * h + 1] -= x.kt.y * r1;
+      }
+  }
+}
+
+// dg from the warp's parts: Σ_{r≥t} Tg_r + Σ_{r<t} Pg_r + 2^{G[C−1]} ⊙ Y_n. The scans run
+// over the fragment's rows (lane/4, and +8) by shuffles; each warp's 16-row column sums
+// pass to the other sub-chunks through shared memory. Every sum has a fixed order.
+__device__ __forceinline__ void walk_grad_dg(unsigned char* smem, int mt, int lane, int half,
+                                             const grads_out& dg, float (&Tg)[8][4],
+                                             const float (&Pg)[8][4]) {
+  using L = grads_layout;
+  const unsigned all = 0xffffffffu;
+  const int r = lane >> 2, c = lane & 3, c2 = c << 1;
+  float* colsum = reinterpret_cast<float*>(smem + L::colsum);  // [T, P][SUBS][KP]
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float sa = Tg[jn][e], sb = Tg[jn][2 + e], pa = Pg[jn][e], pb = Pg[jn][2 + e];
+#pragma unroll
+      for (int off = 1; off < 8; off <<= 1) {  // suffix sums of T, inclusive prefix sums of P
+        const float za = __shfl_down_sync(all, sa, 4 * off), zb = __shfl_down_sync(all, sb, 4 * off);
+        const float ya = __shfl_up_sync(all, pa, 4 * off), yb = __shfl_up_sync(all, pb, 4 * off);
+        if (r + off < 8) sa += za, sb += zb;
+        if (r >= off) pa += ya, pb += yb;
+      }
+      sa += __shfl_sync(all, sb, c);  // rows r … 7, then 8 … 15
+      const float ta = __shfl_sync(all, pa, 28 + c);
+      pb += ta;
+      float ea = __shfl_up_sync(all, pa, 4), eb = __shfl_up_sync(all, pb, 4);
+      if (r == 0) ea = 0.f, eb = ta;
+      const float col_t = __shfl_sync(all, sa, c), col_p = __shfl_sync(all, pb, 28 + c);
+      const int f = 64 * half + 8 * jn + c2 + e;
+      if (r == 0) colsum[mt * KP + f] = col_t, colsum[(SUBS + mt) * KP + f] = col_p;
+      Tg[jn][e] = sa + ea, Tg[jn][2 + e] = sb + eb;
+    }
+  __syncthreads();
+  const float* y = reinterpret_cast<const float*>(smem + L::y);
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const int f = 64 * half + 8 * jn + c2;
+    float add[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float later = 0.f, earlier = 0.f;
+#pragma unroll
+      for (int m = 0; m < SUBS; ++m) {
+        if (m > mt) later += colsum[m * KP + f + e];
+        if (m < mt) earlier += colsum[(SUBS + m) * KP + f + e];
+      }
+      const float last = at<float>(smem, L::G + ((C - 1) * L::GLD + f + e) * 4);
+      add[e] = (later + earlier) + tc::ex2(last) * y[f + e];
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      dg.store(16 * mt + r + 8 * h, f, Tg[jn][2 * h] + add[0], Tg[jn][2 * h + 1] + add[1]);
+  }
+}
+
+// ---- the kernel: one block per (chunk, head) ------------------------------------------
+__global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, grad_args w) {
+  using L = grads_layout;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sm = tc::smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int n = blockIdx.x, bh = blockIdx.y;
+  const int64_t t0 = static_cast<int64_t>(n) * C;
+  const int64_t head = static_cast<int64_t>(bh / a.H) * a.T * a.H + bh % a.H;
+  const int64_t ks = static_cast<int64_t>(a.H) * a.K, vs = static_cast<int64_t>(a.H) * a.V;
+  load_rows128(sm + L::q, a.q + head * a.K, t0, a.T, ks, a.K);
+  load_rows128(sm + L::k, a.k + head * a.K, t0, a.T, ks, a.K);
+  load_rows128(sm + L::g, a.g + head * a.K, t0, a.T, ks, a.K);
+  load_rows128(sm + L::v, a.v + head * a.V, t0, a.T, vs, a.V);
+  load_rows128(sm + L::d_o, w.d_o + head * a.V, t0, a.T, vs, a.V);
+  tc::cp_async_commit();
+  const int64_t slot = (static_cast<int64_t>(bh) * (a.NT + 1) + n) * w.Kp * w.Vp;
+  state_operand(smem, L::s, w.states + slot, w.Kp, w.Vp);
+  state_operand(smem, L::ds, w.dstates + slot, w.Kp, w.Vp);
+  if (tid < KP) {
+    float y = 0.f;
+    if (tid < w.Kp)
+      for (int s = 0; s < w.NVs; ++s)
+        y += w.ypart[((static_cast<int64_t>(bh) * a.NT + n) * w.NVs + s) * w.Kp + tid];
+    at<float>(smem, L::y + 4 * tid) = y;
+  }
+  tc::cp_async_wait_all();
+  __syncthreads();
+  const int j = tid >> 6, p = tid & 63;  // stages 1–2: sub-chunk, feature pair
+  float l0[SUB], l1[SUB];
+  walk_decay_cumsum(smem, j, p, l0, l1, L::g, L::tots);
+  __syncthreads();  // totals written, g read: G overwrites it
+  if (!__syncthreads_and(walk_prepare_grads(smem, j, p, l0, l1))) {
+    if (tid == 0) w.fallback[1 + atomicAdd(w.fallback, 1)] = bh * a.NT + n;
+    return;
+  }
+  const int mt = warp >> 1, half = warp & 1;
+  const int64_t rows = a.T - t0;
+  const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, a.K},
+      dk{w.dk + head * a.K + t0 * ks, ks, rows, a.K}, dv{w.dv + head * a.V + t0 * vs, vs, rows, a.V},
+      dg{w.dg + head * a.K + t0 * ks, ks, rows, a.K};
+  float Tg[8][4], Pg[8][4];
+  walk_grad_rows(smem, sm, mt, lane, half, a.scale, dq, dk, dv, Tg, Pg);
+  walk_grad_dg(smem, mt, lane, half, dg, Tg, Pg);
+}
+
+}  // namespace glabench::chunked::walk
