@@ -73,11 +73,15 @@ template <class Tr>
 struct backward_plan {
   typename Tr::acc_t *states, *dstates, *ypart;
   int* leftover;  // the chunks the bf16 gradient walk leaves to the WMMA kernels
+  float* split = nullptr;  // the bf16 state walks' sequence split (walk/plan.hpp)
   backward_plan(workspace_carve& w, const dims& d)
       : states(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         dstates(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)),
-        leftover(w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT + 1)) {}
+        leftover(w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT + 1)) {
+    if constexpr (std::is_same_v<typename Tr::storage_t, __nv_bfloat16>)
+      split = w.take<float>(walk::split_workspace_bytes(d.B, d.T, d.H, d.Vp) / sizeof(float));
+  }
 };
 
 // Shared-memory bytes of a layout struct L (carved from a null base).
@@ -142,16 +146,25 @@ cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Ar
   return cudaGetLastError();
 }
 
+// The sequence split of a walk over `cols` columns (V slabs of walk::BV), with its
+// pieces' arrays at `base` (walk::split_workspace_bytes for the same cols); returns the
+// pieces of the first pass.
+unsigned plan_walk_split(walk::args& a, const call& c, int cols, float* base) {
+  // The SM count is asked once per device (0 if unreadable: no split), not every call.
+  const walk::plan plan = walk::plan_launch(c.B, c.H, cols, c.T, parallel_scan::sm_count());
+  a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
+  const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (cols + walk::BV - 1) / walk::BV;
+  const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);
+  a.dstate = base;
+  a.dgate = a.dstate + pieces * heads * slabs * walk::KP * walk::BV;
+  return pieces;
+}
+
 cudaError_t launch_walk(const call& c) {
   walk::args a = walk_args_of(c);
-  // The SM count is asked once per device (0 if unreadable: no split), not every call.
-  const walk::plan plan = walk::plan_launch(c.B, c.H, c.V, c.T, parallel_scan::sm_count());
-  a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
-  const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (c.V + walk::BV - 1) / walk::BV;
-  const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);
-  a.dstate = static_cast<float*>(c.workspace);
-  a.dgate = a.dstate + pieces * heads * slabs * walk::KP * walk::BV;
-  const dim3 grid(static_cast<unsigned>(slabs), static_cast<unsigned>(heads), static_cast<unsigned>(a.segs));
+  const unsigned pieces = plan_walk_split(a, c, c.V, static_cast<float*>(c.workspace));
+  const dim3 grid(static_cast<unsigned>((c.V + walk::BV - 1) / walk::BV), static_cast<unsigned>(c.B * c.H),
+                  static_cast<unsigned>(a.segs));
   if (pieces > 0)
     if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_segment_states_kernel, dim3(grid.x, grid.y, pieces),
                                            c.stream, a))
@@ -163,13 +176,24 @@ cudaError_t launch_walk(const call& c) {
 template <class Tr>
 cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
   using bf16 = __nv_bfloat16;
-  const walk::args a = walk_args_of(c);
+  walk::args a = walk_args_of(c);
+  const unsigned pieces = plan_walk_split(a, c, d.Vp, p.split);
   const walk::state_arrays w{p.states, p.dstates, p.ypart, d.NT, d.Kp, d.Vp};
-  const dim3 grid(static_cast<unsigned>(d.Vp / walk::BV), static_cast<unsigned>(d.B * d.H));
+  const dim3 grid(static_cast<unsigned>(d.Vp / walk::BV), static_cast<unsigned>(d.B * d.H),
+                  static_cast<unsigned>(a.segs));
+  const bf16* d_o = static_cast<const bf16*>(c.d_o);
+  // Each pass's pieces, then its walk; the dS pass reuses the pieces' arrays.
+  if (pieces > 0)
+    if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_segment_states_kernel,
+                                           dim3(grid.x, grid.y, pieces), c.stream, a))
+      return e;
   if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_states_kernel, grid, c.stream, a, w)) return e;
-  return launch_walk_kernel(walk::chunk_walk_dstates_kernel, grid, c.stream, a, w,
-                            static_cast<const bf16*>(c.d_o), static_cast<const bf16*>(c.dht),
-                            static_cast<bf16*>(c.dh0));
+  if (pieces > 0)
+    if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_segment_dstates_kernel,
+                                           dim3(grid.x, grid.y, pieces), c.stream, a, d_o))
+      return e;
+  return launch_walk_kernel(walk::chunk_walk_dstates_kernel, grid, c.stream, a, w, d_o,
+                            static_cast<const bf16*>(c.dht), static_cast<bf16*>(c.dh0));
 }
 
 // The gradient walk (walk/grads.cuh) for heads the state walks took with V ≤ 128. It

@@ -6,6 +6,10 @@
 //                              after chunk n, Y_n = Σ_v S_n ⊙ dS_n per V slab, and dh0,
 //                              with dS ← 2^{G[C−1]} ⊙ dS + scale·q̃ᵀ·do.
 //
+// Long sequences with few heads take the forward's sequence split (forward.cuh): the
+// state walk's segments start from h0 carried over chunk_walk_segment_states_kernel's
+// pieces, the dS walk's from dht carried back over chunk_walk_segment_dstates_kernel's.
+//
 // They replace chunk_states_kernel and chunk_dstates_kernel (backward_kernels.cuh) for
 // bf16 heads the walk takes, and fill the same workspace arrays, fp32
 // [B·H][NT+1][Kp][Vp], for chunk_dv_kernel and chunk_dq_dk_dg_kernel. One block per
@@ -40,6 +44,8 @@ __device__ __forceinline__ void store_slot(float* base, const state_arrays& w, i
   }
 }
 
+// Segment blockIdx.z of the sequence split (forward.cuh), from h0 carried over the pieces
+// of chunk_walk_segment_states_kernel before it.
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, state_arrays w) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
@@ -47,18 +53,20 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
   const walk_io io(a, sm);
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
+  const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
   float S[8][4];
   load_abi_tile(a.h0, a, f, lane, S);
-  io.load_keyed(0, walk_io::kK | walk_io::kG);
-  io.load_values(0, 0);
+  for (int m = 0; m < seg * a.subs; ++m) carry_over_piece(a, m, f, lane, S);
+  io.load_keyed(static_cast<int64_t>(n0) * C, walk_io::kK | walk_io::kG);
+  io.load_values(0, static_cast<int64_t>(n0) * C);
   tc::cp_async_commit();
   const int j = tid >> 6, p = tid & 63;
-  for (int n = 0; n < a.NT; ++n) {
-    const int cur = n & 1;
+  for (int n = n0; n < n1; ++n) {
+    const int cur = (n - n0) & 1;
     const int64_t t0 = static_cast<int64_t>(n) * C;
     tc::cp_async_wait_all();
     __syncthreads();
-    if (n + 1 < a.NT) {
+    if (n + 1 < n1) {
       io.load_values(cur ^ 1, t0 + C);
       tc::cp_async_commit();
     }
@@ -68,13 +76,62 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
     __syncthreads();
     walk_prepare_kg(smem, j, p, l0, l1);
     __syncthreads();
-    if (n + 1 < a.NT) {
+    if (n + 1 < n1) {
       io.load_keyed(t0 + C, walk_io::kK | walk_io::kG);
       tc::cp_async_commit();
     }
     walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, S, f);
   }
-  store_slot(w.states, w, a.NT, S, f, lane);
+  if (seg == a.segs - 1) store_slot(w.states, w, a.NT, S, f, lane);
+}
+
+// The split's first pass for the dS walk, backwards: piece blockIdx.z covers chunks
+// [c0, c1) of the segments after the first (pieces (s−1)·subs … s·subs − 1 cut segment s),
+// walked from c1 − 1 down from a zero dS with stages 1, 2 (scale·q̃) and 3, leaving
+//   dstate = Σ_n 2^{G[c0 … n−1 ends]}·scale·q̃_nᵀ·do_n     and dgate = the piece's gates
+// so that dS before the piece is 2^{dgate}·dS after it + dstate.
+__global__ void __launch_bounds__(THREADS, 1)
+    chunk_walk_segment_dstates_kernel(args a, const bf16* d_o) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sm = tc::smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const walk_io io(a, sm, d_o);
+  const int piece = blockIdx.z, seg = piece / a.subs + 1;
+  const int c0 = min(a.NT, seg * a.seg_chunks + piece % a.subs * a.sub_chunks);
+  const int c1 = min(a.NT, c0 + a.sub_chunks);
+  const state_rows f(warp, lane);
+  const lane_offsets lo(warp, lane);
+  float dS[8][4] = {};
+  float gate_lo = 0.f, gate_hi = 0.f;
+  if (c1 > c0) {
+    io.load_keyed(static_cast<int64_t>(c1 - 1) * C, walk_io::kQ | walk_io::kG);
+    io.load_values(0, static_cast<int64_t>(c1 - 1) * C);
+    tc::cp_async_commit();
+  }
+  const int j = tid >> 6, p = tid & 63;
+  for (int n = c1 - 1; n >= c0; --n) {
+    const int cur = (c1 - 1 - n) & 1;
+    const int64_t t0 = static_cast<int64_t>(n) * C;
+    tc::cp_async_wait_all();
+    __syncthreads();
+    if (n > c0) {
+      io.load_values(cur ^ 1, t0 - C);
+      tc::cp_async_commit();
+    }
+    float l0[SUB], l1[SUB];
+    walk_decay_cumsum(smem, j, p, l0, l1);
+    __syncthreads();
+    walk_prepare_qg(smem, j, p, l0, l1, a.scale);
+    __syncthreads();
+    if (n > c0) {
+      io.load_keyed(t0 - C, walk_io::kQ | walk_io::kG);
+      tc::cp_async_commit();
+    }
+    walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, dS, f);
+    gate_lo += chunk_gate_sum(smem, f.lo);
+    gate_hi += chunk_gate_sum(smem, f.hi);
+  }
+  store_piece(a, piece, f, lane, dS, gate_lo, gate_hi);
 }
 
 __global__ void __launch_bounds__(THREADS, 1)
@@ -86,19 +143,22 @@ __global__ void __launch_bounds__(THREADS, 1)
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
   const int c2 = (lane & 3) << 1;
+  // Segment blockIdx.z, from dht carried back over the pieces after it, last first.
+  const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
   float dS[8][4];
   load_abi_tile(dht, a, f, lane, dS);
-  const int64_t last = static_cast<int64_t>(a.NT - 1) * C;
+  for (int m = (a.segs - 1) * a.subs - 1; m >= seg * a.subs; --m) carry_over_piece(a, m, f, lane, dS);
+  const int64_t last = static_cast<int64_t>(n1 - 1) * C;
   io.load_keyed(last, walk_io::kQ | walk_io::kG);
   io.load_values(0, last);
   tc::cp_async_commit();
   const int j = tid >> 6, p = tid & 63;
-  for (int n = a.NT - 1; n >= 0; --n) {
-    const int cur = (a.NT - 1 - n) & 1;
+  for (int n = n1 - 1; n >= n0; --n) {
+    const int cur = (n1 - 1 - n) & 1;
     const int64_t t0 = static_cast<int64_t>(n) * C;
     tc::cp_async_wait_all();
     __syncthreads();
-    if (n > 0) {
+    if (n > n0) {
       io.load_values(cur ^ 1, t0 - C);
       tc::cp_async_commit();
     }
@@ -137,13 +197,13 @@ __global__ void __launch_bounds__(THREADS, 1)
     __syncthreads();
     walk_prepare_qg(smem, j, p, l0, l1, a.scale);
     __syncthreads();
-    if (n > 0) {
+    if (n > n0) {
       io.load_keyed(t0 - C, walk_io::kQ | walk_io::kG);
       tc::cp_async_commit();
     }
     walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, dS, f);
   }
-  store_abi_tile(dh0, a, f, lane, dS);
+  if (seg == 0) store_abi_tile(dh0, a, f, lane, dS);
 }
 
 }  // namespace glabench::chunked::walk

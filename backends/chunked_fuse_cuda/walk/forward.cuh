@@ -70,6 +70,23 @@ __device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t
   walk_combine<MT>(sm, v_tile, lo, A, O);
 }
 
+// A state carried across piece m of the sequence split: S ← 2^{dgate}·S + dstate (the
+// piece's contribution from chunk_walk_segment_states_kernel, or the backward's
+// chunk_walk_segment_dstates_kernel).
+__device__ __forceinline__ void carry_over_piece(const args& a, int m, state_rows f, int lane,
+                                                 float (&S)[8][4]) {
+  const int c2 = (lane & 3) << 1;
+  const float* ds = split_state(a, m);
+  const float d_lo = tc::ex2(split_gate(a, m)[f.lo]), d_hi = tc::ex2(split_gate(a, m)[f.hi]);
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const float2 x = *reinterpret_cast<const float2*>(ds + f.lo * BV + 8 * jn + c2);
+    const float2 y = *reinterpret_cast<const float2*>(ds + f.hi * BV + 8 * jn + c2);
+    S[jn][0] = fmaf(d_lo, S[jn][0], x.x), S[jn][1] = fmaf(d_lo, S[jn][1], x.y);
+    S[jn][2] = fmaf(d_hi, S[jn][2], y.x), S[jn][3] = fmaf(d_hi, S[jn][3], y.y);
+  }
+}
+
 // ---- the walk ------------------------------------------------------------------------
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -84,17 +101,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   // The state before chunk n0: h0, carried over the pieces before the segment.
   float S[8][4];
   load_abi_tile(a.h0, a, f, lane, S);
-  for (int m = 0; m < seg * a.subs; ++m) {
-    const float* ds = split_state(a, m);
-    const float d_lo = tc::ex2(split_gate(a, m)[f.lo]), d_hi = tc::ex2(split_gate(a, m)[f.hi]);
-#pragma unroll
-    for (int jn = 0; jn < 8; ++jn) {
-      const float2 x = *reinterpret_cast<const float2*>(ds + f.lo * BV + 8 * jn + c2);
-      const float2 y = *reinterpret_cast<const float2*>(ds + f.hi * BV + 8 * jn + c2);
-      S[jn][0] = fmaf(d_lo, S[jn][0], x.x), S[jn][1] = fmaf(d_lo, S[jn][1], x.y);
-      S[jn][2] = fmaf(d_hi, S[jn][2], y.x), S[jn][3] = fmaf(d_hi, S[jn][3], y.y);
-    }
-  }
+  for (int m = 0; m < seg * a.subs; ++m) carry_over_piece(a, m, f, lane, S);
 
   io.load_keyed(static_cast<int64_t>(n0) * C, walk_io::kQ | walk_io::kK | walk_io::kG);
   io.load_values(0, static_cast<int64_t>(n0) * C);
@@ -176,6 +183,25 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
 }
 
 // ---- the sequence split: a segment's state contribution -------------------------------
+// A chunk's summed log2 gate of state row `row`, in the order walk_state_update decays by.
+__device__ __forceinline__ float chunk_gate_sum(const unsigned char* smem, int row) {
+  const float* t = reinterpret_cast<const float*>(smem + layout::tots);
+  return ((t[row] + t[KP + row]) + t[2 * KP + row]) + t[3 * KP + row];
+}
+// A piece's contribution and summed gates into the split's workspace.
+__device__ __forceinline__ void store_piece(const args& a, int piece, state_rows f, int lane,
+                                            const float (&S)[8][4], float gate_lo, float gate_hi) {
+  float* ds = split_state(a, piece);
+  const int c2 = (lane & 3) << 1;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    *reinterpret_cast<float2*>(ds + f.lo * BV + 8 * jn + c2) = make_float2(S[jn][0], S[jn][1]);
+    *reinterpret_cast<float2*>(ds + f.hi * BV + 8 * jn + c2) = make_float2(S[jn][2], S[jn][3]);
+  }
+  if (blockIdx.x == 0 && (lane & 3) == 0)
+    split_gate(a, piece)[f.lo] = gate_lo, split_gate(a, piece)[f.hi] = gate_hi;
+}
+
 // For long sequences with few heads, where (V slabs × heads) blocks leave SMs idle: the
 // chunks split into segments, and a first pass walks each piece of every segment but the
 // last from a zero state (pieces shorter than segments, so that this pass fills the GPU
@@ -217,19 +243,10 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(a
       tc::cp_async_commit();
     }
     walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, S, f);
-    const float* t = reinterpret_cast<const float*>(smem + layout::tots);
-    gate_lo += ((t[f.lo] + t[KP + f.lo]) + t[2 * KP + f.lo]) + t[3 * KP + f.lo];
-    gate_hi += ((t[f.hi] + t[KP + f.hi]) + t[2 * KP + f.hi]) + t[3 * KP + f.hi];
+    gate_lo += chunk_gate_sum(smem, f.lo);
+    gate_hi += chunk_gate_sum(smem, f.hi);
   }
-  float* ds = split_state(a, piece);
-  const int c2 = (lane & 3) << 1;
-#pragma unroll
-  for (int jn = 0; jn < 8; ++jn) {
-    *reinterpret_cast<float2*>(ds + f.lo * BV + 8 * jn + c2) = make_float2(S[jn][0], S[jn][1]);
-    *reinterpret_cast<float2*>(ds + f.hi * BV + 8 * jn + c2) = make_float2(S[jn][2], S[jn][3]);
-  }
-  if (blockIdx.x == 0 && (lane & 3) == 0)
-    split_gate(a, piece)[f.lo] = gate_lo, split_gate(a, piece)[f.hi] = gate_hi;
+  store_piece(a, piece, f, lane, S, gate_lo, gate_hi);
 }
 
 }  // namespace glabench::chunked::walk
