@@ -623,9 +623,10 @@ struct output_tensor {
   size_t elem;
 };
 
-// Every rank's rows of `outs` into the caller's tensors: to ranks[0] (one process: the
-// caller's device) or to every rank (one process per rank). NCCL carries the other
-// ranks' rows; a rank's own rows are a local copy.
+// Every rank's rows of `outs` into the caller's tensors. One process: each rank copies its
+// own rows to the caller's device (the first), peer to peer, so several ranks may share a
+// device. One process per rank: to every rank, NCCL carrying the other ranks' rows and a
+// rank's own rows a local copy.
 status gather(world_state& w, const std::vector<output_tensor>& outs) {
   const problem& p = w.p;
   const int W = w.where.world;
@@ -634,7 +635,21 @@ status gather(world_state& w, const std::vector<output_tensor>& outs) {
     RING_CUDA(cudaStreamSynchronize(r.compute), "cudaStreamSynchronize (before collect)");
     RING_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (before collect)");
   }
-  auto reads = [&](int rank) { return !w.one_process || rank == w.where.first_rank; };
+  if (w.one_process) {
+    const int caller = w.where.devices[0];
+    for (rank_state& r : w.ranks) {
+      RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+      const std::vector<span>& seq = w.chunks[size_t(r.rank)];
+      for (const output_tensor& t : outs)
+        RING_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller), caller,
+                             row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)), r.*t.member, r.device, r.link));
+    }
+    for (rank_state& r : w.ranks) {
+      RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+      RING_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (collect)");
+    }
+    return {};
+  }
   RING_TRY(nccl::group_start());
   status failed;
   for (rank_state& r : w.ranks) {
@@ -644,13 +659,10 @@ status gather(world_state& w, const std::vector<output_tensor>& outs) {
       for (int peer = 0; peer < W; ++peer) {
         if (peer == r.rank) continue;
         for (const output_tensor& t : outs) {
-          if (reads(peer))
-            for (const byte_range& x : row_ranges(p, w.local.T, t.X, t.elem, local_spans(w.chunks[size_t(r.rank)])))
-              if (x.bytes) RING_TRY(nccl::send(r.*t.member + x.offset, x.bytes, peer, r.comm, r.link));
-          if (reads(r.rank))
-            for (const byte_range& x : row_ranges(p, p.T, t.X, t.elem, w.chunks[size_t(peer)]))
-              if (x.bytes)
-                RING_TRY(nccl::recv(static_cast<char*>(t.caller) + x.offset, x.bytes, peer, r.comm, r.link));
+          for (const byte_range& x : row_ranges(p, w.local.T, t.X, t.elem, local_spans(w.chunks[size_t(r.rank)])))
+            if (x.bytes) RING_TRY(nccl::send(r.*t.member + x.offset, x.bytes, peer, r.comm, r.link));
+          for (const byte_range& x : row_ranges(p, p.T, t.X, t.elem, w.chunks[size_t(peer)]))
+            if (x.bytes) RING_TRY(nccl::recv(static_cast<char*>(t.caller) + x.offset, x.bytes, peer, r.comm, r.link));
         }
       }
       return {};
@@ -660,12 +672,10 @@ status gather(world_state& w, const std::vector<output_tensor>& outs) {
   if (!failed.empty()) return failed;
   for (rank_state& r : w.ranks) {
     RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-    if (reads(r.rank)) {
-      const std::vector<span>& seq = w.chunks[size_t(r.rank)];
-      for (const output_tensor& t : outs)
-        RING_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller), r.device,
-                             row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)), r.*t.member, r.device, r.link));
-    }
+    const std::vector<span>& seq = w.chunks[size_t(r.rank)];
+    for (const output_tensor& t : outs)
+      RING_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller), r.device,
+                           row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)), r.*t.member, r.device, r.link));
     RING_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (collect)");
   }
   return {};
@@ -821,14 +831,10 @@ status prepare(const problem& p, const placement& where, const forward_io& fwd, 
   device_guard keep;
   if (where.world < 2 || where.devices.empty()) return "the multi-GPU ring needs at least 2 ranks";
   if (p.shards != where.world) return "the ring's shards must equal its ranks";
+  // One process moves everything with the copy engines, NCCL only one process per rank.
   const bool one_process = int(where.devices.size()) == where.world;
-  std::vector<nccl::comm> comms;
-  if (one_process) {
-    RING_TRY(nccl::communicators_for(where.devices, &comms));
-  } else {
-    comms.resize(1);
-    RING_TRY(nccl::process_communicator(where.devices[0], &comms[0]));
-  }
+  std::vector<nccl::comm> comms(where.devices.size(), nullptr);
+  if (!one_process) RING_TRY(nccl::process_communicator(where.devices[0], &comms[0]));
   const bool backward = bwd != nullptr;
   // Same problem and placement: keep the buffers, copy the inputs again.
   const bool same = state && state->where.devices == where.devices && state->where.world == where.world &&

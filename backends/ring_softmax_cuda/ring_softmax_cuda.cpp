@@ -38,6 +38,7 @@ constexpr glabench_capability kCapabilities[] = {
 
 constexpr int kMaxHead = 256;
 constexpr int kMaxShards = 64;
+constexpr int kMaxRanksPerDevice = 8;
 
 extern const glabench_backend kBackend;
 
@@ -49,6 +50,7 @@ ring::storage storage_of(DLDataType d) {
 // replaced by the default.
 struct knobs {
   int shards = 1;
+  int ranks_per_device = 1;  // the multi-GPU ring's ranks on each device (one process)
   ring::layout chunking = ring::layout::ring;
   enum class block { automatic, own, cudnn } block_choice = block::automatic;
   std::string error;  // the first knob refused
@@ -64,6 +66,15 @@ const knobs& knob_values() {
                   ", not `" + env + "`";
       else
         r.shards = int(n);
+    }
+    if (const char* env = std::getenv("RING_SOFTMAX_CUDA_RANKS_PER_DEVICE"); env && *env) {
+      char* end = nullptr;
+      const long n = std::strtol(env, &end, 10);
+      if ((*end != '\0' || n < 1 || n > kMaxRanksPerDevice) && r.error.empty())
+        r.error = "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE must be an integer from 1 to " +
+                  std::to_string(kMaxRanksPerDevice) + ", not `" + env + "`";
+      else if (*end == '\0' && n >= 1 && n <= kMaxRanksPerDevice)
+        r.ranks_per_device = int(n);
     }
     if (const char* env = std::getenv("RING_SOFTMAX_CUDA_LAYOUT"); env && *env) {
       const std::string v = env;
@@ -86,8 +97,9 @@ const knobs& knob_values() {
   return k;
 }
 
-// The ranks of the multi-GPU ring: the call's devices (one process), or this process's
-// rank of RING_SOFTMAX_CUDA_NCCL_WORLD (one process per rank). world 1: one device.
+// The ranks of the multi-GPU ring: the call's devices (one process), each holding
+// RING_SOFTMAX_CUDA_RANKS_PER_DEVICE consecutive ranks, or this process's rank of
+// RING_SOFTMAX_CUDA_NCCL_WORLD (one process per rank). world 1: one device.
 ring::ranks::placement placement_of(const glabench_problem* p) {
   ring::ranks::placement w;
   const ring::nccl::process_ranks& k = ring::nccl::process_knobs();
@@ -96,9 +108,10 @@ ring::ranks::placement placement_of(const glabench_problem* p) {
     w.first_rank = k.rank;
     w.devices = {p->num_devices > 0 ? p->device_ids[0] : 0};
   } else {
-    w.world = p->num_devices > 1 ? int(p->num_devices) : 1;
     for (int i = 0; i < std::max<int>(1, int(p->num_devices)); ++i)
-      w.devices.push_back(p->num_devices > 0 ? p->device_ids[i] : 0);
+      for (int j = 0; j < knob_values().ranks_per_device; ++j)
+        w.devices.push_back(p->num_devices > 0 ? p->device_ids[i] : 0);
+    w.world = int(w.devices.size());
   }
   return w;
 }
@@ -180,10 +193,14 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "RING_SOFTMAX_CUDA_NCCL_WORLD: one device per process (its rank's), not " +
                     std::to_string(p->num_devices));
+  if (ranks.world > 1 && knob_values().ranks_per_device > 1)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE is for one process; with RING_SOFTMAX_CUDA_NCCL_WORLD "
+                "each process is one rank");
   if (across_ranks(p)) {
     std::string why;
-    if (!ring::nccl::library_loaded(&why))
-      return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "the ring across GPUs needs NCCL: " + why);
+    if (ranks.world > 1 && !ring::nccl::library_loaded(&why))
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "the ring across processes needs NCCL: " + why);
     if (knob_values().shards != 1)
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                   "RING_SOFTMAX_CUDA_SHARDS is the one-device ring; across GPUs the shards are the ranks");
