@@ -197,6 +197,20 @@ struct element {
   }
 };
 
+// f(jn, h, t, col, x) for each element pair of the warp's 16 × 64 fragments: tile jn,
+// row half h, row t of the chunk, first column col, and what the pair reads.
+template <class F>
+__device__ __forceinline__ void each_element(const unsigned char* smem, int row0, int half, int lane, F f) {
+  const int c2 = (lane & 3) << 1;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int t = row0 + 8 * h, col = 64 * half + 8 * jn + c2;
+      f(jn, h, t, col, element(smem, t, col));
+    }
+}
+
 struct grads_out {
   bf16* base;
   int64_t stride;
@@ -287,16 +301,11 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
     }
     mask_scores(dA, mt, lane, [mt](int m) { return m < mt; }, [](int t, int j) { return j < t; });
     mma_masked(D, dA, mt, sm + L::kt, sm + L::kt_lo, half, lane);
-#pragma unroll
-    for (int jn = 0; jn < 8; ++jn)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int t = row0 + 8 * h, f = 64 * half + 8 * jn + c2;
-        const element x(smem, t, f);
-        const float dd = h ? diag.y : diag.x, d0 = D[jn][2 * h], d1 = D[jn][2 * h + 1];
-        dq.store(t, f, tc::ex2(x.G.x) * fmaf(dd, x.kt.x, d0), tc::ex2(x.G.y) * fmaf(dd, x.kt.y, d1));
-        Tg[jn][2 * h] = x.qt.x * d0, Tg[jn][2 * h + 1] = x.qt.y * d1;
-      }
+    each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
+      const float dd = h ? diag.y : diag.x, d0 = D[jn][2 * h], d1 = D[jn][2 * h + 1];
+      dq.store(t, f, tc::ex2(x.G.x) * fmaf(dd, x.kt.x, d0), tc::ex2(x.G.y) * fmaf(dd, x.kt.y, d1));
+      Tg[jn][2 * h] = x.qt.x * d0, Tg[jn][2 * h + 1] = x.qt.y * d1;
+    });
   }
   // ---- dk: dAᵀ = s·v·doᵀ (rows after the keys), dAᵀ_>·q̃, then v·dS_nᵀ ------------------
   //   dk = 2^{−G} ⊙ (Kr + dA[j][j]·q̃[j]) + 2^{G[C−1] − G} ⊙ Ki,  k ⊙ dk'_intra = k̃ ⊙ Kr
@@ -320,20 +329,14 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
       tc::ldsm_x4(a, sm + L::v + frag_a(16 * mt, 16 * kb, lane));
       mma_cols_nk(Ki, a, sm + L::ds, kb, half, lane);
     }
-#pragma unroll
-    for (int jn = 0; jn < 8; ++jn)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int t = row0 + 8 * h, f = 64 * half + 8 * jn + c2;
-        const element x(smem, t, f);
-        const float2 last = *reinterpret_cast<const float2*>(smem + L::G + ((C - 1) * L::GLD + f) * 4);
-        const float i0 = tc::ex2(last.x - x.G.x) * Ki[jn][2 * h], i1 = tc::ex2(last.y - x.G.y) * Ki[jn][2 * h + 1];
-        const float dd = h ? diag.y : diag.x, r0 = Kr[jn][2 * h], r1 = Kr[jn][2 * h + 1];
-        dk.store(t, f, fmaf(tc::ex2(-x.G.x), fmaf(dd, x.qt.x, r0), i0),
-                 fmaf(tc::ex2(-x.G.y), fmaf(dd, x.qt.y, r1), i1));
-        Pg[jn][2 * h] = x.kt.x * tc::ex2(x.G.x) * i0, Pg[jn][2 * h + 1] = x.kt.y * tc::ex2(x.G.y) * i1;
-        Tg[jn][2 * h] -= x.kt.x * r0, Tg[jn][2 * h + 1] -= x.kt.y * r1;
-      }
+    each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
+      const float2 last = *reinterpret_cast<const float2*>(smem + L::G + ((C - 1) * L::GLD + f) * 4);
+      const float i0 = tc::ex2(last.x - x.G.x) * Ki[jn][2 * h], i1 = tc::ex2(last.y - x.G.y) * Ki[jn][2 * h + 1];
+      const float dd = h ? diag.y : diag.x, r0 = Kr[jn][2 * h], r1 = Kr[jn][2 * h + 1];
+      dk.store(t, f, fmaf(tc::ex2(-x.G.x), fmaf(dd, x.qt.x, r0), i0), fmaf(tc::ex2(-x.G.y), fmaf(dd, x.qt.y, r1), i1));
+      Pg[jn][2 * h] = x.kt.x * tc::ex2(x.G.x) * i0, Pg[jn][2 * h + 1] = x.kt.y * tc::ex2(x.G.y) * i1;
+      Tg[jn][2 * h] -= x.kt.x * r0, Tg[jn][2 * h + 1] -= x.kt.y * r1;
+    });
   }
 }
 

@@ -68,6 +68,21 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
   }
 }
 
+// One reference for the chunk: Γ_j, the gate before sub-chunk j, and 2^{G[C−1]}, for
+// feature pair p, from the sub-chunk totals at `tots` (summed in a fixed order).
+__device__ __forceinline__ void chunk_references(const unsigned char* smem, uint32_t tots, int j, int p,
+                                                 float& G0, float& G1, float& E0, float& E1) {
+  G0 = 0.f, G1 = 0.f, E0 = 0.f, E1 = 0.f;
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    const float t0 = *reinterpret_cast<const float*>(smem + tots + (m * KP + 2 * p) * 4);
+    const float t1 = *reinterpret_cast<const float*>(smem + tots + (m * KP + 2 * p + 1) * 4);
+    if (m < j) G0 += t0, G1 += t1;
+    E0 += t0, E1 += t1;
+  }
+  E0 = tc::ex2(E0), E1 = tc::ex2(E1);
+}
+
 // Stage 2 for a mild chunk, where every sub-chunk's gates sum to ≥ −kMildLog2 in every
 // feature, so 2^{−G[s]} ≤ 2^{4·kMildLog2} from the chunk's start: one reference for the
 // whole chunk. q̃ (with its residual) is then also the scores' query operand, and
@@ -76,15 +91,8 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
 __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int j, int p,
                                                         const float (&l0)[SUB],
                                                         const float (&l1)[SUB]) {
-  float G0 = 0.f, G1 = 0.f, E0 = 0.f, E1 = 0.f;  // Γ_j and G[C−1]
-#pragma unroll
-  for (int m = 0; m < SUBS; ++m) {
-    const float t0 = at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
-    const float t1 = at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
-    if (m < j) G0 += t0, G1 += t1;
-    E0 += t0, E1 += t1;
-  }
-  E0 = tc::ex2(E0), E1 = tc::ex2(E1);
+  float G0, G1, E0, E1;  // Γ_j and 2^{G[C−1]}
+  chunk_references(smem, layout::tots, j, p, G0, G1, E0, E1);
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const uint32_t off = pair_offset(SUB * j + u, p);
@@ -156,15 +164,8 @@ __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, i
                                                    const float (&l0)[SUB],
                                                    const float (&l1)[SUB]) {
   using L = grads_layout;
-  float G0 = 0.f, G1 = 0.f, E0 = 0.f, E1 = 0.f;  // Γ_j and G[C−1]
-#pragma unroll
-  for (int m = 0; m < SUBS; ++m) {
-    const float t0 = at<float>(smem, L::tots + (m * KP + 2 * p) * 4);
-    const float t1 = at<float>(smem, L::tots + (m * KP + 2 * p + 1) * 4);
-    if (m < j) G0 += t0, G1 += t1;
-    E0 += t0, E1 += t1;
-  }
-  E0 = tc::ex2(E0), E1 = tc::ex2(E1);
+  float G0, G1, E0, E1;  // Γ_j and 2^{G[C−1]}
+  chunk_references(smem, L::tots, j, p, G0, G1, E0, E1);
   bool in_range = true;
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
