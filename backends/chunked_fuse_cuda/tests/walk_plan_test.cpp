@@ -1,9 +1,12 @@
 // The chunk walk's sequence split (walk/plan.hpp), on the CPU: segments cover the chunks
 // once and in order, the last one non-empty; the first pass's pieces tile every segment
-// but the last; neither pass asks for more blocks than the GPU has SMs; and the
-// workspace holds the pieces of every GPU, so a launch never writes past it.
+// but the last, and the dS walk's pieces every segment but the first, each carried in the
+// order the walks apply them; neither pass asks for more blocks than the GPU has SMs; and
+// the workspace holds the pieces of every GPU, so a launch never writes past it.
 #define BOOST_TEST_MODULE walk_plan
 #include <boost/test/included/unit_test.hpp>
+
+#include <algorithm>
 
 #include "../walk/plan.hpp"
 
@@ -69,5 +72,38 @@ BOOST_AUTO_TEST_CASE(the_workspace_holds_every_gpus_pieces) {
         BOOST_TEST_REQUIRE(walk::split_workspace_bytes(1, T, heads, V) == cap * per_piece);
         for (int sms : {1, 16, 66, 78, 108, 114, 132, 144, 170, 256, 1000})
           BOOST_TEST_REQUIRE(walk::plan_launch(1, heads, V, T, sms).pieces() <= cap);
+      }
+}
+
+// What each segment's walk starts from: the forward and state walks carry h0 over pieces
+// 0 … s·subs − 1, which must tile chunks [0, segment s's first); the dS walk carries dht
+// back over pieces (segs−1)·subs − 1 … s·subs, which must tile (from the end down)
+// chunks [segment s's end, nt), each piece ending where the one applied before it starts.
+BOOST_AUTO_TEST_CASE(pieces_carry_each_segment_across_the_rest) {
+  for (int heads = 1; heads <= 40; ++heads)
+    for (int64_t T : {64, 65, 1000, 4096, 16384, 65536, 131072})
+      for (int sms : {16, 78, 132, 144, 256}) {
+        const int nt = chunks(T);
+        const walk::plan p = walk::plan_launch(1, heads, 128, T, sms);
+        for (int s = 0; s < p.segs; ++s) {
+          const int seg_first = s * p.seg_chunks;
+          const int seg_end = std::min(nt, seg_first + p.seg_chunks);
+          int at = 0;  // forward: pieces in order from the sequence's start
+          for (int m = 0; m < s * p.subs; ++m) {
+            const walk::chunk_span c = walk::state_piece(m, p.sub_chunks, nt);
+            BOOST_TEST_REQUIRE(c.first == at);
+            BOOST_TEST_REQUIRE(c.last > c.first);  // segments before the last are full
+            at = c.last;
+          }
+          BOOST_TEST_REQUIRE(at == seg_first);
+          at = nt;  // backward: pieces from the sequence's end down
+          for (int m = (p.segs - 1) * p.subs - 1; m >= s * p.subs; --m) {
+            const walk::chunk_span c = walk::dstate_piece(m, p.subs, p.sub_chunks, nt);
+            if (c.first == c.last) continue;  // past the end of a short last segment
+            BOOST_TEST_REQUIRE(c.last == at);
+            at = c.first;
+          }
+          BOOST_TEST_REQUIRE(at == seg_end);
+        }
       }
 }

@@ -86,8 +86,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
 }
 
 // The split's first pass for the dS walk, backwards: piece blockIdx.z covers chunks
-// [c0, c1) of the segments after the first (pieces (s−1)·subs … s·subs − 1 cut segment s),
-// walked from c1 − 1 down from a zero dS with stages 1, 2 (scale·q̃) and 3, leaving
+// [c0, c1) of the segments after the first (plan.hpp's dstate_piece), walked from c1 − 1
+// down from a zero dS with stages 1, 2 (scale·q̃) and 3, leaving
 //   dstate = Σ_n 2^{G[c0 … n−1 ends]}·scale·q̃_nᵀ·do_n     and dgate = the piece's gates
 // so that dS before the piece is 2^{dgate}·dS after it + dstate.
 __global__ void __launch_bounds__(THREADS, 1)
@@ -96,9 +96,9 @@ __global__ void __launch_bounds__(THREADS, 1)
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const walk_io io(a, sm, d_o);
-  const int piece = blockIdx.z, seg = piece / a.subs + 1;
-  const int c0 = min(a.NT, seg * a.seg_chunks + piece % a.subs * a.sub_chunks);
-  const int c1 = min(a.NT, c0 + a.sub_chunks);
+  const int piece = blockIdx.z;
+  const chunk_span span = dstate_piece(piece, a.subs, a.sub_chunks, a.NT);
+  const int c0 = span.first, c1 = span.last;
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
   float dS[8][4] = {};

@@ -214,7 +214,9 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(a
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const walk_io io(a, sm);
-  const int piece = blockIdx.z, n0 = piece * a.sub_chunks, n1 = min(a.NT, n0 + a.sub_chunks);
+  const int piece = blockIdx.z;
+  const chunk_span span = state_piece(piece, a.sub_chunks, a.NT);
+  const int n0 = span.first, n1 = span.last;
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
   float S[8][4] = {};

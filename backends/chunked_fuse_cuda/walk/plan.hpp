@@ -7,6 +7,13 @@
 #include <cstddef>
 #include <cstdint>
 
+// The piece mappings below run in the kernels and in the CPU test.
+#ifdef __CUDACC__
+#define GLABENCH_WALK_HD __host__ __device__
+#else
+#define GLABENCH_WALK_HD
+#endif
+
 namespace glabench::chunked::walk {
 
 // Tokens a chunk and a sub-chunk, the padded key width (K ≤ KP), the V slab of a block,
@@ -31,6 +38,21 @@ inline plan plan_split(int B, int H, int V, int64_t T, int sms) {
   const int subs = std::max(1, std::min(4, sms / ((segs - 1) * base)));
   const int sub_chunks = (nt + segs * subs - 1) / (segs * subs), seg_chunks = subs * sub_chunks;
   return {(nt + seg_chunks - 1) / seg_chunks, seg_chunks, subs, sub_chunks};
+}
+
+// The chunks [first, last) of a first-pass piece (clipped to nt chunks). The forward's
+// (and the state walk's) piece m cuts segment m / subs, for the segments before the last;
+// the dS walk's piece m cuts segment m / subs + 1, for the segments after the first, which
+// that walk reaches walking backwards.
+struct chunk_span {
+  int first, last;
+};
+GLABENCH_WALK_HD inline chunk_span state_piece(int m, int sub_chunks, int nt) {
+  const int first = m * sub_chunks < nt ? m * sub_chunks : nt;
+  return {first, first + sub_chunks < nt ? first + sub_chunks : nt};
+}
+GLABENCH_WALK_HD inline chunk_span dstate_piece(int m, int subs, int sub_chunks, int nt) {
+  return state_piece(m + subs, sub_chunks, nt);  // seg_chunks = subs · sub_chunks
 }
 
 // The workspace holds the most pieces any GPU of up to kMaxSms SMs plans (the count is
