@@ -139,11 +139,16 @@ walk::args walk_args_of(const call& c) {
   return a;
 }
 
+// A walk kernel with `smem` bytes of shared memory (the forward's layout unless given).
+template <class Kernel, class... Args>
+cudaError_t launch_walk_kernel_smem(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, Args... args) {
+  if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), smem)) return e;
+  kernel<<<grid, walk::THREADS, smem, stream>>>(args...);
+  return cudaGetLastError();
+}
 template <class Kernel, class... Args>
 cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Args... args) {
-  if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), walk::layout::bytes)) return e;
-  kernel<<<grid, walk::THREADS, walk::layout::bytes, stream>>>(args...);
-  return cudaGetLastError();
+  return launch_walk_kernel_smem(kernel, grid, walk::layout::bytes, stream, args...);
 }
 
 // The sequence split of a walk over `cols` columns (V slabs of walk::BV), with its
@@ -208,12 +213,9 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   w.states = p.states, w.dstates = p.dstates, w.ypart = p.ypart;
   w.Kp = d.Kp, w.Vp = d.Vp, w.NVs = d.NVs, w.fallback = p.leftover;
   if (cudaError_t e = cudaMemsetAsync(p.leftover, 0, sizeof(int), c.stream)) return e;
-  if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(walk::chunk_walk_grads_kernel),
-                                 walk::grads_layout::bytes))
-    return e;
-  walk::chunk_walk_grads_kernel<<<dim3(static_cast<unsigned>(d.NT), static_cast<unsigned>(d.B * d.H)),
-                                  walk::THREADS, walk::grads_layout::bytes, c.stream>>>(walk_args_of(c), w);
-  return cudaGetLastError();
+  return launch_walk_kernel_smem(walk::chunk_walk_grads_kernel,
+                                 dim3(static_cast<unsigned>(d.NT), static_cast<unsigned>(d.B * d.H)),
+                                 walk::grads_layout::bytes, c.stream, walk_args_of(c), w);
 }
 
 template <class S>
