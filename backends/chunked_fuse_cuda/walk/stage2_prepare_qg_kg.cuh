@@ -83,6 +83,25 @@ __device__ __forceinline__ void chunk_references(const unsigned char* smem, uint
   E0 = tc::ex2(E0), E1 = tc::ex2(E1);
 }
 
+// The chunk-reference operands of one token's feature pair, at byte offset `off` of
+// each tile: q̃ = q·2^{x} and k̃ = k·2^{−x} as bf16 (hi, lo) pairs, and k̂ = k̃·2^{G[C−1]}.
+struct reference_tiles {
+  uint32_t qt, qt_lo, kt, kt_lo, kh;
+};
+__device__ __forceinline__ void store_reference_operands(unsigned char* smem, uint32_t off, float2 q,
+                                                         float2 k, float x0, float x1, float E0, float E1,
+                                                         const reference_tiles& to) {
+  uint32_t hi, lo;
+  tc::split_bf16(q.x * tc::ex2(x0), q.y * tc::ex2(x1), hi, lo);
+  at<uint32_t>(smem, to.qt + off) = hi;
+  at<uint32_t>(smem, to.qt_lo + off) = lo;
+  const float k0 = k.x * tc::ex2(-x0), k1 = k.y * tc::ex2(-x1);
+  tc::split_bf16(k0, k1, hi, lo);
+  at<uint32_t>(smem, to.kt + off) = hi;
+  at<uint32_t>(smem, to.kt_lo + off) = lo;
+  at<uint32_t>(smem, to.kh + off) = tc::pack_bf16(k0 * E0, k1 * E1);
+}
+
 // Stage 2 for a mild chunk, where every sub-chunk's gates sum to ≥ −kMildLog2 in every
 // feature, so 2^{−G[s]} ≤ 2^{4·kMildLog2} from the chunk's start: one reference for the
 // whole chunk. q̃ (with its residual) is then also the scores' query operand, and
@@ -97,16 +116,8 @@ __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int
   for (int u = 0; u < SUB; ++u) {
     const uint32_t off = pair_offset(SUB * j + u, p);
     const float2 q = pair_at(smem, layout::q + off), k = pair_at(smem, layout::k + off);
-    const float x0 = G0 + l0[u], x1 = G1 + l1[u];
-    uint32_t hi, lo;
-    tc::split_bf16(q.x * tc::ex2(x0), q.y * tc::ex2(x1), hi, lo);
-    at<uint32_t>(smem, layout::qtil + off) = hi;
-    at<uint32_t>(smem, layout::qbar_lo + off) = lo;
-    const float k0 = k.x * tc::ex2(-x0), k1 = k.y * tc::ex2(-x1);
-    tc::split_bf16(k0, k1, hi, lo);
-    at<uint32_t>(smem, layout::kbar + off) = hi;
-    at<uint32_t>(smem, layout::kdiag_lo + off) = lo;
-    at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(k0 * E0, k1 * E1);
+    store_reference_operands(smem, off, q, k, G0 + l0[u], G1 + l1[u], E0, E1,
+                             {layout::qtil, layout::qbar_lo, layout::kbar, layout::kdiag_lo, layout::khat});
   }
 }
 
@@ -175,15 +186,7 @@ __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, i
     const float x0 = G0 + l0[u], x1 = G1 + l1[u];
     in_range = in_range && x0 >= -kGradMildLog2 && x0 <= 0.f && x1 >= -kGradMildLog2 && x1 <= 0.f;
     at<float2>(smem, L::G + (t * L::GLD + 2 * p) * 4) = make_float2(x0, x1);
-    uint32_t hi, lo;
-    tc::split_bf16(q.x * tc::ex2(x0), q.y * tc::ex2(x1), hi, lo);
-    at<uint32_t>(smem, L::qt + off) = hi;
-    at<uint32_t>(smem, L::qt_lo + off) = lo;
-    const float k0 = k.x * tc::ex2(-x0), k1 = k.y * tc::ex2(-x1);
-    tc::split_bf16(k0, k1, hi, lo);
-    at<uint32_t>(smem, L::kt + off) = hi;
-    at<uint32_t>(smem, L::kt_lo + off) = lo;
-    at<uint32_t>(smem, L::kh + off) = tc::pack_bf16(k0 * E0, k1 * E1);
+    store_reference_operands(smem, off, q, k, x0, x1, E0, E1, {L::qt, L::qt_lo, L::kt, L::kt_lo, L::kh});
   }
   return in_range;
 }
