@@ -125,6 +125,13 @@ bool walk_fits(const call& c) {
          aligned(c.dh0, 4);
 }
 
+// The gradient walk (walk/grads.cuh) reads S_n and dS_n as rows of exactly 128 columns
+// (Vp = 128: V ≤ 128) and stores the gradients as bf16 pairs (4-byte aligned).
+bool grads_walk_fits(const call& c, const dims& d) {
+  auto aligned4 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
+  return d.Vp == walk::KP && aligned4(c.dq) && aligned4(c.dk) && aligned4(c.dv) && aligned4(c.dg);
+}
+
 walk::args walk_args_of(const call& c) {
   using bf16 = __nv_bfloat16;
   walk::args a{};
@@ -151,10 +158,15 @@ cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Ar
   return launch_walk_kernel_smem(kernel, grid, walk::layout::bytes, stream, args...);
 }
 
-// The sequence split of a walk over `cols` columns (V slabs of walk::BV), with its
-// pieces' arrays at `base` (walk::split_workspace_bytes for the same cols); returns the
-// pieces of the first pass.
-unsigned plan_walk_split(walk::args& a, const call& c, int cols, float* base) {
+// The sequence split of a walk over `cols` columns, with its pieces' arrays at `base`
+// (walk::split_workspace_bytes for the same cols): the walk's grid, (V slabs of
+// walk::BV, heads, segments), whose x the pieces' arrays are indexed by, and the first
+// pass's pieces.
+struct walk_split {
+  dim3 grid;
+  unsigned pieces;
+};
+walk_split plan_walk_split(walk::args& a, const call& c, int cols, float* base) {
   // The SM count is asked once per device (0 if unreadable: no split), not every call.
   const walk::plan plan = walk::plan_launch(c.B, c.H, cols, c.T, parallel_scan::sm_count());
   a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
@@ -162,14 +174,12 @@ unsigned plan_walk_split(walk::args& a, const call& c, int cols, float* base) {
   const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);
   a.dstate = base;
   a.dgate = a.dstate + pieces * heads * slabs * walk::KP * walk::BV;
-  return pieces;
+  return {dim3(static_cast<unsigned>(slabs), static_cast<unsigned>(heads), static_cast<unsigned>(a.segs)), pieces};
 }
 
 cudaError_t launch_walk(const call& c) {
   walk::args a = walk_args_of(c);
-  const unsigned pieces = plan_walk_split(a, c, c.V, static_cast<float*>(c.workspace));
-  const dim3 grid(static_cast<unsigned>((c.V + walk::BV - 1) / walk::BV), static_cast<unsigned>(c.B * c.H),
-                  static_cast<unsigned>(a.segs));
+  const auto [grid, pieces] = plan_walk_split(a, c, c.V, static_cast<float*>(c.workspace));
   if (pieces > 0)
     if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_segment_states_kernel, dim3(grid.x, grid.y, pieces),
                                            c.stream, a))
@@ -182,10 +192,8 @@ template <class Tr>
 cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
   using bf16 = __nv_bfloat16;
   walk::args a = walk_args_of(c);
-  const unsigned pieces = plan_walk_split(a, c, d.Vp, p.split);
+  const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split);
   const walk::state_arrays w{p.states, p.dstates, p.ypart, d.NT, d.Kp, d.Vp};
-  const dim3 grid(static_cast<unsigned>(d.Vp / walk::BV), static_cast<unsigned>(d.B * d.H),
-                  static_cast<unsigned>(a.segs));
   const bf16* d_o = static_cast<const bf16*>(c.d_o);
   // Each pass's pieces, then its walk; the dS pass reuses the pieces' arrays.
   if (pieces > 0)
@@ -288,7 +296,7 @@ cudaError_t backward(const call& c) {
     if (c.path == stages::fused && walk_fits(c)) {
       if (cudaError_t e = launch_backward_walks(c, d, p)) return e;
       walked = true;
-      if (c.V <= walk::KP) {
+      if (grads_walk_fits(c, d)) {
         if (cudaError_t e = launch_grads_walk(c, d, p)) return e;
         leftover = p.leftover;
       }

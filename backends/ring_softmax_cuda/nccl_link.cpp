@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -25,7 +24,6 @@ struct library {
   decltype(&ncclGetVersion) get_version = nullptr;
   decltype(&ncclGetUniqueId) get_unique_id = nullptr;
   decltype(&ncclCommInitRank) init_rank = nullptr;
-  decltype(&ncclCommInitAll) init_all = nullptr;
   decltype(&ncclGetErrorString) error_string = nullptr;
   decltype(&ncclGroupStart) group_start = nullptr;
   decltype(&ncclGroupEnd) group_end = nullptr;
@@ -52,7 +50,6 @@ const library& lib() {
     bool all = resolve(h, "ncclGetVersion", &r.get_version, &r.why);
     all &= resolve(h, "ncclGetUniqueId", &r.get_unique_id, &r.why);
     all &= resolve(h, "ncclCommInitRank", &r.init_rank, &r.why);
-    all &= resolve(h, "ncclCommInitAll", &r.init_all, &r.why);
     all &= resolve(h, "ncclGetErrorString", &r.error_string, &r.why);
     all &= resolve(h, "ncclGroupStart", &r.group_start, &r.why);
     all &= resolve(h, "ncclGroupEnd", &r.group_end, &r.why);
@@ -136,25 +133,6 @@ const process_ranks& process_knobs() {
   return k;
 }
 
-std::string communicators_for(const std::vector<int>& devices, std::vector<comm>* out) {
-  static std::mutex m;
-  static std::map<std::vector<int>, std::vector<comm>> made;
-  std::lock_guard<std::mutex> guard(m);
-  if (auto it = made.find(devices); it != made.end()) {
-    *out = it->second;
-    return {};
-  }
-  std::string why;
-  if (!library_loaded(&why)) return why;
-  std::vector<ncclComm_t> comms(devices.size());
-  if (std::string e = named(lib().init_all(comms.data(), int(devices.size()), devices.data()), "ncclCommInitAll");
-      !e.empty())
-    return e;
-  out->assign(comms.begin(), comms.end());
-  made[devices] = *out;
-  return {};
-}
-
 std::string process_communicator(int device, comm* out) {
   static std::mutex m;
   static comm made = nullptr;
@@ -213,7 +191,6 @@ const process_ranks& process_knobs() {
   }();
   return k;
 }
-std::string communicators_for(const std::vector<int>&, std::vector<comm>*) { return "built without nccl.h"; }
 std::string process_communicator(int, comm*) { return "built without nccl.h"; }
 std::string group_start() { return "built without nccl.h"; }
 std::string group_end() { return "built without nccl.h"; }

@@ -1,12 +1,11 @@
 // How the ranks of the multi-GPU ring reach each other: NCCL, loaded at run time
 // (libnccl.so.2 on the library path, e.g. a PyTorch environment's nvidia-nccl package),
-// never linked, so the plugin loads and runs on one GPU without it. Two ways to form the
-// ranks:
-// - one process drives every GPU of the call's device list (ncclCommInitAll);
-// - one process per rank (RING_SOFTMAX_CUDA_NCCL_RANK / _WORLD / _ID_FILE): rank 0
-//   writes NCCL's unique id to the file, the others read it, and each calls
-//   ncclCommInitRank. The file may sit on a shared filesystem, which is how the same
-//   path spans nodes.
+// never linked, so the plugin loads and runs on one GPU without it. NCCL joins the ranks
+// only with one process per rank (RING_SOFTMAX_CUDA_NCCL_RANK / _WORLD / _ID_FILE): rank 0
+// writes NCCL's unique id to the file, the others read it, and each calls
+// ncclCommInitRank. The file may sit on a shared filesystem, which is how the same path
+// spans nodes. One process driving every GPU of the call's device list moves data with
+// the copy engines instead (ring_ranks.cu), and needs no NCCL.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -34,9 +33,6 @@ struct process_ranks {
 };
 const process_ranks& process_knobs();
 
-// One communicator per device of `devices` (one process, every rank), made once per
-// device list and kept for the process's life. Empty = done.
-std::string communicators_for(const std::vector<int>& devices, std::vector<comm>* out);
 // This process's one communicator in the multi-process world (made once, on `device`).
 std::string process_communicator(int device, comm* out);
 

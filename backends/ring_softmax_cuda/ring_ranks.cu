@@ -900,8 +900,8 @@ std::string report_json() {
   world_state& w = *state;
   std::string s = "{\"world\":" + std::to_string(w.where.world) + ",\"layout\":\"" + layout_name(w.p.chunking) +
                   "\",\"block\":\"" + (w.p.block == block_kernel::cudnn ? "cudnn" : "own") +
-                  "\",\"processes\":\"" + (w.one_process ? "one" : "one per rank") +
-                  "\",\"nccl_version\":" + std::to_string(nccl::library_version()) +
+                  "\",\"processes\":\"" + (w.one_process ? "one" : "one per rank") + "\"" +
+                  (w.one_process ? "" : ",\"nccl_version\":" + std::to_string(nccl::library_version())) +
                   ",\"outputs\":\"each rank's own rows at the call's end; collect() gathers them, untimed\"";
   if (w.collect_ms >= 0) {
     char buf[48];

@@ -203,12 +203,12 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "the ring across processes needs NCCL: " + why);
     if (knob_values().shards != 1)
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                  "RING_SOFTMAX_CUDA_SHARDS is the one-device ring; across GPUs the shards are the ranks");
+                  "RING_SOFTMAX_CUDA_SHARDS is the one-device ring; across ranks the shards are the ranks");
     for (int i = 0; i < p->num_devices; ++i)
       for (int j = 0; j < i; ++j)
         if (p->device_ids[i] == p->device_ids[j])
-          return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "each rank needs its own device; "
-                      "device " + std::to_string(p->device_ids[i]) + " is listed twice");
+          return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "device " + std::to_string(p->device_ids[i]) +
+                      " is listed twice (several ranks on a device: RING_SOFTMAX_CUDA_RANKS_PER_DEVICE)");
   }
   if (knob_values().block_choice == knobs::block::cudnn) {
     if (storage_of(p->dtype) != ring::storage::bf16)

@@ -3,7 +3,7 @@
 // product's A operand. It reads what the state and dS walks (backward.cuh) left: S_n, the
 // state before chunk n, dS_n, the gradient of the state after it, and Y_n = Σ_v S_n ⊙ dS_n.
 // It replaces chunk_dv_kernel and chunk_dq_dk_dg_kernel (backward_kernels.cuh) for the
-// chunks it takes; their sums are the same.
+// chunks it takes: the same terms, summed in another order with other roundings.
 //
 // One reference for the chunk (walk_prepare_grads): G is the cumulative log2 gate from
 // the chunk's start, q̃ = q·2^{G}, k̃ = k·2^{−G}, k̂ = k̃·2^{G[C−1]}, s = scale. With the
@@ -18,16 +18,20 @@
 //
 // (primes: without the diagonal pair). As in the forward, the diagonal blocks — the
 // weakest decays, the largest terms — carry the residual of each operand's bf16
-// rounding: dA·k̃, dAᵀ·q̃, the scores k̃·q̃ᵀ and Aᵀ·do take hi·hi + lo·hi + hi·lo there. With
-// single operands on the diagonal, bf16 dg reached 9.7e-3 on gla_t65 (limit 1e-2). Every factor 2^{G[t] − G[j]} enters as the product
-// of a q̃ or 2^{G} and a k̃ or 2^{−G}, each within 2^64 because the block takes only chunks
-// whose G lie in [−kGradMildLog2, 0]; the exponent of the one difference,
-// G[C−1] − G ≤ 0, is off by at most ulp(64). A chunk outside that range (strong gates) is
-// appended to a list that the WMMA kernels then run (launch.cu).
+// rounding: dA·k̃, dAᵀ·q̃, the scores k̃·q̃ᵀ and Aᵀ·do take hi·hi + lo·hi + hi·lo there.
+// With single operands on the diagonal, bf16 dg reached 9.7e-3 on gla_t65 (limit 1e-2).
+//
+// Every factor 2^{G[t] − G[j]} enters as the product of a q̃ or 2^{G} and a k̃ or 2^{−G},
+// each within 2^64 because the block takes only chunks whose G lie in
+// [−kGradMildLog2, 0]; the exponent of the one difference, G[C−1] − G ≤ 0, is off by at
+// most ulp(64). A chunk outside that range (strong gates) is appended to a list that the
+// WMMA kernels then run (launch.cu).
 //
 // Warps: warp w takes the 16 rows of sub-chunk mt (tokens for dq and dg, keys for dk and
-// dv) and 64 of the 128 columns (`half`). Its three products read only shared memory that no warp writes, so they
-// need no barrier; dg's scans run on the fragments, with one exchange of column sums.
+// dv) and 64 of the 128 columns (`half`). The two warps of a sub-chunk both compute its
+// score tiles (dA, dAᵀ, Aᵀ), which keeps the scores in registers. The three products read
+// only shared memory that no warp writes, so they need no barrier; dg's scans run on the
+// fragments, with one exchange of column sums.
 #pragma once
 
 #include "backward.cuh"
