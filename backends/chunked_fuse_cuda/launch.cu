@@ -72,15 +72,18 @@ struct forward_plan {
 template <class Tr>
 struct backward_plan {
   typename Tr::acc_t *states, *dstates, *ypart;
-  int* leftover;  // the chunks the bf16 gradient walk leaves to the WMMA kernels
-  float* split = nullptr;  // the bf16 state walks' sequence split (walk/plan.hpp)
+  // bf16 only: the chunks the gradient walk leaves to the WMMA kernels, and the state
+  // walks' sequence split (walk/plan.hpp).
+  int* leftover = nullptr;
+  float* split = nullptr;
   backward_plan(workspace_carve& w, const dims& d)
       : states(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         dstates(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
-        ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)),
-        leftover(w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT + 1)) {
-    if constexpr (std::is_same_v<typename Tr::storage_t, __nv_bfloat16>)
+        ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)) {
+    if constexpr (std::is_same_v<typename Tr::storage_t, __nv_bfloat16>) {
+      leftover = w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT + 1);
       split = w.take<float>(walk::split_workspace_bytes(d.B, d.T, d.H, d.Vp) / sizeof(float));
+    }
   }
 };
 
@@ -311,9 +314,9 @@ cudaError_t backward(const call& c) {
                                c.scale))
       return e;
   }
-  if (leftover) {  // one wave of blocks that loop over the list (mostly empty)
-    const int sms = parallel_scan::sm_count();
-    const unsigned wave = static_cast<unsigned>(std::max(1, std::min<int>(nt * heads, sms > 0 ? sms : 132)));
+  if (leftover) {  // one wave of blocks (a block an SM) that loop over the list, mostly empty
+    const int sms = parallel_scan::sm_count(), chunks = static_cast<int>(nt * heads);
+    const unsigned wave = static_cast<unsigned>(sms > 0 ? std::min(chunks, sms) : chunks);
     if (cudaError_t e = launch(chunk_dv_list_kernel<S>, dim3(wave, d.Vp / Tr::BV_out), smem_of<outputs_smem<Tr>>(),
                                c.stream, x, d, static_cast<const acc_t*>(p.dstates), c.scale, leftover))
       return e;
