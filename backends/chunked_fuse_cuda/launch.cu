@@ -13,6 +13,7 @@
 #include "walk/forward.cuh"
 #include "walk/backward.cuh"
 #include "walk/grads.cuh"
+#include "walk_fp/forward.cuh"
 
 namespace glabench::chunked {
 namespace {
@@ -190,6 +191,31 @@ cudaError_t launch_walk(const call& c) {
   return launch_walk_kernel(walk::chunk_walk_bf16_kernel, grid, c.stream, a);
 }
 
+// The fp32/fp64 chunk walk (walk_fp/forward.cuh) takes heads with K ≤ 128 whose rows
+// are whole 16-byte vectors at 16-byte-aligned addresses, as the bf16 walk does.
+template <class S>
+bool fp_walk_fits(const call& c) {
+  constexpr int vec = 16 / sizeof(S);
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return c.K <= walk_fp::sizes<S>::KP && c.K % vec == 0 && c.V % vec == 0 && c.T > 0 && aligned(c.q) &&
+         aligned(c.k) && aligned(c.v) && aligned(c.g) && aligned(c.o);
+}
+
+template <class S>
+cudaError_t launch_fp_walk(const call& c) {
+  using Z = walk_fp::sizes<S>;
+  walk_fp::args<S> a{};
+  a.q = static_cast<const S*>(c.q), a.k = static_cast<const S*>(c.k);
+  a.v = static_cast<const S*>(c.v), a.g = static_cast<const S*>(c.g);
+  a.h0 = static_cast<const S*>(c.h0);
+  a.o = static_cast<S*>(c.o), a.ht = static_cast<S*>(c.ht);
+  a.H = c.H, a.K = c.K, a.V = c.V, a.T_len = c.T;
+  a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
+  a.scale = static_cast<S>(c.scale);
+  const dim3 grid(static_cast<unsigned>((c.V + Z::BV - 1) / Z::BV), static_cast<unsigned>(c.B * c.H));
+  return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, grid, walk_fp::layout<S>::bytes, c.stream, a);
+}
+
 // The backward's state and dS walks (walk/backward.cuh) into its workspace arrays.
 template <class Tr>
 cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
@@ -243,8 +269,11 @@ cudaError_t forward(const call& c) {
   const dims d = dims_of<Tr>(c);
   const tensors<S> x = tensors_of<S>(c);
   workspace_carve w{static_cast<char*>(c.workspace)};
-  if constexpr (std::is_same_v<S, __nv_bfloat16>)
+  if constexpr (std::is_same_v<S, __nv_bfloat16>) {
     if (c.path == stages::fused && walk_fits(c)) return launch_walk(c);
+  } else {
+    if (c.path == stages::fused && fp_walk_fits<S>(c)) return launch_fp_walk<S>(c);
+  }
   const forward_plan<Tr> p(w, d, c.path);
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;

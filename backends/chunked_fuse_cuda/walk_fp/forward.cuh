@@ -1,0 +1,92 @@
+// The fp32 and fp64 forward in one pass: the chunk walk of walk/forward.cuh on the
+// tensor cores that keep these dtypes exact — 3×TF32 for fp32, DMMA for fp64 (mma.cuh).
+// One block per (V slab of 64 columns, head) walks the chunks in order and keeps its
+// 128×64 state in registers; every stage of a chunk runs inside the walk:
+//
+//   stage 1  fp_decay_cumsum    (stage1_decay_cumsum.cuh)   G, the cumulative log2 gates
+//   stage 2  fp_prepare_qg_kg   (stage2_prepare_qg_kg.cuh)  q̃, k̂ (and k̃): the operands
+//                                                           with their decays, in place
+//   stage 3  fp_state_update    (stage3_state.cuh)          S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
+//   stage 4  fp_inner_chunk     (stage4_inner_chunk.cuh)    the masked scores A
+//   stage 5  fp_combine         (stage5_combine.cuh)        o = scale·(q̃·S + A·v)
+//
+// A chunk is 32 tokens in fp32 and 16 in fp64, so that every input tile is
+// double-buffered: the next chunk's q, k, g and v load (cp.async) during this one.
+//
+// Gates: every exponent is ≤ 0 — G[t] for q̃, G[C−1] − G[t] for k̂ — except k̃'s −G[t],
+// which only a mild chunk takes (G ≥ −kMildLog2 throughout: 2^{64} in fp32, 2^{480} in
+// fp64). Any other chunk sums its scores pair by pair from the pair's own gates
+// (fp_inner_chunk_by_pairs), so a gate of −30, chunk sums of −10⁴ and exact zeros all stay
+// exact. G is summed in fp64 in both dtypes.
+#pragma once
+
+#include "stage1_decay_cumsum.cuh"
+#include "stage2_prepare_qg_kg.cuh"
+#include "stage3_state.cuh"
+#include "stage4_inner_chunk.cuh"
+#include "stage5_combine.cuh"
+
+namespace glabench::chunked::walk_fp {
+
+// o's element pairs of a warp's two column tiles (stage 5's layout), scaled, past T and V
+// left out.
+template <class T>
+__device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t0, int warp, int lane, T scale,
+                                                 const T (&O)[2][mma_policy<T>::NACC]) {
+  using P = mma_policy<T>;
+  using T2 = std::conditional_t<sizeof(T) == 4, float2, double2>;
+  const int r0 = (warp >> 2) * P::TM, n0 = 2 * (warp & 3) * P::TN;
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int e = 0; e < P::NACC; e += 2) {
+      const int64_t t = t0 + r0 + acc_row(lane, e);
+      const int col = n0 + j * P::TN + acc_col(lane, e);
+      if (t < io.T_len && io.v0 + col < io.V)
+        *reinterpret_cast<T2*>(io.o + t * io.vs + col) = T2{scale * O[j][e], scale * O[j][e + 1]};
+    }
+}
+
+template <class T>
+__global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(args<T> a) {
+  using Z = sizes<T>;
+  using L = layout<T>;
+  using P = mma_policy<T>;
+  extern __shared__ __align__(128) unsigned char raw[];
+  T* smem = reinterpret_cast<T*>(raw);
+  T* E = smem + L::E;
+  double* Gl = reinterpret_cast<double*>(raw + L::Gl_bytes);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int f = tid % Z::KP, h = tid / Z::KP;  // stages 1–2: feature, half of the chunk
+  const walk_io<T> io(a, smem);
+
+  state_regs<T> S;
+  fp_load_state(a.h0, a, S, warp, lane);
+  io.load(0, 0);
+  for (int n = 0; n < a.NT; ++n) {
+    const int cur = n & 1;
+    T* buf = smem + cur * L::buf;
+    const int64_t t0 = static_cast<int64_t>(n) * Z::C;
+    tc::cp_async_wait_all();
+    __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
+    if (n + 1 < a.NT) io.load(cur ^ 1, t0 + Z::C);
+    fp_state_to_shared(smem + L::S, S, warp, lane);
+
+    double G[Z::C / 2];
+    const double last = fp_decay_cumsum(buf, E, Gl, f, h, G);
+    const bool mild = __syncthreads_and(last >= -Z::kMildLog2);  // E and Gl written
+    if (!mild) fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, warp, lane);
+    fp_prepare_qg_kg(buf, E, Gl, f, h, G, mild);
+    __syncthreads();  // operands written
+    if (mild) fp_inner_chunk(buf, smem + L::A, warp, lane);
+    __syncthreads();  // scores written
+
+    T O[2][P::NACC];
+    fp_combine(buf, smem + L::S, smem + L::A, warp, lane, O);
+    fp_store_outputs(io, t0, warp, lane, a.scale, O);
+    fp_state_update(buf, E, S, warp, lane);
+  }
+  fp_store_state(a.ht, a, S, warp, lane);
+}
+
+}  // namespace glabench::chunked::walk_fp

@@ -1,0 +1,106 @@
+// The fp32 and fp64 chunk walk's common ground: its sizes, the block's shared-memory
+// layout, the kernel arguments and the cp.async loads of a chunk's tiles.
+#pragma once
+
+#include <cstdint>
+
+#include "../walk/mma_sync.cuh"
+#include "mma.cuh"
+
+namespace glabench::chunked::walk_fp {
+
+// Tokens a chunk (32 in fp32, 16 in fp64: two row blocks of the tensor-core tile, and
+// every input double-buffered within 227 KB), the padded key width (K ≤ KP), the V slab
+// of a block, the block's threads and warps.
+template <class T>
+struct sizes {
+  using P = mma_policy<T>;
+  static constexpr int C = 2 * P::TM, KP = 128, BV = 64, THREADS = 256, WARPS = THREADS / 32;
+  // Warp w holds state rows 16w … 16w+15: RB row blocks of the tile, 8 column tiles.
+  static constexpr int RB = 16 / P::TM, CT = BV / P::TN;
+  // The scores' tiles (C×C); when there are fewer than warps, the warps split K.
+  static constexpr int SCORE_TILES = (C / P::TM) * (C / P::TN), KSPLIT = WARPS / SCORE_TILES;
+  static_assert(WARPS % SCORE_TILES == 0, "scores' tiles divide the warps");
+  // A chunk whose cumulative log2 gates all stay ≥ −kMildLog2 takes one reference for the
+  // whole chunk: 2^{±G} ≤ 2^{kMildLog2}, far inside T's range.
+  static constexpr double kMildLog2 = sizeof(T) == 4 ? 64.0 : 480.0;
+};
+inline constexpr double kLog2e = 1.4426950408889634;
+
+// The block's shared memory, in elements of T. q, k, g and v are double-buffered and the
+// next chunk loads while this one computes; stage 2 writes the operands in place over
+// this chunk's buffer (q → q̃, k → k̃, g → k̂). S is the state before the chunk (stage 5's
+// operand), A the masked scores (KSPLIT partial sums), `pairs` the strong-gate path's
+// per-warp partial scores, E = 2^{G[C−1]} and Gl = G[C−1] (fp64) per feature.
+template <class T>
+struct layout {
+  using Z = sizes<T>;
+  static constexpr int tile_k = Z::C * Z::KP, tile_v = Z::C * Z::BV;
+  static constexpr int q = 0, k = tile_k, g = 2 * tile_k, v = 3 * tile_k, buf = 3 * tile_k + tile_v;
+  static constexpr int S = 2 * buf, A = S + Z::KP * Z::BV, pairs = A + Z::KSPLIT * Z::C * Z::C;
+  static constexpr int E = pairs + 4 * Z::C * Z::C;
+  static constexpr int Gl_bytes = (E + Z::KP) * static_cast<int>(sizeof(T));  // double [KP]
+  static constexpr int bytes = Gl_bytes + Z::KP * 8;
+};
+static_assert(layout<float>::bytes <= 227 * 1024 && layout<double>::bytes <= 227 * 1024,
+              "one block per SM");
+
+template <class T>
+struct args {
+  const T *q, *k, *v, *g, *h0;
+  T *o, *ht;
+  int H, K, V, NT;
+  int64_t T_len;
+  T scale;
+};
+
+// One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,
+// and the cp.async loads of a chunk's tiles into buffer `b`; zeros past T, K and V.
+template <class T>
+struct walk_io {
+  using Z = sizes<T>;
+  using L = layout<T>;
+  static constexpr int kVec = 16 / sizeof(T);
+  const T *q, *k, *g, *v;
+  T* o;
+  int64_t ks, vs, T_len;
+  int K, V, v0;
+  uint32_t sm;
+  __device__ walk_io(const args<T>& a, const T* smem)
+      : ks(static_cast<int64_t>(a.H) * a.K),
+        vs(static_cast<int64_t>(a.H) * a.V),
+        T_len(a.T_len),
+        K(a.K),
+        V(a.V),
+        v0(blockIdx.x * Z::BV),
+        sm(tc::smem_addr(smem)) {
+    const int bh = blockIdx.y;
+    const int64_t head = static_cast<int64_t>(bh / a.H) * a.T_len * a.H + bh % a.H;
+    q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
+    v = a.v + head * a.V + v0, o = a.o + head * a.V + v0;
+  }
+  __device__ void load(int b, int64_t t0) const {
+    constexpr int per_row = Z::KP / kVec;
+#pragma unroll
+    for (int it = 0; it < Z::C * per_row / Z::THREADS; ++it) {
+      const int i = threadIdx.x + it * Z::THREADS, r = i / per_row, c = (i % per_row) * kVec;
+      const bool in = t0 + r < T_len && c < K;
+      const int64_t src = in ? (t0 + r) * ks + c : 0;
+      const uint32_t dst = sm + (b * L::buf + swz<T, Z::KP>(r, c)) * sizeof(T);
+      tc::cp_async16(dst + L::q * sizeof(T), q + src, in ? 16 : 0);
+      tc::cp_async16(dst + L::k * sizeof(T), k + src, in ? 16 : 0);
+      tc::cp_async16(dst + L::g * sizeof(T), g + src, in ? 16 : 0);
+    }
+    constexpr int per_vrow = Z::BV / kVec;
+#pragma unroll
+    for (int it = 0; it < Z::C * per_vrow / Z::THREADS; ++it) {
+      const int i = threadIdx.x + it * Z::THREADS, r = i / per_vrow, c = (i % per_vrow) * kVec;
+      const bool in = t0 + r < T_len && v0 + c < V;
+      tc::cp_async16(sm + (b * L::buf + L::v + swz<T, Z::BV>(r, c)) * sizeof(T),
+                     in ? v + (t0 + r) * vs + c : v, in ? 16 : 0);
+    }
+    tc::cp_async_commit();
+  }
+};
+
+}  // namespace glabench::chunked::walk_fp

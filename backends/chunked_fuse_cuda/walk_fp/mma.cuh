@@ -1,0 +1,115 @@
+// Register-level tensor-core products of the fp32 and fp64 chunk walk (walk_fp/): one
+// policy per storage type, with the same fragment interface.
+//
+//   fp32  mma.sync m16n8k8 on TF32, as 3×TF32: a·b ≈ a_lo·b_hi + a_hi·b_lo + a_hi·b_hi,
+//         each operand split into its TF32 rounding (hi) and the TF32 rounding of what
+//         that cut off (lo). The products keep fp32 accuracy; plain TF32 is never used.
+//   fp64  mma.sync m8n8k4 on the FP64 tensor cores (DMMA), exact fp64 products.
+//
+// Fragments (PTX ISA), with g = lane/4 and c = lane%4:
+//   A (TM×TK): m16n8k8 a0 (g, c), a1 (g+8, c), a2 (g, c+4), a3 (g+8, c+4); m8n8k4 a0 (g, c)
+//   B (TK×TN): m16n8k8 b0 (c, g), b1 (c+4, g);                              m8n8k4 b0 (c, g)
+//   C (TM×TN): element e at (g + 8·(e/2), 2c + e%2) — 4 elements (m16n8), 2 (m8n8).
+// The loads take an accessor x(row, col) of the stored matrix, so one routine reads a tile
+// as stored or transposed.
+#pragma once
+
+#include <cstdint>
+
+namespace glabench::chunked::walk_fp {
+
+template <class T>
+struct mma_policy;
+
+template <>
+struct mma_policy<float> {
+  static constexpr int TM = 16, TN = 8, TK = 8, NACC = 4;
+  struct afrag {
+    uint32_t hi[4], lo[4];
+  };
+  struct bfrag {
+    uint32_t hi[2], lo[2];
+  };
+  static __device__ __forceinline__ void split(float x, uint32_t& hi, uint32_t& lo) {
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(x));
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"(x - __uint_as_float(hi)));
+  }
+  template <class X>
+  static __device__ __forceinline__ afrag load_a(X x, int r0, int k0, int lane) {
+    const int g = lane >> 2, c = lane & 3;
+    afrag a;
+    split(x(r0 + g, k0 + c), a.hi[0], a.lo[0]);
+    split(x(r0 + g + 8, k0 + c), a.hi[1], a.lo[1]);
+    split(x(r0 + g, k0 + c + 4), a.hi[2], a.lo[2]);
+    split(x(r0 + g + 8, k0 + c + 4), a.hi[3], a.lo[3]);
+    return a;
+  }
+  template <class X>
+  static __device__ __forceinline__ bfrag load_b(X x, int k0, int n0, int lane) {
+    const int g = lane >> 2, c = lane & 3;
+    bfrag b;
+    split(x(k0 + c, n0 + g), b.hi[0], b.lo[0]);
+    split(x(k0 + c + 4, n0 + g), b.hi[1], b.lo[1]);
+    return b;
+  }
+  static __device__ __forceinline__ void mma1(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+  // The small terms first, into the accumulator that the large one then joins.
+  static __device__ __forceinline__ void mma(float (&d)[4], const afrag& a, const bfrag& b) {
+    mma1(d, a.lo, b.hi);
+    mma1(d, a.hi, b.lo);
+    mma1(d, a.hi, b.hi);
+  }
+};
+
+template <>
+struct mma_policy<double> {
+  static constexpr int TM = 8, TN = 8, TK = 4, NACC = 2;
+  struct afrag {
+    double a;
+  };
+  struct bfrag {
+    double b;
+  };
+  template <class X>
+  static __device__ __forceinline__ afrag load_a(X x, int r0, int k0, int lane) {
+    return {x(r0 + (lane >> 2), k0 + (lane & 3))};
+  }
+  template <class X>
+  static __device__ __forceinline__ bfrag load_b(X x, int k0, int n0, int lane) {
+    return {x(k0 + (lane & 3), n0 + (lane >> 2))};
+  }
+  static __device__ __forceinline__ void mma(double (&d)[2], const afrag& a, const bfrag& b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a.a), "d"(b.b));
+  }
+};
+
+// Row and column of accumulator element e of lane `lane` in a TM×TN tile.
+__device__ __forceinline__ int acc_row(int lane, int e) { return (lane >> 2) + 8 * (e >> 1); }
+__device__ __forceinline__ int acc_col(int lane, int e) { return 2 * (lane & 3) + (e & 1); }
+
+// Element (row, col) of a tile of COLS-element rows, XOR-swizzled so that the fragment
+// loads above read 32 different banks whether the tile is read as stored (rows g, columns
+// c) or transposed (rows c, columns g):
+//   fp32: col ^ (8·(row%4) + 4·((row/4)%2)) within 32-column blocks;
+//   fp64: col ^ 4·(row%4) within 16-column blocks (half-warp phases).
+// 16-byte groups (4 floats, 2 doubles) stay whole, so cp.async fills the tiles.
+template <class T, int COLS>
+__device__ __forceinline__ int swz(int row, int col) {
+  if constexpr (sizeof(T) == 4) {
+    static_assert(COLS % 32 == 0, "fp32 tiles of whole 32-column blocks");
+    return row * COLS + (col ^ (((row & 3) << 3) | (row & 4)));
+  } else {
+    static_assert(COLS % 16 == 0, "fp64 tiles of whole 16-column blocks");
+    return row * COLS + (col ^ ((row & 3) << 2));
+  }
+}
+
+}  // namespace glabench::chunked::walk_fp

@@ -1,0 +1,79 @@
+// Stage 4 of the fp32/fp64 chunk walk — the seed's `fwd_inner_chunk`: the chunk's masked
+// scores A[t][s] = Σ_f q[t,f]·k[s,f]·2^{G[t,f] − G[s,f]} (s ≤ t) into shared memory, on
+// the tensor cores for a mild chunk, pair by pair for the others.
+#pragma once
+
+#include "layout.cuh"
+
+namespace glabench::chunked::walk_fp {
+
+// ---- stage 4: fwd_inner_chunk --------------------------------------------------------
+// A mild chunk: A = q̃·k̃ᵀ, one reference for the chunk. Each product q̃[t]·k̃[s] with
+// s ≤ t is q·k·2^{G[t]−G[s]} ≤ |q·k|; the products above the diagonal, up to 2^{kMildLog2}
+// larger, are masked by a select. Warp w takes score tile w % SCORE_TILES over K part
+// w / SCORE_TILES (A holds KSPLIT partial sums, which stage 5 adds in order). Two
+// accumulators, even and odd k-steps, keep two products in flight.
+template <class T>
+__device__ __forceinline__ void fp_inner_chunk(const T* buf, T* A, int warp, int lane) {
+  using Z = sizes<T>;
+  using P = mma_policy<T>;
+  using L = layout<T>;
+  constexpr int tiles_n = Z::C / P::TN, kpart = Z::KP / Z::KSPLIT;
+  const int tile = warp % Z::SCORE_TILES, part = warp / Z::SCORE_TILES;
+  const int r0 = (tile / tiles_n) * P::TM, c0 = (tile % tiles_n) * P::TN;
+  T acc[2][P::NACC] = {};
+  if (c0 <= r0 + P::TM - 1) {
+    const T* qt = buf + L::q;
+    const T* kt = buf + L::k;
+    auto qx = [&](int r, int c) { return qt[swz<T, Z::KP>(r, c)]; };
+    auto kx = [&](int kk, int n) { return kt[swz<T, Z::KP>(n, kk)]; };  // k̃ᵀ
+#pragma unroll
+    for (int kk = 0; kk < kpart; kk += 2 * P::TK) {
+      const int k0 = part * kpart + kk;
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        P::mma(acc[i], P::load_a(qx, r0, k0 + i * P::TK, lane), P::load_b(kx, k0 + i * P::TK, c0, lane));
+    }
+  }
+  T* out = A + part * Z::C * Z::C;
+#pragma unroll
+  for (int e = 0; e < P::NACC; ++e) {
+    const int t = r0 + acc_row(lane, e), s = c0 + acc_col(lane, e);
+    out[swz<T, Z::C>(t, s)] = s > t ? T(0) : acc[0][e] + acc[1][e];
+  }
+}
+
+// Any chunk: each score as a sum over features of q[t,f]·k[s,f]·2^{d}, d the pair's own
+// gates g[s+1] + … + g[t] (log2, fp64, ≤ 0) summed in order — no reference, so no factor
+// above 1, whatever the gates. Warp w takes features 32·(w%4) … and the keys s of parity
+// w/4; each score's lanes are summed by shuffles into pairs[w%4][t][s], and the four
+// feature quarters then into A in order. Reads the raw q, k and g; ends with a barrier.
+template <class T>
+__device__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, int warp, int lane) {
+  using Z = sizes<T>;
+  using L = layout<T>;
+  const int f = 32 * (warp & 3) + lane;
+  T* part = pairs + (warp & 3) * Z::C * Z::C;
+  for (int s = warp >> 2; s < Z::C; s += 2) {
+    const double ks = buf[L::k + swz<T, Z::KP>(s, f)];
+    double d = 0.0;
+    for (int t = s; t < Z::C; ++t) {
+      const int at = swz<T, Z::KP>(t, f);
+      if (t > s) d = fma(static_cast<double>(buf[L::g + at]), kLog2e, d);
+      double x = static_cast<double>(buf[L::q + at]) * ks * exp2(d);
+#pragma unroll
+      for (int w = 16; w >= 1; w >>= 1) x += __shfl_xor_sync(0xffffffffu, x, w);
+      if (lane == 0) part[t * Z::C + s] = static_cast<T>(x);
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < Z::C * Z::C; i += Z::THREADS) {
+    const int t = i / Z::C, s = i % Z::C;
+    const T sum = ((pairs[i] + pairs[Z::C * Z::C + i]) + pairs[2 * Z::C * Z::C + i]) + pairs[3 * Z::C * Z::C + i];
+    A[swz<T, Z::C>(t, s)] = s > t ? T(0) : sum;
+#pragma unroll
+    for (int p = 1; p < Z::KSPLIT; ++p) A[p * Z::C * Z::C + swz<T, Z::C>(t, s)] = T(0);
+  }
+}
+
+}  // namespace glabench::chunked::walk_fp

@@ -1,0 +1,47 @@
+// Stage 5 of the fp32/fp64 chunk walk — the seed's combine of inner and inter (a PyTorch
+// add there): o = q̃·S + A·v in one accumulator, on the tensor cores.
+#pragma once
+
+#include "layout.cuh"
+
+namespace glabench::chunked::walk_fp {
+
+// ---- stages 3 (output) and 5: combine ------------------------------------------------
+// Warp w: row block w/4 of the chunk, column tiles 2·(w%4) and 2·(w%4)+1 of the V slab.
+// A's rows of row block rb are zero past its last row, so A·v stops there.
+template <class T>
+__device__ __forceinline__ void fp_combine(const T* buf, const T* St, const T* A, int warp, int lane,
+                                           T (&O)[2][mma_policy<T>::NACC]) {
+  using Z = sizes<T>;
+  using P = mma_policy<T>;
+  using L = layout<T>;
+  const int r0 = (warp >> 2) * P::TM, n0 = 2 * (warp & 3) * P::TN;
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int e = 0; e < P::NACC; ++e) O[j][e] = T(0);
+  const T* qt = buf + L::q;
+  const T* v = buf + L::v;
+  auto qx = [&](int r, int c) { return qt[swz<T, Z::KP>(r, c)]; };
+  auto sx = [&](int kk, int n) { return St[swz<T, Z::BV>(kk, n)]; };
+  auto ax = [&](int r, int c) {
+    T x = A[swz<T, Z::C>(r, c)];
+#pragma unroll
+    for (int p = 1; p < Z::KSPLIT; ++p) x += A[p * Z::C * Z::C + swz<T, Z::C>(r, c)];
+    return x;
+  };
+  auto vx = [&](int kk, int n) { return v[swz<T, Z::BV>(kk, n)]; };
+#pragma unroll 4
+  for (int k0 = 0; k0 < Z::KP; k0 += P::TK) {
+    const typename P::afrag af = P::load_a(qx, r0, k0, lane);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) P::mma(O[j], af, P::load_b(sx, k0, n0 + j * P::TN, lane));
+  }
+  for (int k0 = 0; k0 < r0 + P::TM; k0 += P::TK) {
+    const typename P::afrag af = P::load_a(ax, r0, k0, lane);
+#pragma unroll
+    for (int j = 0; j < 2; ++j) P::mma(O[j], af, P::load_b(vx, k0, n0 + j * P::TN, lane));
+  }
+}
+
+}  // namespace glabench::chunked::walk_fp
