@@ -212,8 +212,20 @@ cudaError_t launch_fp_walk(const call& c) {
   a.H = c.H, a.K = c.K, a.V = c.V, a.T_len = c.T;
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
   a.scale = static_cast<S>(c.scale);
-  const dim3 grid(static_cast<unsigned>((c.V + Z::BV - 1) / Z::BV), static_cast<unsigned>(c.B * c.H));
-  return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, grid, walk_fp::layout<S>::bytes, c.stream, a);
+  // The sequence split, planned as the bf16 walk's over this walk's chunks.
+  const walk::plan plan = walk::plan_launch(c.B, c.H, c.V, c.T, parallel_scan::sm_count(), Z::C);
+  a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
+  const unsigned slabs = static_cast<unsigned>((c.V + Z::BV - 1) / Z::BV), heads = static_cast<unsigned>(c.B * c.H);
+  const unsigned pieces = static_cast<unsigned>(plan.pieces());
+  a.dstate = static_cast<S*>(c.workspace);
+  a.dgate = reinterpret_cast<double*>(a.dstate + static_cast<size_t>(pieces) * heads * slabs * Z::KP * Z::BV);
+  constexpr size_t smem = walk_fp::layout<S>::bytes;
+  if (pieces > 0)
+    if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>,
+                                                dim3(slabs, heads, pieces), smem, c.stream, a))
+      return e;
+  return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, dim3(slabs, heads, static_cast<unsigned>(a.segs)),
+                                 smem, c.stream, a);
 }
 
 // The backward's state and dS walks (walk/backward.cuh) into its workspace arrays.
@@ -368,9 +380,12 @@ size_t forward_bytes(stages path, int B, int64_t T, int H, int K, int V) {
   const dims d = dims_of<traits<S>>(c);
   workspace_carve w{nullptr};
   forward_plan<traits<S>> p(w, d, path);
-  if constexpr (std::is_same_v<S, __nv_bfloat16>)  // the walk, or the two kernels for misaligned rows
-    if (path == stages::fused) return std::max(w.used, walk::split_workspace_bytes(B, T, H, V));
-  return w.used;
+  if (path != stages::fused) return w.used;
+  // The walk's sequence split, or the two kernels for misaligned rows.
+  if constexpr (std::is_same_v<S, __nv_bfloat16>)
+    return std::max(w.used, walk::split_workspace_bytes(B, T, H, V));
+  else
+    return std::max(w.used, walk::split_workspace_bytes(B, T, H, V, walk_fp::sizes<S>::C, sizeof(S), sizeof(double)));
 }
 
 template <class S>

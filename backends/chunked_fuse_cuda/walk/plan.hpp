@@ -30,9 +30,10 @@ struct plan {
   int pieces() const { return (segs - 1) * subs; }
 };
 
-inline plan plan_split(int B, int H, int V, int64_t T, int sms) {
+// `chunk`: the walk's tokens a chunk (C for bf16; the fp32/fp64 walk's are shorter).
+inline plan plan_split(int B, int H, int V, int64_t T, int sms, int chunk = C) {
   const int base = B * H * ((V + BV - 1) / BV);
-  const int nt = static_cast<int>((T + C - 1) / C);
+  const int nt = static_cast<int>((T + chunk - 1) / chunk);
   const int segs = std::max(1, std::min({8, sms / base, nt / 4}));
   if (segs == 1) return {1, nt, 1, nt};
   const int subs = std::max(1, std::min(4, sms / ((segs - 1) * base)));
@@ -58,19 +59,23 @@ GLABENCH_WALK_HD inline chunk_span dstate_piece(int m, int subs, int sub_chunks,
 // The workspace holds the most pieces any GPU of up to kMaxSms SMs plans (the count is
 // not monotonic in the SMs). A launch on a larger GPU plans as if it had kMaxSms.
 inline constexpr int kMaxSms = 256;
-inline int max_pieces(int B, int H, int V, int64_t T) {
+inline int max_pieces(int B, int H, int V, int64_t T, int chunk = C) {
   int most = 0;
   for (int sms = 1; sms <= kMaxSms; ++sms)
-    most = std::max(most, plan_split(B, H, V, T, sms).pieces());
+    most = std::max(most, plan_split(B, H, V, T, sms, chunk).pieces());
   return most;
 }
-inline size_t split_workspace_bytes(int B, int64_t T, int H, int V) {
-  const size_t pieces = static_cast<size_t>(max_pieces(B, H, V, T));
+// Each piece holds a state tile per (head, V slab) in `state_bytes`-byte elements and a
+// gate sum per (head, feature) in `gate_bytes`-byte ones (fp32 for bf16; the fp32/fp64
+// walk keeps T and fp64).
+inline size_t split_workspace_bytes(int B, int64_t T, int H, int V, int chunk = C,
+                                    size_t state_bytes = sizeof(float), size_t gate_bytes = sizeof(float)) {
+  const size_t pieces = static_cast<size_t>(max_pieces(B, H, V, T, chunk));
   const size_t heads = static_cast<size_t>(B) * H, slabs = (V + BV - 1) / BV;
-  return pieces * heads * (slabs * KP * BV + KP) * sizeof(float);
+  return pieces * heads * (slabs * KP * BV * state_bytes + KP * gate_bytes);
 }
-inline plan plan_launch(int B, int H, int V, int64_t T, int sms) {
-  return plan_split(B, H, V, T, std::min(sms, kMaxSms));
+inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C) {
+  return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk);
 }
 
 }  // namespace glabench::chunked::walk

@@ -25,6 +25,7 @@
 #include "stage3_state.cuh"
 #include "stage4_inner_chunk.cuh"
 #include "stage5_combine.cuh"
+#include "../walk/plan.hpp"
 
 namespace glabench::chunked::walk_fp {
 
@@ -47,6 +48,27 @@ __device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t
     }
 }
 
+// A piece's state tile and summed gates in the split's workspace.
+template <class T>
+__device__ __forceinline__ T* split_state(const args<T>& a, int piece) {
+  using Z = sizes<T>;
+  return a.dstate + ((static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * Z::KP * Z::BV;
+}
+template <class T>
+__device__ __forceinline__ double* split_gate(const args<T>& a, int piece) {
+  return a.dgate + (static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * sizes<T>::KP;
+}
+// S ← 2^{dgate}·S + dstate across piece m.
+template <class T>
+__device__ __forceinline__ void fp_carry_over_piece(const args<T>& a, int m, state_regs<T>& S, int warp,
+                                                    int lane) {
+  const T* ds = split_state(a, m);
+  const double* dg = split_gate(a, m);
+  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
+    S[r][j][e] = exp2_of<T>(dg[row]) * S[r][j][e] + ds[row * sizes<T>::BV + col];
+  });
+}
+
 template <class T>
 __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(args<T> a) {
   using Z = sizes<T>;
@@ -60,16 +82,20 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
   const int f = tid % Z::KP, h = tid / Z::KP;  // stages 1–2: feature, half of the chunk
   const walk_io<T> io(a, smem);
 
+  const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
+
+  // The state before chunk n0: h0, carried over the pieces before the segment.
   state_regs<T> S;
   fp_load_state(a.h0, a, S, warp, lane);
-  io.load(0, 0);
-  for (int n = 0; n < a.NT; ++n) {
-    const int cur = n & 1;
+  for (int m = 0; m < seg * a.subs; ++m) fp_carry_over_piece(a, m, S, warp, lane);
+  io.load(0, static_cast<int64_t>(n0) * Z::C);
+  for (int n = n0; n < n1; ++n) {
+    const int cur = (n - n0) & 1;
     T* buf = smem + cur * L::buf;
     const int64_t t0 = static_cast<int64_t>(n) * Z::C;
     tc::cp_async_wait_all();
     __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
-    if (n + 1 < a.NT) io.load(cur ^ 1, t0 + Z::C);
+    if (n + 1 < n1) io.load(cur ^ 1, t0 + Z::C);
     fp_state_to_shared(smem + L::S, S, warp, lane);
 
     double G[Z::C / 2];
@@ -86,7 +112,48 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     fp_store_outputs(io, t0, warp, lane, a.scale, O);
     fp_state_update(buf, E, S, warp, lane);
   }
-  fp_store_state(a.ht, a, S, warp, lane);
+  if (seg == a.segs - 1) fp_store_state(a.ht, a, S, warp, lane);
+}
+
+// For long sequences with few heads: the first pass of the sequence split, as in the bf16
+// walk (walk/forward.cuh, chunk_walk_segment_states_kernel). Each piece of every segment
+// but the last walks from a zero state with stages 1–3 only, leaving
+//   dstate = Σ_n 2^{G[end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[end] − G[start]
+// and each segment's walk starts from h0 carried across the pieces before it.
+template <class T>
+__global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_segment_states_kernel(args<T> a) {
+  using Z = sizes<T>;
+  using L = layout<T>;
+  extern __shared__ __align__(128) unsigned char raw[];
+  T* smem = reinterpret_cast<T*>(raw);
+  T* E = smem + L::E;
+  double* Gl = reinterpret_cast<double*>(raw + L::Gl_bytes);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int f = tid % Z::KP, h = tid / Z::KP;
+  const walk_io<T> io(a, smem);
+  const int piece = blockIdx.z;
+  const walk::chunk_span span = walk::state_piece(piece, a.sub_chunks, a.NT);
+  state_regs<T> S = {};
+  double gate = 0.0;  // the piece's summed gates of feature f (second-half threads)
+  io.load(0, static_cast<int64_t>(span.first) * Z::C);
+  for (int n = span.first; n < span.last; ++n) {
+    const int cur = (n - span.first) & 1;
+    T* buf = smem + cur * L::buf;
+    tc::cp_async_wait_all();
+    __syncthreads();
+    if (n + 1 < span.last) io.load(cur ^ 1, static_cast<int64_t>(n + 1) * Z::C);
+    double G[Z::C / 2];
+    gate += fp_decay_cumsum(buf, E, Gl, f, h, G);
+    __syncthreads();  // E and Gl written
+    fp_prepare_kg(buf, Gl, f, h, G);
+    __syncthreads();
+    fp_state_update(buf, E, S, warp, lane);
+  }
+  T* ds = split_state(a, piece);
+  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
+    ds[row * Z::BV + col] = S[r][j][e];
+  });
+  if (blockIdx.x == 0 && h == 1) split_gate(a, piece)[f] = gate;
 }
 
 }  // namespace glabench::chunked::walk_fp

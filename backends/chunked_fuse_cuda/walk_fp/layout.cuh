@@ -52,6 +52,14 @@ struct args {
   int H, K, V, NT;
   int64_t T_len;
   T scale;
+  // The sequence split, as in the bf16 walk (walk/plan.hpp): `segs` segments of
+  // `seg_chunks` chunks, one block each (grid z); each but the last cut into `subs` pieces
+  // of `sub_chunks` chunks, whose state contributions chunk_walk_fp_segment_states_kernel
+  // leaves in dstate [piece][B·H][V slabs][KP][BV] and summed log2 gates in
+  // dgate [piece][B·H][KP]. One segment: no split, both unused.
+  int segs, seg_chunks, subs, sub_chunks;
+  T* dstate;
+  double* dgate;
 };
 
 // One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,

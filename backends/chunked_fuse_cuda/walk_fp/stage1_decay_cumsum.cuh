@@ -6,16 +6,32 @@
 
 namespace glabench::chunked::walk_fp {
 
-// 2^x in T: fp64 exp2; fp32 splits x = n + r (n an integer, |r| ≤ 1/2, both exact in
-// fp64) so that the fp32 exponential sees no rounding of a large |x|: 2 ulp of the true
-// 2^x, where exp2f((float)x) would carry ulp(|x|)·ln 2 too.
+// 2^n for an integer n ≤ 127, as a float's exponent bits (0 below the normal range).
+__device__ __forceinline__ float pow2i(int n) {
+  return n >= -126 ? __int_as_float((n + 127) << 23) : 0.f;
+}
+
+// 2^x and 2^{−x} in T for x ≤ 64 (the mild chunks' bound; x ≤ 0 elsewhere). fp64: exp2.
+// fp32: x = n + r with n an integer and |r| ≤ 1/2, both exact in fp64, so the fp32
+// exponential sees no rounding of a large |x| (exp2f((float)x) would add ulp(|x|)·ln 2);
+// 2^x = exp2f(r)·2^n, 2 ulp, and 2^{−x} shares the split.
 template <class T>
 __device__ __forceinline__ T exp2_of(double x) {
   if constexpr (sizeof(T) == 8) {
     return exp2(x);
   } else {
-    const double n = rint(x);
-    return ldexpf(exp2f(static_cast<float>(x - n)), static_cast<int>(fmax(n, -300.0)));
+    const int n = max(__double2int_rn(x), -200);
+    return exp2f(static_cast<float>(x - n)) * pow2i(n);
+  }
+}
+template <class T>
+__device__ __forceinline__ void exp2_both(double x, T& up, T& down) {
+  if constexpr (sizeof(T) == 8) {
+    up = exp2(x), down = exp2(-x);
+  } else {
+    const int n = max(__double2int_rn(x), -200);
+    const float r = static_cast<float>(x - n);
+    up = exp2f(r) * pow2i(n), down = exp2f(-r) * pow2i(-n);
   }
 }
 

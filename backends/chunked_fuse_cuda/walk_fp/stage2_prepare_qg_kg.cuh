@@ -24,15 +24,33 @@ __device__ __forceinline__ void fp_prepare_qg_kg(T* buf, const T* E, const doubl
 #pragma unroll
   for (int u = 0; u < H2; ++u) {
     const int at = swz<T, Z::KP>(h * H2 + u, f);
-    buf[L::q + at] *= exp2_of<T>(G[u]);
     const T k = buf[L::k + at];
     if (mild) {
-      const T kt = k * exp2_of<T>(-G[u]);
+      T up, down;
+      exp2_both<T>(G[u], up, down);
+      buf[L::q + at] *= up;
+      const T kt = k * down;
       buf[L::k + at] = kt;
       buf[L::g + at] = kt * e;
     } else {
+      buf[L::q + at] *= exp2_of<T>(G[u]);
       buf[L::g + at] = k * exp2_of<T>(gl - G[u]);
     }
+  }
+}
+
+// Stage 2 of the sequence split's first pass: k̂ alone, in place over the gate tile.
+template <class T>
+__device__ __forceinline__ void fp_prepare_kg(T* buf, const double* Gl, int f, int h,
+                                              const double (&G)[sizes<T>::C / 2]) {
+  using Z = sizes<T>;
+  using L = layout<T>;
+  constexpr int H2 = Z::C / 2;
+  const double gl = Gl[f];
+#pragma unroll
+  for (int u = 0; u < H2; ++u) {
+    const int at = swz<T, Z::KP>(h * H2 + u, f);
+    buf[L::g + at] = buf[L::k + at] * exp2_of<T>(gl - G[u]);
   }
 }
 
