@@ -105,12 +105,14 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     fp_prepare_qg_kg(buf, E, Gl, f, h, G, mild);
     __syncthreads();  // operands written
     if (mild) fp_inner_chunk(buf, smem + L::A, warp, lane);
+    // The state update reads only k̂, v and E: it runs beside the scores, which leave some
+    // warps idle (S_n is already in its tile for stage 5).
+    fp_state_update(buf, E, S, warp, lane);
     __syncthreads();  // scores written
 
     T O[2][P::NACC];
     fp_combine(buf, smem + L::S, smem + L::A, warp, lane, O);
     fp_store_outputs(io, t0, warp, lane, a.scale, O);
-    fp_state_update(buf, E, S, warp, lane);
   }
   if (seg == a.segs - 1) fp_store_state(a.ht, a, S, warp, lane);
 }

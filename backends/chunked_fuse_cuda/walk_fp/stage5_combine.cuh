@@ -31,12 +31,23 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* St, const T* A
     return x;
   };
   auto vx = [&](int kk, int n) { return v[swz<T, Z::BV>(kk, n)]; };
-#pragma unroll 4
-  for (int k0 = 0; k0 < Z::KP; k0 += P::TK) {
-    const typename P::afrag af = P::load_a(qx, r0, k0, lane);
+  // q̃·S over KP in two halves, each into its own accumulators: four chains of products in
+  // flight instead of two.
+  T O2[2][P::NACC] = {};
+#pragma unroll 2
+  for (int k0 = 0; k0 < Z::KP / 2; k0 += P::TK) {
 #pragma unroll
-    for (int j = 0; j < 2; ++j) P::mma(O[j], af, P::load_b(sx, k0, n0 + j * P::TN, lane));
+    for (int half = 0; half < 2; ++half) {
+      const int kk = k0 + half * (Z::KP / 2);
+      const typename P::afrag af = P::load_a(qx, r0, kk, lane);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) P::mma(half ? O2[j] : O[j], af, P::load_b(sx, kk, n0 + j * P::TN, lane));
+    }
   }
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int e = 0; e < P::NACC; ++e) O[j][e] += O2[j][e];
   for (int k0 = 0; k0 < r0 + P::TM; k0 += P::TK) {
     const typename P::afrag af = P::load_a(ax, r0, k0, lane);
 #pragma unroll
