@@ -96,22 +96,22 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     tc::cp_async_wait_all();
     __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
     if (n + 1 < n1) io.load(cur ^ 1, t0 + Z::C);
-    fp_state_to_shared(smem + L::S, S, warp, lane);
+    fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
 
     double G[Z::C / 2];
     const double last = fp_decay_cumsum(buf, E, Gl, f, h, G);
     const bool mild = __syncthreads_and(last >= -Z::kMildLog2);  // E and Gl written
-    if (!mild) fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, warp, lane);
-    fp_prepare_qg_kg(buf, E, Gl, f, h, G, mild);
+    if (!mild) fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, smem + L::A_lo, warp, lane);
+    fp_prepare_qg_kg(buf, smem + L::q_lo, smem + L::k_lo, E, Gl, f, h, G, mild);
     __syncthreads();  // operands written
-    if (mild) fp_inner_chunk(buf, smem + L::A, warp, lane);
+    if (mild) fp_inner_chunk(buf, smem + L::q_lo, smem + L::k_lo, smem + L::A, smem + L::A_lo, warp, lane);
     // The state update reads only k̂, v and E: it runs beside the scores, which leave some
     // warps idle (S_n is already in its tile for stage 5).
     fp_state_update(buf, E, S, warp, lane);
     __syncthreads();  // scores written
 
     T O[2][P::NACC];
-    fp_combine(buf, smem + L::S, smem + L::A, warp, lane, O);
+    fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::St_lo, smem + L::A, smem + L::A_lo, warp, lane, O);
     fp_store_outputs(io, t0, warp, lane, a.scale, O);
   }
   if (seg == a.segs - 1) fp_store_state(a.ht, a, S, warp, lane);

@@ -18,9 +18,10 @@ struct sizes {
   static constexpr int C = 2 * P::TM, KP = 128, BV = 64, THREADS = 256, WARPS = THREADS / 32;
   // Warp w holds state rows 16w … 16w+15: RB row blocks of the tile, 8 column tiles.
   static constexpr int RB = 16 / P::TM, CT = BV / P::TN;
-  // The scores' tiles (C×C); when there are fewer than warps, the warps split K.
-  static constexpr int SCORE_TILES = (C / P::TM) * (C / P::TN), KSPLIT = WARPS / SCORE_TILES;
-  static_assert(WARPS % SCORE_TILES == 0, "scores' tiles divide the warps");
+  // The scores' tiles (C×C), one a warp; in fp64 warps 4–7 have none (they run the
+  // state update, beside the scores).
+  static constexpr int SCORE_TILES = (C / P::TM) * (C / P::TN);
+  static_assert(SCORE_TILES <= WARPS, "a warp a score tile");
   // A chunk whose cumulative log2 gates all stay ≥ −kMildLog2 takes one reference for the
   // whole chunk: 2^{±G} ≤ 2^{kMildLog2}, far inside T's range.
   static constexpr double kMildLog2 = sizeof(T) == 4 ? 64.0 : 480.0;
@@ -29,16 +30,22 @@ inline constexpr double kLog2e = 1.4426950408889634;
 
 // The block's shared memory, in elements of T. q, k, g and v are double-buffered and the
 // next chunk loads while this one computes; stage 2 writes the operands in place over
-// this chunk's buffer (q → q̃, k → k̃, g → k̂). S is the state before the chunk (stage 5's
-// operand), A the masked scores (KSPLIT partial sums), `pairs` the strong-gate path's
-// per-warp partial scores, E = 2^{G[C−1]} and Gl = G[C−1] (fp64) per feature.
+// this chunk's buffer (q → q̃, k → k̃, g → k̂). St is the state before the chunk,
+// transposed ([V][K]: stage 5's B operand), A the masked scores, `pairs` the strong-gate
+// path's per-warp partial scores, E = 2^{G[C−1]} and Gl = G[C−1] (fp64) per feature.
+// fp32 keeps the operands q̃, k̃, St and A split for 3×TF32 (mma.cuh): the tiles above
+// hold hi, their *_lo twins lo (k̃'s twin shares `pairs`, which only other chunks use).
 template <class T>
 struct layout {
   using Z = sizes<T>;
-  static constexpr int tile_k = Z::C * Z::KP, tile_v = Z::C * Z::BV;
+  static constexpr int split = mma_policy<T>::kSplit ? 1 : 0;
+  static constexpr int tile_k = Z::C * Z::KP, tile_v = Z::C * Z::BV, tile_s = Z::KP * Z::BV;
   static constexpr int q = 0, k = tile_k, g = 2 * tile_k, v = 3 * tile_k, buf = 3 * tile_k + tile_v;
-  static constexpr int S = 2 * buf, A = S + Z::KP * Z::BV, pairs = A + Z::KSPLIT * Z::C * Z::C;
-  static constexpr int E = pairs + 4 * Z::C * Z::C;
+  static constexpr int St = 2 * buf, St_lo = St + tile_s, A = St_lo + split * tile_s;
+  static constexpr int A_lo = A + Z::C * Z::C, q_lo = A_lo + split * Z::C * Z::C;
+  static constexpr int pairs = q_lo + split * tile_k, k_lo = pairs;
+  static constexpr int pairs_size = split * tile_k > 4 * Z::C * Z::C ? split * tile_k : 4 * Z::C * Z::C;
+  static constexpr int E = pairs + pairs_size;
   static constexpr int Gl_bytes = (E + Z::KP) * static_cast<int>(sizeof(T));  // double [KP]
   static constexpr int bytes = Gl_bytes + Z::KP * 8;
 };

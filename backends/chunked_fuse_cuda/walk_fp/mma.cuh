@@ -16,7 +16,30 @@
 
 #include <cstdint>
 
+#include "../walk/mma_sync.cuh"
+
 namespace glabench::chunked::walk_fp {
+
+// Row and column of accumulator element e of lane `lane` in a TM×TN tile.
+__device__ __forceinline__ int acc_row(int lane, int e) { return (lane >> 2) + 8 * (e >> 1); }
+__device__ __forceinline__ int acc_col(int lane, int e) { return 2 * (lane & 3) + (e & 1); }
+
+// Element (row, col) of a tile of COLS-element rows, XOR-swizzled so that the fragment
+// loads above read 32 different banks whether the tile is read as stored (rows g, columns
+// c) or transposed (rows c, columns g):
+//   fp32: col ^ (8·(row%4) + 4·((row/4)%2)) within 32-column blocks;
+//   fp64: col ^ 4·(row%4) within 16-column blocks (half-warp phases).
+// 16-byte groups (4 floats, 2 doubles) stay whole, so cp.async fills the tiles.
+template <class T, int COLS>
+__device__ __forceinline__ int swz(int row, int col) {
+  if constexpr (sizeof(T) == 4) {
+    static_assert(COLS % 32 == 0, "fp32 tiles of whole 32-column blocks");
+    return row * COLS + (col ^ (((row & 3) << 3) | (row & 4)));
+  } else {
+    static_assert(COLS % 16 == 0, "fp64 tiles of whole 16-column blocks");
+    return row * COLS + (col ^ ((row & 3) << 2));
+  }
+}
 
 template <class T>
 struct mma_policy;
@@ -69,6 +92,34 @@ struct mma_policy<float> {
     mma1(d, a.hi, b.lo);
     mma1(d, a.hi, b.hi);
   }
+
+  // Operand tiles split once, when written: hi in one tile, lo in its twin, read by
+  // ldmatrix — an 8×8 b16 matrix is an 8-row × 4-float block, each lane's word the
+  // fragment element at (row lane/4, column lane%4).
+  static constexpr bool kSplit = true;
+  static __device__ __forceinline__ void store_op(float* hi, float* lo, int at, float x) {
+    uint32_t h, l;
+    split(x, h, l);
+    hi[at] = __uint_as_float(h), lo[at] = __uint_as_float(l);
+  }
+  // A at (r0, k0) of a [m][k] tile of COLS columns.
+  template <int COLS>
+  static __device__ __forceinline__ afrag lds_a(const float* hi, const float* lo, int r0, int k0, int lane) {
+    const int m = lane >> 3, at = swz<float, COLS>(r0 + (lane & 7) + 8 * (m & 1), k0 + 4 * (m >> 1));
+    afrag a;
+    tc::ldsm_x4(a.hi, tc::smem_addr(hi + at));
+    tc::ldsm_x4(a.lo, tc::smem_addr(lo + at));
+    return a;
+  }
+  // B at (k0, n0) of a tile stored [n][k] (COLS columns of k).
+  template <int COLS>
+  static __device__ __forceinline__ bfrag lds_b(const float* hi, const float* lo, int n0, int k0, int lane) {
+    const int at = swz<float, COLS>(n0 + (lane & 7), k0 + 4 * ((lane >> 3) & 1));
+    bfrag b;
+    tc::ldsm_x2(b.hi, tc::smem_addr(hi + at));
+    tc::ldsm_x2(b.lo, tc::smem_addr(lo + at));
+    return b;
+  }
 };
 
 template <>
@@ -93,27 +144,18 @@ struct mma_policy<double> {
                  : "+d"(d[0]), "+d"(d[1])
                  : "d"(a.a), "d"(b.b));
   }
-};
 
-// Row and column of accumulator element e of lane `lane` in a TM×TN tile.
-__device__ __forceinline__ int acc_row(int lane, int e) { return (lane >> 2) + 8 * (e >> 1); }
-__device__ __forceinline__ int acc_col(int lane, int e) { return 2 * (lane & 3) + (e & 1); }
-
-// Element (row, col) of a tile of COLS-element rows, XOR-swizzled so that the fragment
-// loads above read 32 different banks whether the tile is read as stored (rows g, columns
-// c) or transposed (rows c, columns g):
-//   fp32: col ^ (8·(row%4) + 4·((row/4)%2)) within 32-column blocks;
-//   fp64: col ^ 4·(row%4) within 16-column blocks (half-warp phases).
-// 16-byte groups (4 floats, 2 doubles) stay whole, so cp.async fills the tiles.
-template <class T, int COLS>
-__device__ __forceinline__ int swz(int row, int col) {
-  if constexpr (sizeof(T) == 4) {
-    static_assert(COLS % 32 == 0, "fp32 tiles of whole 32-column blocks");
-    return row * COLS + (col ^ (((row & 3) << 3) | (row & 4)));
-  } else {
-    static_assert(COLS % 16 == 0, "fp64 tiles of whole 16-column blocks");
-    return row * COLS + (col ^ ((row & 3) << 2));
+  // The same interface as fp32's split tiles: one tile, exact operands.
+  static constexpr bool kSplit = false;
+  static __device__ __forceinline__ void store_op(double* hi, double*, int at, double x) { hi[at] = x; }
+  template <int COLS>
+  static __device__ __forceinline__ afrag lds_a(const double* hi, const double*, int r0, int k0, int lane) {
+    return {hi[swz<double, COLS>(r0 + (lane >> 2), k0 + (lane & 3))]};
   }
-}
+  template <int COLS>
+  static __device__ __forceinline__ bfrag lds_b(const double* hi, const double*, int n0, int k0, int lane) {
+    return {hi[swz<double, COLS>(n0 + (lane >> 2), k0 + (lane & 3))]};
+  }
+};
 
 }  // namespace glabench::chunked::walk_fp

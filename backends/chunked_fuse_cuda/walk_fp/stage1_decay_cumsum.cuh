@@ -24,14 +24,20 @@ __device__ __forceinline__ T exp2_of(double x) {
     return exp2f(static_cast<float>(x - n)) * pow2i(n);
   }
 }
+// For |x| ≤ 64 only (a mild chunk's G): n comes from the low word of x + 1.5·2^52 (x
+// rounded to an integer by the add), and 2^{±n} is added to the exponent bits of 2^{±r}
+// (ex2.approx on [−1/2, 1/2], 2 ulp), which stays normal.
 template <class T>
 __device__ __forceinline__ void exp2_both(double x, T& up, T& down) {
   if constexpr (sizeof(T) == 8) {
     up = exp2(x), down = exp2(-x);
   } else {
-    const int n = max(__double2int_rn(x), -200);
-    const float r = static_cast<float>(x - n);
-    up = exp2f(r) * pow2i(n), down = exp2f(-r) * pow2i(-n);
+    constexpr double kRound = 6755399441055744.0;  // 1.5·2^52
+    const double big = x + kRound;
+    const int n = __double2loint(big);
+    const float r = static_cast<float>(x - (big - kRound));
+    up = __int_as_float(__float_as_int(tc::ex2(r)) + (n << 23));
+    down = __int_as_float(__float_as_int(tc::ex2(-r)) - (n << 23));
   }
 }
 

@@ -7,33 +7,34 @@
 namespace glabench::chunked::walk_fp {
 
 // ---- stage 2: prepare_qg_kg ----------------------------------------------------------
-// Thread (f, h), for each of its tokens t:
+// Thread (f, h), for each of its tokens t (q̃ and k̃ as operand pairs, P::store_op):
 //   q̃[t] = q[t]·2^{G[t]}                  (≤ |q|; stage 3's output and stage 4's query)
 //   k̂[t] = k[t]·2^{G[C−1] − G[t]}          (≤ |k|; the state update's key)
 //   k̃[t] = k[t]·2^{−G[t]}                  (mild chunks only: stage 4's key, ≤ |k|·2^{kMildLog2})
 // A mild chunk takes k̂ = k̃·2^{G[C−1]}: one exponential an element fewer. Elsewhere
 // k̂'s exponent is a difference inside the chunk, exact to ulp(|G|) in fp64.
 template <class T>
-__device__ __forceinline__ void fp_prepare_qg_kg(T* buf, const T* E, const double* Gl, int f, int h,
+__device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* q_lo, T* k_lo, const T* E, const double* Gl, int f, int h,
                                                  const double (&G)[sizes<T>::C / 2], bool mild) {
   using Z = sizes<T>;
   using L = layout<T>;
+  using P = mma_policy<T>;
   constexpr int H2 = Z::C / 2;
   const double gl = Gl[f];
   const T e = E[f];
 #pragma unroll
   for (int u = 0; u < H2; ++u) {
     const int at = swz<T, Z::KP>(h * H2 + u, f);
-    const T k = buf[L::k + at];
+    const T q = buf[L::q + at], k = buf[L::k + at];
     if (mild) {
       T up, down;
       exp2_both<T>(G[u], up, down);
-      buf[L::q + at] *= up;
+      P::store_op(buf + L::q, q_lo, at, q * up);
       const T kt = k * down;
-      buf[L::k + at] = kt;
+      P::store_op(buf + L::k, k_lo, at, kt);
       buf[L::g + at] = kt * e;
     } else {
-      buf[L::q + at] *= exp2_of<T>(G[u]);
+      P::store_op(buf + L::q, q_lo, at, q * exp2_of<T>(G[u]));
       buf[L::g + at] = k * exp2_of<T>(gl - G[u]);
     }
   }

@@ -26,11 +26,11 @@ __device__ __forceinline__ void each_state_element(int warp, int lane, F f) {
 }
 
 // ---- stage 3: the state -------------------------------------------------------------
-// S_n into the shared tile stage 5 reads (its element pairs stay adjacent under swz).
+// S_n, transposed, into the operand tiles stage 5 reads (St, and St_lo in fp32).
 template <class T>
-__device__ __forceinline__ void fp_state_to_shared(T* St, const state_regs<T>& S, int warp, int lane) {
+__device__ __forceinline__ void fp_state_to_shared(T* St, T* St_lo, const state_regs<T>& S, int warp, int lane) {
   each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-    St[swz<T, sizes<T>::BV>(row, col)] = S[r][j][e];
+    mma_policy<T>::store_op(St, St_lo, swz<T, sizes<T>::KP>(col, row), S[r][j][e]);
   });
 }
 

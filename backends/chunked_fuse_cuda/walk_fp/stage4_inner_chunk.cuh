@@ -10,36 +10,31 @@ namespace glabench::chunked::walk_fp {
 // ---- stage 4: fwd_inner_chunk --------------------------------------------------------
 // A mild chunk: A = q̃·k̃ᵀ, one reference for the chunk. Each product q̃[t]·k̃[s] with
 // s ≤ t is q·k·2^{G[t]−G[s]} ≤ |q·k|; the products above the diagonal, up to 2^{kMildLog2}
-// larger, are masked by a select. Warp w takes score tile w % SCORE_TILES over K part
-// w / SCORE_TILES (A holds KSPLIT partial sums, which stage 5 adds in order). Two
+// larger, are masked by a select. Warp w < SCORE_TILES takes score tile w; two
 // accumulators, even and odd k-steps, keep two products in flight.
 template <class T>
-__device__ __forceinline__ void fp_inner_chunk(const T* buf, T* A, int warp, int lane) {
+__device__ __forceinline__ void fp_inner_chunk(const T* buf, const T* q_lo, const T* k_lo, T* A, T* A_lo,
+                                               int warp, int lane) {
   using Z = sizes<T>;
   using P = mma_policy<T>;
   using L = layout<T>;
-  constexpr int tiles_n = Z::C / P::TN, kpart = Z::KP / Z::KSPLIT;
-  const int tile = warp % Z::SCORE_TILES, part = warp / Z::SCORE_TILES;
-  const int r0 = (tile / tiles_n) * P::TM, c0 = (tile % tiles_n) * P::TN;
+  constexpr int tiles_n = Z::C / P::TN;
+  if (warp >= Z::SCORE_TILES) return;
+  const int r0 = (warp / tiles_n) * P::TM, c0 = (warp % tiles_n) * P::TN;
   T acc[2][P::NACC] = {};
   if (c0 <= r0 + P::TM - 1) {
-    const T* qt = buf + L::q;
-    const T* kt = buf + L::k;
-    auto qx = [&](int r, int c) { return qt[swz<T, Z::KP>(r, c)]; };
-    auto kx = [&](int kk, int n) { return kt[swz<T, Z::KP>(n, kk)]; };  // k̃ᵀ
 #pragma unroll
-    for (int kk = 0; kk < kpart; kk += 2 * P::TK) {
-      const int k0 = part * kpart + kk;
+    for (int k0 = 0; k0 < Z::KP; k0 += 2 * P::TK) {
 #pragma unroll
       for (int i = 0; i < 2; ++i)
-        P::mma(acc[i], P::load_a(qx, r0, k0 + i * P::TK, lane), P::load_b(kx, k0 + i * P::TK, c0, lane));
+        P::mma(acc[i], P::template lds_a<Z::KP>(buf + L::q, q_lo, r0, k0 + i * P::TK, lane),
+               P::template lds_b<Z::KP>(buf + L::k, k_lo, c0, k0 + i * P::TK, lane));
     }
   }
-  T* out = A + part * Z::C * Z::C;
 #pragma unroll
   for (int e = 0; e < P::NACC; ++e) {
     const int t = r0 + acc_row(lane, e), s = c0 + acc_col(lane, e);
-    out[swz<T, Z::C>(t, s)] = s > t ? T(0) : acc[0][e] + acc[1][e];
+    P::store_op(A, A_lo, swz<T, Z::C>(t, s), s > t ? T(0) : acc[0][e] + acc[1][e]);
   }
 }
 
@@ -49,7 +44,7 @@ __device__ __forceinline__ void fp_inner_chunk(const T* buf, T* A, int warp, int
 // w/4; each score's lanes are summed by shuffles into pairs[w%4][t][s], and the four
 // feature quarters then into A in order. Reads the raw q, k and g; ends with a barrier.
 template <class T>
-__device__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, int warp, int lane) {
+__device__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo, int warp, int lane) {
   using Z = sizes<T>;
   using L = layout<T>;
   const int f = 32 * (warp & 3) + lane;
@@ -70,9 +65,7 @@ __device__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, int warp, 
   for (int i = threadIdx.x; i < Z::C * Z::C; i += Z::THREADS) {
     const int t = i / Z::C, s = i % Z::C;
     const T sum = ((pairs[i] + pairs[Z::C * Z::C + i]) + pairs[2 * Z::C * Z::C + i]) + pairs[3 * Z::C * Z::C + i];
-    A[swz<T, Z::C>(t, s)] = s > t ? T(0) : sum;
-#pragma unroll
-    for (int p = 1; p < Z::KSPLIT; ++p) A[p * Z::C * Z::C + swz<T, Z::C>(t, s)] = T(0);
+    mma_policy<T>::store_op(A, A_lo, swz<T, Z::C>(t, s), s > t ? T(0) : sum);
   }
 }
 
