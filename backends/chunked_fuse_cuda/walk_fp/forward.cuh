@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
   extern __shared__ __align__(128) unsigned char raw[];
   T* smem = reinterpret_cast<T*>(raw);
   T* E = smem + L::E;
-  double* Gl = reinterpret_cast<double*>(raw + L::Gl_bytes);
+  double* tots = reinterpret_cast<double*>(raw + L::tots_bytes);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int f = tid % Z::KP, h = tid / Z::KP;  // stages 1–2: feature, half of the chunk
   const walk_io<T> io(a, smem);
@@ -98,11 +98,11 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     if (n + 1 < n1) io.load(cur ^ 1, t0 + Z::C);
     fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
 
-    double G[Z::C / 2];
-    const double last = fp_decay_cumsum(buf, E, Gl, f, h, G);
-    const bool mild = __syncthreads_and(last >= -Z::kMildLog2);  // E and Gl written
+    double l[Z::C / 2];
+    // Mild: each half's gates sum to ≥ −kMildLog2/2 in every feature (tots written).
+    const bool mild = __syncthreads_and(fp_decay_cumsum(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
     if (!mild) fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, smem + L::A_lo, warp, lane);
-    fp_prepare_qg_kg(buf, smem + L::q_lo, smem + L::k_lo, E, Gl, f, h, G, mild);
+    fp_prepare_qg_kg(buf, smem + L::q_lo, smem + L::k_lo, E, tots, f, h, l, mild);
     __syncthreads();  // operands written
     if (mild) fp_inner_chunk(buf, smem + L::q_lo, smem + L::k_lo, smem + L::A, smem + L::A_lo, warp, lane);
     // The state update reads only k̂, v and E: it runs beside the scores, which leave some
@@ -129,14 +129,14 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_segment_st
   extern __shared__ __align__(128) unsigned char raw[];
   T* smem = reinterpret_cast<T*>(raw);
   T* E = smem + L::E;
-  double* Gl = reinterpret_cast<double*>(raw + L::Gl_bytes);
+  double* tots = reinterpret_cast<double*>(raw + L::tots_bytes);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int f = tid % Z::KP, h = tid / Z::KP;
   const walk_io<T> io(a, smem);
   const int piece = blockIdx.z;
   const walk::chunk_span span = walk::state_piece(piece, a.sub_chunks, a.NT);
   state_regs<T> S = {};
-  double gate = 0.0;  // the piece's summed gates of feature f (second-half threads)
+  double gate = 0.0;  // the piece's summed gates of feature f, in chunk order
   io.load(0, static_cast<int64_t>(span.first) * Z::C);
   for (int n = span.first; n < span.last; ++n) {
     const int cur = (n - span.first) & 1;
@@ -144,10 +144,11 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_segment_st
     tc::cp_async_wait_all();
     __syncthreads();
     if (n + 1 < span.last) io.load(cur ^ 1, static_cast<int64_t>(n + 1) * Z::C);
-    double G[Z::C / 2];
-    gate += fp_decay_cumsum(buf, E, Gl, f, h, G);
-    __syncthreads();  // E and Gl written
-    fp_prepare_kg(buf, Gl, f, h, G);
+    double l[Z::C / 2];
+    fp_decay_cumsum(buf, tots, f, h, l);
+    __syncthreads();  // tots written
+    gate += chunk_gates<Z::KP>(tots, f, h).last;
+    fp_prepare_kg(buf, E, tots, f, h, l);
     __syncthreads();
     fp_state_update(buf, E, S, warp, lane);
   }

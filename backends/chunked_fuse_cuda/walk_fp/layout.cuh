@@ -22,8 +22,8 @@ struct sizes {
   // state update, beside the scores).
   static constexpr int SCORE_TILES = (C / P::TM) * (C / P::TN);
   static_assert(SCORE_TILES <= WARPS, "a warp a score tile");
-  // A chunk whose cumulative log2 gates all stay ≥ −kMildLog2 takes one reference for the
-  // whole chunk: 2^{±G} ≤ 2^{kMildLog2}, far inside T's range.
+  // A chunk whose two halves' log2 gates each sum to ≥ −kMildLog2/2 in every feature is
+  // mild: one reference for the whole chunk, 2^{±G} ≤ 2^{kMildLog2}, far inside T's range.
   static constexpr double kMildLog2 = sizeof(T) == 4 ? 64.0 : 480.0;
 };
 inline constexpr double kLog2e = 1.4426950408889634;
@@ -32,7 +32,8 @@ inline constexpr double kLog2e = 1.4426950408889634;
 // next chunk loads while this one computes; stage 2 writes the operands in place over
 // this chunk's buffer (q → q̃, k → k̃, g → k̂). St is the state before the chunk,
 // transposed ([V][K]: stage 5's B operand), A the masked scores, `pairs` the strong-gate
-// path's per-warp partial scores, E = 2^{G[C−1]} and Gl = G[C−1] (fp64) per feature.
+// path's per-warp partial scores, E = 2^{G[C−1]} per feature, and each half's summed
+// log2 gates per feature (fp64, tots [2][KP]).
 // fp32 keeps the operands q̃, k̃, St and A split for 3×TF32 (mma.cuh): the tiles above
 // hold hi, their *_lo twins lo (k̃'s twin shares `pairs`, which only other chunks use).
 template <class T>
@@ -46,8 +47,8 @@ struct layout {
   static constexpr int pairs = q_lo + split * tile_k, k_lo = pairs;
   static constexpr int pairs_size = split * tile_k > 4 * Z::C * Z::C ? split * tile_k : 4 * Z::C * Z::C;
   static constexpr int E = pairs + pairs_size;
-  static constexpr int Gl_bytes = (E + Z::KP) * static_cast<int>(sizeof(T));  // double [KP]
-  static constexpr int bytes = Gl_bytes + Z::KP * 8;
+  static constexpr int tots_bytes = (E + Z::KP) * static_cast<int>(sizeof(T));  // double [2][KP]
+  static constexpr int bytes = tots_bytes + 2 * Z::KP * 8;
 };
 static_assert(layout<float>::bytes <= 227 * 1024 && layout<double>::bytes <= 227 * 1024,
               "one block per SM");

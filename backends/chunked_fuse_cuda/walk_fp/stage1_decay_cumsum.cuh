@@ -42,29 +42,34 @@ __device__ __forceinline__ void exp2_both(double x, T& up, T& down) {
 }
 
 // ---- stage 1: fwd_decay_cumsum -------------------------------------------------------
-// Thread (feature f, half h) holds G[t] = Σ_{u ≤ t} g[u]·log2 e for the C/2 tokens
-// t = h·C/2 + i of its half. The second half sums the first half's gates again, in the
-// same order, so both halves agree bit for bit. The last token's G goes to Gl[f], and
-// 2^{G[C−1]} to E[f]. Returns G[C−1] (second half) or 0.
+// Thread (feature f, half h) holds its half's running sums l[i] = Σ_{u ≤ i} g[h·C/2 + u]·
+// log2 e, in token order, and leaves the half's total in tots[h][f]. After a barrier,
+// G[t] = tots[0][f] + l[i] in the second half (chunk_gates): every token's G, padded ones
+// included, is that one sum, so a ragged chunk's G[C−1] is its last real token's exactly.
+// Returns the half's total.
 template <class T>
-__device__ __forceinline__ double fp_decay_cumsum(const T* buf, T* E, double* Gl, int f, int h,
-                                                  double (&G)[sizes<T>::C / 2]) {
+__device__ __forceinline__ double fp_decay_cumsum(const T* buf, double* tots, int f, int h,
+                                                  double (&l)[sizes<T>::C / 2]) {
   using Z = sizes<T>;
   constexpr int H2 = Z::C / 2;
   const T* g = buf + layout<T>::g;
   double s = 0.0;
-  if (h == 1)
-#pragma unroll
-    for (int u = 0; u < H2; ++u) s = fma(static_cast<double>(g[swz<T, Z::KP>(u, f)]), kLog2e, s);
 #pragma unroll
   for (int u = 0; u < H2; ++u) {
     s = fma(static_cast<double>(g[swz<T, Z::KP>(h * H2 + u, f)]), kLog2e, s);
-    G[u] = s;
+    l[u] = s;
   }
-  if (h == 0) return 0.0;
-  Gl[f] = s;
-  E[f] = exp2_of<T>(s);
+  tots[h * Z::KP + f] = s;
   return s;
 }
+
+// The gate before the thread's half (0 or the first half's total) and G[C−1], from the
+// totals stage 1 left (after its barrier).
+template <int KP>
+struct chunk_gates {
+  double off, last;
+  __device__ chunk_gates(const double* tots, int f, int h)
+      : off(h ? tots[f] : 0.0), last(tots[f] + tots[KP + f]) {}
+};
 
 }  // namespace glabench::chunked::walk_fp

@@ -14,44 +14,48 @@ namespace glabench::chunked::walk_fp {
 // A mild chunk takes k̂ = k̃·2^{G[C−1]}: one exponential an element fewer. Elsewhere
 // k̂'s exponent is a difference inside the chunk, exact to ulp(|G|) in fp64.
 template <class T>
-__device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* q_lo, T* k_lo, const T* E, const double* Gl, int f, int h,
-                                                 const double (&G)[sizes<T>::C / 2], bool mild) {
+__device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* q_lo, T* k_lo, T* E, const double* tots, int f,
+                                                 int h, const double (&l)[sizes<T>::C / 2], bool mild) {
   using Z = sizes<T>;
   using L = layout<T>;
   using P = mma_policy<T>;
   constexpr int H2 = Z::C / 2;
-  const double gl = Gl[f];
-  const T e = E[f];
+  const chunk_gates<Z::KP> cg(tots, f, h);
+  const T e = exp2_of<T>(cg.last);
+  if (h == 1) E[f] = e;  // for the state update
 #pragma unroll
   for (int u = 0; u < H2; ++u) {
     const int at = swz<T, Z::KP>(h * H2 + u, f);
     const T q = buf[L::q + at], k = buf[L::k + at];
+    const double G = cg.off + l[u];
     if (mild) {
       T up, down;
-      exp2_both<T>(G[u], up, down);
+      exp2_both<T>(G, up, down);
       P::store_op(buf + L::q, q_lo, at, q * up);
       const T kt = k * down;
       P::store_op(buf + L::k, k_lo, at, kt);
       buf[L::g + at] = kt * e;
     } else {
-      P::store_op(buf + L::q, q_lo, at, q * exp2_of<T>(G[u]));
-      buf[L::g + at] = k * exp2_of<T>(gl - G[u]);
+      P::store_op(buf + L::q, q_lo, at, q * exp2_of<T>(G));
+      buf[L::g + at] = k * exp2_of<T>(cg.last - G);
     }
   }
 }
 
-// Stage 2 of the sequence split's first pass: k̂ alone, in place over the gate tile.
+// Stage 2 of the sequence split's first pass: k̂ alone, in place over the gate tile, and
+// E for the state update.
 template <class T>
-__device__ __forceinline__ void fp_prepare_kg(T* buf, const double* Gl, int f, int h,
-                                              const double (&G)[sizes<T>::C / 2]) {
+__device__ __forceinline__ void fp_prepare_kg(T* buf, T* E, const double* tots, int f, int h,
+                                              const double (&l)[sizes<T>::C / 2]) {
   using Z = sizes<T>;
   using L = layout<T>;
   constexpr int H2 = Z::C / 2;
-  const double gl = Gl[f];
+  const chunk_gates<Z::KP> cg(tots, f, h);
+  if (h == 1) E[f] = exp2_of<T>(cg.last);
 #pragma unroll
   for (int u = 0; u < H2; ++u) {
     const int at = swz<T, Z::KP>(h * H2 + u, f);
-    buf[L::g + at] = buf[L::k + at] * exp2_of<T>(gl - G[u]);
+    buf[L::g + at] = buf[L::k + at] * exp2_of<T>(cg.last - (cg.off + l[u]));
   }
 }
 
