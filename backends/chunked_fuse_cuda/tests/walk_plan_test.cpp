@@ -2,7 +2,8 @@
 // once and in order, the last one non-empty; the first pass's pieces tile every segment
 // but the last, and the dS walk's pieces every segment but the first, each carried in the
 // order the walks apply them; neither pass asks for more blocks than the GPU has SMs; and
-// the workspace holds the pieces of every GPU, so a launch never writes past it.
+// the workspace holds the pieces of every GPU, so a launch never writes past it. Each
+// holds for the bf16 walk's 64-token chunks and the fp32/fp64 walk's 32 and 16.
 #define BOOST_TEST_MODULE walk_plan
 #include <boost/test/included/unit_test.hpp>
 
@@ -13,9 +14,10 @@
 namespace walk = glabench::chunked::walk;
 
 namespace {
-int chunks(int64_t T) {
-  return static_cast<int>((T + walk::C - 1) / walk::C);
+int chunks(int64_t T, int chunk = walk::C) {
+  return static_cast<int>((T + chunk - 1) / chunk);
 }
+constexpr int kChunks[] = {walk::C, 32, 16};  // bf16; fp32 and fp64 (walk_fp/layout.cuh)
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(one_segment_when_the_heads_fill_the_gpu) {
@@ -41,12 +43,13 @@ BOOST_AUTO_TEST_CASE(long_sequence_with_few_heads_splits) {
 }
 
 BOOST_AUTO_TEST_CASE(segments_and_pieces_cover_and_fit) {
+  for (int chunk : kChunks)
   for (int base_h = 1; base_h <= 48; ++base_h)
     for (int V : {8, 64, 100, 128, 256})
       for (int64_t T : {1, 63, 64, 65, 255, 256, 1000, 4096, 16384, 65536})
         for (int sms : {1, 8, 66, 114, 132, 144, 256}) {
-          const int nt = chunks(T), base = base_h * ((V + walk::BV - 1) / walk::BV);
-          const walk::plan p = walk::plan_split(1, base_h, V, T, sms);
+          const int nt = chunks(T, chunk), base = base_h * ((V + walk::BV - 1) / walk::BV);
+          const walk::plan p = walk::plan_split(1, base_h, V, T, sms, chunk);
           BOOST_TEST_REQUIRE(p.segs >= 1);
           BOOST_TEST_REQUIRE(p.segs <= 8);
           BOOST_TEST(p.seg_chunks == p.subs * p.sub_chunks);
@@ -75,16 +78,31 @@ BOOST_AUTO_TEST_CASE(the_workspace_holds_every_gpus_pieces) {
       }
 }
 
+// The fp32/fp64 walk: its pieces in its own chunks, states in T and gate sums in fp64.
+BOOST_AUTO_TEST_CASE(the_fp_walks_workspace_holds_every_gpus_pieces) {
+  for (int chunk : {32, 16})
+    for (size_t state_bytes : {sizeof(float), sizeof(double)})
+      for (int heads = 1; heads <= 70; heads += 3)
+        for (int64_t T : {16, 100, 1000, 4096, 16384, 65536}) {
+          const int cap = walk::max_pieces(1, heads, 128, T, chunk);
+          const size_t per_piece = static_cast<size_t>(heads) * (2 * walk::KP * walk::BV * state_bytes + walk::KP * 8);
+          BOOST_TEST_REQUIRE(walk::split_workspace_bytes(1, T, heads, 128, chunk, state_bytes, 8) == cap * per_piece);
+          for (int sms : {1, 66, 78, 114, 132, 144, 256, 1000})
+            BOOST_TEST_REQUIRE(walk::plan_launch(1, heads, 128, T, sms, chunk).pieces() <= cap);
+        }
+}
+
 // What each segment's walk starts from: the forward and state walks carry h0 over pieces
 // 0 … s·subs − 1, which must tile chunks [0, segment s's first); the dS walk carries dht
 // back over pieces (segs−1)·subs − 1 … s·subs, which must tile (from the end down)
 // chunks [segment s's end, nt), each piece ending where the one applied before it starts.
 BOOST_AUTO_TEST_CASE(pieces_carry_each_segment_across_the_rest) {
+  for (int chunk : kChunks)
   for (int heads = 1; heads <= 40; ++heads)
     for (int64_t T : {64, 65, 1000, 4096, 16384, 65536, 131072})
       for (int sms : {16, 78, 132, 144, 256}) {
-        const int nt = chunks(T);
-        const walk::plan p = walk::plan_launch(1, heads, 128, T, sms);
+        const int nt = chunks(T, chunk);
+        const walk::plan p = walk::plan_launch(1, heads, 128, T, sms, chunk);
         for (int s = 0; s < p.segs; ++s) {
           const int seg_first = s * p.seg_chunks;
           const int seg_end = std::min(nt, seg_first + p.seg_chunks);
