@@ -20,19 +20,20 @@
 // exact. G is summed in fp64 in both dtypes.
 #pragma once
 
+#include "../walk/plan.hpp"
 #include "stage1_decay_cumsum.cuh"
 #include "stage2_prepare_qg_kg.cuh"
 #include "stage3_state.cuh"
 #include "stage4_inner_chunk.cuh"
 #include "stage5_combine.cuh"
-#include "../walk/plan.hpp"
 
 namespace glabench::chunked::walk_fp {
 
 // o's element pairs of a warp's two column tiles (stage 5's layout), scaled, past T and V
 // left out.
 template <class T>
-__device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t0, int warp, int lane, T scale,
+__device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t0, int warp,
+                                                 int lane, T scale,
                                                  const T (&O)[2][mma_policy<T>::NACC]) {
   using P = mma_policy<T>;
   using T2 = std::conditional_t<sizeof(T) == 4, float2, double2>;
@@ -52,7 +53,9 @@ __device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t
 template <class T>
 __device__ __forceinline__ T* split_state(const args<T>& a, int piece) {
   using Z = sizes<T>;
-  return a.dstate + ((static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * Z::KP * Z::BV;
+  return a.dstate +
+         ((static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * Z::KP *
+             Z::BV;
 }
 template <class T>
 __device__ __forceinline__ double* split_gate(const args<T>& a, int piece) {
@@ -60,8 +63,8 @@ __device__ __forceinline__ double* split_gate(const args<T>& a, int piece) {
 }
 // S ← 2^{dgate}·S + dstate across piece m.
 template <class T>
-__device__ __forceinline__ void fp_carry_over_piece(const args<T>& a, int m, state_regs<T>& S, int warp,
-                                                    int lane) {
+__device__ __forceinline__ void fp_carry_over_piece(const args<T>& a, int m, state_regs<T>& S,
+                                                    int warp, int lane) {
   const T* ds = split_state(a, m);
   const double* dg = split_gate(a, m);
   each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
@@ -101,17 +104,20 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     double l[Z::C / 2];
     // Mild: each half's gates sum to ≥ −kMildLog2/2 in every feature (tots written).
     const bool mild = __syncthreads_and(fp_decay_cumsum(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
-    if (!mild) fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, smem + L::A_lo, warp, lane);
+    if (!mild)
+      fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, smem + L::A_lo, warp, lane);
     fp_prepare_qg_kg(buf, smem + L::q_lo, smem + L::k_lo, E, tots, f, h, l, mild);
     __syncthreads();  // operands written
-    if (mild) fp_inner_chunk(buf, smem + L::q_lo, smem + L::k_lo, smem + L::A, smem + L::A_lo, warp, lane);
+    if (mild)
+      fp_inner_chunk(buf, smem + L::q_lo, smem + L::k_lo, smem + L::A, smem + L::A_lo, warp, lane);
     // The state update reads only k̂, v and E: it runs beside the scores, which leave some
     // warps idle (S_n is already in its tile for stage 5).
     fp_state_update(buf, E, S, warp, lane);
     __syncthreads();  // scores written
 
     T O[2][P::NACC];
-    fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::St_lo, smem + L::A, smem + L::A_lo, warp, lane, O);
+    fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::St_lo, smem + L::A, smem + L::A_lo,
+               warp, lane, O);
     fp_store_outputs(io, t0, warp, lane, a.scale, O);
   }
   if (seg == a.segs - 1) fp_store_state(a.ht, a, S, warp, lane);
@@ -123,7 +129,8 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
 //   dstate = Σ_n 2^{G[end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[end] − G[start]
 // and each segment's walk starts from h0 carried across the pieces before it.
 template <class T>
-__global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_segment_states_kernel(args<T> a) {
+__global__ void __launch_bounds__(sizes<T>::THREADS, 1)
+    chunk_walk_fp_segment_states_kernel(args<T> a) {
   using Z = sizes<T>;
   using L = layout<T>;
   extern __shared__ __align__(128) unsigned char raw[];

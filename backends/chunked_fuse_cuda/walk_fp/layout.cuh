@@ -45,7 +45,8 @@ struct layout {
   static constexpr int St = 2 * buf, St_lo = St + tile_s, A = St_lo + split * tile_s;
   static constexpr int A_lo = A + Z::C * Z::C, q_lo = A_lo + split * Z::C * Z::C;
   static constexpr int pairs = q_lo + split * tile_k, k_lo = pairs;
-  static constexpr int pairs_size = split * tile_k > 4 * Z::C * Z::C ? split * tile_k : 4 * Z::C * Z::C;
+  static constexpr int pairs_size =
+      split * tile_k > 4 * Z::C* Z::C ? split* tile_k : 4 * Z::C* Z::C;
   static constexpr int E = pairs + pairs_size;
   static constexpr int tots_bytes = (E + Z::KP) * static_cast<int>(sizeof(T));  // double [2][KP]
   static constexpr int bytes = tots_bytes + 2 * Z::KP * 8;

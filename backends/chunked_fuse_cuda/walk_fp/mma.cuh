@@ -21,8 +21,12 @@
 namespace glabench::chunked::walk_fp {
 
 // Row and column of accumulator element e of lane `lane` in a TM×TN tile.
-__device__ __forceinline__ int acc_row(int lane, int e) { return (lane >> 2) + 8 * (e >> 1); }
-__device__ __forceinline__ int acc_col(int lane, int e) { return 2 * (lane & 3) + (e & 1); }
+__device__ __forceinline__ int acc_row(int lane, int e) {
+  return (lane >> 2) + 8 * (e >> 1);
+}
+__device__ __forceinline__ int acc_col(int lane, int e) {
+  return 2 * (lane & 3) + (e & 1);
+}
 
 // Element (row, col) of a tile of COLS-element rows, XOR-swizzled so that the fragment
 // loads above read 32 different banks whether the tile is read as stored (rows g, columns
@@ -79,7 +83,8 @@ struct mma_policy<float> {
     split(x(k0 + c + 4, n0 + g), b.hi[1], b.lo[1]);
     return b;
   }
-  static __device__ __forceinline__ void mma1(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  static __device__ __forceinline__ void mma1(float (&d)[4], const uint32_t (&a)[4],
+                                              const uint32_t (&b)[2]) {
     asm volatile(
         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
         "{%8, %9}, {%0, %1, %2, %3};\n"
@@ -104,8 +109,10 @@ struct mma_policy<float> {
   }
   // A at (r0, k0) of a [m][k] tile of COLS columns.
   template <int COLS>
-  static __device__ __forceinline__ afrag lds_a(const float* hi, const float* lo, int r0, int k0, int lane) {
-    const int m = lane >> 3, at = swz<float, COLS>(r0 + (lane & 7) + 8 * (m & 1), k0 + 4 * (m >> 1));
+  static __device__ __forceinline__ afrag lds_a(const float* hi, const float* lo, int r0, int k0,
+                                                int lane) {
+    const int m = lane >> 3,
+              at = swz<float, COLS>(r0 + (lane & 7) + 8 * (m & 1), k0 + 4 * (m >> 1));
     afrag a;
     tc::ldsm_x4(a.hi, tc::smem_addr(hi + at));
     tc::ldsm_x4(a.lo, tc::smem_addr(lo + at));
@@ -113,7 +120,8 @@ struct mma_policy<float> {
   }
   // B at (k0, n0) of a tile stored [n][k] (COLS columns of k).
   template <int COLS>
-  static __device__ __forceinline__ bfrag lds_b(const float* hi, const float* lo, int n0, int k0, int lane) {
+  static __device__ __forceinline__ bfrag lds_b(const float* hi, const float* lo, int n0, int k0,
+                                                int lane) {
     const int at = swz<float, COLS>(n0 + (lane & 7), k0 + 4 * ((lane >> 3) & 1));
     bfrag b;
     tc::ldsm_x2(b.hi, tc::smem_addr(hi + at));
@@ -147,13 +155,17 @@ struct mma_policy<double> {
 
   // The same interface as fp32's split tiles: one tile, exact operands.
   static constexpr bool kSplit = false;
-  static __device__ __forceinline__ void store_op(double* hi, double*, int at, double x) { hi[at] = x; }
+  static __device__ __forceinline__ void store_op(double* hi, double*, int at, double x) {
+    hi[at] = x;
+  }
   template <int COLS>
-  static __device__ __forceinline__ afrag lds_a(const double* hi, const double*, int r0, int k0, int lane) {
+  static __device__ __forceinline__ afrag lds_a(const double* hi, const double*, int r0, int k0,
+                                                int lane) {
     return {hi[swz<double, COLS>(r0 + (lane >> 2), k0 + (lane & 3))]};
   }
   template <int COLS>
-  static __device__ __forceinline__ bfrag lds_b(const double* hi, const double*, int n0, int k0, int lane) {
+  static __device__ __forceinline__ bfrag lds_b(const double* hi, const double*, int n0, int k0,
+                                                int lane) {
     return {hi[swz<double, COLS>(n0 + (lane >> 2), k0 + (lane & 3))]};
   }
 };

@@ -14,8 +14,9 @@ namespace glabench::chunked::walk_fp {
 // A mild chunk takes k̂ = k̃·2^{G[C−1]}: one exponential an element fewer. Elsewhere
 // k̂'s exponent is a difference inside the chunk, exact to ulp(|G|) in fp64.
 template <class T>
-__device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* q_lo, T* k_lo, T* E, const double* tots, int f,
-                                                 int h, const double (&l)[sizes<T>::C / 2], bool mild) {
+__device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* q_lo, T* k_lo, T* E, const double* tots,
+                                                 int f, int h, const double (&l)[sizes<T>::C / 2],
+                                                 bool mild) {
   using Z = sizes<T>;
   using L = layout<T>;
   using P = mma_policy<T>;

@@ -28,7 +28,8 @@ __device__ __forceinline__ void each_state_element(int warp, int lane, F f) {
 // ---- stage 3: the state -------------------------------------------------------------
 // S_n, transposed, into the operand tiles stage 5 reads (St, and St_lo in fp32).
 template <class T>
-__device__ __forceinline__ void fp_state_to_shared(T* St, T* St_lo, const state_regs<T>& S, int warp, int lane) {
+__device__ __forceinline__ void fp_state_to_shared(T* St, T* St_lo, const state_regs<T>& S,
+                                                   int warp, int lane) {
   each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
     mma_policy<T>::store_op(St, St_lo, swz<T, sizes<T>::KP>(col, row), S[r][j][e]);
   });
@@ -36,12 +37,13 @@ __device__ __forceinline__ void fp_state_to_shared(T* St, T* St_lo, const state_
 
 // S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v (k̂ᵀ read transposed from its tile).
 template <class T>
-__device__ __forceinline__ void fp_state_update(const T* buf, const T* E, state_regs<T>& S, int warp,
-                                                int lane) {
+__device__ __forceinline__ void fp_state_update(const T* buf, const T* E, state_regs<T>& S,
+                                                int warp, int lane) {
   using Z = sizes<T>;
   using P = mma_policy<T>;
   using L = layout<T>;
-  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int) { S[r][j][e] *= E[row]; });
+  each_state_element<T>(warp, lane,
+                        [&](int r, int j, int e, int row, int) { S[r][j][e] *= E[row]; });
   const T* kh = buf + L::g;
   const T* v = buf + L::v;
   auto kh_t = [&](int m, int kk) { return kh[swz<T, Z::KP>(kk, m)]; };
@@ -63,8 +65,8 @@ __device__ __forceinline__ void fp_state_update(const T* buf, const T* E, state_
 // The state tile of the ABI's [B·H][K][V] layout (h0, ht) as the warp's rows: zeros
 // outside K and V, or when absent.
 template <class T>
-__device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, state_regs<T>& S, int warp,
-                                              int lane) {
+__device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, state_regs<T>& S,
+                                              int warp, int lane) {
   const int v0 = blockIdx.x * sizes<T>::BV;
   each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
     const bool in = src && row < a.K && v0 + col < a.V;
@@ -72,8 +74,8 @@ __device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, st
   });
 }
 template <class T>
-__device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const state_regs<T>& S, int warp,
-                                               int lane) {
+__device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const state_regs<T>& S,
+                                               int warp, int lane) {
   if (!dst) return;
   const int v0 = blockIdx.x * sizes<T>::BV;
   each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {

@@ -13,8 +13,8 @@ namespace glabench::chunked::walk_fp {
 // larger, are masked by a select. Warp w < SCORE_TILES takes score tile w; two
 // accumulators, even and odd k-steps, keep two products in flight.
 template <class T>
-__device__ __forceinline__ void fp_inner_chunk(const T* buf, const T* q_lo, const T* k_lo, T* A, T* A_lo,
-                                               int warp, int lane) {
+__device__ __forceinline__ void fp_inner_chunk(const T* buf, const T* q_lo, const T* k_lo, T* A,
+                                               T* A_lo, int warp, int lane) {
   using Z = sizes<T>;
   using P = mma_policy<T>;
   using L = layout<T>;
@@ -45,7 +45,8 @@ __device__ __forceinline__ void fp_inner_chunk(const T* buf, const T* q_lo, cons
 // feature quarters then into A in order. Reads the raw q, k and g; ends with a barrier.
 // Out of line: the walk's loop stays small in the instruction cache.
 template <class T>
-__device__ __noinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo, int warp, int lane) {
+__device__ __noinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo,
+                                                     int warp, int lane) {
   using Z = sizes<T>;
   using L = layout<T>;
   const int f = 32 * (warp & 3) + lane;
@@ -65,7 +66,8 @@ __device__ __noinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* 
   __syncthreads();
   for (int i = threadIdx.x; i < Z::C * Z::C; i += Z::THREADS) {
     const int t = i / Z::C, s = i % Z::C;
-    const T sum = ((pairs[i] + pairs[Z::C * Z::C + i]) + pairs[2 * Z::C * Z::C + i]) + pairs[3 * Z::C * Z::C + i];
+    const T sum = ((pairs[i] + pairs[Z::C * Z::C + i]) + pairs[2 * Z::C * Z::C + i]) +
+                  pairs[3 * Z::C * Z::C + i];
     mma_policy<T>::store_op(A, A_lo, swz<T, Z::C>(t, s), s > t ? T(0) : sum);
   }
 }

@@ -10,8 +10,9 @@ namespace glabench::chunked::walk_fp {
 // Warp w: row block w/4 of the chunk, column tiles 2·(w%4) and 2·(w%4)+1 of the V slab.
 // A's rows of row block rb are zero past its last row, so A·v stops there.
 template <class T>
-__device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T* St, const T* St_lo, const T* A,
-                                           const T* A_lo, int warp, int lane, T (&O)[2][mma_policy<T>::NACC]) {
+__device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T* St, const T* St_lo,
+                                           const T* A, const T* A_lo, int warp, int lane,
+                                           T (&O)[2][mma_policy<T>::NACC]) {
   using Z = sizes<T>;
   using P = mma_policy<T>;
   using L = layout<T>;
@@ -33,7 +34,8 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
       const typename P::afrag af = P::template lds_a<Z::KP>(buf + L::q, q_lo, r0, kk, lane);
 #pragma unroll
       for (int j = 0; j < 2; ++j)
-        P::mma(half ? O2[j] : O[j], af, P::template lds_b<Z::KP>(St, St_lo, n0 + j * P::TN, kk, lane));
+        P::mma(half ? O2[j] : O[j], af,
+               P::template lds_b<Z::KP>(St, St_lo, n0 + j * P::TN, kk, lane));
     }
   }
 #pragma unroll
