@@ -136,14 +136,20 @@ bool grads_walk_fits(const call& c, const dims& d) {
   return d.Vp == walk::KP && aligned4(c.dq) && aligned4(c.dk) && aligned4(c.dv) && aligned4(c.dg);
 }
 
+// The forward's tensors and head sizes of a call, into a walk's arguments A (of storage S).
+template <class S, class A>
+void take_forward_tensors(A& a, const call& c) {
+  a.q = static_cast<const S*>(c.q), a.k = static_cast<const S*>(c.k);
+  a.v = static_cast<const S*>(c.v), a.g = static_cast<const S*>(c.g);
+  a.h0 = static_cast<const S*>(c.h0);
+  a.o = static_cast<S*>(c.o), a.ht = static_cast<S*>(c.ht);
+  a.H = c.H, a.K = c.K, a.V = c.V;
+}
+
 walk::args walk_args_of(const call& c) {
-  using bf16 = __nv_bfloat16;
   walk::args a{};
-  a.q = static_cast<const bf16*>(c.q), a.k = static_cast<const bf16*>(c.k);
-  a.v = static_cast<const bf16*>(c.v), a.g = static_cast<const bf16*>(c.g);
-  a.h0 = static_cast<const bf16*>(c.h0);
-  a.o = static_cast<bf16*>(c.o), a.ht = static_cast<bf16*>(c.ht);
-  a.H = c.H, a.K = c.K, a.V = c.V, a.T = c.T;
+  take_forward_tensors<__nv_bfloat16>(a, c);
+  a.T = c.T;
   a.NT = static_cast<int>((c.T + walk::C - 1) / walk::C);
   a.scale = static_cast<float>(c.scale);
   a.segs = 1;
@@ -205,11 +211,8 @@ template <class S>
 cudaError_t launch_fp_walk(const call& c) {
   using Z = walk_fp::sizes<S>;
   walk_fp::args<S> a{};
-  a.q = static_cast<const S*>(c.q), a.k = static_cast<const S*>(c.k);
-  a.v = static_cast<const S*>(c.v), a.g = static_cast<const S*>(c.g);
-  a.h0 = static_cast<const S*>(c.h0);
-  a.o = static_cast<S*>(c.o), a.ht = static_cast<S*>(c.ht);
-  a.H = c.H, a.K = c.K, a.V = c.V, a.T_len = c.T;
+  take_forward_tensors<S>(a, c);
+  a.T_len = c.T;
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
   a.scale = static_cast<S>(c.scale);
   // The sequence split, planned as the bf16 walk's over this walk's chunks.
