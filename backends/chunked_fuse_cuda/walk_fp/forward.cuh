@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     if (n + 1 < n1) io.load(cur ^ 1, t0 + Z::C);
     fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
 
-    gate_t<T> l[Z::C / 2];
+    double l[Z::C / 2];
     // Mild: each half's gates sum to ≥ −kMildLog2/2 in every feature (tots written).
     const bool mild = __syncthreads_and(fp_decay_cumsum(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
     if (!mild)
@@ -151,7 +151,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1)
     tc::cp_async_wait_all();
     __syncthreads();
     if (n + 1 < span.last) io.load(cur ^ 1, static_cast<int64_t>(n + 1) * Z::C);
-    gate_t<T> l[Z::C / 2];
+    double l[Z::C / 2];
     fp_decay_cumsum(buf, tots, f, h, l);
     __syncthreads();  // tots written
     gate += chunk_gates<Z::KP>(tots, f, h).last;

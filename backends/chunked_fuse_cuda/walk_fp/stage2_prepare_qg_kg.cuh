@@ -11,34 +11,32 @@ namespace glabench::chunked::walk_fp {
 //   q̃[t] = q[t]·2^{G[t]}                  (≤ |q|; stage 3's output and stage 4's query)
 //   k̂[t] = k[t]·2^{G[C−1] − G[t]}          (≤ |k|; the state update's key)
 //   k̃[t] = k[t]·2^{−G[t]}                  (mild chunks only: stage 4's key, ≤ |k|·2^{kMildLog2})
-// A mild chunk takes k̂ = k̃·2^{G[C−1]}: one exponential an element fewer, and 2^{±G}
-// from one split of G (exp2_both_at). Elsewhere k̂'s exponent is a difference inside the
-// chunk, exact to ulp(|G|) in fp64.
+// A mild chunk takes k̂ = k̃·2^{G[C−1]}: one exponential an element fewer. Elsewhere
+// k̂'s exponent is a difference inside the chunk, exact to ulp(|G|) in fp64.
 template <class T>
 __device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* q_lo, T* k_lo, T* E, const double* tots,
-                                                 int f, int h, const gate_t<T> (&l)[sizes<T>::C / 2],
+                                                 int f, int h, const double (&l)[sizes<T>::C / 2],
                                                  bool mild) {
   using Z = sizes<T>;
   using L = layout<T>;
   using P = mma_policy<T>;
   constexpr int H2 = Z::C / 2;
   const chunk_gates<Z::KP> cg(tots, f, h);
-  const gate_t<T> off = cg.template offset<T>();
   const T e = exp2_of<T>(cg.last);
   if (h == 1) E[f] = e;  // for the state update
 #pragma unroll
   for (int u = 0; u < H2; ++u) {
     const int at = swz<T, Z::KP>(h * H2 + u, f);
     const T q = buf[L::q + at], k = buf[L::k + at];
+    const double G = cg.off + l[u];
     if (mild) {
       T up, down;
-      exp2_both_at(off, l[u], up, down);
+      exp2_both<T>(G, up, down);
       P::store_op(buf + L::q, q_lo, at, q * up);
       const T kt = k * down;
       P::store_op(buf + L::k, k_lo, at, kt);
       buf[L::g + at] = kt * e;
     } else {
-      const double G = cg.off + as_double(l[u]);
       P::store_op(buf + L::q, q_lo, at, q * exp2_of<T>(G));
       buf[L::g + at] = k * exp2_of<T>(cg.last - G);
     }
@@ -49,7 +47,7 @@ __device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* q_lo, T* k_lo, T* E,
 // E for the state update.
 template <class T>
 __device__ __forceinline__ void fp_prepare_kg(T* buf, T* E, const double* tots, int f, int h,
-                                              const gate_t<T> (&l)[sizes<T>::C / 2]) {
+                                              const double (&l)[sizes<T>::C / 2]) {
   using Z = sizes<T>;
   using L = layout<T>;
   constexpr int H2 = Z::C / 2;
@@ -58,7 +56,7 @@ __device__ __forceinline__ void fp_prepare_kg(T* buf, T* E, const double* tots, 
 #pragma unroll
   for (int u = 0; u < H2; ++u) {
     const int at = swz<T, Z::KP>(h * H2 + u, f);
-    buf[L::g + at] = buf[L::k + at] * exp2_of<T>(cg.last - (cg.off + as_double(l[u])));
+    buf[L::g + at] = buf[L::k + at] * exp2_of<T>(cg.last - (cg.off + l[u]));
   }
 }
 
