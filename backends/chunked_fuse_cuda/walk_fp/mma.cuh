@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "../walk/mma_sync.cuh"
+#include "swizzle.hpp"
 
 namespace glabench::chunked::walk_fp {
 
@@ -26,23 +27,6 @@ __device__ __forceinline__ int acc_row(int lane, int e) {
 }
 __device__ __forceinline__ int acc_col(int lane, int e) {
   return 2 * (lane & 3) + (e & 1);
-}
-
-// Element (row, col) of a tile of COLS-element rows, XOR-swizzled so that the fragment
-// loads above read 32 different banks whether the tile is read as stored (rows g, columns
-// c) or transposed (rows c, columns g):
-//   fp32: col ^ (8·(row%4) + 4·((row/4)%2)) within 32-column blocks;
-//   fp64: col ^ 4·(row%4) within 16-column blocks (half-warp phases).
-// 16-byte groups (4 floats, 2 doubles) stay whole, so cp.async fills the tiles.
-template <class T, int COLS>
-__device__ __forceinline__ int swz(int row, int col) {
-  if constexpr (sizeof(T) == 4) {
-    static_assert(COLS % 32 == 0, "fp32 tiles of whole 32-column blocks");
-    return row * COLS + (col ^ (((row & 3) << 3) | (row & 4)));
-  } else {
-    static_assert(COLS % 16 == 0, "fp64 tiles of whole 16-column blocks");
-    return row * COLS + (col ^ ((row & 3) << 2));
-  }
 }
 
 template <class T>

@@ -1,0 +1,102 @@
+// The fp32/fp64 chunk walk's tile swizzle (walk_fp/swizzle.hpp), on the CPU: each row's
+// columns are a permutation of the row, 16-byte groups stay whole (cp.async writes them),
+// and the warp-wide fragment reads of walk_fp/mma.cuh hit distinct banks — as stored and
+// transposed, for the m16n8k8 (fp32) and m8n8k4 (fp64) fragments and fp32's ldmatrix —
+// at every row and column offset the walk uses, in every tile width it has.
+#define BOOST_TEST_MODULE walk_fp_swizzle
+#include <boost/test/included/unit_test.hpp>
+#include <set>
+
+#include "../walk_fp/swizzle.hpp"
+
+namespace wf = glabench::chunked::walk_fp;
+
+namespace {
+
+template <class T, int COLS>
+void rows_are_permutations_with_whole_groups() {
+  constexpr int group = 16 / sizeof(T);
+  for (int r = 0; r < 64; ++r) {
+    std::set<int> seen;
+    for (int c = 0; c < COLS; ++c) {
+      const int at = wf::swz<T, COLS>(r, c);
+      BOOST_TEST_REQUIRE(at / COLS == r);
+      seen.insert(at);
+      const int group_start = wf::swz<T, COLS>(r, c - c % group);
+      BOOST_TEST_REQUIRE(at == group_start + c % group);
+    }
+    BOOST_TEST_REQUIRE(seen.size() == static_cast<size_t>(COLS));
+  }
+}
+
+// The lanes of one shared-memory wavefront read distinct banks: fp32, all 32 lanes and
+// 4-byte banks; fp64, each half-warp and 8-byte bank pairs.
+template <class T, class At>
+bool conflict_free(At at) {
+  const int lanes = sizeof(T) == 4 ? 32 : 16, banks = sizeof(T) == 4 ? 32 : 16;
+  for (int half = 0; half < 32 / lanes; ++half) {
+    std::set<int> seen;
+    for (int lane = half * lanes; lane < (half + 1) * lanes; ++lane)
+      seen.insert(at(lane / 4, lane % 4) % banks);
+    if (seen.size() != static_cast<size_t>(lanes)) return false;
+  }
+  return true;
+}
+
+template <class T, int ROWS, int COLS>
+void fragment_reads_are_conflict_free() {
+  constexpr int TM = sizeof(T) == 4 ? 16 : 8, TK = sizeof(T) == 4 ? 8 : 4;
+  for (int r0 = 0; r0 + TM <= ROWS; r0 += 8)
+    for (int k0 = 0; k0 + TK <= COLS; k0 += 4) {
+      // As stored: rows r0 + g, columns k0 + c (A [m][k], B [n][k]).
+      BOOST_TEST_REQUIRE(
+          conflict_free<T>([&](int g, int c) { return wf::swz<T, COLS>(r0 + g, k0 + c); }));
+    }
+  for (int k0 = 0; k0 + 4 <= ROWS; k0 += 4)
+    for (int n0 = 0; n0 + 8 <= COLS; n0 += 8) {
+      // Transposed: rows k0 + c, columns n0 + g (B [k][n], A from a [k][m] tile).
+      BOOST_TEST_REQUIRE(
+          conflict_free<T>([&](int g, int c) { return wf::swz<T, COLS>(k0 + c, n0 + g); }));
+    }
+}
+
+// fp32's ldmatrix: eight rows r0 … r0+7, one 16-byte group at column k0 each, in eight
+// different 16-byte bank groups of the 128-byte line.
+template <int ROWS, int COLS>
+void ldmatrix_rows_are_conflict_free() {
+  for (int r0 = 0; r0 + 8 <= ROWS; r0 += 8)
+    for (int k0 = 0; k0 < COLS; k0 += 4) {
+      std::set<int> groups;
+      for (int i = 0; i < 8; ++i) groups.insert(wf::swz<float, COLS>(r0 + i, k0) / 4 % 8);
+      BOOST_TEST_REQUIRE(groups.size() == 8u);
+    }
+}
+
+}  // namespace
+
+// The tiles: q, k, g (C × 128), v (C × 64), S_nᵀ (64 × 128), A (C × C); C = 32 (fp32), 16 (fp64).
+BOOST_AUTO_TEST_CASE(rows_permute_and_keep_16_byte_groups) {
+  rows_are_permutations_with_whole_groups<float, 128>();
+  rows_are_permutations_with_whole_groups<float, 64>();
+  rows_are_permutations_with_whole_groups<float, 32>();
+  rows_are_permutations_with_whole_groups<double, 128>();
+  rows_are_permutations_with_whole_groups<double, 64>();
+  rows_are_permutations_with_whole_groups<double, 16>();
+}
+
+BOOST_AUTO_TEST_CASE(fp32_fragments_and_ldmatrix_are_conflict_free) {
+  fragment_reads_are_conflict_free<float, 32, 128>();
+  fragment_reads_are_conflict_free<float, 32, 64>();
+  fragment_reads_are_conflict_free<float, 64, 128>();
+  fragment_reads_are_conflict_free<float, 32, 32>();
+  ldmatrix_rows_are_conflict_free<32, 128>();
+  ldmatrix_rows_are_conflict_free<64, 128>();
+  ldmatrix_rows_are_conflict_free<32, 32>();
+}
+
+BOOST_AUTO_TEST_CASE(fp64_fragments_are_conflict_free) {
+  fragment_reads_are_conflict_free<double, 16, 128>();
+  fragment_reads_are_conflict_free<double, 16, 64>();
+  fragment_reads_are_conflict_free<double, 64, 128>();
+  fragment_reads_are_conflict_free<double, 16, 16>();
+}
