@@ -17,7 +17,7 @@
 // which only a mild chunk takes (G ≥ −kMildLog2 throughout: 2^{64} in fp32, 2^{480} in
 // fp64). Any other chunk sums its scores pair by pair from the pair's own gates
 // (fp_inner_chunk_by_pairs), so a gate of −30, chunk sums of −10⁴ and exact zeros all stay
-// exact. G is summed in fp64 in both dtypes.
+// accurate and finite. G is summed in fp64 in both dtypes.
 #pragma once
 
 #include "../walk/plan.hpp"

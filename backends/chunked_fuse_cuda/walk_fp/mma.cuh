@@ -2,8 +2,9 @@
 // policy per storage type, with the same fragment interface.
 //
 //   fp32  mma.sync m16n8k8 on TF32, as 3×TF32: a·b ≈ a_lo·b_hi + a_hi·b_lo + a_hi·b_hi,
-//         each operand split into its TF32 rounding (hi) and the TF32 rounding of what
-//         that cut off (lo). The products keep fp32 accuracy; plain TF32 is never used.
+//         each operand split into its TF32 rounding (hi) and the exact fp32 rest (lo), whose
+//         bits below TF32's the tensor core drops. The products keep fp32 accuracy; plain
+//         TF32 is never used.
 //   fp64  mma.sync m8n8k4 on the FP64 tensor cores (DMMA), exact fp64 products.
 //
 // Fragments (PTX ISA), with g = lane/4 and c = lane%4:
@@ -43,8 +44,9 @@ struct mma_policy<float> {
   };
   // hi: x rounded to TF32's 10 mantissa bits (half an ulp added to the magnitude, the
   // rest cut: finite inputs only, which is all the walk feeds); lo = x − hi, exact in fp32,
-  // whose bits below TF32's the tensor core ignores: |lo| ≤ 2^-11·|x|, so a product misses
-  // at most 2^-21 of itself. Three instructions, where cvt.rna.tf32 takes eight on sm_90.
+  // whose bits below TF32's the tensor core ignores: |lo| ≤ 2^-11·|x|, so each operand
+  // loses at most 2^-21 of itself, and a product (with the dropped lo·lo) about 2^-19.7.
+  // Three instructions, where cvt.rna.tf32 takes eight on sm_90.
   static __device__ __forceinline__ void split(float x, uint32_t& hi, uint32_t& lo) {
     hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
     lo = __float_as_uint(x - __uint_as_float(hi));

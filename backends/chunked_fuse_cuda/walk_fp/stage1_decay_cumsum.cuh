@@ -11,10 +11,9 @@ __device__ __forceinline__ float pow2i(int n) {
   return n >= -126 ? __int_as_float((n + 127) << 23) : 0.f;
 }
 
-// 2^x and 2^{−x} in T for x ≤ 64 (the mild chunks' bound; x ≤ 0 elsewhere). fp64: exp2.
-// fp32: x = n + r with n an integer and |r| ≤ 1/2, both exact in fp64, so the fp32
-// exponential sees no rounding of a large |x| (exp2f((float)x) would add ulp(|x|)·ln 2);
-// 2^x = exp2f(r)·2^n, 2 ulp, and 2^{−x} shares the split.
+// 2^x in T for x ≤ 0 (any chunk). fp64: exp2. fp32: x = n + r with n an integer and
+// |r| ≤ 1/2, both exact in fp64, so the fp32 exponential sees no rounding of a large |x|
+// (exp2f((float)x) would add ulp(|x|)·ln 2): 2^x = exp2f(r)·2^n, 2 ulp.
 template <class T>
 __device__ __forceinline__ T exp2_of(double x) {
   if constexpr (sizeof(T) == 8) {

@@ -42,7 +42,9 @@ __device__ __forceinline__ void fp_inner_chunk(const T* buf, const T* q_lo, cons
 // gates g[s+1] + … + g[t] (log2, fp64, ≤ 0) summed in order — no reference, so no factor
 // above 1, whatever the gates. Warp w takes features 32·(w%4) … and the keys s of parity
 // w/4; each score's lanes are summed by shuffles into pairs[w%4][t][s], and the four
-// feature quarters then into A in order. Reads the raw q, k and g; ends with a barrier.
+// feature quarters then into A in order. Reads the raw q, k and g; a barrier separates the
+// partial sums from their total, and the caller's barrier (after stage 2) the total from
+// stage 5.
 // Out of line: the walk's loop stays small in the instruction cache.
 template <class T>
 __device__ __noinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo,

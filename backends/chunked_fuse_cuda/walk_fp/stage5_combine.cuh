@@ -8,7 +8,7 @@ namespace glabench::chunked::walk_fp {
 
 // ---- stages 3 (output) and 5: combine ------------------------------------------------
 // Warp w: row block w/4 of the chunk, column tiles 2·(w%4) and 2·(w%4)+1 of the V slab.
-// A's rows of row block rb are zero past its last row, so A·v stops there.
+// A's columns s > t are zero, so for row block rb A·v stops at its last row's column.
 template <class T>
 __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T* St, const T* St_lo,
                                            const T* A, const T* A_lo, int warp, int lane,
