@@ -59,6 +59,14 @@ class editor {
     H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
   }
 
+  // A copy of `type` committed to the file without a name: a dataset made with it keeps its
+  // datatype message shared, in the committed type's header.
+  h5_handle committed_type(hid_t type) {
+    h5_handle t(H5Tcopy(type), H5Tclose);
+    H5Tcommit_anon(file_.get(), t.get(), H5P_DEFAULT, H5P_DEFAULT);
+    return t;
+  }
+
   // Hostile shapes and links: each is what a crafted file of a few KB can hold.
 
   // An attribute of n int64 values where the reader wants one.
@@ -363,6 +371,15 @@ std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
             const h5_handle t = edited_type(H5T_IEEE_F64BE, [](hid_t t) { H5Tset_ebias(t, 1000); });
             e.dataset("/inputs/q", qk, t.get(), qk_values);
           });
+
+  // A shared object-header message (here the datatype of a committed type). libhdf5 1.10
+  // decodes a message that claims to be shared through a SOHM table the file lacks by
+  // reading through a null pointer (found by fixture_reader_fuzzer), so the reader refuses
+  // shared messages before it opens an object.
+  variant("shared_datatype", "/inputs/q", "has shared object-header messages", [&](editor& e) {
+    const h5_handle t = e.committed_type(H5T_IEEE_F64LE);
+    e.dataset("/inputs/q", qk, t.get(), qk_values);
+  });
 
   // A file cut short, and a file that is not HDF5 at all.
   const std::string truncated = (fs::path(dir) / "truncated.h5").string();
