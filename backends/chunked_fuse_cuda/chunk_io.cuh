@@ -13,6 +13,11 @@
 
 namespace glabench::chunked {
 
+// The first row of head bh = b·H + h in a [B,T,H,D] tensor, in rows of D: (b, 0, h).
+__host__ __device__ __forceinline__ int64_t head_row(int bh, int H, int64_t T) {
+  return static_cast<int64_t>(bh / H) * T * H + bh % H;
+}
+
 // The sizes every kernel sees, with the padded ones the workspace uses.
 struct dims {
   int B, H, K, V;
@@ -30,7 +35,7 @@ struct head_tensor {
   int64_t row_stride;  // H·D
   int D;
   __device__ head_tensor(T* p, const dims& d, int D_, int bh)
-      : base(p ? p + (static_cast<int64_t>(bh / d.H) * d.T * d.H + bh % d.H) * D_ : nullptr),
+      : base(p ? p + head_row(bh, d.H, d.T) * D_ : nullptr),
         T_len(d.T),
         row_stride(static_cast<int64_t>(d.H) * D_),
         D(D_) {}

@@ -407,7 +407,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, gr
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int n = blockIdx.x, bh = blockIdx.y;
   const int64_t t0 = static_cast<int64_t>(n) * C;
-  const int64_t head = static_cast<int64_t>(bh / a.H) * a.T * a.H + bh % a.H;
+  const int64_t head = head_row(bh, a.H, a.T);
   const int64_t ks = static_cast<int64_t>(a.H) * a.K, vs = static_cast<int64_t>(a.H) * a.V;
   load_rows128(sm + L::q, a.q + head * a.K, t0, a.T, ks, a.K);
   load_rows128(sm + L::k, a.k + head * a.K, t0, a.T, ks, a.K);

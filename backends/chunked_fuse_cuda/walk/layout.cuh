@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "../chunk_io.cuh"
 #include "mma_sync.cuh"
 #include "plan.hpp"
 
@@ -171,7 +172,7 @@ struct walk_io {
         v0(blockIdx.x * BV),
         sm(sm_) {
     const int bh = blockIdx.y;
-    const int64_t head = static_cast<int64_t>(bh / a.H) * a.T * a.H + bh % a.H;
+    const int64_t head = head_row(bh, a.H, a.T);
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
     v = (values ? values : a.v) + head * a.V + v0, o = a.o ? a.o + head * a.V + v0 : nullptr;
   }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "../chunk_io.cuh"
 #include "../walk/mma_sync.cuh"
 #include "mma.cuh"
 
@@ -92,7 +93,7 @@ struct walk_io {
         v0(blockIdx.x * Z::BV),
         sm(tc::smem_addr(smem)) {
     const int bh = blockIdx.y;
-    const int64_t head = static_cast<int64_t>(bh / a.H) * a.T_len * a.H + bh % a.H;
+    const int64_t head = head_row(bh, a.H, a.T_len);
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
     v = a.v + head * a.V + v0, o = a.o + head * a.V + v0;
   }
