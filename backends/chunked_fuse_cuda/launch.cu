@@ -168,28 +168,30 @@ cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Ar
   return launch_walk_kernel_smem(kernel, grid, walk::layout::bytes, stream, args...);
 }
 
-// The sequence split of a walk over `cols` columns, with its pieces' arrays at `base`
-// (walk::split_workspace_bytes for the same cols): the walk's grid, (V slabs of
+// The sequence split of a walk over `cols` columns in chunks of `chunk` tokens, into the
+// walk's arguments A (the bf16 walk's or the fp walk's), with its pieces' arrays at `base`
+// (walk::split_workspace_bytes for the same cols and chunk): the walk's grid, (V slabs of
 // walk::BV, heads, segments), whose x the pieces' arrays are indexed by, and the first
-// pass's pieces.
+// pass's pieces. The pieces' states come first, in A's state type, then their gate sums.
 struct walk_split {
   dim3 grid;
   unsigned pieces;
 };
-walk_split plan_walk_split(walk::args& a, const call& c, int cols, float* base) {
+template <class A>
+walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk = walk::C) {
   // The SM count is asked once per device (0 if unreadable: no split), not every call.
-  const walk::plan plan = walk::plan_launch(c.B, c.H, cols, c.T, parallel_scan::sm_count());
+  const walk::plan plan = walk::plan_launch(c.B, c.H, cols, c.T, parallel_scan::sm_count(), chunk);
   a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (cols + walk::BV - 1) / walk::BV;
   const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);
-  a.dstate = base;
-  a.dgate = a.dstate + pieces * heads * slabs * walk::KP * walk::BV;
+  a.dstate = static_cast<decltype(a.dstate)>(base);
+  a.dgate = reinterpret_cast<decltype(a.dgate)>(a.dstate + pieces * heads * slabs * walk::KP * walk::BV);
   return {dim3(static_cast<unsigned>(slabs), static_cast<unsigned>(heads), static_cast<unsigned>(a.segs)), pieces};
 }
 
 cudaError_t launch_walk(const call& c) {
   walk::args a = walk_args_of(c);
-  const auto [grid, pieces] = plan_walk_split(a, c, c.V, static_cast<float*>(c.workspace));
+  const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace);
   if (pieces > 0)
     if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_segment_states_kernel, dim3(grid.x, grid.y, pieces),
                                            c.stream, a))
@@ -215,20 +217,14 @@ cudaError_t launch_fp_walk(const call& c) {
   a.T_len = c.T;
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
   a.scale = static_cast<S>(c.scale);
-  // The sequence split, planned as the bf16 walk's over this walk's chunks.
-  const walk::plan plan = walk::plan_launch(c.B, c.H, c.V, c.T, parallel_scan::sm_count(), Z::C);
-  a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
-  const unsigned slabs = static_cast<unsigned>((c.V + Z::BV - 1) / Z::BV), heads = static_cast<unsigned>(c.B * c.H);
-  const unsigned pieces = static_cast<unsigned>(plan.pieces());
-  a.dstate = static_cast<S*>(c.workspace);
-  a.dgate = reinterpret_cast<double*>(a.dstate + static_cast<size_t>(pieces) * heads * slabs * Z::KP * Z::BV);
+  static_assert(Z::KP == walk::KP && Z::BV == walk::BV, "the bf16 walk's state tiles");
+  const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace, Z::C);
   constexpr size_t smem = walk_fp::layout<S>::bytes;
   if (pieces > 0)
     if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>,
-                                                dim3(slabs, heads, pieces), smem, c.stream, a))
+                                                dim3(grid.x, grid.y, pieces), smem, c.stream, a))
       return e;
-  return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, dim3(slabs, heads, static_cast<unsigned>(a.segs)),
-                                 smem, c.stream, a);
+  return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, grid, smem, c.stream, a);
 }
 
 // The backward's state and dS walks (walk/backward.cuh) into its workspace arrays.
