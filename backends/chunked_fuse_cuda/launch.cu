@@ -13,7 +13,7 @@
 #include "walk/forward.cuh"
 #include "walk/backward.cuh"
 #include "walk/grads.cuh"
-#include "walk_fp/forward.cuh"
+#include "walk_fp/forward_pipelined.cuh"
 
 namespace glabench::chunked {
 namespace {
@@ -224,6 +224,14 @@ cudaError_t launch_fp_walk(const call& c) {
     if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>,
                                                 dim3(grid.x, grid.y, pieces), smem, c.stream, a))
       return e;
+  if constexpr (std::is_same_v<S, float>) {
+    // fp32 walks in 16-token chunks, its stages split between producer and consumer warps.
+    constexpr auto kernel = walk_fp::chunk_walk_fp32_pipelined_kernel;
+    constexpr size_t pipe_smem = walk_fp::pipe_layout::bytes;
+    if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), pipe_smem)) return e;
+    kernel<<<grid, walk_fp::pipe_sizes::THREADS, pipe_smem, c.stream>>>(a);
+    return cudaGetLastError();
+  }
   return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, grid, smem, c.stream, a);
 }
 

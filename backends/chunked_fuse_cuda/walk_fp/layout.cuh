@@ -73,11 +73,10 @@ struct args {
 };
 
 // One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,
-// and the cp.async loads of a chunk's tiles into buffer `b`; zeros past T, K and V.
-template <class T>
+// and the cp.async loads of a chunk's tiles into buffer `b` of layout L; zeros past T, K
+// and V. NTH threads share a load, `tid` among them (the whole block by default).
+template <class T, class Z = sizes<T>, class L = layout<T>>
 struct walk_io {
-  using Z = sizes<T>;
-  using L = layout<T>;
   static constexpr int kVec = 16 / sizeof(T);
   const T *q, *k, *g, *v;
   T* o;
@@ -97,11 +96,14 @@ struct walk_io {
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
     v = a.v + head * a.V + v0, o = a.o + head * a.V + v0;
   }
-  __device__ void load(int b, int64_t t0) const {
-    constexpr int per_row = Z::KP / kVec;
+  __device__ void load(int b, int64_t t0) const { load<Z::THREADS>(b, t0, threadIdx.x); }
+  template <int NTH>
+  __device__ void load(int b, int64_t t0, int tid) const {
+    constexpr int per_row = Z::KP / kVec, per_vrow = Z::BV / kVec;
+    static_assert(Z::C * per_row % NTH == 0 && Z::C * per_vrow % NTH == 0, "whole rounds of loads");
 #pragma unroll
-    for (int it = 0; it < Z::C * per_row / Z::THREADS; ++it) {
-      const int i = threadIdx.x + it * Z::THREADS, r = i / per_row, c = (i % per_row) * kVec;
+    for (int it = 0; it < Z::C * per_row / NTH; ++it) {
+      const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
       const bool in = t0 + r < T_len && c < K;
       const int64_t src = in ? (t0 + r) * ks + c : 0;
       const uint32_t dst = sm + (b * L::buf + swz<T, Z::KP>(r, c)) * sizeof(T);
@@ -109,10 +111,9 @@ struct walk_io {
       tc::cp_async16(dst + L::k * sizeof(T), k + src, in ? 16 : 0);
       tc::cp_async16(dst + L::g * sizeof(T), g + src, in ? 16 : 0);
     }
-    constexpr int per_vrow = Z::BV / kVec;
 #pragma unroll
-    for (int it = 0; it < Z::C * per_vrow / Z::THREADS; ++it) {
-      const int i = threadIdx.x + it * Z::THREADS, r = i / per_vrow, c = (i % per_vrow) * kVec;
+    for (int it = 0; it < Z::C * per_vrow / NTH; ++it) {
+      const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
       const bool in = t0 + r < T_len && v0 + c < V;
       tc::cp_async16(sm + (b * L::buf + L::v + swz<T, Z::BV>(r, c)) * sizeof(T),
                      in ? v + (t0 + r) * vs + c : v, in ? 16 : 0);

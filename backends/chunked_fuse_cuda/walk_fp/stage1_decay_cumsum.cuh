@@ -45,13 +45,13 @@ __device__ __forceinline__ void exp2_both(double x, T& up, T& down) {
 // log2 e, in token order, and leaves the half's total in tots[h][f]. After a barrier,
 // G[t] = tots[0][f] + l[i] in the second half (chunk_gates): every token's G, padded ones
 // included, is that one sum, so a ragged chunk's G[C−1] is its last real token's exactly.
-// Returns the half's total.
-template <class T>
+// Returns the half's total. Z and L: the walk's sizes and buffer layout (the pipelined
+// fp32 walk's chunks are shorter, walk_fp/pipeline.cuh).
+template <class T, class Z = sizes<T>, class L = layout<T>>
 __device__ __forceinline__ double fp_decay_cumsum(const T* buf, double* tots, int f, int h,
-                                                  double (&l)[sizes<T>::C / 2]) {
-  using Z = sizes<T>;
+                                                  double (&l)[Z::C / 2]) {
   constexpr int H2 = Z::C / 2;
-  const T* g = buf + layout<T>::g;
+  const T* g = buf + L::g;
   double s = 0.0;
 #pragma unroll
   for (int u = 0; u < H2; ++u) {

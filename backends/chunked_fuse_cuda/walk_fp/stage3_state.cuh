@@ -84,4 +84,80 @@ __device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const s
   });
 }
 
+// ---- stage 3 in the pipelined fp32 walk (walk_fp/forward_pipelined.cuh) ---------------
+// There a consumer warp cw keeps Sᵀ, rows (V) 16·cw … 16·cw+15 × all KP features: KP/8
+// accumulator tiles of m16n8k8, tile j holding features 8j … 8j+7. Sᵀ, not S, because an
+// accumulator tile of Sᵀ is already the A fragment of o'ᵀ = Sᵀ·q̃ᵀ (stage 5), with the
+// k-step's features taken in the order 2c, 2c+1 (fp_state_t_frag).
+template <class Z>
+using state_t_regs = float[Z::KP / 8][4];
+
+// Calls f(j, e, vrow, feature) for every element of the warp's Sᵀ tiles.
+template <class Z, class F>
+__device__ __forceinline__ void each_state_t_element(int cw, int lane, F f) {
+#pragma unroll
+  for (int j = 0; j < Z::KP / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) f(j, e, 16 * cw + acc_row(lane, e), 8 * j + acc_col(lane, e));
+}
+
+// Sᵀ ← Sᵀ·diag(pre) + vᵀ·κ, then ·diag(post), over the chunk's C tokens: κ is the
+// chunk's key operand pair (kk, kk_lo), the A fragments vᵀ come in `vt` (one a k-step of
+// 8 tokens), and E = 2^{G[C−1]} per feature scales before (κ = k̂, a chunk that is not
+// mild) or after (κ = k̃ = k̂·2^{−G[C−1]}, a mild one): the same state either way.
+template <class Z>
+__device__ __forceinline__ void fp_state_update_t(const float* kk, const float* kk_lo, const float* E,
+                                                  bool mild, const mma_policy<float>::afrag (&vt)[Z::C / 8],
+                                                  state_t_regs<Z>& S, int lane) {
+  using P = mma_policy<float>;
+  const int g = lane >> 2, c = lane & 3;
+  auto scale = [&] {
+#pragma unroll
+    for (int j = 0; j < Z::KP / 8; ++j) {
+      const float2 e = *reinterpret_cast<const float2*>(E + 8 * j + 2 * c);
+      S[j][0] *= e.x, S[j][1] *= e.y, S[j][2] *= e.x, S[j][3] *= e.y;
+    }
+  };
+  if (!mild) scale();
+#pragma unroll
+  for (int ks = 0; ks < Z::C / 8; ++ks)
+#pragma unroll
+    for (int j = 0; j < Z::KP / 8; ++j) {
+      const int a0 = swz<float, Z::KP>(8 * ks + c, 8 * j + g), a1 = swz<float, Z::KP>(8 * ks + c + 4, 8 * j + g);
+      P::bfrag b;
+      b.hi[0] = __float_as_uint(kk[a0]), b.hi[1] = __float_as_uint(kk[a1]);
+      b.lo[0] = __float_as_uint(kk_lo[a0]), b.lo[1] = __float_as_uint(kk_lo[a1]);
+      P::mma(S[j], vt[ks], b);
+    }
+  if (mild) scale();
+}
+
+// vᵀ's A fragment for the k-step of tokens 8·ks …, rows 16·cw … of the V slab, split on
+// the fly from the raw v tile ([C][BV]).
+template <class Z>
+__device__ __forceinline__ mma_policy<float>::afrag fp_vt_frag(const float* v, int ks, int cw, int lane) {
+  return mma_policy<float>::load_a([&](int m, int k) { return v[swz<float, Z::BV>(k, m)]; }, 16 * cw,
+                                   8 * ks, lane);
+}
+
+// h0 (or zeros) as the warp's Sᵀ, and ht from it, in the ABI's [B·H][K][V] layout.
+template <class Z>
+__device__ __forceinline__ void fp_load_state_t(const float* src, const args<float>& a,
+                                                state_t_regs<Z>& S, int cw, int lane) {
+  const int v0 = blockIdx.x * Z::BV;
+  each_state_t_element<Z>(cw, lane, [&](int j, int e, int vr, int f) {
+    const bool in = src && f < a.K && v0 + vr < a.V;
+    S[j][e] = in ? src[(static_cast<int64_t>(blockIdx.y) * a.K + f) * a.V + v0 + vr] : 0.f;
+  });
+}
+template <class Z>
+__device__ __forceinline__ void fp_store_state_t(float* dst, const args<float>& a,
+                                                 const state_t_regs<Z>& S, int cw, int lane) {
+  if (!dst) return;
+  const int v0 = blockIdx.x * Z::BV;
+  each_state_t_element<Z>(cw, lane, [&](int j, int e, int vr, int f) {
+    if (f < a.K && v0 + vr < a.V) dst[(static_cast<int64_t>(blockIdx.y) * a.K + f) * a.V + v0 + vr] = S[j][e];
+  });
+}
+
 }  // namespace glabench::chunked::walk_fp

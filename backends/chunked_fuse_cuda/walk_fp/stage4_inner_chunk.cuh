@@ -7,6 +7,17 @@
 
 namespace glabench::chunked::walk_fp {
 
+// A[t][s] (ACOLS columns, as operand pairs) = the sum, in order, of the four C×C partial
+// score tiles in `part`, zero above the diagonal; NTH threads, `tid` among them.
+template <class T, int C, int ACOLS, int NTH>
+__device__ __forceinline__ void fp_sum_quarters(const T* part, T* A, T* A_lo, int tid) {
+  for (int i = tid; i < C * C; i += NTH) {
+    const int t = i / C, s = i % C;
+    const T sum = ((part[i] + part[C * C + i]) + part[2 * C * C + i]) + part[3 * C * C + i];
+    mma_policy<T>::store_op(A, A_lo, swz<T, ACOLS>(t, s), s > t ? T(0) : sum);
+  }
+}
+
 // ---- stage 4: fwd_inner_chunk --------------------------------------------------------
 // A mild chunk: A = q̃·k̃ᵀ, one reference for the chunk. Each product q̃[t]·k̃[s] with
 // s ≤ t is q·k·2^{G[t]−G[s]} ≤ |q·k|; the products above the diagonal, up to 2^{kMildLog2}
@@ -40,17 +51,17 @@ __device__ __forceinline__ void fp_inner_chunk(const T* buf, const T* q_lo, cons
 
 // Any chunk: each score as a sum over features of q[t,f]·k[s,f]·2^{d}, d the pair's own
 // gates g[s+1] + … + g[t] (log2, fp64, ≤ 0) summed in order — no reference, so no factor
-// above 1, whatever the gates. Warp w takes features 32·(w%4) … and the keys s of parity
-// w/4; each score's lanes are summed by shuffles into pairs[w%4][t][s], and the four
-// feature quarters then into A in order. Reads the raw q, k and g; a barrier separates the
-// partial sums from their total, and the caller's barrier (after stage 2) the total from
-// stage 5.
+// above 1, whatever the gates. Warp w of the NTH threads (8 warps) takes features
+// 32·(w%4) … and the keys s of parity w/4; each score's lanes are summed by shuffles into
+// pairs[w%4][t][s], and the four feature quarters then into A (ACOLS columns) in order.
+// Reads the raw q, k and g of layout L; `sync` (a barrier of the NTH threads, `tid` among
+// them) separates the partial sums from their total, and the caller's barrier the total
+// from stage 5.
 // Out of line: the walk's loop stays small in the instruction cache.
-template <class T>
+template <class T, class Z, class L, int ACOLS, int NTH, class Sync>
 __device__ __noinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo,
-                                                     int warp, int lane) {
-  using Z = sizes<T>;
-  using L = layout<T>;
+                                                     int warp, int lane, int tid, Sync sync) {
+  static_assert(NTH == 256, "8 warps: four feature quarters, two key parities");
   const int f = 32 * (warp & 3) + lane;
   T* part = pairs + (warp & 3) * Z::C * Z::C;
   for (int s = warp >> 2; s < Z::C; s += 2) {
@@ -65,13 +76,40 @@ __device__ __noinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* 
       if (lane == 0) part[t * Z::C + s] = static_cast<T>(x);
     }
   }
-  __syncthreads();
-  for (int i = threadIdx.x; i < Z::C * Z::C; i += Z::THREADS) {
-    const int t = i / Z::C, s = i % Z::C;
-    const T sum = ((pairs[i] + pairs[Z::C * Z::C + i]) + pairs[2 * Z::C * Z::C + i]) +
-                  pairs[3 * Z::C * Z::C + i];
-    mma_policy<T>::store_op(A, A_lo, swz<T, Z::C>(t, s), s > t ? T(0) : sum);
+  sync();
+  fp_sum_quarters<T, Z::C, ACOLS, NTH>(pairs, A, A_lo, tid);
+}
+template <class T>
+__device__ __forceinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo,
+                                                        int warp, int lane) {
+  using Z = sizes<T>;
+  fp_inner_chunk_by_pairs<T, Z, layout<T>, Z::C, Z::THREADS>(buf, pairs, A, A_lo, warp, lane,
+                                                               threadIdx.x, [] { __syncthreads(); });
+}
+
+// The pipelined fp32 walk's scores of a mild chunk (walk_fp/pipeline.cuh: C = 16, one
+// m16 row block): A = q̃·k̃ᵀ as in fp_inner_chunk, split over its 8 producer warps — warp w
+// takes key columns 8·(w%2) … and features 32·(w/2) …, four k-steps, into
+// part[w/2][t][s]; after `sync` the quarters are summed in order, and masked, into A.
+template <class Z, class L, class Sync>
+__device__ __forceinline__ void fp_inner_chunk_by_quarters(const float* buf, float* part, float* A,
+                                                           float* A_lo, int warp, int lane, int tid,
+                                                           Sync sync) {
+  using P = mma_policy<float>;
+  static_assert(Z::C == P::TM && Z::PRODUCERS == 8 && Z::KP == 4 * 32, "two key tiles, four quarters");
+  const int c0 = (warp & 1) * P::TN, fq = warp >> 1;
+  float acc[2][P::NACC] = {};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int k0 = 32 * fq + i * P::TK;
+    P::mma(acc[i & 1], P::template lds_a<Z::KP>(buf + L::q, buf + L::q_lo, 0, k0, lane),
+           P::template lds_b<Z::KP>(buf + L::k, buf + L::k_lo, c0, k0, lane));
   }
+#pragma unroll
+  for (int e = 0; e < P::NACC; ++e)
+    part[(fq * Z::C + acc_row(lane, e)) * Z::C + c0 + acc_col(lane, e)] = acc[0][e] + acc[1][e];
+  sync();
+  fp_sum_quarters<float, Z::C, Z::ACOLS, Z::PRODUCERS * 32>(part, A, A_lo, tid);
 }
 
 }  // namespace glabench::chunked::walk_fp

@@ -2,7 +2,7 @@
 // add there): o = q̃·S + A·v in one accumulator, on the tensor cores.
 #pragma once
 
-#include "layout.cuh"
+#include "stage3_state.cuh"
 
 namespace glabench::chunked::walk_fp {
 
@@ -47,6 +47,52 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
 #pragma unroll
     for (int j = 0; j < 2; ++j) P::mma(O[j], af, P::load_b(vx, k0, n0 + j * P::TN, lane));
   }
+}
+
+// ---- stages 3 (output) and 5 in the pipelined fp32 walk -------------------------------
+// Consumer warp cw: oᵀ = Sᵀ·q̃ᵀ + vᵀ·Aᵀ for its 16 V rows and the chunk's C tokens (C/8
+// column tiles), O[nt][e] at (V row 16·cw + acc_row, token 8·nt + acc_col). Sᵀ's tile j
+// is the A fragment of the k-step over features 8j …, taken in the order 2c, 2c+1, c's
+// two columns of the tile; q̃'s B fragment is then the pair at (token, 8j + 2c), one 8-byte
+// load from each half of the operand (q̃ hi, q̃ lo). The three products of 3×TF32 go to two
+// accumulators (the small terms, the large one), by k-step parity: eight chains in flight.
+// A·v takes A's lower triangle: key tile ks meets token tiles nt ≥ ks.
+template <class Z>
+__device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, const float* A,
+                                             const float* A_lo, const state_t_regs<Z>& S,
+                                             const mma_policy<float>::afrag (&vt)[Z::C / 8], int lane,
+                                             float (&O)[Z::C / 8][4]) {
+  using P = mma_policy<float>;
+  constexpr int NT = Z::C / 8;
+  const int g = lane >> 2, c = lane & 3;
+  float big[2][NT][4] = {}, small[2][NT][4] = {};
+#pragma unroll
+  for (int j = 0; j < Z::KP / 8; ++j) {
+    P::afrag a;
+    P::split(S[j][0], a.hi[0], a.lo[0]);
+    P::split(S[j][2], a.hi[1], a.lo[1]);
+    P::split(S[j][1], a.hi[2], a.lo[2]);
+    P::split(S[j][3], a.hi[3], a.lo[3]);
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const int at = swz<float, Z::KP>(8 * nt + g, 8 * j + 2 * c);
+      const uint2 h = *reinterpret_cast<const uint2*>(q + at), l = *reinterpret_cast<const uint2*>(q_lo + at);
+      const P::bfrag b{{h.x, h.y}, {l.x, l.y}};
+      P::mma1(small[j & 1][nt], a.lo, b.hi);
+      P::mma1(small[j & 1][nt], a.hi, b.lo);
+      P::mma1(big[j & 1][nt], a.hi, b.hi);
+    }
+  }
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      O[nt][e] = (big[0][nt][e] + big[1][nt][e]) + (small[0][nt][e] + small[1][nt][e]);
+#pragma unroll
+  for (int ks = 0; ks < NT; ++ks)
+#pragma unroll
+    for (int nt = ks; nt < NT; ++nt)
+      P::mma(O[nt], vt[ks], P::template lds_b<Z::ACOLS>(A, A_lo, 8 * nt, 8 * ks, lane));
 }
 
 }  // namespace glabench::chunked::walk_fp

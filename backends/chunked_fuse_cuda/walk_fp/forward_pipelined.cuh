@@ -1,0 +1,145 @@
+// The fp32 forward as a pipelined chunk walk: the stages of walk_fp/forward.cuh split
+// between two kinds of warps of one block (walk_fp/pipeline.cuh), so that the work that
+// does not need the state overlaps the work that does.
+//
+//   producers (8 warps)  stage 1  fp_decay_cumsum             G, mild or not
+//                        stage 4  fp_inner_chunk_by_pairs     scores of a chunk not mild
+//                        stage 2  fp_prepare_operands         q̃, k̃ or k̂ (operand pairs), E
+//                        stage 4  fp_inner_chunk_by_quarters  scores of a mild chunk
+//   consumers (4 warps)  stage 5  fp_combine_t                o = scale·(q̃·S + A·v)
+//                        stage 3  fp_state_update_t           S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
+//
+// The consumers keep Sᵀ (V rows × features) in registers: its accumulator tiles are the A
+// operand of oᵀ = Sᵀ·q̃ᵀ directly, so the state never goes through shared memory. Each
+// consumer warp owns 16 V rows of the block's slab; the chunk's operands are read by all
+// four. Chunks are 16 tokens, in a ring of four buffers with loads two chunks ahead.
+//
+// The sequence split is the fp walk's (walk/plan.hpp over sizes<float>::C = 32-token
+// chunks): the first pass is chunk_walk_fp_segment_states_kernel<float>, and this walk
+// covers its segment's tokens in chunks of 16.
+#pragma once
+
+#include "forward.cuh"
+#include "pipeline.cuh"
+
+namespace glabench::chunked::walk_fp {
+
+// Stage 2's operands in place (pipe_layout): q̃ over q and g, the key operand over k and
+// k_lo — k̃ for a mild chunk (the state update then scales by E after), k̂ for others.
+struct pipe_operands {
+  float* buf;
+  __device__ void mild(int at, float qt, float kt, float) const {
+    using L = pipe_layout;
+    mma_policy<float>::store_op(buf + L::q, buf + L::q_lo, at, qt);
+    mma_policy<float>::store_op(buf + L::k, buf + L::k_lo, at, kt);
+  }
+  __device__ void strong(int at, float qt, float kh) const { mild(at, qt, kh, 0.f); }
+};
+
+__device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, int64_t t_first,
+                                             int count) {
+  using Z = pipe_sizes;
+  using L = pipe_layout;
+  const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
+  const int f = pt % Z::KP, h = pt / Z::KP;  // stages 1–2: feature, half of the chunk
+  double* tots = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::tots_bytes);
+  float* part = smem + L::part;
+  const walk_io<float, Z, L> io(a, smem);
+  auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
+
+  io.load<Z::PTHREADS>(0, t_first, pt);
+  if (count > 1)
+    io.load<Z::PTHREADS>(1, t_first + Z::C, pt);
+  else
+    tc::cp_async_commit();
+  for (int i = 0; i < count; ++i) {
+    // The chunk two ahead, into the buffer of the chunk two behind once the consumers are
+    // done with it (a group for every chunk, empty past the end, so the wait counts alike).
+    const int ahead = (i + 2) % Z::NBUF;
+    if (i + 2 < count) {
+      if (i >= 2) bar::sync(bar::kEmpty + ahead, Z::THREADS);
+      io.load<Z::PTHREADS>(ahead, t_first + static_cast<int64_t>(i + 2) * Z::C, pt);
+    } else {
+      tc::cp_async_commit();
+    }
+    cp_async_wait<2>();
+    psync();  // chunk i has landed for every producer; chunk i−1's tots are read
+    const int b = i % Z::NBUF;
+    float* buf = smem + b * L::buf;
+    double l[Z::C / 2];
+    const bool mild = bar::sync_and(bar::kProducers, Z::PTHREADS,
+                                    fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
+    if (!mild)
+      fp_inner_chunk_by_pairs<float, Z, L, Z::ACOLS, Z::PTHREADS>(buf, part, buf + L::A, buf + L::A_lo, pw,
+                                                                  lane, pt, psync);
+    fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild, pipe_operands{buf});
+    if (pt == 0) reinterpret_cast<int*>(buf)[L::mild] = mild;
+    if (mild) {
+      psync();  // operands written
+      fp_inner_chunk_by_quarters<Z, L>(buf, part, buf + L::A, buf + L::A_lo, pw, lane, pt, psync);
+    }
+    bar::arrive(bar::kFull + b, Z::THREADS);
+  }
+}
+
+__device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem, int64_t t_first,
+                                             int count) {
+  using Z = pipe_sizes;
+  using L = pipe_layout;
+  using P = mma_policy<float>;
+  const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  // The state before the segment: h0, carried over the first pass's pieces before it.
+  state_t_regs<Z> S;
+  fp_load_state_t<Z>(a.h0, a, S, cw, lane);
+  for (int m = 0; m < blockIdx.z * a.subs; ++m) {
+    const float* ds = split_state(a, m);
+    const double* dg = split_gate(a, m);
+    each_state_t_element<Z>(cw, lane, [&](int j, int e, int vr, int f) {
+      S[j][e] = exp2_of<float>(dg[f]) * S[j][e] + ds[f * Z::BV + vr];
+    });
+  }
+  const int64_t head = head_row(blockIdx.y, a.H, a.T_len), vs = static_cast<int64_t>(a.H) * a.V;
+  const int v0 = blockIdx.x * Z::BV;
+  float* o = a.o + head * a.V + v0;
+  for (int i = 0; i < count; ++i) {
+    const int b = i % Z::NBUF;
+    const float* buf = smem + b * L::buf;
+    bar::sync(bar::kFull + b, Z::THREADS);
+    const bool mild = reinterpret_cast<const int*>(buf)[L::mild] != 0;
+    P::afrag vt[Z::C / 8];
+#pragma unroll
+    for (int ks = 0; ks < Z::C / 8; ++ks) vt[ks] = fp_vt_frag<Z>(buf + L::v, ks, cw, lane);
+    float O[Z::C / 8][4];
+    fp_combine_t<Z>(buf + L::q, buf + L::q_lo, buf + L::A, buf + L::A_lo, S, vt, lane, O);
+    fp_state_update_t<Z>(buf + L::k, buf + L::k_lo, buf + L::E, mild, vt, S, lane);
+    if (i + Z::NBUF < count) bar::arrive(bar::kEmpty + b, Z::THREADS);  // a producer waits for it
+    const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C;
+#pragma unroll
+    for (int nt = 0; nt < Z::C / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t t = t0 + 8 * nt + acc_col(lane, e);
+        const int vr = 16 * cw + acc_row(lane, e);
+        if (t < a.T_len && v0 + vr < a.V) o[t * vs + vr] = a.scale * O[nt][e];
+      }
+  }
+  if (blockIdx.z == a.segs - 1) fp_store_state_t<Z>(a.ht, a, S, cw, lane);
+}
+
+// Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments); pipe_sizes::THREADS
+// threads, pipe_layout::bytes of shared memory.
+__global__ void __launch_bounds__(pipe_sizes::THREADS, 1) chunk_walk_fp32_pipelined_kernel(args<float> a) {
+  using Z = pipe_sizes;
+  extern __shared__ __align__(128) unsigned char raw[];
+  float* smem = reinterpret_cast<float*>(raw);
+  constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
+  const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
+  const int64_t t_end = min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk);
+  const int count = static_cast<int>((t_end - t_first + Z::C - 1) / Z::C);
+  if (threadIdx.x < 32 * Z::CONSUMERS)
+    fp32_consume(a, smem, t_first, count);
+  else
+    fp32_produce(a, smem, t_first, count);
+}
+
+}  // namespace glabench::chunked::walk_fp

@@ -1,0 +1,76 @@
+// The pipelined fp32 chunk walk's ground (walk_fp/forward_pipelined.cuh): its sizes, the
+// block's shared memory as a ring of chunk buffers, and the named barriers that hand the
+// buffers between its two kinds of warps.
+//
+// Producer warps load a chunk and run stages 1, 2 and 4 on it — the gates, the operands and
+// the scores, none of which needs the state — while the consumer warps, which keep the
+// state in registers, run stages 3 and 5 on the chunk before. A buffer goes round:
+//   producers: wait `empty` (consumers done with the buffer's last chunk), cp.async the
+//              chunk two ahead into it, … stages 1, 2, 4 in place … arrive `full`;
+//   consumers: wait `full`, stages 5 and 3, arrive `empty`.
+#pragma once
+
+#include "layout.cuh"
+
+namespace glabench::chunked::walk_fp {
+
+// 16-token chunks (one m16 row block; the ring of NBUF buffers then fits with loads two
+// chunks ahead), the padded key width, the V slab, the scores' tile width (C padded to the
+// swizzle's 32 columns); CONSUMERS warps of 16 V rows each, PRODUCERS warps as (feature,
+// half of the chunk) threads.
+struct pipe_sizes {
+  static constexpr int C = 16, KP = 128, BV = 64, ACOLS = 32, NBUF = 4;
+  static constexpr int CONSUMERS = BV / 16, PRODUCERS = 8;
+  static constexpr int THREADS = 32 * (CONSUMERS + PRODUCERS), PTHREADS = 32 * PRODUCERS;
+  static constexpr double kMildLog2 = 64.0;  // as sizes<float>
+  static_assert(PTHREADS == 2 * KP, "a producer thread per (feature, half)");
+};
+
+// A chunk buffer, in floats. The loads land in q, g, k and v; stage 2 writes the operand
+// pairs in place: q̃ over q (hi) and g (lo; stage 1 has read g), the key operand over k (hi)
+// and k_lo — k̃ in a mild chunk, which stage 4 and the state update share, k̂ in others.
+// A: the masked scores (hi, lo), E = 2^{G[C−1]} per feature, `mild` the chunk's kind.
+// After the ring: `part`, the producers' partial scores (four C×C tiles), and stage 1's
+// per-half gate sums (fp64 [2][KP]).
+struct pipe_layout {
+  using Z = pipe_sizes;
+  static constexpr int tile_k = Z::C * Z::KP, tile_a = Z::C * Z::ACOLS;
+  static constexpr int q = 0, g = tile_k, q_lo = g, k = 2 * tile_k, k_lo = 3 * tile_k, v = 4 * tile_k;
+  static constexpr int A = v + Z::C * Z::BV, A_lo = A + tile_a, E = A_lo + tile_a, mild = E + Z::KP;
+  static constexpr int buf = (mild + 32) / 32 * 32;  // whole 128-byte lines
+  static constexpr int part = Z::NBUF * buf;
+  static constexpr int tots_bytes = (part + 4 * Z::C * Z::C) * 4;
+  static constexpr int bytes = tots_bytes + 2 * Z::KP * 8;
+};
+static_assert(pipe_layout::bytes <= 227 * 1024, "one block per SM");
+
+// Named barriers (0 is __syncthreads'): the producers' own, and each buffer's full and empty.
+namespace bar {
+inline constexpr int kProducers = 1, kFull = 2, kEmpty = kFull + pipe_sizes::NBUF;
+static_assert(kEmpty + pipe_sizes::NBUF <= 16, "16 barriers a block");
+__device__ __forceinline__ void sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// A barrier that also returns whether `p` held in every thread that reached it.
+__device__ __forceinline__ bool sync_and(int id, int threads, bool p) {
+  uint32_t r;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n bar.red.and.pred q, %2, %3, p;\n"
+      " selp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(r)
+      : "r"(static_cast<uint32_t>(p)), "r"(id), "r"(threads)
+      : "memory");
+  return r != 0;
+}
+}  // namespace bar
+
+// All but the newest N groups of this thread's cp.async have landed.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+}  // namespace glabench::chunked::walk_fp
