@@ -36,8 +36,9 @@ struct pipe_operands {
   __device__ void strong(int at, float qt, float kh) const { mild(at, qt, kh, 0.f); }
 };
 
-__device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, int64_t t_first,
-                                             int count) {
+// `full` and `empty`: the buffers' mbarriers (pipe_layout::bars_bytes).
+__device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, uint64_t* full,
+                                             uint64_t* empty, int64_t t_first, int count) {
   using Z = pipe_sizes;
   using L = pipe_layout;
   const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
@@ -57,7 +58,7 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     // done with it (a group for every chunk, empty past the end, so the wait counts alike).
     const int ahead = (i + 2) % Z::NBUF;
     if (i + 2 < count) {
-      if (i >= 2) bar::sync(bar::kEmpty + ahead, Z::THREADS);
+      if (i >= 2) bar::wait(empty + ahead, ((i - 2) / Z::NBUF) & 1);
       io.load<Z::PTHREADS>(ahead, t_first + static_cast<int64_t>(i + 2) * Z::C, pt);
     } else {
       tc::cp_async_commit();
@@ -78,12 +79,12 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
       psync();  // operands written
       fp_inner_chunk_by_quarters<Z, L>(buf, part, buf + L::A, buf + L::A_lo, pw, lane, pt, psync);
     }
-    bar::arrive(bar::kFull + b, Z::THREADS);
+    bar::arrive(full + b);
   }
 }
 
-__device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem, int64_t t_first,
-                                             int count) {
+__device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem, uint64_t* full,
+                                             uint64_t* empty, int64_t t_first, int count) {
   using Z = pipe_sizes;
   using L = pipe_layout;
   using P = mma_policy<float>;
@@ -104,15 +105,16 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
   for (int i = 0; i < count; ++i) {
     const int b = i % Z::NBUF;
     const float* buf = smem + b * L::buf;
-    bar::sync(bar::kFull + b, Z::THREADS);
+    bar::wait(full + b, (i / Z::NBUF) & 1);
     const bool mild = reinterpret_cast<const int*>(buf)[L::mild] != 0;
+    float O[Z::C / 8][4];
+    fp_combine_t<Z>(buf + L::q, buf + L::q_lo, S, lane, O);
     P::afrag vt[Z::C / 8];
 #pragma unroll
     for (int ks = 0; ks < Z::C / 8; ++ks) vt[ks] = fp_vt_frag<Z>(buf + L::v, ks, cw, lane);
-    float O[Z::C / 8][4];
-    fp_combine_t<Z>(buf + L::q, buf + L::q_lo, buf + L::A, buf + L::A_lo, S, vt, lane, O);
+    fp_combine_t_scores<Z>(buf + L::A, buf + L::A_lo, vt, lane, O);
     fp_state_update_t<Z>(buf + L::k, buf + L::k_lo, buf + L::E, mild, vt, S, lane);
-    if (i + Z::NBUF < count) bar::arrive(bar::kEmpty + b, Z::THREADS);  // a producer waits for it
+    bar::arrive(empty + b);
     const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C;
 #pragma unroll
     for (int nt = 0; nt < Z::C / 8; ++nt)
@@ -136,10 +138,15 @@ __global__ void __launch_bounds__(pipe_sizes::THREADS, 1) chunk_walk_fp32_pipeli
   const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
   const int64_t t_end = min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk);
   const int count = static_cast<int>((t_end - t_first + Z::C - 1) / Z::C);
+  uint64_t* full = reinterpret_cast<uint64_t*>(raw + pipe_layout::bars_bytes);
+  uint64_t* empty = full + Z::NBUF;
+  if (threadIdx.x == 0)
+    for (int b = 0; b < Z::NBUF; ++b) bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
+  __syncthreads();
   if (threadIdx.x < 32 * Z::CONSUMERS)
-    fp32_consume(a, smem, t_first, count);
+    fp32_consume(a, smem, full, empty, t_first, count);
   else
-    fp32_produce(a, smem, t_first, count);
+    fp32_produce(a, smem, full, empty, t_first, count);
 }
 
 }  // namespace glabench::chunked::walk_fp

@@ -1,6 +1,6 @@
 // The pipelined fp32 chunk walk's ground (walk_fp/forward_pipelined.cuh): its sizes, the
-// block's shared memory as a ring of chunk buffers, and the named barriers that hand the
-// buffers between its two kinds of warps.
+// block's shared memory as a ring of chunk buffers, and the barriers that hand the buffers
+// between its two kinds of warps.
 //
 // Producer warps load a chunk and run stages 1, 2 and 4 on it — the gates, the operands and
 // the scores, none of which needs the state — while the consumer warps, which keep the
@@ -30,8 +30,8 @@ struct pipe_sizes {
 // pairs in place: q̃ over q (hi) and g (lo; stage 1 has read g), the key operand over k (hi)
 // and k_lo — k̃ in a mild chunk, which stage 4 and the state update share, k̂ in others.
 // A: the masked scores (hi, lo), E = 2^{G[C−1]} per feature, `mild` the chunk's kind.
-// After the ring: `part`, the producers' partial scores (four C×C tiles), and stage 1's
-// per-half gate sums (fp64 [2][KP]).
+// After the ring: `part`, the producers' partial scores (four C×C tiles), stage 1's
+// per-half gate sums (fp64 [2][KP]) and each buffer's full and empty mbarriers.
 struct pipe_layout {
   using Z = pipe_sizes;
   static constexpr int tile_k = Z::C * Z::KP, tile_a = Z::C * Z::ACOLS;
@@ -40,19 +40,20 @@ struct pipe_layout {
   static constexpr int buf = (mild + 32) / 32 * 32;  // whole 128-byte lines
   static constexpr int part = Z::NBUF * buf;
   static constexpr int tots_bytes = (part + 4 * Z::C * Z::C) * 4;
-  static constexpr int bytes = tots_bytes + 2 * Z::KP * 8;
+  static constexpr int bars_bytes = tots_bytes + 2 * Z::KP * 8;
+  static constexpr int bytes = bars_bytes + 2 * Z::NBUF * 8;
 };
 static_assert(pipe_layout::bytes <= 227 * 1024, "one block per SM");
 
-// Named barriers (0 is __syncthreads'): the producers' own, and each buffer's full and empty.
+// The producers' own barrier (named barrier 1, 0 being __syncthreads'), and the handoff of
+// the buffers: mbarriers, whose arrive releases the arriving thread's writes and whose
+// wait acquires them — so every thread arrives (a buffer's `full` counts the producers'
+// threads, its `empty` the consumers'), and a wait names the phase it waits for by parity,
+// the buffer's round (chunk / NBUF) mod 2.
 namespace bar {
-inline constexpr int kProducers = 1, kFull = 2, kEmpty = kFull + pipe_sizes::NBUF;
-static_assert(kEmpty + pipe_sizes::NBUF <= 16, "16 barriers a block");
+inline constexpr int kProducers = 1;
 __device__ __forceinline__ void sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 // A barrier that also returns whether `p` held in every thread that reached it.
 __device__ __forceinline__ bool sync_and(int id, int threads, bool p) {
@@ -64,6 +65,23 @@ __device__ __forceinline__ bool sync_and(int id, int threads, bool p) {
       : "r"(static_cast<uint32_t>(p)), "r"(id), "r"(threads)
       : "memory");
   return r != 0;
+}
+__device__ __forceinline__ void init(uint64_t* b, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(tc::smem_addr(b)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void arrive(uint64_t* b) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(tc::smem_addr(b)) : "memory");
+}
+__device__ __forceinline__ void wait(uint64_t* b, int parity) {
+  uint32_t done;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(tc::smem_addr(b)), "r"(parity)
+        : "memory");
+  } while (!done);
 }
 }  // namespace bar
 

@@ -57,11 +57,11 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
 // load from each half of the operand (q̃ hi, q̃ lo). The three products of 3×TF32 go to two
 // accumulators (the small terms, the large one), by k-step parity: eight chains in flight.
 // A·v takes A's lower triangle: key tile ks meets token tiles nt ≥ ks.
+// fp_combine_t: o'ᵀ = Sᵀ·q̃ᵀ into O; fp_combine_t_scores then adds vᵀ·Aᵀ, with the A
+// fragments vᵀ that the state update shares (loaded in between: fewer live registers).
 template <class Z>
-__device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, const float* A,
-                                             const float* A_lo, const state_t_regs<Z>& S,
-                                             const mma_policy<float>::afrag (&vt)[Z::C / 8], int lane,
-                                             float (&O)[Z::C / 8][4]) {
+__device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, const state_t_regs<Z>& S,
+                                             int lane, float (&O)[Z::C / 8][4]) {
   using P = mma_policy<float>;
   constexpr int NT = Z::C / 8;
   const int g = lane >> 2, c = lane & 3;
@@ -88,6 +88,13 @@ __device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, 
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       O[nt][e] = (big[0][nt][e] + big[1][nt][e]) + (small[0][nt][e] + small[1][nt][e]);
+}
+template <class Z>
+__device__ __forceinline__ void fp_combine_t_scores(const float* A, const float* A_lo,
+                                                    const mma_policy<float>::afrag (&vt)[Z::C / 8],
+                                                    int lane, float (&O)[Z::C / 8][4]) {
+  using P = mma_policy<float>;
+  constexpr int NT = Z::C / 8;
 #pragma unroll
   for (int ks = 0; ks < NT; ++ks)
 #pragma unroll
