@@ -94,6 +94,36 @@ BOOST_AUTO_TEST_CASE(fp32_fragments_and_ldmatrix_are_conflict_free) {
   ldmatrix_rows_are_conflict_free<32, 32>();
 }
 
+// The pipelined walk's lane-split offsets are swz's, at every row block and tile it reads.
+BOOST_AUTO_TEST_CASE(fp32_lane_split_offsets_are_the_swizzle) {
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, c = lane % 4;
+    for (int r8 = 0; r8 < 4; ++r8)
+      for (int j = 0; j < 16; ++j) {
+        const int imm = 1024 * r8 + 32 * (j / 4);
+        BOOST_TEST_REQUIRE(wf::swz_key_lane(g, c, j % 4, false) + imm == (wf::swz<float, 128>(8 * r8 + c, 8 * j + g)));
+        BOOST_TEST_REQUIRE(wf::swz_key_lane(g, c, j % 4, true) + imm == (wf::swz<float, 128>(8 * r8 + c + 4, 8 * j + g)));
+        BOOST_TEST_REQUIRE(wf::swz_pair_lane(g, c, j % 4) + imm == (wf::swz<float, 128>(8 * r8 + g, 8 * j + 2 * c)));
+        BOOST_TEST_REQUIRE(wf::swz_pair_lane(g, c, j % 4) + 1 + imm == (wf::swz<float, 128>(8 * r8 + g, 8 * j + 2 * c + 1)));
+      }
+  }
+}
+
+// The pipelined walk's q̃ pairs (8-byte loads: two half-warp phases of 16 lanes) are
+// conflict-free too.
+BOOST_AUTO_TEST_CASE(fp32_pair_loads_are_conflict_free) {
+  for (int r8 = 0; r8 < 2; ++r8)
+    for (int j = 0; j < 16; ++j)
+      for (int half = 0; half < 2; ++half) {
+        std::set<int> banks;
+        for (int lane = 16 * half; lane < 16 * half + 16; ++lane) {
+          const int at = (wf::swz<float, 128>(8 * r8 + lane / 4, 8 * j + 2 * (lane % 4)));
+          banks.insert(at % 32), banks.insert((at + 1) % 32);
+        }
+        BOOST_TEST_REQUIRE(banks.size() == 32u);
+      }
+}
+
 BOOST_AUTO_TEST_CASE(fp64_fragments_are_conflict_free) {
   fragment_reads_are_conflict_free<double, 16, 128>();
   fragment_reads_are_conflict_free<double, 16, 64>();

@@ -115,14 +115,18 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
     fp_combine_t_scores<Z>(buf + L::A, buf + L::A_lo, vt, lane, O);
     fp_state_update_t<Z>(buf + L::k, buf + L::k_lo, buf + L::E, mild, vt, S, lane);
     bar::arrive(empty + b);
-    const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C;
+    // O[nt][e] at token t0 + 8·nt + 2c + e%2, V row 16·cw + g + 8·(e/2); the checks only
+    // in a ragged chunk or slab.
+    const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C + 2 * (lane & 3);
+    const int vr = 16 * cw + (lane >> 2);
+    float* out = o + t0 * vs + vr;
+    const bool whole = t0 - 2 * (lane & 3) + Z::C <= a.T_len && v0 + 16 * cw + 16 <= a.V;
 #pragma unroll
     for (int nt = 0; nt < Z::C / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int64_t t = t0 + 8 * nt + acc_col(lane, e);
-        const int vr = 16 * cw + acc_row(lane, e);
-        if (t < a.T_len && v0 + vr < a.V) o[t * vs + vr] = a.scale * O[nt][e];
+        const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
+        if (whole || (t0 + dt < a.T_len && v0 + vr + dv < a.V)) out[dt * vs + dv] = a.scale * O[nt][e];
       }
   }
   if (blockIdx.z == a.segs - 1) fp_store_state_t<Z>(a.ht, a, S, cw, lane);

@@ -119,11 +119,15 @@ __device__ __forceinline__ void fp_state_update_t(const float* kk, const float* 
     }
   };
   if (!mild) scale();
+  static_assert(Z::KP == 128, "swz_key_lane's tile");
+  int lane0[4], lane1[4];  // κ's B fragment rows c and c+4: the lane's part of the offsets
+#pragma unroll
+  for (int jj = 0; jj < 4; ++jj) lane0[jj] = swz_key_lane(g, c, jj, false), lane1[jj] = swz_key_lane(g, c, jj, true);
 #pragma unroll
   for (int ks = 0; ks < Z::C / 8; ++ks)
 #pragma unroll
     for (int j = 0; j < Z::KP / 8; ++j) {
-      const int a0 = swz<float, Z::KP>(8 * ks + c, 8 * j + g), a1 = swz<float, Z::KP>(8 * ks + c + 4, 8 * j + g);
+      const int imm = 1024 * ks + 32 * (j / 4), a0 = lane0[j % 4] + imm, a1 = lane1[j % 4] + imm;
       P::bfrag b;
       b.hi[0] = __float_as_uint(kk[a0]), b.hi[1] = __float_as_uint(kk[a1]);
       b.lo[0] = __float_as_uint(kk_lo[a0]), b.lo[1] = __float_as_uint(kk_lo[a1]);

@@ -66,6 +66,10 @@ __device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, 
   constexpr int NT = Z::C / 8;
   const int g = lane >> 2, c = lane & 3;
   float big[2][NT][4] = {}, small[2][NT][4] = {};
+  static_assert(Z::KP == 128, "swz_pair_lane's tile");
+  int pair[4];  // the lane's part of its q̃ pairs' offsets
+#pragma unroll
+  for (int jj = 0; jj < 4; ++jj) pair[jj] = swz_pair_lane(g, c, jj);
 #pragma unroll
   for (int j = 0; j < Z::KP / 8; ++j) {
     P::afrag a;
@@ -75,7 +79,7 @@ __device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, 
     P::split(S[j][3], a.hi[3], a.lo[3]);
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
-      const int at = swz<float, Z::KP>(8 * nt + g, 8 * j + 2 * c);
+      const int at = pair[j % 4] + 1024 * nt + 32 * (j / 4);
       const uint2 h = *reinterpret_cast<const uint2*>(q + at), l = *reinterpret_cast<const uint2*>(q_lo + at);
       const P::bfrag b{{h.x, h.y}, {l.x, l.y}};
       P::mma1(small[j & 1][nt], a.lo, b.hi);

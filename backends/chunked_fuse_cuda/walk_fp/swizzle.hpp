@@ -30,4 +30,19 @@ GLABENCH_SWZ_HD int swz(int row, int col) {
   }
 }
 
+// The same fp32 offsets in a 128-column tile, split for the pipelined walk's fragment
+// loads (walk_fp/forward_pipelined.cuh) into a part fixed for the lane (g = lane/4,
+// c = lane%4), computed once, and a part fixed at compile time (the load's immediate):
+//   a key fragment, rows 8·r8 + c (+4 if `low`), columns 8j + g:
+//     swz(8·r8 + c + 4·low, 8j + g) = swz_key_lane(g, c, j%4, low) + 1024·r8 + 32·(j/4)
+//   a q̃ pair, row 8·r8 + g, columns 8j + 2c and the next:
+//     swz(8·r8 + g, 8j + 2c)        = swz_pair_lane(g, c, j%4) + 1024·r8 + 32·(j/4)
+// (c < 4 fixes the row's XOR, g < 8 keeps it off the tile index j.)
+GLABENCH_SWZ_HD int swz_key_lane(int g, int c, int jj, bool low) {
+  return (c + (low ? 4 : 0)) * 128 + 8 * (jj ^ c) + (low ? g ^ 4 : g);
+}
+GLABENCH_SWZ_HD int swz_pair_lane(int g, int c, int jj) {
+  return g * 128 + 8 * (jj ^ (g & 3)) + (2 * c ^ (g & 4));
+}
+
 }  // namespace glabench::chunked::walk_fp
