@@ -219,20 +219,28 @@ cudaError_t launch_fp_walk(const call& c) {
   a.scale = static_cast<S>(c.scale);
   static_assert(Z::KP == walk::KP && Z::BV == walk::BV, "the bf16 walk's state tiles");
   const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace, Z::C);
-  constexpr size_t smem = walk_fp::layout<S>::bytes;
-  if (pieces > 0)
-    if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>,
-                                                dim3(grid.x, grid.y, pieces), smem, c.stream, a))
-      return e;
+  const dim3 first_pass(grid.x, grid.y, pieces);
   if constexpr (std::is_same_v<S, float>) {
-    // fp32 walks in 16-token chunks, its stages split between producer and consumer warps.
-    constexpr auto kernel = walk_fp::chunk_walk_fp32_pipelined_kernel;
-    constexpr size_t pipe_smem = walk_fp::pipe_layout::bytes;
-    if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), pipe_smem)) return e;
-    kernel<<<grid, walk_fp::pipe_sizes::THREADS, pipe_smem, c.stream>>>(a);
+    // fp32: the pipelined walk (walk_fp/forward_pipelined.cuh), its first pass likewise.
+    constexpr size_t smem = walk_fp::pipe_layout::bytes;
+    constexpr int threads = walk_fp::pipe_sizes::THREADS;
+    for (const void* k : {reinterpret_cast<const void*>(walk_fp::chunk_walk_fp32_pipelined_states_kernel),
+                          reinterpret_cast<const void*>(walk_fp::chunk_walk_fp32_pipelined_kernel)})
+      if (cudaError_t e = allow_smem(k, smem)) return e;
+    if (pieces > 0) {
+      walk_fp::chunk_walk_fp32_pipelined_states_kernel<<<first_pass, threads, smem, c.stream>>>(a);
+      if (cudaError_t e = cudaGetLastError()) return e;
+    }
+    walk_fp::chunk_walk_fp32_pipelined_kernel<<<grid, threads, smem, c.stream>>>(a);
     return cudaGetLastError();
+  } else {
+    constexpr size_t smem = walk_fp::layout<S>::bytes;
+    if (pieces > 0)
+      if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>, first_pass,
+                                                  smem, c.stream, a))
+        return e;
+    return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, grid, smem, c.stream, a);
   }
-  return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, grid, smem, c.stream, a);
 }
 
 // The backward's state and dS walks (walk/backward.cuh) into its workspace arrays.

@@ -14,9 +14,10 @@
 // consumer warp owns 16 V rows of the block's slab; the chunk's operands are read by all
 // four. Chunks are 16 tokens, in a ring of four buffers with loads two chunks ahead.
 //
-// The sequence split is the fp walk's (walk/plan.hpp over sizes<float>::C = 32-token
-// chunks): the first pass is chunk_walk_fp_segment_states_kernel<float>, and this walk
-// covers its segment's tokens in chunks of 16.
+// The sequence split is the fp walk's plan (walk/plan.hpp over sizes<float>::C = 32-token
+// chunks), its spans walked in chunks of 16. Its first pass is the same pipeline with the
+// state's stages only (kStates): producers stages 1–2 (the key operand and E), consumers
+// the update, from a zero state, leaving each piece's state and summed gates.
 #pragma once
 
 #include "forward.cuh"
@@ -26,19 +27,25 @@ namespace glabench::chunked::walk_fp {
 
 // Stage 2's operands in place (pipe_layout): q̃ over q and g, the key operand over k and
 // k_lo — k̃ for a mild chunk (the state update then scales by E after), k̂ for others.
+// The first pass (kStates) writes the key operand alone.
+template <bool kStates>
 struct pipe_operands {
   float* buf;
   __device__ void mild(int at, float qt, float kt, float) const {
     using L = pipe_layout;
-    mma_policy<float>::store_op(buf + L::q, buf + L::q_lo, at, qt);
+    if (!kStates) mma_policy<float>::store_op(buf + L::q, buf + L::q_lo, at, qt);
     mma_policy<float>::store_op(buf + L::k, buf + L::k_lo, at, kt);
   }
   __device__ void strong(int at, float qt, float kh) const { mild(at, qt, kh, 0.f); }
 };
 
-// `full` and `empty`: the buffers' mbarriers (pipe_layout::bars_bytes).
+// The producers of tokens [t_first, t_first + 16·count). `full` and `empty`: the buffers'
+// mbarriers (pipe_layout::bars_bytes). The first pass (kStates) leaves the span's summed
+// gates in `gate_out` (one thread a feature).
+template <bool kStates>
 __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, uint64_t* full,
-                                             uint64_t* empty, int64_t t_first, int count) {
+                                             uint64_t* empty, int64_t t_first, int count,
+                                             double* gate_out) {
   using Z = pipe_sizes;
   using L = pipe_layout;
   const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
@@ -47,6 +54,7 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
   float* part = smem + L::part;
   const walk_io<float, Z, L> io(a, smem);
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
+  double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
 
   io.load<Z::PTHREADS>(0, t_first, pt);
   if (count > 1)
@@ -70,29 +78,36 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     double l[Z::C / 2];
     const bool mild = bar::sync_and(bar::kProducers, Z::PTHREADS,
                                     fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
-    if (!mild)
+    if constexpr (kStates) gate += chunk_gates<Z::KP>(tots, f, h).last;
+    if (!kStates && !mild)
       fp_inner_chunk_by_pairs<float, Z, L, Z::ACOLS, Z::PTHREADS>(buf, part, buf + L::A, buf + L::A_lo, pw,
                                                                   lane, pt, psync);
-    fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild, pipe_operands{buf});
+    fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild, pipe_operands<kStates>{buf});
     if (pt == 0) reinterpret_cast<int*>(buf)[L::mild] = mild;
-    if (mild) {
+    if (!kStates && mild) {
       psync();  // operands written
       fp_inner_chunk_by_quarters<Z, L>(buf, part, buf + L::A, buf + L::A_lo, pw, lane, pt, psync);
     }
     bar::arrive(full + b);
   }
+  if (kStates && h == 1 && gate_out) gate_out[f] = gate;
 }
 
+// The consumers of the same span: the walk (o, and ht after the last segment) or the
+// first pass (kStates: the span's state into `state_out`, [KP][BV]).
+template <bool kStates>
 __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem, uint64_t* full,
-                                             uint64_t* empty, int64_t t_first, int count) {
+                                             uint64_t* empty, int64_t t_first, int count,
+                                             float* state_out) {
   using Z = pipe_sizes;
   using L = pipe_layout;
   using P = mma_policy<float>;
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  // The state before the segment: h0, carried over the first pass's pieces before it.
+  // The state before the span: zero in the first pass; in the walk, h0 carried over the
+  // first pass's pieces before the segment.
   state_t_regs<Z> S;
-  fp_load_state_t<Z>(a.h0, a, S, cw, lane);
-  for (int m = 0; m < blockIdx.z * a.subs; ++m) {
+  fp_load_state_t<Z>(kStates ? nullptr : a.h0, a, S, cw, lane);
+  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m) {
     const float* ds = split_state(a, m);
     const double* dg = split_gate(a, m);
     each_state_t_element<Z>(cw, lane, [&](int j, int e, int vr, int f) {
@@ -108,13 +123,14 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
     bar::wait(full + b, (i / Z::NBUF) & 1);
     const bool mild = reinterpret_cast<const int*>(buf)[L::mild] != 0;
     float O[Z::C / 8][4];
-    fp_combine_t<Z>(buf + L::q, buf + L::q_lo, S, lane, O);
+    if (!kStates) fp_combine_t<Z>(buf + L::q, buf + L::q_lo, S, lane, O);
     P::afrag vt[Z::C / 8];
 #pragma unroll
     for (int ks = 0; ks < Z::C / 8; ++ks) vt[ks] = fp_vt_frag<Z>(buf + L::v, ks, cw, lane);
-    fp_combine_t_scores<Z>(buf + L::A, buf + L::A_lo, vt, lane, O);
+    if (!kStates) fp_combine_t_scores<Z>(buf + L::A, buf + L::A_lo, vt, lane, O);
     fp_state_update_t<Z>(buf + L::k, buf + L::k_lo, buf + L::E, mild, vt, S, lane);
     bar::arrive(empty + b);
+    if constexpr (kStates) continue;
     // O[nt][e] at token t0 + 8·nt + 2c + e%2, V row 16·cw + g + 8·(e/2); the checks only
     // in a ragged chunk or slab.
     const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C + 2 * (lane & 3);
@@ -129,18 +145,19 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
         if (whole || (t0 + dt < a.T_len && v0 + vr + dv < a.V)) out[dt * vs + dv] = a.scale * O[nt][e];
       }
   }
-  if (blockIdx.z == a.segs - 1) fp_store_state_t<Z>(a.ht, a, S, cw, lane);
+  if constexpr (kStates)
+    each_state_t_element<Z>(cw, lane, [&](int j, int e, int vr, int f) { state_out[f * Z::BV + vr] = S[j][e]; });
+  else if (blockIdx.z == a.segs - 1)
+    fp_store_state_t<Z>(a.ht, a, S, cw, lane);
 }
 
-// Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments); pipe_sizes::THREADS
-// threads, pipe_layout::bytes of shared memory.
-__global__ void __launch_bounds__(pipe_sizes::THREADS, 1) chunk_walk_fp32_pipelined_kernel(args<float> a) {
+// Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
+template <bool kStates>
+__device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first, int64_t t_end,
+                                              float* state_out, double* gate_out) {
   using Z = pipe_sizes;
   extern __shared__ __align__(128) unsigned char raw[];
   float* smem = reinterpret_cast<float*>(raw);
-  constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
-  const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
-  const int64_t t_end = min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk);
   const int count = static_cast<int>((t_end - t_first + Z::C - 1) / Z::C);
   uint64_t* full = reinterpret_cast<uint64_t*>(raw + pipe_layout::bars_bytes);
   uint64_t* empty = full + Z::NBUF;
@@ -148,9 +165,28 @@ __global__ void __launch_bounds__(pipe_sizes::THREADS, 1) chunk_walk_fp32_pipeli
     for (int b = 0; b < Z::NBUF; ++b) bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
   __syncthreads();
   if (threadIdx.x < 32 * Z::CONSUMERS)
-    fp32_consume(a, smem, full, empty, t_first, count);
+    fp32_consume<kStates>(a, smem, full, empty, t_first, count, state_out);
   else
-    fp32_produce(a, smem, full, empty, t_first, count);
+    fp32_produce<kStates>(a, smem, full, empty, t_first, count, gate_out);
+}
+
+// The walk. Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments);
+// pipe_sizes::THREADS threads, pipe_layout::bytes of shared memory.
+__global__ void __launch_bounds__(pipe_sizes::THREADS, 1) chunk_walk_fp32_pipelined_kernel(args<float> a) {
+  constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
+  const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
+  fp32_pipeline<false>(a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk),
+                       nullptr, nullptr);
+}
+
+// The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z.
+__global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
+    chunk_walk_fp32_pipelined_states_kernel(args<float> a) {
+  constexpr int plan_chunk = sizes<float>::C;
+  const walk::chunk_span span = walk::state_piece(blockIdx.z, a.sub_chunks, a.NT);
+  const int64_t t_first = static_cast<int64_t>(span.first) * plan_chunk;
+  fp32_pipeline<true>(a, t_first, min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk),
+                      split_state(a, blockIdx.z), blockIdx.x == 0 ? split_gate(a, blockIdx.z) : nullptr);
 }
 
 }  // namespace glabench::chunked::walk_fp
