@@ -40,6 +40,18 @@ __device__ __forceinline__ void exp2_both(double x, T& up, T& down) {
   }
 }
 
+// x in fp64, exactly. A float by its bits, on the integer pipe rather than the
+// quarter-rate conversion unit: exponent rebiased by 1023 − 127, mantissa moved up 29 bits.
+// Zeros and subnormals (|x| < 2^-126) give 0; the inputs are finite (the harness refuses
+// NaN and infinity).
+__device__ __forceinline__ double to_double(double x) { return x; }
+__device__ __forceinline__ double to_double(float x) {
+  const uint32_t u = __float_as_uint(x);
+  if ((u & 0x7f800000u) == 0) return 0.0;
+  return __hiloint2double(static_cast<int>((u & 0x80000000u) | (((u & 0x7fffffffu) >> 3) + (896u << 20))),
+                          static_cast<int>(u << 29));
+}
+
 // ---- stage 1: fwd_decay_cumsum -------------------------------------------------------
 // Thread (feature f, half h) holds its half's running sums l[i] = Σ_{u ≤ i} g[h·C/2 + u]·
 // log2 e, in token order, and leaves the half's total in tots[h][f]. After a barrier,
@@ -55,7 +67,7 @@ __device__ __forceinline__ double fp_decay_cumsum(const T* buf, double* tots, in
   double s = 0.0;
 #pragma unroll
   for (int u = 0; u < H2; ++u) {
-    s = fma(static_cast<double>(g[swz<T, Z::KP>(h * H2 + u, f)]), kLog2e, s);
+    s = fma(to_double(g[swz<T, Z::KP>(h * H2 + u, f)]), kLog2e, s);
     l[u] = s;
   }
   tots[h * Z::KP + f] = s;
