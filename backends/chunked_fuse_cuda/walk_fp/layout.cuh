@@ -97,7 +97,8 @@ struct walk_io {
     v = a.v + head * a.V + v0, o = a.o + head * a.V + v0;
   }
   __device__ void load(int b, int64_t t0) const { load<Z::THREADS>(b, t0, threadIdx.x); }
-  template <int NTH>
+  // kWithQ = false: q is left out (a pass that needs the keys alone).
+  template <int NTH, bool kWithQ = true>
   __device__ void load(int b, int64_t t0, int tid) const {
     constexpr int per_row = Z::KP / kVec, per_vrow = Z::BV / kVec;
     static_assert(Z::C * per_row % NTH == 0 && Z::C * per_vrow % NTH == 0, "whole rounds of loads");
@@ -107,7 +108,7 @@ struct walk_io {
       const bool in = t0 + r < T_len && c < K;
       const int64_t src = in ? (t0 + r) * ks + c : 0;
       const uint32_t dst = sm + (b * L::buf + swz<T, Z::KP>(r, c)) * sizeof(T);
-      tc::cp_async16(dst + L::q * sizeof(T), q + src, in ? 16 : 0);
+      if (kWithQ) tc::cp_async16(dst + L::q * sizeof(T), q + src, in ? 16 : 0);
       tc::cp_async16(dst + L::k * sizeof(T), k + src, in ? 16 : 0);
       tc::cp_async16(dst + L::g * sizeof(T), g + src, in ? 16 : 0);
     }
