@@ -3,7 +3,7 @@
 // does not need the state overlaps the work that does.
 //
 //   producers (8 warps)  stage 1  fp_decay_cumsum             G, mild or not
-//                        stage 4  fp_inner_chunk_by_pairs     scores of a chunk not mild
+//                        stage 4  fp_pair_partials            scores of a chunk not mild
 //                        stage 2  fp_prepare_operands         q̃, k̃ or k̂ (operand pairs), E
 //                        stage 4  fp_inner_chunk_by_quarters  scores of a mild chunk
 //   consumers (4 warps)  stage 5  fp_combine_t                o = scale·(q̃·S + A·v)
@@ -51,7 +51,6 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
   const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
   const int f = pt % Z::KP, h = pt / Z::KP;  // stages 1–2: feature, half of the chunk
   double* tots = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::tots_bytes);
-  float* part = smem + L::part;
   const walk_io<float, Z, L> io(a, smem);
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
   double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
@@ -79,14 +78,15 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     const bool mild = bar::sync_and(bar::kProducers, Z::PTHREADS,
                                     fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
     if constexpr (kStates) gate += chunk_gates<Z::KP>(tots, f, h).last;
-    if (!kStates && !mild)
-      fp_inner_chunk_by_pairs<float, Z, L, Z::ACOLS, Z::PTHREADS>(buf, part, buf + L::A, buf + L::A_lo, pw,
-                                                                  lane, pt, psync);
+    if (!kStates && !mild) {
+      fp_pair_partials<float, Z, L, Z::PS>(buf, buf + L::part, pw, lane);
+      psync();  // the raw tiles read, before stage 2 writes over them
+    }
     fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild, pipe_operands<kStates>{buf});
     if (pt == 0) reinterpret_cast<int*>(buf)[L::mild] = mild;
     if (!kStates && mild) {
       psync();  // operands written
-      fp_inner_chunk_by_quarters<Z, L>(buf, part, buf + L::A, buf + L::A_lo, pw, lane, pt, psync);
+      fp_inner_chunk_by_quarters<Z, L>(buf, buf + L::part, pw, lane);
     }
     bar::arrive(full + b);
   }
@@ -127,7 +127,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
     P::afrag vt[Z::C / 8];
 #pragma unroll
     for (int ks = 0; ks < Z::C / 8; ++ks) vt[ks] = fp_vt_frag<Z>(buf + L::v, ks, cw, lane);
-    if (!kStates) fp_combine_t_scores<Z>(buf + L::A, buf + L::A_lo, vt, lane, O);
+    if (!kStates) fp_combine_t_scores<Z>(buf + L::part, vt, lane, O);
     fp_state_update_t<Z>(buf + L::k, buf + L::k_lo, buf + L::E, mild, vt, S, lane);
     bar::arrive(empty + b);
     if constexpr (kStates) continue;

@@ -19,7 +19,10 @@ namespace glabench::chunked::walk_fp {
 // swizzle's 32 columns); CONSUMERS warps of 16 V rows each, PRODUCERS warps as (feature,
 // half of the chunk) threads.
 struct pipe_sizes {
-  static constexpr int C = 16, KP = 128, BV = 64, ACOLS = 32, NBUF = 4;
+  static constexpr int C = 16, KP = 128, BV = 64, NBUF = 4;
+  // The scores' partial tiles (four C×C, one a feature quarter): rows of PS floats, 20 so
+  // that the consumers' fragment reads (8 rows × 4 columns) hit 32 banks.
+  static constexpr int PS = 20;
   static constexpr int CONSUMERS = BV / 16, PRODUCERS = 8;
   static constexpr int THREADS = 32 * (CONSUMERS + PRODUCERS), PTHREADS = 32 * PRODUCERS;
   static constexpr double kMildLog2 = 64.0;  // as sizes<float>
@@ -29,17 +32,16 @@ struct pipe_sizes {
 // A chunk buffer, in floats. The loads land in q, g, k and v; stage 2 writes the operand
 // pairs in place: q̃ over q (hi) and g (lo; stage 1 has read g), the key operand over k (hi)
 // and k_lo — k̃ in a mild chunk, which stage 4 and the state update share, k̂ in others.
-// A: the masked scores (hi, lo), E = 2^{G[C−1]} per feature, `mild` the chunk's kind.
-// After the ring: `part`, the producers' partial scores (four C×C tiles), stage 1's
-// per-half gate sums (fp64 [2][KP]) and each buffer's full and empty mbarriers.
+// part: stage 4's four partial score tiles, E = 2^{G[C−1]} per feature, `mild` the chunk's
+// kind. After the ring: stage 1's per-half gate sums (fp64 [2][KP]) and each buffer's full
+// and empty mbarriers.
 struct pipe_layout {
   using Z = pipe_sizes;
-  static constexpr int tile_k = Z::C * Z::KP, tile_a = Z::C * Z::ACOLS;
+  static constexpr int tile_k = Z::C * Z::KP;
   static constexpr int q = 0, g = tile_k, q_lo = g, k = 2 * tile_k, k_lo = 3 * tile_k, v = 4 * tile_k;
-  static constexpr int A = v + Z::C * Z::BV, A_lo = A + tile_a, E = A_lo + tile_a, mild = E + Z::KP;
+  static constexpr int part = v + Z::C * Z::BV, E = part + 4 * Z::C * Z::PS, mild = E + Z::KP;
   static constexpr int buf = (mild + 32) / 32 * 32;  // whole 128-byte lines
-  static constexpr int part = Z::NBUF * buf;
-  static constexpr int tots_bytes = (part + 4 * Z::C * Z::C) * 4;
+  static constexpr int tots_bytes = Z::NBUF * buf * 4;
   static constexpr int bars_bytes = tots_bytes + 2 * Z::KP * 8;
   static constexpr int bytes = bars_bytes + 2 * Z::NBUF * 8;
 };

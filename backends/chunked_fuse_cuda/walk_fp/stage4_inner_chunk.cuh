@@ -7,17 +7,6 @@
 
 namespace glabench::chunked::walk_fp {
 
-// A[t][s] (ACOLS columns, as operand pairs) = the sum, in order, of the four C×C partial
-// score tiles in `part`, zero above the diagonal; NTH threads, `tid` among them.
-template <class T, int C, int ACOLS, int NTH>
-__device__ __forceinline__ void fp_sum_quarters(const T* part, T* A, T* A_lo, int tid) {
-  for (int i = tid; i < C * C; i += NTH) {
-    const int t = i / C, s = i % C;
-    const T sum = ((part[i] + part[C * C + i]) + part[2 * C * C + i]) + part[3 * C * C + i];
-    mma_policy<T>::store_op(A, A_lo, swz<T, ACOLS>(t, s), s > t ? T(0) : sum);
-  }
-}
-
 // ---- stage 4: fwd_inner_chunk --------------------------------------------------------
 // A mild chunk: A = q̃·k̃ᵀ, one reference for the chunk. Each product q̃[t]·k̃[s] with
 // s ≤ t is q·k·2^{G[t]−G[s]} ≤ |q·k|; the products above the diagonal, up to 2^{kMildLog2}
@@ -51,19 +40,14 @@ __device__ __forceinline__ void fp_inner_chunk(const T* buf, const T* q_lo, cons
 
 // Any chunk: each score as a sum over features of q[t,f]·k[s,f]·2^{d}, d the pair's own
 // gates g[s+1] + … + g[t] (log2, fp64, ≤ 0) summed in order — no reference, so no factor
-// above 1, whatever the gates. Warp w of the NTH threads (8 warps) takes features
-// 32·(w%4) … and the keys s of parity w/4; each score's lanes are summed by shuffles into
-// pairs[w%4][t][s], and the four feature quarters then into A (ACOLS columns) in order.
-// Reads the raw q, k and g of layout L; `sync` (a barrier of the NTH threads, `tid` among
-// them) separates the partial sums from their total, and the caller's barrier the total
-// from stage 5.
+// above 1, whatever the gates. Warp w of 8 takes features 32·(w%4) … and the keys s of
+// parity w/4; each score's lanes are summed by shuffles into part[w%4][t][s] (rows of PS
+// elements). Reads the raw q, k and g of layout L.
 // Out of line: the walk's loop stays small in the instruction cache.
-template <class T, class Z, class L, int ACOLS, int NTH, class Sync>
-__device__ __noinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo,
-                                                     int warp, int lane, int tid, Sync sync) {
-  static_assert(NTH == 256, "8 warps: four feature quarters, two key parities");
+template <class T, class Z, class L, int PS>
+__device__ __noinline__ void fp_pair_partials(const T* buf, T* part, int warp, int lane) {
   const int f = 32 * (warp & 3) + lane;
-  T* part = pairs + (warp & 3) * Z::C * Z::C;
+  T* mine = part + (warp & 3) * Z::C * PS;
   for (int s = warp >> 2; s < Z::C; s += 2) {
     const double ks = buf[L::k + swz<T, Z::KP>(s, f)];
     double d = 0.0;
@@ -73,28 +57,34 @@ __device__ __noinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* 
       double x = static_cast<double>(buf[L::q + at]) * ks * exp2(d);
 #pragma unroll
       for (int w = 16; w >= 1; w >>= 1) x += __shfl_xor_sync(0xffffffffu, x, w);
-      if (lane == 0) part[t * Z::C + s] = static_cast<T>(x);
+      if (lane == 0) mine[t * PS + s] = static_cast<T>(x);
     }
   }
-  sync();
-  fp_sum_quarters<T, Z::C, ACOLS, NTH>(pairs, A, A_lo, tid);
 }
+// The one-pass walk's: the four quarters then summed, in order, into A (a barrier of the
+// block between; the caller's barrier after stage 2 separates A from stage 5).
 template <class T>
 __device__ __forceinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo,
                                                         int warp, int lane) {
   using Z = sizes<T>;
-  fp_inner_chunk_by_pairs<T, Z, layout<T>, Z::C, Z::THREADS>(buf, pairs, A, A_lo, warp, lane,
-                                                               threadIdx.x, [] { __syncthreads(); });
+  constexpr int C = Z::C;
+  fp_pair_partials<T, Z, layout<T>, C>(buf, pairs, warp, lane);
+  __syncthreads();
+  for (int i = threadIdx.x; i < C * C; i += Z::THREADS) {
+    const int t = i / C, s = i % C;
+    const T sum = ((pairs[i] + pairs[C * C + i]) + pairs[2 * C * C + i]) + pairs[3 * C * C + i];
+    mma_policy<T>::store_op(A, A_lo, swz<T, C>(t, s), s > t ? T(0) : sum);
+  }
 }
 
 // The pipelined fp32 walk's scores of a mild chunk (walk_fp/pipeline.cuh: C = 16, one
-// m16 row block): A = q̃·k̃ᵀ as in fp_inner_chunk, split over its 8 producer warps — warp w
-// takes key columns 8·(w%2) … and features 32·(w/2) …, four k-steps, into
-// part[w/2][t][s]; after `sync` the quarters are summed in order, and masked, into A.
-template <class Z, class L, class Sync>
-__device__ __forceinline__ void fp_inner_chunk_by_quarters(const float* buf, float* part, float* A,
-                                                           float* A_lo, int warp, int lane, int tid,
-                                                           Sync sync) {
+// m16 row block): q̃·k̃ᵀ as in fp_inner_chunk, split over its 8 producer warps — warp w
+// takes key columns 8·(w%2) … and features 32·(w/2) …, four k-steps, into the partial
+// part[w/2][t][s] (rows of Z::PS). The consumers sum the four in order and mask the
+// diagonal's upper side (fp_combine_t_scores), as for fp_pair_partials'.
+template <class Z, class L>
+__device__ __forceinline__ void fp_inner_chunk_by_quarters(const float* buf, float* part, int warp,
+                                                           int lane) {
   using P = mma_policy<float>;
   static_assert(Z::C == P::TM && Z::PRODUCERS == 8 && Z::KP == 4 * 32, "two key tiles, four quarters");
   const int c0 = (warp & 1) * P::TN, fq = warp >> 1;
@@ -106,10 +96,9 @@ __device__ __forceinline__ void fp_inner_chunk_by_quarters(const float* buf, flo
            P::template lds_b<Z::KP>(buf + L::k, buf + L::k_lo, c0, k0, lane));
   }
 #pragma unroll
-  for (int e = 0; e < P::NACC; ++e)
-    part[(fq * Z::C + acc_row(lane, e)) * Z::C + c0 + acc_col(lane, e)] = acc[0][e] + acc[1][e];
-  sync();
-  fp_sum_quarters<float, Z::C, Z::ACOLS, Z::PRODUCERS * 32>(part, A, A_lo, tid);
+  for (int e = 0; e < P::NACC; e += 2)
+    *reinterpret_cast<float2*>(part + (fq * Z::C + acc_row(lane, e)) * Z::PS + c0 + acc_col(lane, e)) =
+        float2{acc[0][e] + acc[1][e], acc[0][e + 1] + acc[1][e + 1]};
 }
 
 }  // namespace glabench::chunked::walk_fp

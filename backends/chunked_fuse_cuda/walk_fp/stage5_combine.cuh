@@ -58,7 +58,8 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
 // accumulators (the small terms, the large one), by k-step parity: eight chains in flight.
 // A·v takes A's lower triangle: key tile ks meets token tiles nt ≥ ks.
 // fp_combine_t: o'ᵀ = Sᵀ·q̃ᵀ into O; fp_combine_t_scores then adds vᵀ·Aᵀ, with the A
-// fragments vᵀ that the state update shares (loaded in between: fewer live registers).
+// fragments vᵀ that the state update shares (loaded in between: fewer live registers), and
+// A's B fragments summed from stage 4's four partial tiles (walk_fp/pipeline.cuh).
 template <class Z>
 __device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, const state_t_regs<Z>& S,
                                              int lane, float (&O)[Z::C / 8][4]) {
@@ -94,16 +95,27 @@ __device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, 
       O[nt][e] = (big[0][nt][e] + big[1][nt][e]) + (small[0][nt][e] + small[1][nt][e]);
 }
 template <class Z>
-__device__ __forceinline__ void fp_combine_t_scores(const float* A, const float* A_lo,
+__device__ __forceinline__ void fp_combine_t_scores(const float* part,
                                                     const mma_policy<float>::afrag (&vt)[Z::C / 8],
                                                     int lane, float (&O)[Z::C / 8][4]) {
   using P = mma_policy<float>;
-  constexpr int NT = Z::C / 8;
+  constexpr int NT = Z::C / 8, Q = Z::C * Z::PS;
+  const int g = lane >> 2, c = lane & 3, at = g * Z::PS + c;
+  // A[t][s] (s ≤ t, else 0) for B (k = s, n = t): the four partials summed in order.
+  auto score = [&](int t0, int s) {
+    const int i = at + t0 * Z::PS + s;
+    const float sum = ((part[i] + part[Q + i]) + part[2 * Q + i]) + part[3 * Q + i];
+    return s + c > t0 + g ? 0.f : sum;
+  };
 #pragma unroll
   for (int ks = 0; ks < NT; ++ks)
 #pragma unroll
-    for (int nt = ks; nt < NT; ++nt)
-      P::mma(O[nt], vt[ks], P::template lds_b<Z::ACOLS>(A, A_lo, 8 * nt, 8 * ks, lane));
+    for (int nt = ks; nt < NT; ++nt) {
+      P::bfrag b;
+      P::split(score(8 * nt, 8 * ks), b.hi[0], b.lo[0]);
+      P::split(score(8 * nt, 8 * ks + 4), b.hi[1], b.lo[1]);
+      P::mma(O[nt], vt[ks], b);
+    }
 }
 
 }  // namespace glabench::chunked::walk_fp
