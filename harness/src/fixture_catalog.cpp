@@ -125,6 +125,14 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
                    "two heads over 1000 tokens (the last chunk of 40): a GPU backend with few "
                    "blocks splits the sequence, and a segment ends on the ragged chunk",
                    make_problem(op_kind::gla, {1, 1000, 2, 64, 64}), options()});
+    // The committed fixtures of these cases have shapes (K = 5, V = 6) that the GPU
+    // walks, which need rows of whole 16-byte vectors, hand to their fallbacks.
+    out.push_back({"gla_no_h0_t300_d32", "no initial state, at a shape the GPU walks take",
+                   make_problem(op_kind::gla, {1, 300, 2, 32, 32}), options(gate_kind::logsigmoid, false)});
+    out.push_back({"gla_no_decay_t200_d16", "g = 0 at every token, at a shape the GPU walks take",
+                   make_problem(op_kind::gla, {1, 200, 2, 16, 16}), options(gate_kind::zero)});
+    out.push_back({"gla_reset_t200_d16", "g = -30 at every token, at a shape the GPU walks take",
+                   make_problem(op_kind::gla, {1, 200, 2, 16, 16}), options(gate_kind::reset)});
   } else {
     throw std::invalid_argument("unknown fixture preset '" + std::string(preset) +
                                 "' (expected small or bench)");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compute-sanitizer (memcheck or racecheck) over `glabench verify` of a CUDA backend on
+# compute-sanitizer (memcheck, racecheck or synccheck) over `glabench verify` of a CUDA backend on
 # the fixtures given, in every dtype they allow. Skipped (77) without a GPU or without
 # compute-sanitizer. The backend's environment variables (a mode, a forced kernel
 # variant) come from the test's environment.
