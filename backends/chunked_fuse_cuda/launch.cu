@@ -199,8 +199,9 @@ cudaError_t launch_walk(const call& c) {
   return launch_walk_kernel(walk::chunk_walk_bf16_kernel, grid, c.stream, a);
 }
 
-// The fp32/fp64 chunk walk (walk_fp/forward.cuh) takes heads with K ≤ 128 whose rows
-// are whole 16-byte vectors at 16-byte-aligned addresses, as the bf16 walk does.
+// The fp walks (walk_fp/: fp64's one-pass walk, fp32's pipelined one) take heads with
+// K ≤ 128 whose rows are whole 16-byte vectors at 16-byte-aligned addresses, as the bf16
+// walk does.
 template <class S>
 bool fp_walk_fits(const call& c) {
   constexpr int vec = 16 / sizeof(S);

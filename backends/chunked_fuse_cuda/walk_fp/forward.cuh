@@ -1,5 +1,6 @@
-// The fp32 and fp64 forward in one pass: the chunk walk of walk/forward.cuh on the
-// tensor cores that keep these dtypes exact — 3×TF32 for fp32, DMMA for fp64 (mma.cuh).
+// The fp64 forward in one pass: the chunk walk of walk/forward.cuh on the tensor cores
+// that keep the dtype exact — DMMA for fp64, and 3×TF32 for fp32 (mma.cuh), which took
+// this walk until the pipelined one (walk_fp/forward_pipelined.cuh) replaced it.
 // One block per (V slab of 64 columns, head) walks the chunks in order and keeps its
 // 128×64 state in registers; every stage of a chunk runs inside the walk:
 //

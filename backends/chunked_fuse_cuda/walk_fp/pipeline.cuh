@@ -15,9 +15,8 @@
 namespace glabench::chunked::walk_fp {
 
 // 16-token chunks (one m16 row block; the ring of NBUF buffers then fits with loads two
-// chunks ahead), the padded key width, the V slab, the scores' tile width (C padded to the
-// swizzle's 32 columns); CONSUMERS warps of 16 V rows each, PRODUCERS warps as (feature,
-// half of the chunk) threads.
+// chunks ahead), the padded key width, the V slab; CONSUMERS warps of 16 V rows each,
+// PRODUCERS warps as (feature, half of the chunk) threads.
 struct pipe_sizes {
   static constexpr int C = 16, KP = 128, BV = 64, NBUF = 4;
   // The scores' partial tiles (four C×C, one a feature quarter): rows of PS floats, 20 so

@@ -87,8 +87,8 @@ __device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const s
 // ---- stage 3 in the pipelined fp32 walk (walk_fp/forward_pipelined.cuh) ---------------
 // There a consumer warp cw keeps Sᵀ, rows (V) 16·cw … 16·cw+15 × all KP features: KP/8
 // accumulator tiles of m16n8k8, tile j holding features 8j … 8j+7. Sᵀ, not S, because an
-// accumulator tile of Sᵀ is already the A fragment of o'ᵀ = Sᵀ·q̃ᵀ (stage 5), with the
-// k-step's features taken in the order 2c, 2c+1 (fp_state_t_frag).
+// accumulator tile of Sᵀ is already the A fragment of oᵀ = Sᵀ·q̃ᵀ (stage 5), with the
+// k-step's features taken in the order 2c, 2c+1 (fp_combine_t).
 template <class Z>
 using state_t_regs = float[Z::KP / 8][4];
 

@@ -57,7 +57,7 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
 // load from each half of the operand (q̃ hi, q̃ lo). The three products of 3×TF32 go to two
 // accumulators (the small terms, the large one), by k-step parity: eight chains in flight.
 // A·v takes A's lower triangle: key tile ks meets token tiles nt ≥ ks.
-// fp_combine_t: o'ᵀ = Sᵀ·q̃ᵀ into O; fp_combine_t_scores then adds vᵀ·Aᵀ, with the A
+// fp_combine_t: oᵀ = Sᵀ·q̃ᵀ into O; fp_combine_t_scores then adds vᵀ·Aᵀ, with the A
 // fragments vᵀ that the state update shares (loaded in between: fewer live registers), and
 // A's B fragments summed from stage 4's four partial tiles (walk_fp/pipeline.cuh).
 template <class Z>
