@@ -23,19 +23,17 @@ __device__ __forceinline__ T exp2_of(double x) {
     return exp2f(static_cast<float>(x - n)) * pow2i(n);
   }
 }
-// 2^{±x} for x = off + l, |x| ≤ 64 only (a mild chunk's G: off the gates before the
-// thread's half, l its running sum). fp32, off the fp64 pipe but for one add an element:
-// off + 1.5·2^29 (the same for all the thread's tokens) + l leaves round(x·2^23) in its low
-// word (fixed point, within 2^-23 of x), whose top bits are n = ⌊x⌋ and whose low 23 bits
-// are r = x − n ∈ [0, 1) as a float's mantissa; 2^{±n} is then added to the exponent bits
-// of 2^{±r} (ex2.approx, 2 ulp), which stays normal.
+// For |x| ≤ 64 only (a mild chunk's G). fp32, off the fp64 pipe but for one add: x + 1.5·2^29
+// leaves round(x·2^23) in its low word (fixed point, 2^-24 from x), whose top bits are
+// n = ⌊x⌋ and whose low 23 bits are r = x − n ∈ [0, 1) as a float's mantissa; 2^{±n} is
+// then added to the exponent bits of 2^{±r} (ex2.approx, 2 ulp), which stays normal.
 template <class T>
-__device__ __forceinline__ void exp2_both(double off, double l, T& up, T& down) {
+__device__ __forceinline__ void exp2_both(double x, T& up, T& down) {
   if constexpr (sizeof(T) == 8) {
-    up = exp2(off + l), down = exp2(-(off + l));
+    up = exp2(x), down = exp2(-x);
   } else {
     constexpr double kFix = 805306368.0;  // 1.5·2^29: ulp 2^-23
-    const int fixed = __double2loint((off + kFix) + l), n = fixed >> 23;
+    const int fixed = __double2loint(x + kFix), n = fixed >> 23;
     const float r = __int_as_float(0x3f800000 | (fixed & 0x7fffff)) - 1.f;
     up = __int_as_float(__float_as_int(tc::ex2(r)) + (n << 23));
     down = __int_as_float(__float_as_int(tc::ex2(-r)) - (n << 23));

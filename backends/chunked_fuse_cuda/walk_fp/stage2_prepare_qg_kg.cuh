@@ -27,12 +27,12 @@ __device__ __forceinline__ void fp_prepare_operands(const T* buf, T* E, const do
   for (int u = 0; u < H2; ++u) {
     const int at = swz<T, Z::KP>(h * H2 + u, f);
     const T q = buf[L::q + at], k = buf[L::k + at];
+    const double G = cg.off + l[u];
     if (mild) {
       T up, down;
-      exp2_both<T>(cg.off, l[u], up, down);
+      exp2_both<T>(G, up, down);
       out.mild(at, q * up, k * down, e);
     } else {
-      const double G = cg.off + l[u];
       out.strong(at, q * exp2_of<T>(G), k * exp2_of<T>(cg.last - G));
     }
   }
