@@ -156,12 +156,18 @@ walk::args walk_args_of(const call& c) {
   return a;
 }
 
-// A walk kernel with `smem` bytes of shared memory (the forward's layout unless given).
+// A walk kernel with `threads` threads and `smem` bytes of shared memory; the walks of
+// walk::THREADS threads, with the forward's layout unless given.
+template <class Kernel, class... Args>
+cudaError_t launch_walk_kernel_threads(Kernel kernel, dim3 grid, int threads, size_t smem, cudaStream_t stream,
+                                       Args... args) {
+  if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), smem)) return e;
+  kernel<<<grid, threads, smem, stream>>>(args...);
+  return cudaGetLastError();
+}
 template <class Kernel, class... Args>
 cudaError_t launch_walk_kernel_smem(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, Args... args) {
-  if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), smem)) return e;
-  kernel<<<grid, walk::THREADS, smem, stream>>>(args...);
-  return cudaGetLastError();
+  return launch_walk_kernel_threads(kernel, grid, walk::THREADS, smem, stream, args...);
 }
 template <class Kernel, class... Args>
 cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Args... args) {
@@ -225,15 +231,11 @@ cudaError_t launch_fp_walk(const call& c) {
     // fp32: the pipelined walk (walk_fp/forward_pipelined.cuh), its first pass likewise.
     constexpr size_t smem = walk_fp::pipe_layout::bytes;
     constexpr int threads = walk_fp::pipe_sizes::THREADS;
-    for (const void* k : {reinterpret_cast<const void*>(walk_fp::chunk_walk_fp32_pipelined_states_kernel),
-                          reinterpret_cast<const void*>(walk_fp::chunk_walk_fp32_pipelined_kernel)})
-      if (cudaError_t e = allow_smem(k, smem)) return e;
-    if (pieces > 0) {
-      walk_fp::chunk_walk_fp32_pipelined_states_kernel<<<first_pass, threads, smem, c.stream>>>(a);
-      if (cudaError_t e = cudaGetLastError()) return e;
-    }
-    walk_fp::chunk_walk_fp32_pipelined_kernel<<<grid, threads, smem, c.stream>>>(a);
-    return cudaGetLastError();
+    if (pieces > 0)
+      if (cudaError_t e = launch_walk_kernel_threads(walk_fp::chunk_walk_fp32_pipelined_states_kernel, first_pass,
+                                                     threads, smem, c.stream, a))
+        return e;
+    return launch_walk_kernel_threads(walk_fp::chunk_walk_fp32_pipelined_kernel, grid, threads, smem, c.stream, a);
   } else {
     constexpr size_t smem = walk_fp::layout<S>::bytes;
     if (pieces > 0)

@@ -62,15 +62,19 @@ template <class T>
 __device__ __forceinline__ double* split_gate(const args<T>& a, int piece) {
   return a.dgate + (static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * sizes<T>::KP;
 }
-// S ← 2^{dgate}·S + dstate across piece m.
-template <class T>
-__device__ __forceinline__ void fp_carry_over_piece(const args<T>& a, int m, state_regs<T>& S,
-                                                    int warp, int lane) {
+// S ← 2^{dgate}·S + dstate across piece m (either walk's state layout).
+template <class T, class St>
+__device__ __forceinline__ void fp_carry_over_piece(const args<T>& a, int m, St& S, int warp, int lane) {
   const T* ds = split_state(a, m);
   const double* dg = split_gate(a, m);
-  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-    S[r][j][e] = exp2_of<T>(dg[row]) * S[r][j][e] + ds[row * sizes<T>::BV + col];
-  });
+  for_each_state(S, warp, lane,
+                 [&](T& s, int row, int col) { s = exp2_of<T>(dg[row]) * s + ds[row * sizes<T>::BV + col]; });
+}
+// The first pass's piece: its state into the split's workspace.
+template <class T, class St>
+__device__ __forceinline__ void fp_store_piece(const args<T>& a, int piece, const St& S, int warp, int lane) {
+  T* ds = split_state(a, piece);
+  for_each_state(S, warp, lane, [&](const T& s, int row, int col) { ds[row * sizes<T>::BV + col] = s; });
 }
 
 template <class T>
@@ -160,10 +164,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1)
     __syncthreads();
     fp_state_update(buf, E, S, warp, lane);
   }
-  T* ds = split_state(a, piece);
-  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-    ds[row * Z::BV + col] = S[r][j][e];
-  });
+  fp_store_piece(a, piece, S, warp, lane);
   if (blockIdx.x == 0 && h == 1) split_gate(a, piece)[f] = gate;
 }
 

@@ -41,11 +41,10 @@ struct pipe_operands {
 
 // The producers of tokens [t_first, t_first + 16·count). `full` and `empty`: the buffers'
 // mbarriers (pipe_layout::bars_bytes). The first pass (kStates) leaves the span's summed
-// gates in `gate_out` (one thread a feature).
+// gates in the split's workspace (piece blockIdx.z; slab 0's block, a thread a feature).
 template <bool kStates>
 __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, uint64_t* full,
-                                             uint64_t* empty, int64_t t_first, int count,
-                                             double* gate_out) {
+                                             uint64_t* empty, int64_t t_first, int count) {
   using Z = pipe_sizes;
   using L = pipe_layout;
   const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
@@ -90,15 +89,14 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     }
     bar::arrive(full + b);
   }
-  if (kStates && h == 1 && gate_out) gate_out[f] = gate;
+  if (kStates && h == 1 && blockIdx.x == 0) split_gate(a, blockIdx.z)[f] = gate;
 }
 
 // The consumers of the same span: the walk (o, and ht after the last segment) or the
-// first pass (kStates: the span's state into `state_out`, [KP][BV]).
+// first pass (kStates: the span's state into the split's workspace, piece blockIdx.z).
 template <bool kStates>
 __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem, uint64_t* full,
-                                             uint64_t* empty, int64_t t_first, int count,
-                                             float* state_out) {
+                                             uint64_t* empty, int64_t t_first, int count) {
   using Z = pipe_sizes;
   using L = pipe_layout;
   using P = mma_policy<float>;
@@ -106,14 +104,8 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
   // The state before the span: zero in the first pass; in the walk, h0 carried over the
   // first pass's pieces before the segment.
   state_t_regs<Z> S;
-  fp_load_state_t<Z>(kStates ? nullptr : a.h0, a, S, cw, lane);
-  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m) {
-    const float* ds = split_state(a, m);
-    const double* dg = split_gate(a, m);
-    each_state_t_element<Z>(cw, lane, [&](int j, int e, int vr, int f) {
-      S[j][e] = exp2_of<float>(dg[f]) * S[j][e] + ds[f * Z::BV + vr];
-    });
-  }
+  fp_load_state(kStates ? nullptr : a.h0, a, S, cw, lane);
+  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m) fp_carry_over_piece(a, m, S, cw, lane);
   const int64_t head = head_row(blockIdx.y, a.H, a.T_len), vs = static_cast<int64_t>(a.H) * a.V;
   const int v0 = blockIdx.x * Z::BV;
   float* o = a.o + head * a.V + v0;
@@ -146,15 +138,14 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
       }
   }
   if constexpr (kStates)
-    each_state_t_element<Z>(cw, lane, [&](int j, int e, int vr, int f) { state_out[f * Z::BV + vr] = S[j][e]; });
+    fp_store_piece(a, blockIdx.z, S, cw, lane);
   else if (blockIdx.z == a.segs - 1)
-    fp_store_state_t<Z>(a.ht, a, S, cw, lane);
+    fp_store_state(a.ht, a, S, cw, lane);
 }
 
 // Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
 template <bool kStates>
-__device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first, int64_t t_end,
-                                              float* state_out, double* gate_out) {
+__device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first, int64_t t_end) {
   using Z = pipe_sizes;
   extern __shared__ __align__(128) unsigned char raw[];
   float* smem = reinterpret_cast<float*>(raw);
@@ -165,9 +156,9 @@ __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_fi
     for (int b = 0; b < Z::NBUF; ++b) bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
   __syncthreads();
   if (threadIdx.x < 32 * Z::CONSUMERS)
-    fp32_consume<kStates>(a, smem, full, empty, t_first, count, state_out);
+    fp32_consume<kStates>(a, smem, full, empty, t_first, count);
   else
-    fp32_produce<kStates>(a, smem, full, empty, t_first, count, gate_out);
+    fp32_produce<kStates>(a, smem, full, empty, t_first, count);
 }
 
 // The walk. Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments);
@@ -175,8 +166,7 @@ __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_fi
 __global__ void __launch_bounds__(pipe_sizes::THREADS, 1) chunk_walk_fp32_pipelined_kernel(args<float> a) {
   constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
   const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
-  fp32_pipeline<false>(a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk),
-                       nullptr, nullptr);
+  fp32_pipeline<false>(a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
 }
 
 // The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z.
@@ -185,8 +175,7 @@ __global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
   constexpr int plan_chunk = sizes<float>::C;
   const walk::chunk_span span = walk::state_piece(blockIdx.z, a.sub_chunks, a.NT);
   const int64_t t_first = static_cast<int64_t>(span.first) * plan_chunk;
-  fp32_pipeline<true>(a, t_first, min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk),
-                      split_state(a, blockIdx.z), blockIdx.x == 0 ? split_gate(a, blockIdx.z) : nullptr);
+  fp32_pipeline<true>(a, t_first, min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk));
 }
 
 }  // namespace glabench::chunked::walk_fp

@@ -3,6 +3,8 @@
 // on the warp's rows, in registers.
 #pragma once
 
+#include <type_traits>
+
 #include "layout.cuh"
 
 namespace glabench::chunked::walk_fp {
@@ -62,28 +64,6 @@ __device__ __forceinline__ void fp_state_update(const T* buf, const T* E, state_
   }
 }
 
-// The state tile of the ABI's [B·H][K][V] layout (h0, ht) as the warp's rows: zeros
-// outside K and V, or when absent.
-template <class T>
-__device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, state_regs<T>& S,
-                                              int warp, int lane) {
-  const int v0 = blockIdx.x * sizes<T>::BV;
-  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-    const bool in = src && row < a.K && v0 + col < a.V;
-    S[r][j][e] = in ? src[(static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + v0 + col] : T(0);
-  });
-}
-template <class T>
-__device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const state_regs<T>& S,
-                                               int warp, int lane) {
-  if (!dst) return;
-  const int v0 = blockIdx.x * sizes<T>::BV;
-  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-    if (row < a.K && v0 + col < a.V)
-      dst[(static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + v0 + col] = S[r][j][e];
-  });
-}
-
 // ---- stage 3 in the pipelined fp32 walk (walk_fp/forward_pipelined.cuh) ---------------
 // There a consumer warp cw keeps Sᵀ, rows (V) 16·cw … 16·cw+15 × all KP features: KP/8
 // accumulator tiles of m16n8k8, tile j holding features 8j … 8j+7. Sᵀ, not S, because an
@@ -91,15 +71,6 @@ __device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const s
 // k-step's features taken in the order 2c, 2c+1 (fp_combine_t).
 template <class Z>
 using state_t_regs = float[Z::KP / 8][4];
-
-// Calls f(j, e, vrow, feature) for every element of the warp's Sᵀ tiles.
-template <class Z, class F>
-__device__ __forceinline__ void each_state_t_element(int cw, int lane, F f) {
-#pragma unroll
-  for (int j = 0; j < Z::KP / 8; ++j)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) f(j, e, 16 * cw + acc_row(lane, e), 8 * j + acc_col(lane, e));
-}
 
 // Sᵀ ← Sᵀ·diag(pre) + vᵀ·κ, then ·diag(post), over the chunk's C tokens: κ is the
 // chunk's key operand pair (kk, kk_lo), the A fragments vᵀ come in `vt` (one a k-step of
@@ -144,23 +115,39 @@ __device__ __forceinline__ mma_policy<float>::afrag fp_vt_frag(const float* v, i
                                    8 * ks, lane);
 }
 
-// h0 (or zeros) as the warp's Sᵀ, and ht from it, in the ABI's [B·H][K][V] layout.
-template <class Z>
-__device__ __forceinline__ void fp_load_state_t(const float* src, const args<float>& a,
-                                                state_t_regs<Z>& S, int cw, int lane) {
-  const int v0 = blockIdx.x * Z::BV;
-  each_state_t_element<Z>(cw, lane, [&](int j, int e, int vr, int f) {
-    const bool in = src && f < a.K && v0 + vr < a.V;
-    S[j][e] = in ? src[(static_cast<int64_t>(blockIdx.y) * a.K + f) * a.V + v0 + vr] : 0.f;
+// Calls f(s, feature, column) for every element s of the warp's state, whichever walk's
+// layout it has: the one-pass walk's S (warp w: features 16w …, all of the slab's columns;
+// state_regs) or the pipelined walk's Sᵀ (warp w: columns 16w …, all features;
+// state_t_regs). Column is within the block's V slab.
+template <class T, int RB, int CT, int N, class F>
+__device__ __forceinline__ void for_each_state(T (&S)[RB][CT][N], int warp, int lane, F f) {
+  each_state_element<std::remove_const_t<T>>(
+      warp, lane, [&](int r, int j, int e, int row, int col) { f(S[r][j][e], row, col); });
+}
+template <class T, int J, class F>
+__device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane, F f) {
+#pragma unroll
+  for (int j = 0; j < J; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) f(S[j][e], 8 * j + acc_col(lane, e), 16 * warp + acc_row(lane, e));
+}
+
+// The state tile of the ABI's [B·H][K][V] layout (h0, ht) as the warp's part of the state:
+// zeros outside K and V, or when absent.
+template <class T, class St>
+__device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, St& S, int warp, int lane) {
+  const int v0 = blockIdx.x * sizes<T>::BV;
+  for_each_state(S, warp, lane, [&](T& s, int row, int col) {
+    const bool in = src && row < a.K && v0 + col < a.V;
+    s = in ? src[(static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + v0 + col] : T(0);
   });
 }
-template <class Z>
-__device__ __forceinline__ void fp_store_state_t(float* dst, const args<float>& a,
-                                                 const state_t_regs<Z>& S, int cw, int lane) {
+template <class T, class St>
+__device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const St& S, int warp, int lane) {
   if (!dst) return;
-  const int v0 = blockIdx.x * Z::BV;
-  each_state_t_element<Z>(cw, lane, [&](int j, int e, int vr, int f) {
-    if (f < a.K && v0 + vr < a.V) dst[(static_cast<int64_t>(blockIdx.y) * a.K + f) * a.V + v0 + vr] = S[j][e];
+  const int v0 = blockIdx.x * sizes<T>::BV;
+  for_each_state(S, warp, lane, [&](const T& s, int row, int col) {
+    if (row < a.K && v0 + col < a.V) dst[(static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + v0 + col] = s;
   });
 }
 
