@@ -184,9 +184,10 @@ struct walk_split {
   unsigned pieces;
 };
 template <class A>
-walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk = walk::C) {
+walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk = walk::C,
+                           int first_slab = walk::BV) {
   // The SM count is asked once per device (0 if unreadable: no split), not every call.
-  const walk::plan plan = walk::plan_launch(c.B, c.H, cols, c.T, parallel_scan::sm_count(), chunk);
+  const walk::plan plan = walk::plan_launch(c.B, c.H, cols, c.T, parallel_scan::sm_count(), chunk, first_slab);
   a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (cols + walk::BV - 1) / walk::BV;
   const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);
@@ -225,18 +226,20 @@ cudaError_t launch_fp_walk(const call& c) {
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
   a.scale = static_cast<S>(c.scale);
   static_assert(Z::KP == walk::KP && Z::BV == walk::BV, "the bf16 walk's state tiles");
-  const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace, Z::C);
-  const dim3 first_pass(grid.x, grid.y, pieces);
+  const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace, Z::C, walk_fp::first_pass_slab<S>);
   if constexpr (std::is_same_v<S, float>) {
-    // fp32: the pipelined walk (walk_fp/forward_pipelined.cuh), its first pass likewise.
-    constexpr size_t smem = walk_fp::pipe_layout::bytes;
-    constexpr int threads = walk_fp::pipe_sizes::THREADS;
+    // fp32: the pipelined walk (walk_fp/forward_pipelined.cuh); its first pass likewise, a
+    // block 128 columns of V.
+    using F = walk_fp::pipe_first_sizes;
+    const dim3 first_pass((c.V + F::BV - 1) / F::BV, grid.y, pieces);
     if (pieces > 0)
       if (cudaError_t e = launch_walk_kernel_threads(walk_fp::chunk_walk_fp32_pipelined_states_kernel, first_pass,
-                                                     threads, smem, c.stream, a))
+                                                     F::THREADS, walk_fp::pipe_first_layout::bytes, c.stream, a))
         return e;
-    return launch_walk_kernel_threads(walk_fp::chunk_walk_fp32_pipelined_kernel, grid, threads, smem, c.stream, a);
+    return launch_walk_kernel_threads(walk_fp::chunk_walk_fp32_pipelined_kernel, grid, walk_fp::pipe_sizes::THREADS,
+                                      walk_fp::pipe_layout::bytes, c.stream, a);
   } else {
+    const dim3 first_pass(grid.x, grid.y, pieces);
     constexpr size_t smem = walk_fp::layout<S>::bytes;
     if (pieces > 0)
       if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>, first_pass,
@@ -403,7 +406,8 @@ size_t forward_bytes(stages path, int B, int64_t T, int H, int K, int V) {
   if constexpr (std::is_same_v<S, __nv_bfloat16>)
     return std::max(w.used, walk::split_workspace_bytes(B, T, H, V));
   else
-    return std::max(w.used, walk::split_workspace_bytes(B, T, H, V, walk_fp::sizes<S>::C, sizeof(S), sizeof(double)));
+    return std::max(w.used, walk::split_workspace_bytes(B, T, H, V, walk_fp::sizes<S>::C, sizeof(S), sizeof(double),
+                                                        walk_fp::first_pass_slab<S>));
 }
 
 template <class S>

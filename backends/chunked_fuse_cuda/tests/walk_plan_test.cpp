@@ -41,25 +41,37 @@ BOOST_AUTO_TEST_CASE(long_sequence_with_few_heads_splits) {
   BOOST_TEST(p.pieces() * 64 <= 132);
 }
 
+// fp32's first pass takes both 64-column slabs of a head in one block: twice the pieces.
+BOOST_AUTO_TEST_CASE(a_wider_first_pass_block_gets_more_pieces) {
+  const walk::plan p = walk::plan_split(2, 16, 128, 16384, 132, 32, 2 * walk::BV);  // 512 chunks
+  BOOST_TEST(p.segs == 2);
+  BOOST_TEST(p.subs == 4);
+  BOOST_TEST(p.sub_chunks == 64);
+  BOOST_TEST(p.seg_chunks == 256);
+  BOOST_TEST(p.pieces() * 32 <= 132);
+}
+
 BOOST_AUTO_TEST_CASE(segments_and_pieces_cover_and_fit) {
   for (int chunk : kChunks)
-    for (int base_h = 1; base_h <= 48; ++base_h)
-      for (int V : {8, 64, 100, 128, 256})
-        for (int64_t T : {1, 63, 64, 65, 255, 256, 1000, 4096, 16384, 65536})
-          for (int sms : {1, 8, 66, 114, 132, 144, 256}) {
-            const int nt = chunks(T, chunk), base = base_h * ((V + walk::BV - 1) / walk::BV);
-            const walk::plan p = walk::plan_split(1, base_h, V, T, sms, chunk);
-            BOOST_TEST_REQUIRE(p.segs >= 1);
-            BOOST_TEST_REQUIRE(p.segs <= 8);
-            BOOST_TEST(p.seg_chunks == p.subs * p.sub_chunks);
-            BOOST_TEST((p.segs - 1) * p.seg_chunks < nt);  // the last segment has chunks
-            BOOST_TEST(p.segs * p.seg_chunks >= nt);       // and the segments reach the end
-            if (p.segs > 1) {
-              BOOST_TEST(p.segs * base <= sms);
-              BOOST_TEST(p.pieces() * base <= sms);
-              BOOST_TEST(p.sub_chunks >= 1);
+    for (int first_slab : {walk::BV, 2 * walk::BV})
+      for (int base_h = 1; base_h <= 48; ++base_h)
+        for (int V : {8, 64, 100, 128, 256})
+          for (int64_t T : {1, 63, 64, 65, 255, 256, 1000, 4096, 16384, 65536})
+            for (int sms : {1, 8, 66, 114, 132, 144, 256}) {
+              const int nt = chunks(T, chunk), base = base_h * ((V + walk::BV - 1) / walk::BV);
+              const int first_base = base_h * ((V + first_slab - 1) / first_slab);
+              const walk::plan p = walk::plan_split(1, base_h, V, T, sms, chunk, first_slab);
+              BOOST_TEST_REQUIRE(p.segs >= 1);
+              BOOST_TEST_REQUIRE(p.segs <= 8);
+              BOOST_TEST(p.seg_chunks == p.subs * p.sub_chunks);
+              BOOST_TEST((p.segs - 1) * p.seg_chunks < nt);  // the last segment has chunks
+              BOOST_TEST(p.segs * p.seg_chunks >= nt);       // and the segments reach the end
+              if (p.segs > 1) {
+                BOOST_TEST(p.segs * base <= sms);
+                BOOST_TEST(p.pieces() * first_base <= sms);
+                BOOST_TEST(p.sub_chunks >= 1);
+              }
             }
-          }
 }
 
 BOOST_AUTO_TEST_CASE(the_workspace_holds_every_gpus_pieces) {
@@ -81,16 +93,18 @@ BOOST_AUTO_TEST_CASE(the_workspace_holds_every_gpus_pieces) {
 BOOST_AUTO_TEST_CASE(the_fp_walks_workspace_holds_every_gpus_pieces) {
   for (int chunk : {32, 16})
     for (size_t state_bytes : {sizeof(float), sizeof(double)})
-      for (int heads = 1; heads <= 70; heads += 3)
-        for (int64_t T : {16, 100, 1000, 4096, 16384, 65536}) {
-          const int cap = walk::max_pieces(1, heads, 128, T, chunk);
-          const size_t per_piece =
-              static_cast<size_t>(heads) * (2 * walk::KP * walk::BV * state_bytes + walk::KP * 8);
-          BOOST_TEST_REQUIRE(walk::split_workspace_bytes(1, T, heads, 128, chunk, state_bytes, 8) ==
-                             cap * per_piece);
-          for (int sms : {1, 66, 78, 114, 132, 144, 256, 1000})
-            BOOST_TEST_REQUIRE(walk::plan_launch(1, heads, 128, T, sms, chunk).pieces() <= cap);
-        }
+      for (int first_slab : {walk::BV, 2 * walk::BV})
+        for (int heads = 1; heads <= 70; heads += 3)
+          for (int64_t T : {16, 100, 1000, 4096, 16384, 65536}) {
+            const int cap = walk::max_pieces(1, heads, 128, T, chunk, first_slab);
+            const size_t per_piece =
+                static_cast<size_t>(heads) * (2 * walk::KP * walk::BV * state_bytes + walk::KP * 8);
+            BOOST_TEST_REQUIRE(walk::split_workspace_bytes(1, T, heads, 128, chunk, state_bytes, 8,
+                                                           first_slab) == cap * per_piece);
+            for (int sms : {1, 66, 78, 114, 132, 144, 256, 1000})
+              BOOST_TEST_REQUIRE(
+                  walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab).pieces() <= cap);
+          }
 }
 
 // What each segment's walk starts from: the forward and state walks carry h0 over pieces
@@ -99,30 +113,31 @@ BOOST_AUTO_TEST_CASE(the_fp_walks_workspace_holds_every_gpus_pieces) {
 // chunks [segment s's end, nt), each piece ending where the one applied before it starts.
 BOOST_AUTO_TEST_CASE(pieces_carry_each_segment_across_the_rest) {
   for (int chunk : kChunks)
-    for (int heads = 1; heads <= 40; ++heads)
-      for (int64_t T : {64, 65, 1000, 4096, 16384, 65536, 131072})
-        for (int sms : {16, 78, 132, 144, 256}) {
-          const int nt = chunks(T, chunk);
-          const walk::plan p = walk::plan_launch(1, heads, 128, T, sms, chunk);
-          for (int s = 0; s < p.segs; ++s) {
-            const int seg_first = s * p.seg_chunks;
-            const int seg_end = std::min(nt, seg_first + p.seg_chunks);
-            int at = 0;  // forward: pieces in order from the sequence's start
-            for (int m = 0; m < s * p.subs; ++m) {
-              const walk::chunk_span c = walk::state_piece(m, p.sub_chunks, nt);
-              BOOST_TEST_REQUIRE(c.first == at);
-              BOOST_TEST_REQUIRE(c.last > c.first);  // segments before the last are full
-              at = c.last;
+    for (int first_slab : {walk::BV, 2 * walk::BV})
+      for (int heads = 1; heads <= 40; ++heads)
+        for (int64_t T : {64, 65, 1000, 4096, 16384, 65536, 131072})
+          for (int sms : {16, 78, 132, 144, 256}) {
+            const int nt = chunks(T, chunk);
+            const walk::plan p = walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab);
+            for (int s = 0; s < p.segs; ++s) {
+              const int seg_first = s * p.seg_chunks;
+              const int seg_end = std::min(nt, seg_first + p.seg_chunks);
+              int at = 0;  // forward: pieces in order from the sequence's start
+              for (int m = 0; m < s * p.subs; ++m) {
+                const walk::chunk_span c = walk::state_piece(m, p.sub_chunks, nt);
+                BOOST_TEST_REQUIRE(c.first == at);
+                BOOST_TEST_REQUIRE(c.last > c.first);  // segments before the last are full
+                at = c.last;
+              }
+              BOOST_TEST_REQUIRE(at == seg_first);
+              at = nt;  // backward: pieces from the sequence's end down
+              for (int m = (p.segs - 1) * p.subs - 1; m >= s * p.subs; --m) {
+                const walk::chunk_span c = walk::dstate_piece(m, p.subs, p.sub_chunks, nt);
+                if (c.first == c.last) continue;  // past the end of a short last segment
+                BOOST_TEST_REQUIRE(c.last == at);
+                at = c.first;
+              }
+              BOOST_TEST_REQUIRE(at == seg_end);
             }
-            BOOST_TEST_REQUIRE(at == seg_first);
-            at = nt;  // backward: pieces from the sequence's end down
-            for (int m = (p.segs - 1) * p.subs - 1; m >= s * p.subs; --m) {
-              const walk::chunk_span c = walk::dstate_piece(m, p.subs, p.sub_chunks, nt);
-              if (c.first == c.last) continue;  // past the end of a short last segment
-              BOOST_TEST_REQUIRE(c.last == at);
-              at = c.first;
-            }
-            BOOST_TEST_REQUIRE(at == seg_end);
           }
-        }
 }

@@ -17,13 +17,25 @@
 // The sequence split is the fp walk's plan (walk/plan.hpp over sizes<float>::C = 32-token
 // chunks), its spans walked in chunks of 16. Its first pass is the same pipeline with the
 // state's stages only (kStates): producers stages 1–2 (the key operand and E), consumers
-// the update, from a zero state, leaving each piece's state and summed gates.
+// the update, from a zero state, leaving each piece's state and summed gates. A first-pass
+// block covers 128 columns of V (pipe_first_sizes: 8 consumer warps), two of the walk's
+// slabs, so its producers' stages run once for both.
 #pragma once
 
 #include "forward.cuh"
 #include "pipeline.cuh"
 
 namespace glabench::chunked::walk_fp {
+
+// The walk's sizes and layout, or the first pass's (kStates).
+template <bool kStates>
+using pipe_sizes_for = std::conditional_t<kStates, pipe_first_sizes, pipe_sizes>;
+template <bool kStates>
+using pipe_layout_for = pipe_layout_of<pipe_sizes_for<kStates>>;
+// The V columns of a first-pass block by dtype, for the split's plan (walk/plan.hpp):
+// fp32's pipelined first pass 128, fp64's one-pass walk a slab.
+template <class S>
+inline constexpr int first_pass_slab = sizeof(S) == 4 ? pipe_first_sizes::BV : sizes<S>::BV;
 
 // Stage 2's operands in place (pipe_layout): q̃ over q and g, the key operand over k and
 // k_lo — k̃ for a mild chunk (the state update then scales by E after), k̂ for others.
@@ -32,7 +44,7 @@ template <bool kStates>
 struct pipe_operands {
   float* buf;
   __device__ void mild(int at, float qt, float kt, float) const {
-    using L = pipe_layout;
+    using L = pipe_layout_for<kStates>;
     if (!kStates) mma_policy<float>::store_op(buf + L::q, buf + L::q_lo, at, qt);
     mma_policy<float>::store_op(buf + L::k, buf + L::k_lo, at, kt);
   }
@@ -45,8 +57,8 @@ struct pipe_operands {
 template <bool kStates>
 __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, uint64_t* full,
                                              uint64_t* empty, int64_t t_first, int count) {
-  using Z = pipe_sizes;
-  using L = pipe_layout;
+  using Z = pipe_sizes_for<kStates>;
+  using L = pipe_layout_for<kStates>;
   const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
   const int f = pt % Z::KP, h = pt / Z::KP;  // stages 1–2: feature, half of the chunk
   double* tots = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::tots_bytes);
@@ -92,13 +104,27 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
   if (kStates && h == 1 && blockIdx.x == 0) split_gate(a, blockIdx.z)[f] = gate;
 }
 
+// The first pass's piece: the block's state, 128 columns, into the split's workspace,
+// whose tiles are the walk's 64-column slabs (split_state's layout, slabs of a.V).
+__device__ __forceinline__ void fp32_store_first_piece(const args<float>& a, int piece,
+                                                       const state_t_regs<pipe_first_sizes>& S, int cw,
+                                                       int lane) {
+  constexpr int BV = sizes<float>::BV, KP = sizes<float>::KP;
+  const int slabs = (a.V + BV - 1) / BV, v0 = blockIdx.x * pipe_first_sizes::BV;
+  float* ds = a.dstate + (static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * slabs * KP * BV;
+  for_each_state(S, cw, lane, [&](const float& s, int row, int col) {
+    const int slab = (v0 + col) / BV;
+    if (slab < slabs) ds[(slab * KP + row) * BV + (v0 + col) % BV] = s;
+  });
+}
+
 // The consumers of the same span: the walk (o, and ht after the last segment) or the
 // first pass (kStates: the span's state into the split's workspace, piece blockIdx.z).
 template <bool kStates>
 __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem, uint64_t* full,
                                              uint64_t* empty, int64_t t_first, int count) {
-  using Z = pipe_sizes;
-  using L = pipe_layout;
+  using Z = pipe_sizes_for<kStates>;
+  using L = pipe_layout_for<kStates>;
   using P = mma_policy<float>;
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31;
   // The state before the span: zero in the first pass; in the walk, h0 carried over the
@@ -138,7 +164,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
       }
   }
   if constexpr (kStates)
-    fp_store_piece(a, blockIdx.z, S, cw, lane);
+    fp32_store_first_piece(a, blockIdx.z, S, cw, lane);
   else if (blockIdx.z == a.segs - 1)
     fp_store_state(a.ht, a, S, cw, lane);
 }
@@ -146,11 +172,11 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
 // Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
 template <bool kStates>
 __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first, int64_t t_end) {
-  using Z = pipe_sizes;
+  using Z = pipe_sizes_for<kStates>;
   extern __shared__ __align__(128) unsigned char raw[];
   float* smem = reinterpret_cast<float*>(raw);
   const int count = static_cast<int>((t_end - t_first + Z::C - 1) / Z::C);
-  uint64_t* full = reinterpret_cast<uint64_t*>(raw + pipe_layout::bars_bytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(raw + pipe_layout_for<kStates>::bars_bytes);
   uint64_t* empty = full + Z::NBUF;
   if (threadIdx.x == 0)
     for (int b = 0; b < Z::NBUF; ++b) bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
@@ -169,8 +195,9 @@ __global__ void __launch_bounds__(pipe_sizes::THREADS, 1) chunk_walk_fp32_pipeli
   fp32_pipeline<false>(a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
 }
 
-// The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z.
-__global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
+// The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z;
+// grid x the 128-column blocks of V, pipe_first_sizes::THREADS threads, pipe_first_layout::bytes.
+__global__ void __launch_bounds__(pipe_first_sizes::THREADS, 1)
     chunk_walk_fp32_pipelined_states_kernel(args<float> a) {
   constexpr int plan_chunk = sizes<float>::C;
   const walk::chunk_span span = walk::state_piece(blockIdx.z, a.sub_chunks, a.NT);

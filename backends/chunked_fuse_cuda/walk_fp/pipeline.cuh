@@ -15,10 +15,11 @@
 namespace glabench::chunked::walk_fp {
 
 // 16-token chunks (one m16 row block; the ring of NBUF buffers then fits with loads two
-// chunks ahead), the padded key width, the V slab; CONSUMERS warps of 16 V rows each,
-// PRODUCERS warps as (feature, half of the chunk) threads.
-struct pipe_sizes {
-  static constexpr int C = 16, KP = 128, BV = 64, NBUF = 4;
+// chunks ahead), the padded key width, the block's V columns; CONSUMERS warps of 16 V rows
+// each, PRODUCERS warps as (feature, half of the chunk) threads.
+template <int BV_>
+struct pipe_sizes_of {
+  static constexpr int C = 16, KP = 128, BV = BV_, NBUF = 4;
   // The scores' partial tiles (four C×C, one a feature quarter): rows of PS floats, 20 so
   // that the consumers' fragment reads (8 rows × 4 columns) hit 32 banks.
   static constexpr int PS = 20;
@@ -27,6 +28,11 @@ struct pipe_sizes {
   static constexpr double kMildLog2 = 64.0;  // as sizes<float>
   static_assert(PTHREADS == 2 * KP, "a producer thread per (feature, half)");
 };
+// The walk: a block a 64-column V slab (4 consumer warps). The split's first pass: a block
+// 128 columns (8 consumer warps), both of a V ≤ 128 head's slabs — it runs no stage 5, so
+// its producers set its pace, and stages 1–2 then run once a head, not once a slab.
+using pipe_sizes = pipe_sizes_of<64>;
+using pipe_first_sizes = pipe_sizes_of<128>;
 
 // A chunk buffer, in floats. The loads land in q, g, k and v; stage 2 writes the operand
 // pairs in place: q̃ over q (hi) and g (lo; stage 1 has read g), the key operand over k (hi)
@@ -34,8 +40,8 @@ struct pipe_sizes {
 // part: stage 4's four partial score tiles, E = 2^{G[C−1]} per feature, `mild` the chunk's
 // kind. After the ring: stage 1's per-half gate sums (fp64 [2][KP]) and each buffer's full
 // and empty mbarriers.
-struct pipe_layout {
-  using Z = pipe_sizes;
+template <class Z>
+struct pipe_layout_of {
   static constexpr int tile_k = Z::C * Z::KP;
   static constexpr int q = 0, g = tile_k, q_lo = g, k = 2 * tile_k, k_lo = 3 * tile_k, v = 4 * tile_k;
   static constexpr int part = v + Z::C * Z::BV, E = part + 4 * Z::C * Z::PS, mild = E + Z::KP;
@@ -44,7 +50,9 @@ struct pipe_layout {
   static constexpr int bars_bytes = tots_bytes + 2 * Z::KP * 8;
   static constexpr int bytes = bars_bytes + 2 * Z::NBUF * 8;
 };
-static_assert(pipe_layout::bytes <= 227 * 1024, "one block per SM");
+using pipe_layout = pipe_layout_of<pipe_sizes>;
+using pipe_first_layout = pipe_layout_of<pipe_first_sizes>;
+static_assert(pipe_first_layout::bytes <= 227 * 1024, "one block per SM");
 
 // The producers' own barrier (named barrier 1, 0 being __syncthreads'), and the handoff of
 // the buffers: mbarriers, whose arrive releases the arriving thread's writes and whose
