@@ -120,13 +120,18 @@ cudaError_t launch(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, A
 }
 
 // The bf16 chunk walk (walk/forward.cuh) takes heads with K ≤ 128 whose rows are whole
-// 16-byte vectors at 16-byte-aligned addresses; the other shapes take the two-kernel path.
+// 8-byte vectors at 8-byte-aligned addresses (K and V multiples of 4): loads of 16 bytes
+// where the rows are whole 16-byte vectors, else of 8 (`narrow`). The other shapes take
+// the two-kernel path.
+bool rows_aligned(const call& c, int elems, uintptr_t bytes) {
+  auto aligned = [&](const void* p) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
+  return c.K % elems == 0 && c.V % elems == 0 && aligned(c.q) && aligned(c.k) && aligned(c.v) &&
+         aligned(c.g) && aligned(c.o) && aligned(c.d_o);
+}
 bool walk_fits(const call& c) {
-  auto aligned = [](const void* p, uintptr_t to) { return reinterpret_cast<uintptr_t>(p) % to == 0; };
-  return c.K <= walk::KP && c.K % 8 == 0 && c.V % 8 == 0 && c.T > 0 && aligned(c.q, 16) &&
-         aligned(c.k, 16) && aligned(c.v, 16) && aligned(c.g, 16) && aligned(c.o, 16) &&
-         aligned(c.h0, 4) && aligned(c.ht, 4) && aligned(c.d_o, 16) && aligned(c.dht, 4) &&
-         aligned(c.dh0, 4);
+  auto aligned4 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
+  return c.K <= walk::KP && c.T > 0 && rows_aligned(c, 4, 8) && aligned4(c.h0) && aligned4(c.ht) &&
+         aligned4(c.dht) && aligned4(c.dh0);
 }
 
 // The gradient walk (walk/grads.cuh) reads S_n and dS_n as rows of exactly 128 columns
@@ -153,6 +158,7 @@ walk::args walk_args_of(const call& c) {
   a.NT = static_cast<int>((c.T + walk::C - 1) / walk::C);
   a.scale = static_cast<float>(c.scale);
   a.segs = 1;
+  a.narrow = !rows_aligned(c, 8, 16);
   return a;
 }
 

@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     const bool row_lo = r_lo < a.T, row_hi = r_hi < a.T;
 #pragma unroll
     for (int jn = 0; jn < 4; ++jn) {
-      if (io.v0 + 32 * half + 8 * jn >= a.V) break;
+      if (io.v0 + 32 * half + 8 * jn + c2 >= a.V) break;  // pairs whole: V even
       if (row_lo)
         *reinterpret_cast<uint32_t*>(o_lo + 8 * jn) =
             tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
