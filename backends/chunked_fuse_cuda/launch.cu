@@ -206,10 +206,12 @@ cudaError_t launch_walk(const call& c) {
   walk::args a = walk_args_of(c);
   const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace);
   if (pieces > 0)
-    if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_segment_states_kernel, dim3(grid.x, grid.y, pieces),
-                                           c.stream, a))
+    if (cudaError_t e = launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_states_kernel<true>
+                                                    : walk::chunk_walk_segment_states_kernel<false>,
+                                           dim3(grid.x, grid.y, pieces), c.stream, a))
       return e;
-  return launch_walk_kernel(walk::chunk_walk_bf16_kernel, grid, c.stream, a);
+  return launch_walk_kernel(a.narrow ? walk::chunk_walk_bf16_kernel<true> : walk::chunk_walk_bf16_kernel<false>, grid,
+                            c.stream, a);
 }
 
 // The fp walks (walk_fp/: fp64's one-pass walk, fp32's pipelined one) take heads with
@@ -265,16 +267,20 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
   const bf16* d_o = static_cast<const bf16*>(c.d_o);
   // Each pass's pieces, then its walk; the dS pass reuses the pieces' arrays.
   if (pieces > 0)
-    if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_segment_states_kernel,
+    if (cudaError_t e = launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_states_kernel<true>
+                                                    : walk::chunk_walk_segment_states_kernel<false>,
                                            dim3(grid.x, grid.y, pieces), c.stream, a))
       return e;
-  if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_states_kernel, grid, c.stream, a, w)) return e;
+  if (cudaError_t e = launch_walk_kernel(
+          a.narrow ? walk::chunk_walk_states_kernel<true> : walk::chunk_walk_states_kernel<false>, grid, c.stream, a, w))
+    return e;
   if (pieces > 0)
-    if (cudaError_t e = launch_walk_kernel(walk::chunk_walk_segment_dstates_kernel,
+    if (cudaError_t e = launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_dstates_kernel<true>
+                                                    : walk::chunk_walk_segment_dstates_kernel<false>,
                                            dim3(grid.x, grid.y, pieces), c.stream, a, d_o))
       return e;
-  return launch_walk_kernel(walk::chunk_walk_dstates_kernel, grid, c.stream, a, w, d_o,
-                            static_cast<const bf16*>(c.dht), static_cast<bf16*>(c.dh0));
+  return launch_walk_kernel(a.narrow ? walk::chunk_walk_dstates_kernel<true> : walk::chunk_walk_dstates_kernel<false>,
+                            grid, c.stream, a, w, d_o, static_cast<const bf16*>(c.dht), static_cast<bf16*>(c.dh0));
 }
 
 // The gradient walk (walk/grads.cuh) for heads the state walks took with V ≤ 128. It
@@ -289,9 +295,10 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   w.states = p.states, w.dstates = p.dstates, w.ypart = p.ypart;
   w.Kp = d.Kp, w.Vp = d.Vp, w.NVs = d.NVs, w.fallback = p.leftover;
   if (cudaError_t e = cudaMemsetAsync(p.leftover, 0, sizeof(int), c.stream)) return e;
-  return launch_walk_kernel_smem(walk::chunk_walk_grads_kernel,
+  const walk::args a = walk_args_of(c);
+  return launch_walk_kernel_smem(a.narrow ? walk::chunk_walk_grads_kernel<true> : walk::chunk_walk_grads_kernel<false>,
                                  dim3(static_cast<unsigned>(d.NT), static_cast<unsigned>(d.B * d.H)),
-                                 walk::grads_layout::bytes, c.stream, walk_args_of(c), w);
+                                 walk::grads_layout::bytes, c.stream, a, w);
 }
 
 template <class S>

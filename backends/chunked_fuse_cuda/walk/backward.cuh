@@ -46,11 +46,12 @@ __device__ __forceinline__ void store_slot(float* base, const state_arrays& w, i
 
 // Segment blockIdx.z of the sequence split (forward.cuh), from h0 carried over the pieces
 // of chunk_walk_segment_states_kernel before it.
+template <bool kNarrow>
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, state_arrays w) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const walk_io io(a, sm);
+  const walk_io io(a, sm, kNarrow);
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
   const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
@@ -90,12 +91,13 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
 // down from a zero dS with stages 1, 2 (scale·q̃) and 3, leaving
 //   dstate = Σ_n 2^{G[c0 … n−1 ends]}·scale·q̃_nᵀ·do_n     and dgate = the piece's gates
 // so that dS before the piece is 2^{dgate}·dS after it + dstate.
+template <bool kNarrow>
 __global__ void __launch_bounds__(THREADS, 1)
     chunk_walk_segment_dstates_kernel(args a, const bf16* d_o) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const walk_io io(a, sm, d_o);
+  const walk_io io(a, sm, kNarrow, d_o);
   const int piece = blockIdx.z;
   const chunk_span span = dstate_piece(piece, a.subs, a.sub_chunks, a.NT);
   const int c0 = span.first, c1 = span.last;
@@ -134,12 +136,13 @@ __global__ void __launch_bounds__(THREADS, 1)
   store_piece(a, piece, f, lane, dS, gate_lo, gate_hi);
 }
 
+template <bool kNarrow>
 __global__ void __launch_bounds__(THREADS, 1)
     chunk_walk_dstates_kernel(args a, state_arrays w, const bf16* d_o, const bf16* dht, bf16* dh0) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const walk_io io(a, sm, d_o);
+  const walk_io io(a, sm, kNarrow, d_o);
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
   const int c2 = (lane & 3) << 1;

@@ -88,11 +88,12 @@ __device__ __forceinline__ void carry_over_piece(const args& a, int m, state_row
 }
 
 // ---- the walk ------------------------------------------------------------------------
+template <bool kNarrow>
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const walk_io io(a, sm);
+  const walk_io io(a, sm, kNarrow);
   const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
 
   const state_rows f(warp, lane);
@@ -169,7 +170,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     const bool row_lo = r_lo < a.T, row_hi = r_hi < a.T;
 #pragma unroll
     for (int jn = 0; jn < 4; ++jn) {
-      if (io.v0 + 32 * half + 8 * jn + c2 >= a.V) break;  // pairs whole: V even
+      // Past V: whole 8-column groups (V % 8 = 0), else pair by pair (V even).
+      if (io.v0 + 32 * half + 8 * jn + (kNarrow ? c2 : 0) >= a.V) break;
       if (row_lo)
         *reinterpret_cast<uint32_t*>(o_lo + 8 * jn) =
             tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
@@ -209,11 +211,12 @@ __device__ __forceinline__ void store_piece(const args& a, int piece, state_rows
 //   dstate = Σ_n 2^{G[end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[end] − G[start]
 // The walk of segment s then starts from h0 carried across the pieces before it:
 // S ← 2^{dgate}·S + dstate, in order.
+template <bool kNarrow>
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(args a) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const walk_io io(a, sm);
+  const walk_io io(a, sm, kNarrow);
   const int piece = blockIdx.z;
   const chunk_span span = state_piece(piece, a.sub_chunks, a.NT);
   const int n0 = span.first, n1 = span.last;

@@ -400,6 +400,7 @@ __device__ __forceinline__ void walk_grad_dg(unsigned char* smem, int mt, int la
 }
 
 // ---- the kernel: one block per (chunk, head) ------------------------------------------
+template <bool kNarrow>
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, grad_args w) {
   using L = grads_layout;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -409,11 +410,11 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, gr
   const int64_t t0 = static_cast<int64_t>(n) * C;
   const int64_t head = head_row(bh, a.H, a.T);
   const int64_t ks = static_cast<int64_t>(a.H) * a.K, vs = static_cast<int64_t>(a.H) * a.V;
-  load_rows128(sm + L::q, a.q + head * a.K, t0, a.T, ks, a.K, a.narrow);
-  load_rows128(sm + L::k, a.k + head * a.K, t0, a.T, ks, a.K, a.narrow);
-  load_rows128(sm + L::g, a.g + head * a.K, t0, a.T, ks, a.K, a.narrow);
-  load_rows128(sm + L::v, a.v + head * a.V, t0, a.T, vs, a.V, a.narrow);
-  load_rows128(sm + L::d_o, w.d_o + head * a.V, t0, a.T, vs, a.V, a.narrow);
+  load_rows128(sm + L::q, a.q + head * a.K, t0, a.T, ks, a.K, kNarrow);
+  load_rows128(sm + L::k, a.k + head * a.K, t0, a.T, ks, a.K, kNarrow);
+  load_rows128(sm + L::g, a.g + head * a.K, t0, a.T, ks, a.K, kNarrow);
+  load_rows128(sm + L::v, a.v + head * a.V, t0, a.T, vs, a.V, kNarrow);
+  load_rows128(sm + L::d_o, w.d_o + head * a.V, t0, a.T, vs, a.V, kNarrow);
   tc::cp_async_commit();
   const int64_t slot = (static_cast<int64_t>(bh) * (a.NT + 1) + n) * w.Kp * w.Vp;
   state_operand(smem, L::s, w.states + slot, w.Kp, w.Vp);

@@ -85,7 +85,8 @@ struct args {
   // dgate [m][B·H][KP]. One segment: no split, both unused.
   int segs, seg_chunks, subs, sub_chunks;
   float *dstate, *dgate;
-  // Rows only 8-byte aligned (K or V a multiple of 4, not of 8): loads of 8 bytes.
+  // Rows only 8-byte aligned (K or V a multiple of 4, not of 8): the launch picks the
+  // kernels' kNarrow instantiation, whose loads are of 8 bytes.
   bool narrow;
 };
 
@@ -155,17 +156,13 @@ struct state_rows {
 };
 
 // ---- the block's tensors and loads ---------------------------------------------------
-// Columns 8c … 8c+7 of a row, of which the first n (0, 4 or 8) are real, into their 16-byte
-// slot at dst, zeros for the rest: one 16-byte cp.async, or two of 8 bytes where the rows
-// are `narrow`. `any`: a valid address for the copies that read nothing.
-__device__ __forceinline__ void cp_async_cols8(uint32_t dst, const bf16* row, int c, int n, bool narrow,
-                                               const bf16* any) {
-  if (!narrow) {
-    tc::cp_async16(dst, n ? row + 8 * c : any, n ? 16 : 0);
-  } else {
-    tc::cp_async8(dst, n ? row + 8 * c : any, n ? 8 : 0);
-    tc::cp_async8(dst + 8, n == 8 ? row + 8 * c + 4 : any, n == 8 ? 8 : 0);
-  }
+// The loads of rows only 8-byte aligned (`narrow`; others take one 16-byte cp.async a
+// vector): columns 8c … 8c+7 of a row, of which the first n (0, 4 or 8) are real, into
+// their 16-byte slot at dst as two 8-byte copies, zeros for the rest. `any`: a valid
+// address for the copies that read nothing.
+__device__ __forceinline__ void cp_async_cols8(uint32_t dst, const bf16* row, int c, int n, const bf16* any) {
+  tc::cp_async8(dst, n ? row + 8 * c : any, n ? 8 : 0);
+  tc::cp_async8(dst + 8, n == 8 ? row + 8 * c + 4 : any, n == 8 ? 8 : 0);
 }
 // The real columns of vector c of a row of `cols`, or 0 for a row past the end.
 __device__ __forceinline__ int cols8_in(bool row_in, int c, int cols) {
@@ -182,15 +179,16 @@ struct walk_io {
   int K, V, v0;
   bool narrow;
   uint32_t sm;
-  // `values`: the V-wide input the walk reads (v; do in the backward's dS walk).
-  __device__ walk_io(const args& a, uint32_t sm_, const bf16* values = nullptr)
+  // `values`: the V-wide input the walk reads (v; do in the backward's dS walk). `narrow_`:
+  // the kernel's kNarrow (a constant, so each instantiation keeps only its own loads).
+  __device__ walk_io(const args& a, uint32_t sm_, bool narrow_, const bf16* values = nullptr)
       : ks(static_cast<int64_t>(a.H) * a.K),
         vs(static_cast<int64_t>(a.H) * a.V),
         T(a.T),
         K(a.K),
         V(a.V),
         v0(blockIdx.x * BV),
-        narrow(a.narrow),
+        narrow(narrow_),
         sm(sm_) {
     const int bh = blockIdx.y;
     const int64_t head = head_row(bh, a.H, a.T);
@@ -202,21 +200,34 @@ struct walk_io {
 #pragma unroll
     for (int it = 0; it < C * (KROW / 16) / THREADS; ++it) {
       const int i = threadIdx.x + it * THREADS, r = i >> 4, c = i & 15;
-      const int n = cols8_in(t0 + r < T, c, K);
-      const int64_t row = n ? (t0 + r) * ks : 0;
       const uint32_t dst = sm + tc::swizzle<KROW>(r, c);
-      if (which & kQ) cp_async_cols8(dst + layout::q, q + row, c, n, narrow, q);
-      if (which & kK) cp_async_cols8(dst + layout::k, k + row, c, n, narrow, k);
-      if (which & kG) cp_async_cols8(dst + layout::g, g + row, c, n, narrow, g);
+      if (narrow) {
+        const int n = cols8_in(t0 + r < T, c, K);
+        const int64_t row = n ? (t0 + r) * ks : 0;
+        if (which & kQ) cp_async_cols8(dst + layout::q, q + row, c, n, q);
+        if (which & kK) cp_async_cols8(dst + layout::k, k + row, c, n, k);
+        if (which & kG) cp_async_cols8(dst + layout::g, g + row, c, n, g);
+        continue;
+      }
+      const bool in = t0 + r < T && c * 8 < K;
+      const int64_t at_ = in ? (t0 + r) * ks + c * 8 : 0;
+      if (which & kQ) tc::cp_async16(dst + layout::q, q + at_, in ? 16 : 0);
+      if (which & kK) tc::cp_async16(dst + layout::k, k + at_, in ? 16 : 0);
+      if (which & kG) tc::cp_async16(dst + layout::g, g + at_, in ? 16 : 0);
     }
   }
   __device__ void load_values(int buf, int64_t t0) const {
 #pragma unroll
     for (int it = 0; it < C * (VROW / 16) / THREADS; ++it) {
       const int i = threadIdx.x + it * THREADS, r = i >> 3, c = i & 7;
-      const int n = cols8_in(t0 + r < T, c, V - v0);
-      cp_async_cols8(sm + layout::v + buf * layout::tile_v + tc::swizzle<VROW>(r, c), v + (n ? (t0 + r) * vs : 0),
-                     c, n, narrow, v);
+      const uint32_t dst = sm + layout::v + buf * layout::tile_v + tc::swizzle<VROW>(r, c);
+      if (narrow) {
+        const int n = cols8_in(t0 + r < T, c, V - v0);
+        cp_async_cols8(dst, v + (n ? (t0 + r) * vs : 0), c, n, v);
+        continue;
+      }
+      const bool in = t0 + r < T && v0 + c * 8 < V;
+      tc::cp_async16(dst, in ? v + (t0 + r) * vs + c * 8 : v, in ? 16 : 0);
     }
   }
 };
@@ -228,8 +239,14 @@ __device__ __forceinline__ void load_rows128(uint32_t dst, const bf16* src, int6
 #pragma unroll
   for (int it = 0; it < C * (KROW / 16) / THREADS; ++it) {
     const int i = threadIdx.x + it * THREADS, r = i >> 4, c = i & 15;
-    const int n = cols8_in(t0 + r < T, c, cols);
-    cp_async_cols8(dst + tc::swizzle<KROW>(r, c), src + (n ? (t0 + r) * stride : 0), c, n, narrow, src);
+    if (narrow) {
+      const int n = cols8_in(t0 + r < T, c, cols);
+      cp_async_cols8(dst + tc::swizzle<KROW>(r, c), src + (n ? (t0 + r) * stride : 0), c, n, src);
+      continue;
+    }
+    const bool in = t0 + r < T && c * 8 < cols;
+    tc::cp_async16(dst + tc::swizzle<KROW>(r, c), in ? src + (t0 + r) * stride + c * 8 : src,
+                   in ? 16 : 0);
   }
 }
 
