@@ -66,9 +66,9 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
   double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
 
-  io.load<Z::PTHREADS, !kStates>(0, t_first, pt);
+  io.template load<Z::PTHREADS, !kStates>(0, t_first, pt);
   if (count > 1)
-    io.load<Z::PTHREADS, !kStates>(1, t_first + Z::C, pt);
+    io.template load<Z::PTHREADS, !kStates>(1, t_first + Z::C, pt);
   else
     tc::cp_async_commit();
   for (int i = 0; i < count; ++i) {
@@ -77,7 +77,7 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     const int ahead = (i + 2) % Z::NBUF;
     if (i + 2 < count) {
       if (i >= 2) bar::wait(empty + ahead, ((i - 2) / Z::NBUF) & 1);
-      io.load<Z::PTHREADS, !kStates>(ahead, t_first + static_cast<int64_t>(i + 2) * Z::C, pt);
+      io.template load<Z::PTHREADS, !kStates>(ahead, t_first + static_cast<int64_t>(i + 2) * Z::C, pt);
     } else {
       tc::cp_async_commit();
     }
