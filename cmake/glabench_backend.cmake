@@ -54,7 +54,15 @@ function(glabench_add_backend name)
   else()
     set(output_dir ${CMAKE_CURRENT_BINARY_DIR})
   endif()
-  glabench_describe_build(${target} ${ARG_CUDA})
+  # A backend with .cu sources is a CUDA backend whether or not it says CUDA: its build
+  # description names nvcc and the architectures wherever its table is defined.
+  set(has_cuda_code ${ARG_CUDA})
+  foreach(source IN LISTS ARG_SOURCES)
+    if(source MATCHES "\\.cu$")
+      set(has_cuda_code TRUE)
+    endif()
+  endforeach()
+  glabench_describe_build(${target} ${has_cuda_code})
   set_target_properties(${target} PROPERTIES
     PREFIX ""
     SUFFIX ".so"

@@ -8,6 +8,7 @@
 #include "bench_runner.hpp"
 #include "commands.hpp"
 #include "console_style.hpp"
+#include "gate_regime.hpp"
 #include "option_checks.hpp"
 #include "progress_line.hpp"
 #include "run_context.hpp"
@@ -17,7 +18,8 @@ namespace glabench::cli {
 namespace {
 
 struct bench_args {
-  std::vector<std::string> backends, ops, shape_sets, shapes, dtypes, modes, masks;
+  std::vector<std::string> backends, ops, shape_sets, shapes, dtypes, modes, masks, gates,
+      timings;
   std::string json_out;
   std::string devices = "0";  // --devices
   bench_options opts;
@@ -64,6 +66,27 @@ bench_options resolve(const bench_args& args, const backend_registry& reg) {
       for (const auto& mask : option_checks::split_list(list))
         if (std::find(o.masks.begin(), o.masks.end(), mask) == o.masks.end())
           o.masks.push_back(mask);
+  }
+  // --gates and --timing likewise; --gates all is every regime, in gate_regimes() order.
+  if (!args.gates.empty()) {
+    o.gates.clear();
+    for (const auto& list : args.gates)
+      for (const auto& name : option_checks::split_list(list)) {
+        std::vector<std::string> names{name};
+        if (name == "all") {
+          names.clear();
+          for (const gate_regime& r : gate_regimes()) names.emplace_back(r.name);
+        }
+        for (const auto& n : names)
+          if (std::find(o.gates.begin(), o.gates.end(), n) == o.gates.end()) o.gates.push_back(n);
+      }
+  }
+  if (!args.timings.empty()) {
+    o.timings.clear();
+    for (const auto& list : args.timings)
+      for (const auto& t : option_checks::split_list(list))
+        if (std::find(o.timings.begin(), o.timings.end(), t) == o.timings.end())
+          o.timings.push_back(t);
   }
   for (const auto& set : args.shape_sets)
     for (const auto& s : shape_set(set)) o.shapes.push_back(s);
@@ -142,6 +165,25 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
                   "(default: causal). Ignored for gla and rwkv6, which are causal")
       ->option_text("LIST")
       ->check(oc::words({"causal", "full"}, "softmax_attn's masks"));
+  std::vector<std::string> regime_words;
+  std::string regime_help;
+  for (const gate_regime& r : gate_regimes()) {
+    regime_words.emplace_back(r.name);
+    regime_help += fmt::format("; {}: {}", r.name, r.drawn);
+  }
+  regime_words.emplace_back("all");
+  cmd->add_option("--gates", args->gates,
+                  "gate regime of gla's g and rwkv6's w, repeatable or a comma-separated list; "
+                  "all: every regime (default: mild)" +
+                      regime_help)
+      ->option_text("LIST")
+      ->check(oc::words(regime_words, "gate regimes"));
+  cmd->add_option("--timing", args->timings,
+                  "eager: time the backend's calls as they come (host launches included); "
+                  "graph: capture each call in a CUDA graph once and time its launches "
+                  "(device time). Repeatable or a comma-separated list (default: eager)")
+      ->option_text("LIST")
+      ->check(oc::words({"eager", "graph"}, "timing modes"));
   cmd->add_flag("--hot", o.hot, "keep the caches warm: no flush between samples");
   add_devices_option(*cmd, args->devices);
   cmd->add_option("--noise-target", o.stopping.noise_target, "stop sampling when cv ≤ this")

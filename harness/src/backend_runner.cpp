@@ -305,14 +305,30 @@ void backend_runner::upload(const op_inputs& x, bool with_cotangents) {
   }
 }
 
+// All-ones bytes: NaN in fp64, fp32, fp16 and bf16 alike.
+void backend_runner::poison_output_data() {
+  for (slot s : kOutputSlots)
+    if (slots_[s]) ctx_->fill(slots_[s]->data(), 0xFF, slots_[s]->data_bytes);
+}
+
 void backend_runner::poison_outputs() {
-  for (slot s : {o, ht, lse, dq, dk, dv, dg, du, dh0}) {
-    if (!slots_[s]) continue;
-    tensor nan(slots_[s]->shape, std::numeric_limits<double>::quiet_NaN());
-    const std::vector<std::byte> bytes = pack(nan, slot_dtype(s));
-    ctx_->copy_to_device(slots_[s]->data(), bytes.data(), bytes.size());
-    write_guards(s);
+  poison_output_data();
+  for (slot s : kOutputSlots)
+    if (slots_[s]) write_guards(s);
+  ctx_->synchronize();
+}
+
+output_snapshot backend_runner::snapshot_outputs() const {
+  output_snapshot snap;
+  for (slot s : kOutputSlots) {
+    const auto& dt = slots_[s];
+    if (!dt) continue;
+    output_snapshot::entry e{kSlotNames[s], slot_dtype(s), dt->shape,
+                             std::vector<std::byte>(dt->data_bytes)};
+    ctx_->copy_to_host(e.bytes.data(), dt->data(), dt->data_bytes);
+    snap.tensors.push_back(std::move(e));
   }
+  return snap;
 }
 
 void backend_runner::ensure_workspace(glabench_mode mode) {

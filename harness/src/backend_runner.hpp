@@ -27,6 +27,7 @@
 #include "device_context.hpp"
 #include "dtype.hpp"
 #include "glabench/reference/problem.hpp"
+#include "timed_outputs.hpp"
 
 namespace glabench {
 
@@ -83,7 +84,11 @@ class backend_runner {
   // own prepare() (mode BACKWARD with both argument sets when the cotangents are given,
   // else FORWARD); launches touch nothing else (no allocation, no poisoning, no copies).
   void prepare(const op_inputs& in, bool with_cotangents);
+  // NaN into every output's data and the canary into its guards, then a wait.
   void poison_outputs();
+  // NaN into every output's data only, enqueued on the stream (no wait): the bench's
+  // cheap poison before each sample.
+  void poison_output_data();
   void launch_forward();
   void launch_backward();
   // Reads back the guard regions of every tensor (only those bytes: on CUDA, two small
@@ -96,6 +101,8 @@ class backend_runner {
   // the last collect into their tensors. Untimed; after the launches, before any output
   // is read (and before check_guards, so that collect's writes are checked too).
   void collect_outputs();
+  // Every output's bytes as stored (after collect_outputs), for comparing two calls.
+  output_snapshot snapshot_outputs() const;
   op_outputs download_outputs() const;
   op_gradients download_gradients() const;
   // The same for one (batch, head) only, shaped as a problem with B = H = 1: what the
@@ -114,6 +121,7 @@ class backend_runner {
  private:
   struct device_tensor;
   enum slot : int { q, k, v, g, u, h0, d_o, dht, o, ht, lse, dq, dk, dv, dg, du, dh0, num_slots };
+  static constexpr slot kOutputSlots[] = {o, ht, lse, dq, dk, dv, dg, du, dh0};
 
   void upload(const op_inputs& in, bool with_cotangents);
   template <typename Args>

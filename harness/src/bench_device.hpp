@@ -44,12 +44,13 @@ std::unique_ptr<bench_device> make_cuda_bench_device(int device_id, void* stream
 // loading, shared-memory limits, caches) stays out of the samples.
 inline constexpr int kDefaultWarmupCalls = 3;
 
-// Times `call` on `dev`: `warmups` untimed calls, then samples — each after a cache flush
+// Times `call` on `dev`: `warmups` untimed calls, then samples — each after
+// `before_sample()` (untimed: the bench poisons the outputs there) and a cache flush
 // unless `hot` — until `stop` says enough; the samples are in stop.samples().
 // `on_sample(n, cv)` is called after each sample.
-template <typename Call, typename OnSample>
-void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool hot, Call&& call,
-                  OnSample&& on_sample) {
+template <typename BeforeSample, typename Call, typename OnSample>
+void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool hot,
+                  BeforeSample&& before_sample, Call&& call, OnSample&& on_sample) {
   for (int i = 0; i < warmups; ++i) {
     if (!hot) dev.flush_caches();
     call();
@@ -57,6 +58,7 @@ void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool
   dev.synchronize();
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
+    before_sample();
     if (!hot) dev.flush_caches();
     dev.start();
     call();
@@ -71,7 +73,7 @@ void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool
 template <typename Call>
 void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool hot,
                   Call&& call) {
-  take_samples(dev, stop, warmups, hot, call, [](size_t, double) {});
+  take_samples(dev, stop, warmups, hot, [] {}, call, [](size_t, double) {});
 }
 
 }  // namespace glabench

@@ -47,16 +47,6 @@ std::string reason_kind(const std::string& reason) {
   return kind;
 }
 
-// The shape column: the shape, then softmax_attn's mask ("causal" or "full", --mask),
-// then "×2 GPU" for a backend given more than one device (--devices), then "hot".
-std::string shape_column(const bench_config& c) {
-  std::string s = c.shape();
-  if (c.op == "softmax_attn" || !c.causal) (s += ' ') += c.mask();
-  if (c.num_devices > 1) s += fmt::format(" ×{} GPU", c.num_devices);
-  if (c.hot) s += " hot";
-  return s;
-}
-
 // Terminal columns of UTF-8 text: its code points (the table's text has no wide ones).
 size_t columns(const std::string& s) {
   return size_t(std::count_if(s.begin(), s.end(), [](char ch) { return (ch & 0xC0) != 0x80; }));
@@ -70,13 +60,13 @@ bench_printer::bench_printer(std::FILE* out, const std::vector<bench_config>& pl
   for (const bench_config& c : planned) {
     w_backend_ = std::max(w_backend_, console_safe(c.backend).size());
     w_op_ = std::max(w_op_, c.op.size());
-    w_shape_ = std::max(w_shape_, columns(shape_column(c)));
+    w_shape_ = std::max(w_shape_, columns(c.label()));
   }
 }
 
 std::string bench_printer::configuration(const bench_config& c) const {
   return fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}", console_safe(c.backend), w_backend_,
-                     c.op, w_op_, c.dtype, kDtypeWidth, c.mode, kModeWidth, shape_column(c),
+                     c.op, w_op_, c.dtype, kDtypeWidth, c.mode, kModeWidth, c.label(),
                      w_shape_);
 }
 

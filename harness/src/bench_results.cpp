@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "bench_shapes.hpp"
+#include "gate_regime.hpp"
 #include "json_reader.hpp"
 
 namespace glabench {
@@ -49,6 +50,8 @@ size_t bench_config_hash::operator()(const bench_config& c) const {
   mix(c.hot);
   mix(std::hash<int32_t>()(c.num_devices));
   mix(c.causal);
+  mix(std::hash<std::string>()(c.gates));
+  mix(std::hash<std::string>()(c.timing));
   return h;
 }
 
@@ -105,6 +108,16 @@ std::string bench_config::shape() const {
   return s;
 }
 
+std::string bench_config::label() const {
+  std::string s = shape();
+  if (op == "softmax_attn" || !causal) (s += ' ') += mask();
+  if (num_devices > 1) s += fmt::format(" ×{} GPU", num_devices);
+  if (hot) s += " hot";
+  if (!gates.empty()) (s += " gates:") += gates;
+  if (timing != "eager") (s += ' ') += timing;
+  return s;
+}
+
 std::string bench_config::name() const {
   std::string s;
   append_name(s);
@@ -140,6 +153,8 @@ void bench_config::append_name(std::string& out) const {
   }
   if (hot) out += "/hot";
   if (!causal) out += "/full";
+  if (!gates.empty()) out += "/gates-", out += gates;
+  if (timing != "eager") out += '/', out += timing;
 }
 
 namespace {
@@ -174,6 +189,7 @@ json row_to_json(const bench_row& r) {
             {"V", c.V},
             {"hot", c.hot},
             {"causal", c.causal},
+            {"timing", c.timing},
             {"devices", r.devices},
             {"status", bench_status_name(r.status)},
             {"ran_on", r.ran_on},
@@ -182,6 +198,11 @@ json row_to_json(const bench_row& r) {
             {"bytes", r.bytes},
             {"flops", r.flops},
             {"noise_target_met", r.noise_target_met}};
+  if (!c.gates.empty()) j["gates"] = c.gates;
+  if (r.timed_outputs_identical) j["timed_outputs_identical"] = *r.timed_outputs_identical;
+  if (r.timed_outputs_rel_l2)
+    j["timed_outputs_rel_l2"] =
+        std::isfinite(*r.timed_outputs_rel_l2) ? json(*r.timed_outputs_rel_l2) : json(nullptr);
   if (r.status != bench_status::ok) {
     j["error_occurred"] = true;  // Google Benchmark's readers skip such entries
     j["error_message"] = r.message;
@@ -391,8 +412,9 @@ struct raw_check {
 // (each as read: a container only by its type) and the backend's report, whole.
 struct raw_row {
   bool object = true;
-  raw_value backend, op, dtype, mode, B, T, H, K, V, hot, causal, status, message, ran_on, bytes,
-      flops, noise_target_met, wall_s, gbps, tflops, bandwidth_fraction, flop_fraction;
+  raw_value backend, op, dtype, mode, B, T, H, K, V, hot, causal, gates, timing, status, message,
+      ran_on, bytes, flops, noise_target_met, wall_s, gbps, tflops, bandwidth_fraction,
+      flop_fraction, timed_outputs_identical, timed_outputs_rel_l2;
   json::value_t samples_type = json::value_t::discarded, checks_type = json::value_t::discarded,
                 devices_type = json::value_t::discarded, report_type = json::value_t::discarded;
   std::vector<double> samples_ms;
@@ -419,6 +441,8 @@ constexpr field_entry<raw_row> kRowFields[] = {{"backend", &raw_row::backend},
                                                {"V", &raw_row::V},
                                                {"hot", &raw_row::hot},
                                                {"causal", &raw_row::causal},
+                                               {"gates", &raw_row::gates},
+                                               {"timing", &raw_row::timing},
                                                {"status", &raw_row::status},
                                                {"message", &raw_row::message},
                                                {"ran_on", &raw_row::ran_on},
@@ -429,7 +453,11 @@ constexpr field_entry<raw_row> kRowFields[] = {{"backend", &raw_row::backend},
                                                {"gbps", &raw_row::gbps},
                                                {"tflops", &raw_row::tflops},
                                                {"bandwidth_fraction", &raw_row::bandwidth_fraction},
-                                               {"flop_fraction", &raw_row::flop_fraction}};
+                                               {"flop_fraction", &raw_row::flop_fraction},
+                                               {"timed_outputs_identical",
+                                                &raw_row::timed_outputs_identical},
+                                               {"timed_outputs_rel_l2",
+                                                &raw_row::timed_outputs_rel_l2}};
 constexpr field_entry<raw_check> kCheckFields[] = {{"tensor", &raw_check::tensor},
                                                    {"rel_l2", &raw_check::rel_l2},
                                                    {"threshold", &raw_check::threshold},
@@ -529,6 +557,22 @@ bench_row row_from_raw(raw_row& j, const row_path& where, const reader& rd) {
   c.hot = rd.boolean(j.hot, where, "hot");
   // Absent in files from before the mask was recorded: bench then ran causal only.
   c.causal = !j.causal.present() || rd.boolean(j.causal, where, "causal");
+  // Absent in files from before regimes: bench then drew every gate as "mild" does.
+  const bool gated = std::string_view(c.op) == "gla" || std::string_view(c.op) == "rwkv6";
+  if (j.gates.present()) {
+    c.gates = rd.str(std::move(j.gates), where, "gates");
+    if (!gated && !c.gates.empty())
+      rd.fail(spell(where) + ".gates", "must be absent or empty for an op without gates");
+    if (gated && !find_gate_regime(c.gates))
+      rd.fail(spell(where) + ".gates", "must be one of model, mild, fla, strong, cliff");
+  } else if (gated) {
+    c.gates = kDefaultGateRegime;
+  }
+  if (j.timing.present()) {
+    c.timing = rd.str(std::move(j.timing), where, "timing");
+    if (std::string_view(c.timing) != "eager" && std::string_view(c.timing) != "graph")
+      rd.fail(spell(where) + ".timing", "must be eager or graph");
+  }
   r.devices = devices_of(j, where, rd);
   c.num_devices = int32_t(r.devices.size());
   if (j.report_type != json::value_t::discarded && j.report_type != json::value_t::null) {
@@ -591,6 +635,13 @@ bench_row row_from_raw(raw_row& j, const row_path& where, const reader& rd) {
   r.tflops = rd.optional_num(j.tflops, where, "tflops");
   r.bandwidth_fraction = rd.optional_num(j.bandwidth_fraction, where, "bandwidth_fraction");
   r.flop_fraction = rd.optional_num(j.flop_fraction, where, "flop_fraction");
+  if (j.timed_outputs_identical.present())
+    r.timed_outputs_identical =
+        rd.boolean(j.timed_outputs_identical, where, "timed_outputs_identical");
+  // null: a NaN or Inf (the row then failed)
+  if (j.timed_outputs_rel_l2.present())
+    r.timed_outputs_rel_l2 =
+        rd.optional_num(j.timed_outputs_rel_l2, where, "timed_outputs_rel_l2").value_or(NAN);
   return r;
 }
 

@@ -49,12 +49,24 @@ struct bench_config {
   // nature: always true. Part of the key, so that a causal row is never matched with a
   // full one; files from before it was recorded hold causal rows only.
   bool causal = true;
+  // The gate regime the inputs were drawn from (--gates, gate_regime.hpp) for ops with
+  // gates (gla, rwkv6); empty for softmax_attn. gla and rwkv6 rows of files from before
+  // it was recorded read as "mild".
+  std::string gates;
+  // How a sample was timed (--timing): "eager", the backend's calls as they come, host
+  // launches included; or "graph", the calls captured once in a CUDA graph and each
+  // sample a launch of it: device time. Files from before it was recorded: "eager".
+  std::string timing = "eager";
 
   std::string shape() const;  // "B4 T1024 H4 K100 V100"
-  // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/x2][/hot][/full]": /xN for N > 1
-  // devices, /full for a softmax_attn row without the causal mask (a causal row's name is
-  // what it was before the mask was part of the key).
+  // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/x2][/hot][/full][/gates-R][/graph]":
+  // /xN for N > 1 devices, /full for a softmax_attn row without the causal mask,
+  // /gates-R for an op with gates (its regime), /graph for graph timing.
   std::string name() const;
+  // The shape and what else tells configurations of one shape apart, as the console
+  // table and the report show them: "B4 T2048 H16 K128 V128 gates:fla graph" —
+  // softmax_attn's mask, "×2 GPU" for several devices, "hot", the gate regime, "graph".
+  std::string label() const;
   // "causal" or "full": what --mask calls it.
   std::string_view mask() const { return causal ? "causal" : "full"; }
   // The same, appended to `out` (a buffer reused for many rows allocates nothing).
@@ -91,6 +103,12 @@ struct bench_row {
   // nothing. A report that is not a JSON object is left out, and the row's message
   // says so ("backend_report ignored: …").
   nlohmann::json backend_report;
+  // The outputs of the last timed call against the quick verify's, on the same inputs
+  // (every element of every output): identical bit for bit, or else their largest
+  // rel_l2. Absent (nullopt) where no timed call ran or in files from before it was
+  // checked. A difference over the dtype's threshold, or a NaN, fails the row.
+  std::optional<bool> timed_outputs_identical;
+  std::optional<double> timed_outputs_rel_l2;
 };
 
 // Peak rates measured once per run on the device the backends ran on.

@@ -6,11 +6,15 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <tuple>
 
 #include "backend_runner.hpp"
 #include "bench_device.hpp"
 #include "device_info.hpp"
 #include "bench_shapes.hpp"
+#include "captured_call.hpp"
+#include "gate_regime.hpp"
 #include "glabench/reference/random_inputs.hpp"
 #include "nvml_reader.hpp"
 #include "op_cost.hpp"
@@ -33,17 +37,27 @@ struct job {
   bool with_backward;
   bench_config config;
   op_cost cost;
+  gate_kind gates = gate_kind::logsigmoid;
 };
 
 // `causal`: softmax_attn's mask (gla and rwkv6 are causal: always true for them). A full
-// mask's cost is the whole T×T, a causal one's half (op_cost.hpp).
+// mask's cost is the whole T×T, a causal one's half (op_cost.hpp). `gates`: a regime's
+// name, ignored for an op without gates; `timing`: eager or graph.
 job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t shape_index,
-             dtype d, const std::string& mode, bool causal, bool hot, size_t num_devices) {
+             dtype d, const std::string& mode, bool causal, bool hot, size_t num_devices,
+             const std::string& gates, const std::string& timing) {
   causal = causal || op != op_kind::softmax_attn;
   problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), causal};
   job j{b, p, shape_index, d, mode == "fwdbwd", {}, {}};
   j.config = {b->name(), std::string(op_name(op)), std::string(dtype_name(d)), mode, sh.B, sh.T,
               sh.H,      sh.K,  sh.V, hot, int32_t(num_devices), causal};
+  if (p.has_gate()) {
+    const gate_regime* regime = find_gate_regime(gates);
+    if (!regime) throw std::invalid_argument("bench job: unknown gate regime '" + gates + "'");
+    j.config.gates = gates;
+    j.gates = regime->kind;
+  }
+  j.config.timing = timing;
   j.cost = essential_cost(p, dtype_bytes(d), p.has_state(), j.with_backward);
   return j;
 }
@@ -53,7 +67,7 @@ nlohmann::json job_spec(const job& j) {
   return {{"op", j.config.op},       {"B", j.prob.B},         {"T", j.prob.T},
           {"H", j.prob.H},           {"K", j.prob.K},         {"V", j.prob.V},
           {"shape_index", j.shape_index}, {"dtype", j.config.dtype}, {"mode", j.config.mode},
-          {"causal", j.prob.causal}};
+          {"causal", j.prob.causal}, {"gates", j.config.gates}, {"timing", j.config.timing}};
 }
 
 nlohmann::json options_spec(const bench_options& o) {
@@ -72,7 +86,7 @@ nlohmann::json options_spec(const bench_options& o) {
 std::vector<job> plan_jobs(const bench_options& opts) {
   std::vector<job> jobs;
   const std::vector<op_kind> all_ops = {op_kind::gla, op_kind::rwkv6, op_kind::softmax_attn};
-  const std::vector<std::string> causal_only = {"causal"};
+  const std::vector<std::string> causal_only = {"causal"}, no_gates = {""};
   for (const loaded_backend* b : opts.backends)
     for (op_kind op : opts.ops.empty() ? all_ops : opts.ops) {
       // Ops asked for by name are listed (skipped where missing); by default only the
@@ -88,12 +102,16 @@ std::vector<job> plan_jobs(const bench_options& opts) {
             });
         if (repeated) continue;  // shape sets overlap (t-sweep and fla share B4 T2048)
         // softmax_attn once per mask (--mask); gla and rwkv6 once: they are causal.
+        // softmax_attn once per mask; gla and rwkv6 once per gate regime.
         const bool per_mask = op == op_kind::softmax_attn && !opts.masks.empty();
+        const bool gated = op != op_kind::softmax_attn;
         for (const std::string& mask : per_mask ? opts.masks : causal_only)
-          for (dtype d : dtypes)
-            for (const std::string& mode : opts.modes)
-              jobs.push_back(make_job(b, op, sh, s, d, mode, mask != "full", opts.hot,
-                                      opts.devices.size()));
+          for (const std::string& gates : gated ? opts.gates : no_gates)
+            for (dtype d : dtypes)
+              for (const std::string& mode : opts.modes)
+                for (const std::string& timing : opts.timings)
+                  jobs.push_back(make_job(b, op, sh, s, d, mode, mask != "full", opts.hot,
+                                          opts.devices.size(), gates, timing));
       }
     }
   // Smallest work first within each op, so that one input set serves every backend and
@@ -106,9 +124,9 @@ std::vector<job> plan_jobs(const bench_options& opts) {
   return jobs;
 }
 
-// What one run shares between configurations: the current inputs, the reference on
-// their sampled heads (per dtype and mask), and each (backend, op, dtype, mode, mask)'s
-// measured seconds per flop.
+// What one run shares between configurations: the current inputs (per op, shape and
+// gate regime), the reference on their sampled heads (per dtype and mask), and each
+// (backend, op, dtype, mode, mask, timing)'s measured seconds per flop.
 class bench_session {
  public:
   explicit bench_session(const bench_options& opts) : opts_(opts) {}
@@ -121,19 +139,20 @@ class bench_session {
   void sample(const job& j, backend_runner& runner, bench_device& dev, bench_row& row);
 
   const bench_options& opts_;
-  std::optional<std::pair<op_kind, size_t>> inputs_key_;
+  std::optional<std::tuple<op_kind, size_t, std::string>> inputs_key_;
   op_inputs inputs_;
   std::map<std::pair<dtype, bool>, std::vector<expected_head>> expected_;  // (dtype, causal)
   std::map<std::string, double> seconds_per_flop_;
 };
 
 const op_inputs& bench_session::inputs_for(const job& j) {
-  const std::pair<op_kind, size_t> key{j.prob.op, j.shape_index};
+  const std::tuple<op_kind, size_t, std::string> key{j.prob.op, j.shape_index, j.config.gates};
   if (inputs_key_ != key) {
     inputs_ = {};
     expected_.clear();
     random_problem_options ro;
     ro.seed = opts_.seed + j.shape_index;
+    ro.gates = j.gates;
     inputs_ = make_random_inputs(j.prob, ro);
     inputs_key_ = key;
   }
@@ -213,8 +232,11 @@ bench_row bench_session::run(const job& j) {
   if (j.with_backward && !j.backend->supports(j.prob.op, j.storage, GLABENCH_MODE_BACKWARD))
     return skip(fmt::format("no {} backward in {}", op_name(j.prob.op), dtype_name(j.storage)));
 
-  const std::string rate_key = fmt::format("{}/{}/{}/{}/{}", j.config.backend, j.config.op,
-                                           j.config.dtype, j.config.mode, j.config.mask());
+  if (j.config.timing == "graph" && !cuda)
+    return skip("--timing graph captures CUDA work: this backend runs on the host");
+  const std::string rate_key =
+      fmt::format("{}/{}/{}/{}/{}/{}", j.config.backend, j.config.op, j.config.dtype,
+                  j.config.mode, j.config.mask(), j.config.timing);
   if (auto it = seconds_per_flop_.find(rate_key); it != seconds_per_flop_.end()) {
     const double predicted = it->second * j.cost.flops;
     if (predicted > opts_.max_call_s)
@@ -223,8 +245,9 @@ bench_row bench_session::run(const job& j) {
                       "--max-call-seconds {}",
                       predicted, opts_.max_call_s));
   }
-  // fp64 host copies of inputs, outputs and gradients, and their packed forms.
-  const double host_need = 2.5 * essential_cost(j.prob, 8, true, true).bytes;
+  // fp64 host copies of inputs, outputs and gradients, their packed forms, and two
+  // snapshots of the outputs (the quick verify's and the last timed call's).
+  const double host_need = 2.5 * essential_cost(j.prob, 8, true, true).bytes + 2 * j.cost.bytes;
   std::unique_ptr<backend_runner> runner;
   try {
     runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true, j.with_backward,
@@ -267,9 +290,20 @@ bench_row bench_session::run(const job& j) {
     if (call_s > opts_.max_call_s)
       return skip(fmt::format("one call took {:.2f} s, over --max-call-seconds {}", call_s,
                               opts_.max_call_s));
+    const output_snapshot verified = runner->snapshot_outputs();
 
-    sample(j, *runner, *dev, row);
+    try {
+      sample(j, *runner, *dev, row);
+    } catch (const graph_capture_error& e) {
+      return skip(std::string("cannot be captured in a CUDA graph: ") + e.what());
+    }
     record_backend_report(*runner, row);
+    runner->collect_outputs();
+    const timed_outputs_check timed =
+        check_timed_outputs(verified, runner->snapshot_outputs(), default_tolerance(j.storage));
+    row.timed_outputs_identical = timed.identical;
+    row.timed_outputs_rel_l2 = timed.max_rel_l2;
+    if (!timed.failure.empty()) return fail(timed.failure);
     // What the quick verify left unchecked (full attention's dk, dv at long T).
     if (std::string note = quick_verify_note(j.prob, expected_for(j), j.with_backward);
         !note.empty())
@@ -292,12 +326,20 @@ bench_row bench_session::run(const job& j) {
 
 void bench_session::sample(const job& j, backend_runner& runner, bench_device& dev,
                            bench_row& row) {
+  const auto call = [&] {
+    runner.launch_forward();
+    if (j.with_backward) runner.launch_backward();
+  };
+  std::optional<captured_call> graph;
+  if (j.config.timing == "graph") graph.emplace(runner.context().stream(), call);
   stopping_criterion stop(opts_.stopping);
   take_samples(
-      dev, stop, opts_.warmup, opts_.hot,
+      dev, stop, opts_.warmup, opts_.hot, [&] { runner.poison_output_data(); },
       [&] {
-        runner.launch_forward();
-        if (j.with_backward) runner.launch_backward();
+        if (graph)
+          graph->launch();
+        else
+          call();
       },
       [&](size_t n, double cv) {
         if (opts_.progress && n >= 2 && n % 10 == 0)
@@ -368,7 +410,9 @@ bench_row bench_worker::run(const loaded_backend& backend, const nlohmann::json&
   return state_->session->run(make_job(&backend, *op, shape, spec.at("shape_index").get<size_t>(),
                                        *d, spec.at("mode").get<std::string>(),
                                        spec.at("causal").get<bool>(), state_->opts.hot,
-                                       state_->opts.devices.size()));
+                                       state_->opts.devices.size(),
+                                       spec.at("gates").get<std::string>(),
+                                       spec.at("timing").get<std::string>()));
 }
 
 std::vector<bench_config> planned_configs(const bench_options& opts) {
@@ -405,6 +449,8 @@ bench_results run_bench(const bench_options& opts) {
                                       {"max_call_s", opts.max_call_s},
                                       {"hot", opts.hot},
                                       {"masks", opts.masks},
+                                      {"gates", opts.gates},
+                                      {"timings", opts.timings},
                                       {"seed", opts.seed},
                                       {"devices", opts.devices}};
 

@@ -10,12 +10,20 @@
 //      outputs, compared on two sampled (batch, head) pairs — the first and the last —
 //      with the fp64 reference on the same rounded inputs; a failure is recorded with
 //      its error and no time;
-//   3. warm-up calls, then samples: each sample flushes the caches (unless hot) and
-//      times one call (fwd) or forward + backward (fwdbwd) on the backend's stream
-//      (device_ids[0]'s: a multi-device backend joins it, docs/design.md §3);
+//   3. with --timing graph, the call captured once in a CUDA graph (captured_call.hpp;
+//      a backend whose call cannot be captured gets a skipped row that says why);
+//   4. warm-up calls, then samples: each sample poisons the outputs with NaN, flushes
+//      the caches (unless hot) and times one call (fwd) or forward + backward (fwdbwd)
+//      — eager: the backend's calls; graph: one launch of the graph — on the backend's
+//      stream (device_ids[0]'s: a multi-device backend joins it, docs/design.md §3);
 //      sampling stops when the coefficient of variation is under noise_target after at
 //      least min_reps samples, at max_reps, or once time_cap_s has passed with at least
-//      5 samples (the fewest `glabench compare` runs its U test on).
+//      5 samples (the fewest `glabench compare` runs its U test on);
+//   5. the outputs of the last timed call compared with the quick verify's, every
+//      element (timed_outputs.hpp): a difference beyond the dtype's threshold, or a NaN,
+//      fails the row.
+// Inputs are drawn per (op, shape, gate regime): every backend, dtype, mode and timing
+// of a regime sees the same values.
 // The backend's own prepare() (ABI 1.2) runs with the inputs' upload, before step 2,
 // untimed; its release() when the configuration is done; its last_call_report() after
 // the last sample, recorded as the row's backend_report.
@@ -47,6 +55,12 @@ struct bench_options {
   // softmax_attn's masks (--mask): "causal" and/or "full", each softmax_attn
   // configuration run once per mask. gla and rwkv6 are causal by nature: they ignore it.
   std::vector<std::string> masks = {"causal"};
+  // The gate regimes (--gates, gate_regime.hpp) each gla and rwkv6 configuration is run
+  // under, once per regime; softmax_attn has no gates and runs once.
+  std::vector<std::string> gates = {"mild"};
+  // How samples are timed (--timing): "eager" and/or "graph" (captured_call.hpp), each
+  // configuration run once per mode. A host backend's graph rows are skipped.
+  std::vector<std::string> timings = {"eager"};
   bool hot = false;
   int warmup = kDefaultWarmupCalls;
   stopping_rule stopping;  // noise target, min and max reps, time cap

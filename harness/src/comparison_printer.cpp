@@ -293,6 +293,7 @@ std::string comparison_printer::json_text(const comparison& c,
       key("base_noise"), number(noise(row.base)), out += ",\n";
       key("causal"), out += row.config.causal ? "true" : "false", out += ",\n";
       text("dtype", row.config.dtype);
+      text("gates", row.config.gates);
       text("mode", row.config.mode);
       scratch.clear();
       row.config.append_name(scratch);
@@ -306,7 +307,8 @@ std::string comparison_printer::json_text(const comparison& c,
       scratch.clear();
       row.config.append_shape(scratch);
       text("shape", scratch);
-      key("status"), append_json_string(out, verdict_name(row.status));
+      text("status", verdict_name(row.status));
+      key("timing"), append_json_string(out, row.config.timing);
       out += i + 1 < c.rows.size() ? "\n    },\n" : "\n    }\n";
     }
     out += "  ]";
@@ -357,6 +359,8 @@ nlohmann::json comparison_printer::to_json(const comparison& c,
     put("dtype", row.config.dtype);
     put("mode", row.config.mode);
     put("causal", row.config.causal);
+    put("gates", row.config.gates);
+    put("timing", row.config.timing);
     put("shape", row.config.shape());
     put("status", verdict_name(row.status));
     put("note", row.note);

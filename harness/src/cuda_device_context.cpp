@@ -52,6 +52,9 @@ class cuda_context final : public device_context {
                "cudaMemcpy2DAsync D2H");
     synchronize();
   }
+  void fill(void* dst, unsigned char byte, size_t bytes) override {
+    check_cuda(cudaMemsetAsync(dst, byte, bytes, stream_), "cudaMemsetAsync");
+  }
   void* stream() override { return stream_; }
   void synchronize() override {
     check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");

@@ -22,6 +22,8 @@ class device_context {
   // one after another on the host (one head of a [B,T,H,X] tensor).
   virtual void copy_rows_to_host(void* dst, const void* src, size_t row_bytes, size_t rows,
                                  size_t src_pitch) = 0;
+  // Sets `bytes` bytes at dst to `byte`: enqueued on the stream (CUDA), at once (host).
+  virtual void fill(void* dst, unsigned char byte, size_t bytes) = 0;
   virtual void* stream() = 0;  // the cudaStream_t handed to backends; nullptr on the host
   virtual void synchronize() = 0;
 };

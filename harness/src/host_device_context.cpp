@@ -29,6 +29,7 @@ class host_context final : public device_context {
       std::memcpy(static_cast<char*>(dst) + r * row_bytes,
                   static_cast<const char*>(src) + r * src_pitch, row_bytes);
   }
+  void fill(void* dst, unsigned char byte, size_t bytes) override { std::memset(dst, byte, bytes); }
   void* stream() override { return nullptr; }
   void synchronize() override {}
 };

@@ -27,15 +27,6 @@ std::string worst_rel_l2(const bench_row& r) {
   return fmt::format("{:.2e}", worst);
 }
 
-// The shape cell: the shape, softmax_attn's mask ("causal" or "full", --mask), and
-// "×2 GPU" for a backend given more than one device.
-std::string shape_cell(const bench_config& k) {
-  std::string s = k.shape();
-  if (k.op == "softmax_attn" || !k.causal) (s += ' ') += k.mask();
-  if (k.num_devices > 1) s += fmt::format(" ×{} GPU", k.num_devices);
-  return s;
-}
-
 // A timed row's note: the noise target missed, the row's own note, and what the backend
 // reported about its last timed call (backend_report), cut to about a line.
 std::string timed_note(const bench_row& r) {
@@ -134,14 +125,14 @@ void write_run(std::ostream& out, const named_results& run) {
           "| {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g}–{:.4g} | {:.2f}% | {} | {:.1f} | {} | "
           "{:.3g} | {} | {} | {} |\n",
           markdown_cell(k.backend), markdown_cell(k.op), markdown_cell(k.dtype),
-          markdown_cell(k.mode), shape_cell(k), bench_status_name(r.status), s.median, s.p20, s.p80,
+          markdown_cell(k.mode), markdown_cell(k.label()), bench_status_name(r.status), s.median, s.p20, s.p80,
           100 * s.cv, s.n, r.gbps.value_or(0), pct(r.bandwidth_fraction), r.tflops.value_or(0),
           pct(r.flop_fraction), worst_rel_l2(r), markdown_cell(timed_note(r)));
     } else {
       out << fmt::format(
           "| {} | {} | {} | {} | {} | **{}** | – | – | – | – | – | – | – | – | {} | {} |\n",
           markdown_cell(k.backend), markdown_cell(k.op), markdown_cell(k.dtype),
-          markdown_cell(k.mode), shape_cell(k), bench_status_name(r.status), worst_rel_l2(r),
+          markdown_cell(k.mode), markdown_cell(k.label()), bench_status_name(r.status), worst_rel_l2(r),
           markdown_cell(r.message));
     }
   }
@@ -184,7 +175,7 @@ void write_speedups(std::ostream& out, const std::vector<named_results>& runs,
           if (r.config.backend == baseline || !r.stats || !(same == b.config)) continue;
           lines.push_back({r.config.backend,
                            fmt::format("{} {} {} {}", r.config.op, r.config.dtype, r.config.mode,
-                                       shape_cell(r.config)),
+                                       markdown_cell(r.config.label())),
                            b.stats->median, r.stats->median});
         }
       }
@@ -234,6 +225,7 @@ void report_printer::print_markdown(std::ostream& out, const std::vector<named_r
       {"time_by_shape", "Time per shape"},
       {"speedup", "Speed-up over the baseline"},
       {"peak_fraction", "Fraction of the measured peaks"},
+      {"time_vs_regime", "Time against the gate regime"},
       {"accuracy", "Accuracy (quick verify)"}};
   out << "## Plots\n\n";
   for (const auto& [name, title] : titles) {

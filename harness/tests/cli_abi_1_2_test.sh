@@ -76,7 +76,7 @@ PY
 "$glabench" "$(lib bad_report)" bench --backend test_bad_report "${small[@]}" --mode fwd \
   --json "$dir/bad_report.json" >"$dir/bad_report.out" 2>"$dir/bad_report.err" ||
   fail "bench bad_report: exit $?: $(cat "$dir/bad_report.out" "$dir/bad_report.err")"
-grep -q "^WARNING: test_bad_report/gla/fp64/fwd/B1_T32_H2_K8_V8: backend_report ignored: last_call_report wrote text that is not JSON" \
+grep -q "^WARNING: test_bad_report/gla/fp64/fwd/B1_T32_H2_K8_V8/gates-mild: backend_report ignored: last_call_report wrote text that is not JSON" \
   "$dir/bad_report.err" || fail "bad_report: no warning on stderr: $(cat "$dir/bad_report.err")"
 "$python" - "$dir/bad_report.json" <<'PY' || fail "bad_report: results JSON"
 import json, sys
@@ -128,7 +128,7 @@ import json, sys
 bench, verify = (json.load(open(p)) for p in sys.argv[1:])
 for r in bench["benchmarks"]:
     assert r["status"] == "skipped" and r["devices"] == [0, 1], r
-    assert r["name"].endswith("/B1_T32_H2_K8_V8/x2"), r["name"]
+    assert r["name"].endswith("/B1_T32_H2_K8_V8/x2/gates-mild"), r["name"]
 (case,) = verify["results"]
 assert case["status"] == "unsupported" and case["devices"] == [1, 0], case
 PY

@@ -207,7 +207,7 @@ expect_rc 0 "report" "$glabench" report "$dir/a.json" "$dir/slow.json" --out "$d
 for f in report.md time_vs_t.png peak_fraction.png accuracy.png; do
   [[ -s "$dir/report/$f" ]] || fail "report lacks $f"
 done
-grep -q "naive_recurrent | gla | fp64 | fwd | B1 T64 H2 K16 V16 | ok" "$dir/report/report.md" ||
+grep -q "naive_recurrent | gla | fp64 | fwd | B1 T64 H2 K16 V16 gates:mild | ok" "$dir/report/report.md" ||
   fail "report table"
 expect_rc 2 "report of foreign JSON" "$glabench" report "$dir/foreign.json" --out "$dir/report2"
 [[ ! -e "$dir/report2" ]] || fail "report of bad input wrote a folder"

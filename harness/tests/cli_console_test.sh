@@ -27,7 +27,7 @@ done
 grep -q "^configuration  *median ms  *p20–p80 ms  *cv  *reps  *GB/s  *% peak  *status$" "$dir/bench.txt" ||
   fail "bench header: $(head -1 "$dir/bench.txt")"
 # A timed row: plain numbers (no SI prefixes), the peak fraction and its kind, ok.
-grep -Eq "^naive_recurrent +gla +fp64 +fwd +B1 T32 H2 K8 V8 +[0-9]+\.[0-9]+ +[0-9.]+–[0-9.]+ +[0-9.]+% +[0-9]+ +[0-9.]+ +[0-9.]+% copy +ok" \
+grep -Eq "^naive_recurrent +gla +fp64 +fwd +B1 T32 H2 K8 V8 gates:mild +[0-9]+\.[0-9]+ +[0-9.]+–[0-9.]+ +[0-9.]+% +[0-9]+ +[0-9.]+ +[0-9.]+% copy +ok" \
   "$dir/bench.txt" || fail "bench row: $(cat "$dir/bench.txt")"
 grep -Eq "^test_silent .* FAILED: quick verify failed: (o|ht) holds NaN or Inf$" "$dir/bench.txt" ||
   fail "bench failure line: $(cat "$dir/bench.txt")"

@@ -40,7 +40,7 @@ for r in failed:
 write("failed", failed)
 PY
 
-T256=k/gla/fp64/fwd/B1_T256_H1_K4_V4
+T256=k/gla/fp64/fwd/B1_T256_H1_K4_V4/gates-mild
 expect_rc 0 "same" "$glabench" compare "$dir/base.json" "$dir/base.json" --fail-on-regression 5
 [[ "$(last_line)" == "verdict: PASS — --fail-on-regression 5%: 3 rows timed in both runs, none SLOWER by more than 5%, BROKEN, GONE or SKIPPED" ]] ||
   fail "same: verdict line: $(last_line)"
@@ -54,7 +54,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 g = d["gate"]
 assert d["exit_code"] == 1 and g["passed"] is False, d
-assert g["gone"] == ["k/gla/fp64/fwd/B1_T256_H1_K4_V4"] and g["rows_compared"] == 2, g
+assert g["gone"] == ["k/gla/fp64/fwd/B1_T256_H1_K4_V4/gates-mild"] and g["rows_compared"] == 2, g
 assert g["verdict"].startswith("verdict: FAIL — --fail-on-regression 5%: 1 row timed in the base GONE"), g
 PY
 expect_rc 0 "gone, allowed" "$glabench" compare "$dir/base.json" "$dir/gone.json" \

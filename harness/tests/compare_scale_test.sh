@@ -45,7 +45,7 @@ verdict=$(tail -1 "$dir/compare.md")
 echo "$verdict"
 [[ "$verdict" == "verdict: FAIL — --fail-on-regression 5%: 3 rows SLOWER by more than 5% ("* ]] ||
   fail "verdict: $verdict"
-[[ "$verdict" == *"; 2 rows timed in the base GONE (pass --allow-missing to allow) (b0/gla/bf16/fwd/B1_T7_H4_K64_V64, "* ]] ||
+[[ "$verdict" == *"; 2 rows timed in the base GONE (pass --allow-missing to allow) (b0/gla/bf16/fwd/B1_T7_H4_K64_V64/gates-mild, "* ]] ||
   fail "verdict lacks the GONE rows: $verdict"
 "$python" - "$dir/compare.json" "$rows" <<'PY' || fail "compare JSON"
 import json, sys

@@ -38,6 +38,7 @@ std::vector<double> samples(double center, size_t n = 20) {
 bench_row timed_row(const std::string& backend, int64_t T, std::vector<double> ms) {
   bench_row r;
   r.config = {backend, "gla", "bf16", "fwd", 4, T, 16, 128, 128, false};
+  r.config.gates = "mild";  // what a gla row is read back as
   r.ran_on = "cuda";
   r.samples_ms = std::move(ms);
   r.stats = summarize(r.samples_ms);
@@ -165,7 +166,7 @@ BOOST_AUTO_TEST_CASE(rows_are_matched_by_configuration) {
   BOOST_TEST(c.rows[2].status == verdict::added);
   std::ostringstream md;
   comparison_printer::print_markdown(md, c);
-  BOOST_TEST(md.str().find("| k/gla/bf16/fwd/B4_T2048_H16_K128_V128 | 2 | 2 | 1.000 |") !=
+  BOOST_TEST(md.str().find("| k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild | 2 | 2 | 1.000 |") !=
              std::string::npos);
 }
 
@@ -248,8 +249,8 @@ BOOST_AUTO_TEST_CASE(devices_and_backend_report_round_trip_and_key_the_configura
   two.devices = {2, 3};
   two.backend_report = {{"rank_ms", {0.5, 0.6}}, {"comm_hidden_fraction", 0.93}};
   const bench_row one = timed_row("ring", 2048, samples(1.0));
-  BOOST_TEST(two.config.name() == "ring/gla/bf16/fwd/B4_T2048_H16_K128_V128/x2");
-  BOOST_TEST(one.config.name() == "ring/gla/bf16/fwd/B4_T2048_H16_K128_V128");
+  BOOST_TEST(two.config.name() == "ring/gla/bf16/fwd/B4_T2048_H16_K128_V128/x2/gates-mild");
+  BOOST_TEST(one.config.name() == "ring/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild");
   const bench_results both = results_with({one, two});  // one file holds both: not repeats
   const nlohmann::json j = to_json(both);
   BOOST_TEST(j["benchmarks"][1]["devices"] == nlohmann::json({2, 3}));
@@ -283,7 +284,7 @@ BOOST_AUTO_TEST_CASE(devices_and_backend_report_round_trip_and_key_the_configura
 
   std::ostringstream md;
   report_printer::print_markdown(md, {{"run.json", both}}, "ring", {}, {});
-  BOOST_TEST(md.str().find("| B4 T2048 H16 K128 V128 ×2 GPU | ok |") != std::string::npos,
+  BOOST_TEST(md.str().find("| B4 T2048 H16 K128 V128 ×2 GPU gates:mild | ok |") != std::string::npos,
              md.str());
   BOOST_TEST(
       md.str().find(R"(backend report: {"comm_hidden_fraction":0.93,"rank_ms":[0.5,0.6]})") !=
@@ -310,8 +311,8 @@ BOOST_AUTO_TEST_CASE(the_bench_table_shows_several_devices) {
   std::fclose(out);
   const std::string printed(text, size);
   std::free(text);
-  BOOST_TEST(printed.find("fwd     B4 T2048 H16 K128 V128         ") != std::string::npos, printed);
-  BOOST_TEST(printed.find("fwd     B4 T2048 H16 K128 V128 ×2 GPU  ") != std::string::npos, printed);
+  BOOST_TEST(printed.find("fwd     B4 T2048 H16 K128 V128 gates:mild         ") != std::string::npos, printed);
+  BOOST_TEST(printed.find("fwd     B4 T2048 H16 K128 V128 ×2 GPU gates:mild  ") != std::string::npos, printed);
 }
 
 // softmax_attn's mask (bench --mask) is part of a configuration's key: a full-mask row is
@@ -323,9 +324,55 @@ bench_row softmax_row(bool causal, double ms) {
   bench_row r = timed_row("attn", 2048, samples(ms));
   r.config.op = "softmax_attn";
   r.config.causal = causal;
+  r.config.gates.clear();  // softmax_attn has no gates
   return r;
 }
 }  // namespace
+
+// bench --gates and --timing: a row's gate regime and timing mode are part of its
+// configuration, written, read back and named; compare never pairs two regimes or two
+// timing modes; a gla row of a file from before either was recorded reads as mild, eager.
+BOOST_AUTO_TEST_CASE(regimes_and_timing_modes_key_the_configuration) {
+  const bench_row mild = timed_row("k", 2048, samples(1.0));
+  bench_row fla = timed_row("k", 2048, samples(3.0)), graph = timed_row("k", 2048, samples(0.5));
+  fla.config.gates = "fla";
+  graph.config.timing = "graph";
+  BOOST_TEST(fla.config.name() == "k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-fla");
+  BOOST_TEST(graph.config.name() == "k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild/graph");
+  BOOST_TEST(graph.config.label() == "B4 T2048 H16 K128 V128 gates:mild graph");
+  const nlohmann::json j = to_json(results_with({mild, fla, graph}));
+  BOOST_TEST(j["benchmarks"][1]["gates"] == "fla");
+  BOOST_TEST(j["benchmarks"][2]["timing"] == "graph");
+  for (const bench_results& back :
+       {bench_results_from_json(j, "mem"), bench_results_from_text(j.dump(), "mem")}) {
+    BOOST_REQUIRE_EQUAL(back.rows.size(), 3u);
+    BOOST_TEST(back.rows[1].config == fla.config);
+    BOOST_TEST(back.rows[2].config == graph.config);
+  }
+  for (const bench_row& other : {fla, graph}) {
+    const comparison c = compare_results(results_with({mild}), results_with({other}), {});
+    BOOST_REQUIRE_EQUAL(c.rows.size(), 2u);
+    const bool apart = (c.rows[0].status == verdict::gone && c.rows[1].status == verdict::added) ||
+                       (c.rows[0].status == verdict::added && c.rows[1].status == verdict::gone);
+    BOOST_TEST(apart, other.config.name());
+  }
+  nlohmann::json old = to_json(results_with({mild}));
+  old["benchmarks"][0].erase("gates");
+  old["benchmarks"][0].erase("timing");
+  for (const bench_results& back :
+       {bench_results_from_json(old, "old.json"), bench_results_from_text(old.dump(), "old.json")})
+    BOOST_TEST(back.rows[0].config == mild.config);
+  // A regime nobody defined, or one on an op without gates, names the file and field.
+  nlohmann::json bad = j;
+  bad["benchmarks"][0]["gates"] = "gentle";
+  BOOST_CHECK_EXCEPTION(bench_results_from_json(bad, "bad.json"), results_error,
+                        [](const results_error& e) {
+                          return std::string(e.what()).starts_with("bad.json: benchmarks[0].gates");
+                        });
+  bad = j;
+  bad["benchmarks"][0]["timing"] = "host";
+  BOOST_CHECK_THROW(bench_results_from_text(bad.dump(), "bad.json"), results_error);
+}
 
 BOOST_AUTO_TEST_CASE(the_mask_keys_the_configuration) {
   const bench_row causal = softmax_row(true, 1.0), full = softmax_row(false, 2.0);
@@ -533,15 +580,15 @@ BOOST_AUTO_TEST_CASE(a_row_timed_in_the_base_and_missing_now_fails_the_gate) {
   BOOST_TEST(strict.compared == 1u);
   BOOST_REQUIRE_EQUAL(strict.skipped.size(), 1u);
   BOOST_REQUIRE_EQUAL(strict.gone.size(), 1u);
-  BOOST_TEST(strict.skipped[0].name == "k/gla/bf16/fwd/B4_T1024_H16_K128_V128");
-  BOOST_TEST(strict.gone[0].name == "k/gla/bf16/fwd/B4_T2048_H16_K128_V128");
+  BOOST_TEST(strict.skipped[0].name == "k/gla/bf16/fwd/B4_T1024_H16_K128_V128/gates-mild");
+  BOOST_TEST(strict.gone[0].name == "k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild");
   const std::string line = comparison_printer::verdict_line(strict);
   BOOST_TEST_INFO(line);
   BOOST_TEST(line.rfind("verdict: FAIL — --fail-on-regression 5%: ", 0) == 0);
   BOOST_TEST(line.find("1 row timed in the base GONE (pass --allow-missing to allow) "
-                       "(k/gla/bf16/fwd/B4_T2048_H16_K128_V128)") != std::string::npos);
+                       "(k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild)") != std::string::npos);
   BOOST_TEST(line.find("1 row timed in the base SKIPPED (pass --allow-missing to allow) "
-                       "(k/gla/bf16/fwd/B4_T1024_H16_K128_V128)") != std::string::npos);
+                       "(k/gla/bf16/fwd/B4_T1024_H16_K128_V128/gates-mild)") != std::string::npos);
 
   // --allow-missing lets them through, and says so.
   const gate_verdict lenient = judge_gate(c, {5, true});
@@ -569,7 +616,7 @@ BOOST_AUTO_TEST_CASE(broken_fails_the_gate_even_with_allow_missing) {
   BOOST_TEST(g.excused.empty());
   BOOST_TEST(comparison_printer::verdict_line(g).find(
                  "1 row BROKEN (timed in the base, failing now) "
-                 "(k/gla/bf16/fwd/B4_T2048_H16_K128_V128)") != std::string::npos);
+                 "(k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild)") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(gate_fails_when_nothing_was_compared) {
@@ -611,8 +658,8 @@ BOOST_AUTO_TEST_CASE(verdict_line_ends_the_markdown_and_is_in_the_json) {
   const std::string want =
       "\n1 SAME, 2 SLOWER\n"
       "\nverdict: FAIL — --fail-on-regression 10%: 2 rows SLOWER by more than 10% "
-      "(k/gla/bf16/fwd/B4_T1024_H16_K128_V128: +30.0%, "
-      "k/gla/bf16/fwd/B4_T2048_H16_K128_V128: +12.0%)\n";
+      "(k/gla/bf16/fwd/B4_T1024_H16_K128_V128/gates-mild: +30.0%, "
+      "k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild: +12.0%)\n";
   BOOST_TEST_INFO(text);
   BOOST_REQUIRE(text.size() > want.size());
   BOOST_TEST(text.substr(text.size() - want.size()) == want);
@@ -628,7 +675,7 @@ BOOST_AUTO_TEST_CASE(verdict_line_ends_the_markdown_and_is_in_the_json) {
   BOOST_TEST(gate.at("passed").get<bool>() == false);
   BOOST_TEST(gate.at("rows_compared").get<int>() == 3);
   BOOST_TEST(gate.at("slower").size() == 2u);
-  BOOST_TEST(gate.at("slower")[0].get<std::string>() == "k/gla/bf16/fwd/B4_T1024_H16_K128_V128");
+  BOOST_TEST(gate.at("slower")[0].get<std::string>() == "k/gla/bf16/fwd/B4_T1024_H16_K128_V128/gates-mild");
   BOOST_TEST(gate.at("verdict").get<std::string>() == comparison_printer::verdict_line(g));
   BOOST_TEST(!comparison_printer::to_json(c, std::nullopt).contains("gate"));
 
@@ -646,7 +693,7 @@ BOOST_AUTO_TEST_CASE(verdict_line_ends_the_markdown_and_is_in_the_json) {
       judge_gate(compare_results(results_with(many_base), results_with(many_next), {}), {5}));
   BOOST_TEST_INFO(cut);
   BOOST_TEST(cut.find("12 rows SLOWER by more than 5% (") != std::string::npos);
-  BOOST_TEST(cut.find("B4_T10_H16_K128_V128: +100.0%, and 2 more)") != std::string::npos);
+  BOOST_TEST(cut.find("B4_T10_H16_K128_V128/gates-mild: +100.0%, and 2 more)") != std::string::npos);
   BOOST_TEST(cut.find("B4_T11_") == std::string::npos);
 }
 
@@ -772,7 +819,7 @@ BOOST_AUTO_TEST_CASE(json_type_errors_name_the_file_and_the_field) {
   j["benchmarks"].push_back(j["benchmarks"][0]);
   expect(j,
          "f.json: benchmarks[1]: repeats the configuration "
-         "k/gla/bf16/fwd/B4_T2048_H16_K128_V128 of benchmarks[0]");
+         "k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild of benchmarks[0]");
 }
 
 BOOST_AUTO_TEST_CASE(a_file_whose_number_overflows_is_a_results_error) {
@@ -1039,9 +1086,9 @@ BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {
       {{"speedup", "nothing to compare"}});
   const std::string s = md.str();
   BOOST_TEST(s.find("## run.json") != std::string::npos);
-  BOOST_TEST(s.find("| fast | gla | bf16 | fwd | B4 T2048 H16 K128 V128 | ok | 0.4999") !=
+  BOOST_TEST(s.find("| fast | gla | bf16 | fwd | B4 T2048 H16 K128 V128 gates:mild | ok | 0.4999") !=
              std::string::npos);
-  BOOST_TEST(s.find("| fast | gla bf16 fwd B4 T2048 H16 K128 V128 | 9.998 | 0.4999 | 20×") !=
+  BOOST_TEST(s.find("| fast | gla bf16 fwd B4 T2048 H16 K128 V128 gates:mild | 9.998 | 0.4999 | 20×") !=
              std::string::npos);
   BOOST_TEST(s.find("**failed**") != std::string::npos);
   BOOST_TEST(s.find("quick verify failed") != std::string::npos);
@@ -1066,7 +1113,7 @@ BOOST_AUTO_TEST_CASE(report_speedups_pair_files_of_one_device_only) {
   std::ostringstream md;
   report_printer::print_markdown(md, runs, "naive_recurrent", {}, {});
   const std::string s = md.str();
-  BOOST_TEST(s.find("| fla.chunk_gla | gla bf16 fwd B4 T2048 H16 K128 V128 | 9.998 | 0.4999 | 20×") !=
+  BOOST_TEST(s.find("| fla.chunk_gla | gla bf16 fwd B4 T2048 H16 K128 V128 gates:mild | 9.998 | 0.4999 | 20×") !=
              std::string::npos);
   BOOST_TEST(s.find("| elsewhere | gla bf16") == std::string::npos);
   BOOST_TEST(s.find("| nameless | gla bf16") == std::string::npos);

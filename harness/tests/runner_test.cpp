@@ -270,7 +270,7 @@ BOOST_AUTO_TEST_CASE(a_host_backend_given_several_devices_is_skipped) {
     BOOST_TEST(bench_status_name(row.status) == "skipped");
     BOOST_TEST(row.config.num_devices == 2);
     BOOST_TEST((row.devices == std::vector<int32_t>{0, 1}));
-    BOOST_TEST(row.config.name().ends_with("/B1_T32_H2_K8_V8/x2"), row.config.name());
+    BOOST_TEST(row.config.name().ends_with("/B1_T32_H2_K8_V8/x2/gates-mild"), row.config.name());
   }
 }
 

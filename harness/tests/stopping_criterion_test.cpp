@@ -119,10 +119,10 @@ BOOST_AUTO_TEST_CASE(take_samples_warms_up_flushes_and_times_each_call) {
   stopping_criterion stop({0.005, 3, 500, 1e9});
   std::vector<size_t> seen;
   take_samples(
-      dev, stop, 2, false, [&] { dev.log += "c"; },
+      dev, stop, 2, false, [&] { dev.log += "b"; }, [&] { dev.log += "c"; },
       [&](size_t n, double) { seen.push_back(n); });
-  // Two flushed warm-ups, a wait, then flush / start / call / stop per sample.
-  BOOST_TEST(dev.log == "fcfc|fscefscefsce");
+  // Two flushed warm-ups, a wait, then before / flush / start / call / stop per sample.
+  BOOST_TEST(dev.log == "fcfc|bfscebfscebfsce");
   BOOST_TEST(stop.samples().size() == 3u);
   BOOST_TEST((seen == std::vector<size_t>{1, 2, 3}));
 }

@@ -69,6 +69,20 @@ op_inputs make_random_inputs(const problem& p, const random_problem_options& opt
           if (row / 16 % 3 == 1 && token % 11 == 3) g = -30.0;
           if (row / 16 % 3 == 2) g -= 7.0;
           break;
+        case gate_kind::model:
+          g = log_sigmoid(rng.normal()) / 16.0;
+          break;
+        case gate_kind::fla:
+          g = log_sigmoid(rng.normal());
+          break;
+        case gate_kind::decay_tail:
+          g = -std::exp(rng.normal() - 0.5);
+          break;
+        case gate_kind::cliff:
+          g = log_sigmoid(rng.normal() + 2.0);
+          if (cliff_reset_token(token)) g = -30.0;
+          if (cliff_zero_feature(row)) g = 0.0;
+          break;
         case gate_kind::strong: {
           static constexpr int64_t kResetAt[] = {7, 16, 47, 63, 0};
           g = log_sigmoid(rng.normal() + 2.0);

@@ -25,7 +25,7 @@ class normal_rng {
 };
 
 enum class gate_kind {
-  logsigmoid,  // g = log σ(x), x ~ N(2,1): realistic gates, mostly in (−1, 0), mean ≈ −0.15
+  logsigmoid,  // g = log σ(x), x ~ N(2,1): realistic gates, mostly in (−1, 0), mean ≈ −0.18
   zero,        // g = 0: no decay
   reset,       // g = −30: the state is forgotten at every token
   mixed,       // by key row block of 16: realistic gates; −30 at every 11th token;
@@ -35,7 +35,17 @@ enum class gate_kind {
                // 2 realistic but −30 at one token of each 64-token chunk, at 7, 16,
                // 47, 63 or 0 by the row's rank (mid, first and last of a sub-chunk,
                // last and first of a chunk); 3 exactly 0
+  // The bench's gate regimes besides logsigmoid (harness/src/gate_regime.hpp names them):
+  model,       // g = log σ(x) / 16, x ~ N(0,1): GLA's gate-logit normaliser, mean ≈ −0.05
+  fla,         // g = log σ(x), x ~ N(0,1): fla's benchmarks and tests, mean ≈ −0.81
+  decay_tail,  // g = −exp(x), x ~ N(−0.5,1): decays with a long tail, mean ≈ −1.0
+  cliff,       // logsigmoid, but −30 at every feature of token t where t % 53 == 17, and
+               // exactly 0 at every token of feature k where k % 8 == 3 (zeros win)
 };
+
+// Where the cliff regime puts its −30 tokens and its all-zero features.
+inline bool cliff_reset_token(int64_t t) { return t % 53 == 17; }
+inline bool cliff_zero_feature(int64_t k) { return k % 8 == 3; }
 
 struct random_problem_options {
   gate_kind gates = gate_kind::logsigmoid;
