@@ -7,32 +7,45 @@ written as rows of glabench's results schema, as backend `fla.<kernel>` with
 "peer": true, so `glabench compare` and `glabench report` read them as ordinary rows.
 
 The policy, as harness/src/bench_device.cpp and stopping_criterion.cpp apply it (the
-timing loop, flush, stop rule, cost and rows are bench_policy.py's, shared with
-sdpa_peers.py):
-- inputs from the bench's distribution: q, k ~ N(0, K^-1/2), v ~ N(0, 1),
-  g (rwkv6: w) = log σ(x), x ~ N(2, 1), u ~ N(0, 0.25), h0, do, dht ~ N(0, 1), rounded
-  to the dtype once (h0 and dht then held as fp32, fla's state type); scale = K^-1/2;
-  h0 given and ht returned;
+gate regimes, timing loops, flush, stop rule, timed-output check, cost, row names and
+rows are bench_policy.py's, shared with sdpa_peers.py):
+- inputs from the bench's distribution: q, k ~ N(0, K^-1/2), v ~ N(0, 1), g (rwkv6: w)
+  from each gate regime of --gates (model, mild, fla, strong, cliff; default mild:
+  log σ(x), x ~ N(2, 1)), u ~ N(0, 0.25), h0, do, dht ~ N(0, 1), rounded to the dtype
+  once (h0 and dht then held as fp32, fla's state type); scale = K^-1/2; h0 given and
+  ht returned. Every regime draws the same q, k, v, u, h0, do, dht;
 - one untimed call (Triton compiles and autotunes there), then 3 warm-up calls;
-- per sample: a memset of an L2-sized buffer, then the call between two CUDA events
-  on the current stream (fwdbwd: the forward and autograd's backward with do and dht);
+- per sample: a memset of an L2-sized buffer, then, between two CUDA events on the
+  current stream, the call (--timing eager; fwdbwd: the forward and autograd's backward
+  with do and dht) or a replay of it captured in a CUDA graph (--timing graph; fwdbwd:
+  the forward and torch.autograd.grad of q, k, v, g, h0 (rwkv6: and u) with do and dht);
 - stop at a cv (stddev / mean) ≤ 0.5 % with ≥ 10 samples, else at 500 samples, else
   after 1 s with ≥ 5;
 - a quick verify of o against an fp64 recurrence on the same rounded inputs, over the
   first --verify-tokens tokens (o is causal, so its prefix needs only those tokens), at
   glabench's thresholds (fp32 1e-5, bf16 1e-2). A peer above the threshold keeps its
-  time; its check says passed: false.
+  time; its check says passed: false;
+- o of the last timed call against the verify's: equal bit for bit, or within the
+  threshold, else the row fails. A call that cannot be captured gives a skipped row.
+Rows are named as glabench names them, ending in /gates-<regime>, then /graph for graph
+timing, and record "gates", "timing", "timed_outputs_identical" and
+"timed_outputs_rel_l2", as glabench's rows do.
 
 usage: fla_peers.py --out FILE [--kernels fla.chunk_gla,...] [--shapes B,T,H,K,V ...]
-                    [--dtypes bf16,fp32] [--modes fwd,fwdbwd]
+                    [--dtypes bf16,fp32] [--modes fwd,fwdbwd] [--gates REGIME ...]
+                    [--timing eager|graph ...] [--seed N] [--verify-tokens N]
+  --gates and --timing may be repeated or take a comma-separated list; --gates all is
+  model, mild, fla, strong, cliff.
 """
 import argparse
+import dataclasses
 import sys
 
 import torch
 
-from bench_policy import (BYTES, DTYPE, Place, ResultsFile, check, essential_cost, measure_peaks,
-                          normals, rel_l2, results_context, time_call)
+from bench_policy import (DEFAULT_GATES, DTYPE, GATE_REGIMES, TIMINGS, Config, Place,
+                          ResultsFile, check, describe, gates, measure_peaks, names_option,
+                          normals, rel_l2, results_context)
 
 
 def peer_fn(name):
@@ -59,11 +72,12 @@ def peer_fn(name):
     raise SystemExit(f"fla_peers.py: unknown kernel '{name}'")
 
 
-def make_inputs(op, B, T, H, K, V, seed, place):
-    """fp64 inputs of the bench's distribution (see the module docstring)."""
+def make_inputs(op, B, T, H, K, V, seed, place, regime):
+    """fp64 inputs of the bench's distribution, g from the gate regime (see the module
+    docstring); the same seed draws the same q, k, v, h0, do, dht, u in every regime."""
     n = normals(place, seed)
     x = {"q": n(B, T, H, K, std=K ** -0.25), "k": n(B, T, H, K, std=K ** -0.25),
-         "v": n(B, T, H, V), "g": torch.nn.functional.logsigmoid(n(B, T, H, K) + 2.0),
+         "v": n(B, T, H, V), "g": gates(regime, n(B, T, H, K)),
          "h0": n(B, H, K, V), "do": n(B, T, H, V), "dht": n(B, H, K, V)}
     if op == "rwkv6":
         x["u"] = n(H, K, std=0.5)
@@ -96,9 +110,18 @@ def main():
                                                       "2,16384,16,128,128"])
     ap.add_argument("--dtypes", default="bf16,fp32")
     ap.add_argument("--modes", default="fwd,fwdbwd")
+    ap.add_argument("--gates", action="append",
+                    help=f"gate regimes, repeated or comma-separated: {', '.join(GATE_REGIMES)} "
+                         f"or all (default: {DEFAULT_GATES})")
+    ap.add_argument("--timing", action="append",
+                    help="eager (the call as it comes) and/or graph (replays of a CUDA graph), "
+                         "repeated or comma-separated (default: eager)")
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--verify-tokens", type=int, default=512)
     args = ap.parse_args()
+    regimes = names_option(ap, args.gates, "--gates", "gate regime", GATE_REGIMES,
+                           DEFAULT_GATES, everything=True)
+    timings = names_option(ap, args.timing, "--timing", "timing", TIMINGS, "eager")
 
     import fla
     import triton
@@ -106,48 +129,42 @@ def main():
     context = results_context(place, args.seed, args.verify_tokens,
                               {"fla_version": getattr(fla, "__version__", "unknown"),
                                "torch_version": torch.__version__,
-                               "triton_version": triton.__version__})
+                               "triton_version": triton.__version__},
+                              {"gates": regimes, "timing": timings})
     results = ResultsFile(args.out, context, measure_peaks(place))
 
     for kernel in args.kernels.split(","):
         op, fn = peer_fn(kernel)
         for si, shape in enumerate(args.shapes):
             B, T, H, K, V = (int(s) for s in shape.split(","))
-            base = make_inputs(op, B, T, H, K, V, args.seed + si, place)
             scale = K ** -0.5
             tokens = min(T, args.verify_tokens)
-            for dname in args.dtypes.split(","):
-                rounded = {n: t.to(DTYPE[dname]) for n, t in base.items()}
-                # fla keeps states in fp32 (chunk_gla requires it): h0 and dht carry the
-                # dtype's rounded values, as glabench's do, held as fp32.
-                for n in ("h0", "dht"):
-                    rounded[n] = rounded[n].float()
-                ref = reference_o(op, rounded, scale, tokens)
-                for mode in args.modes.split(","):
-                    backward = mode == "fwdbwd"
-                    x = {n: t.clone().requires_grad_(backward and n not in ("do", "dht"))
-                         for n, t in rounded.items()}
-                    x["scale"] = scale
-                    if backward:
-                        def call():
-                            o, ht = fn(x)
-                            torch.autograd.backward([o, ht], [x["do"], x["dht"]])
-                    else:
-                        def call():
-                            with torch.no_grad():
-                                fn(x)
-                    with torch.no_grad():
-                        o, _ = fn(x)
-                    err = rel_l2(o[:, :tokens], ref)
-                    samples, met = time_call(call, place)
-                    row = results.add_timed(
-                        kernel, op, dname, mode, (B, T, H, K, V), samples, met,
-                        essential_cost(op, B, T, H, K, V, BYTES[dname], backward), place.ran_on,
-                        [check("o", err, dname)])
-                    print(f"{row['name']:60s} {row['median_ms']:9.4f} ms  cv {row['cv']:.4f}  "
-                          f"n {len(samples):3d}  o rel_l2 {err:.2e}", flush=True)
-                    del x
-                    torch.cuda.empty_cache()
+            for regime in regimes:
+                base = make_inputs(op, B, T, H, K, V, args.seed + si, place, regime)
+                for dname in args.dtypes.split(","):
+                    rounded = {n: t.to(DTYPE[dname]) for n, t in base.items()}
+                    # fla keeps states in fp32 (chunk_gla requires it): h0 and dht carry the
+                    # dtype's rounded values, as glabench's do, held as fp32.
+                    for n in ("h0", "dht"):
+                        rounded[n] = rounded[n].float()
+                    ref = reference_o(op, rounded, scale, tokens)
+                    for mode in args.modes.split(","):
+                        config = Config(kernel, op, dname, mode, (B, T, H, K, V), gates=regime)
+                        x = {n: t.clone().requires_grad_(config.backward and n not in ("do", "dht"))
+                             for n, t in rounded.items()}
+                        x["scale"] = scale
+                        with torch.no_grad():
+                            o, _ = fn(x)
+                        checks = [check("o", rel_l2(o[:, :tokens], ref), dname)]
+                        leaves = [t for n, t in x.items() if n not in ("do", "dht", "scale")]
+                        cotangents = (x["do"], x["dht"]) if config.backward else None
+                        for timing in timings:
+                            row = results.add_measured(
+                                place, dataclasses.replace(config, timing=timing),
+                                lambda: fn(x), o, checks, leaves, cotangents)
+                            print(describe(row), flush=True)
+                        del x, o
+                        place.empty_cache()
     results.write()
 
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """A markdown table of our backends' medians beside the peers' from results files of one
-device call: per (op, mask, dtype, mode, shape), each backend's median in ms and its ratio
-to each peer (ours / peer: below 1 is faster than the peer). softmax_attn's mask (bench
---mask, a row's "causal"; absent in older files: causal) is shown in the op cell, and a
-row is only ever paired with a peer's row of the same mask.
+device call: per (op, mask, gates, timing, dtype, mode, shape), each backend's median in
+ms and its ratio to each peer (ours / peer: below 1 is faster than the peer).
+softmax_attn's mask (bench --mask, a row's "causal"; absent in older files: causal),
+gla's and rwkv6's gate regime (bench --gates, "gates"; absent in older files: mild) and
+graph timing (bench --timing graph, "timing"; absent in older files: eager) are shown in
+the op cell, and a row is only ever paired with a peer's row of the same mask, regime
+and timing.
 
 usage: peer_table.py RESULTS.json... [--label FILE=NAME ...]
   Rows with "peer": true are peers; the others are ours. --label names the rows of one
@@ -29,6 +32,10 @@ def main():
             op = r["op"]
             if op == "softmax_attn" or not r.get("causal", True):
                 op += " causal" if r.get("causal", True) else " full"
+            if op in ("gla", "rwkv6"):
+                op += " gates-" + r.get("gates", "mild")
+            if r.get("timing", "eager") != "eager":
+                op += " " + r["timing"]
             key = (op, r["dtype"], r["mode"], (r["B"], r["T"], r["H"], r["K"], r["V"]))
             name = r["backend"] + (f" ({label})" if label else "")
             (peers if r.get("peer") else ours).setdefault(key, {})[name] = r["median_ms"]

@@ -5,11 +5,13 @@ torch.nn.functional.scaled_dot_product_attention (SDPA), causal and full (no mas
 as rows of glabench's results schema with "peer": true, so `glabench compare` and `glabench
 report` read them as ordinary rows: backend `torch.sdpa`, the mask in each row as glabench
 bench --mask writes it ("causal": true or false, a full-mask row's name ending in /full),
-so that its rows pair with our backends' of the same mask. Each row names the SDPA kernel that ran
-(`sdpa_kernel`): the first of --kernels (default flash, then efficient, then math) that
-runs the configuration here, forward and, for fwdbwd, backward. On CUDA, flash takes
-bf16 and fp16 but not fp32, which falls to efficient; on the CPU, torch's flash kernel
-takes both.
+so that its rows pair with our backends' of the same mask. Each row names the SDPA kernel
+that ran (`sdpa_kernel`): the first of --kernels (default flash, then efficient, then
+math; cudnn is the fourth) that runs the configuration here, forward and, for fwdbwd,
+backward. On CUDA, flash takes bf16 and fp16 but not fp32, which falls to efficient; on
+the CPU, torch's flash kernel takes both. With --each-kernel, each kernel of --kernels is
+a peer of its own, backend `torch.sdpa.<kernel>` (torch.sdpa.flash, torch.sdpa.cudnn, …),
+whose rows run that kernel alone, or are skipped with SDPA's reason where it refuses.
 
 The policy is fla_peers.py's (bench_policy.py, shared with it), as glabench bench applies
 it:
@@ -18,8 +20,11 @@ it:
   scale = K^-1/2. SDPA gets them as [B,H,T,D] views (transpose(1, 2): no copy);
 - one untimed call, 3 warm-up calls; per sample a cache flush (CUDA: a memset of an
   L2-sized buffer; CPU: twice the last-level cache), then the call between two CUDA
-  events (CPU: time.perf_counter); fwdbwd is the forward and autograd's backward with
-  do, as in fla_peers.py (gradients accumulate into .grad);
+  events (CPU: time.perf_counter): --timing eager, the call as it comes (fwdbwd: the
+  forward and autograd's backward with do, gradients accumulating into .grad), or
+  --timing graph (CUDA only; on the CPU its rows are skipped), a replay of the call
+  captured in a CUDA graph (fwdbwd: the forward and torch.autograd.grad of q, k, v
+  with do);
 - stop at cv ≤ 0.5 % with ≥ 10 samples, else at 500, else after 1 s with ≥ 5;
 - a quick verify, before timing, of o and lse against fp64 on the same rounded inputs,
   over the first --verify-tokens queries of every (batch, head) (causal: against the
@@ -27,17 +32,24 @@ it:
   1e-5, fp16 5e-3, bf16 1e-2). SDPA returns no lse: it is read from the aten op that
   SDPA dispatches to for the kernel (flash, efficient, cudnn), whose o must equal SDPA's
   bit for bit; the math kernel has none, and the row's `unchecked` says why. A peer
-  above a threshold keeps its time; its check says passed: false.
+  above a threshold keeps its time; its check says passed: false;
+- o of the last timed call against the verify's: equal bit for bit, or within the
+  threshold, else the row fails. A call that cannot be captured gives a skipped row.
+Rows record "timing" (a graph row's name ends in /graph), "timed_outputs_identical" and
+"timed_outputs_rel_l2", as glabench's rows do; softmax_attn has no gates, so no "gates".
 
 usage: sdpa_peers.py --out FILE [--shapes B,T,H,K,V ...] [--dtypes bf16,fp32]
                      [--modes fwd,fwdbwd] [--mask causal full]
-                     [--kernels flash,efficient,math] [--device cuda|cpu]
+                     [--kernels flash,efficient,cudnn,math] [--each-kernel]
+                     [--timing eager|graph ...] [--device cuda|cpu]
                      [--seed N] [--verify-tokens N]
   --mask takes what glabench bench --mask takes: causal and/or full, as several values
   or a comma-separated list (default: both); --masks and the old name noncausal for full
-  are still read.
+  are still read. --timing may be repeated or take a comma-separated list.
 """
 import argparse
+import dataclasses
+import re
 import sys
 import warnings
 
@@ -45,8 +57,9 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from bench_policy import (BYTES, DTYPE, Place, ResultsFile, check, essential_cost, measure_peaks,
-                          normals, rel_l2, results_context, time_call)
+from bench_policy import (DTYPE, TIMINGS, Config, Place, ResultsFile, check, describe,
+                          first_line, measure_peaks, names_option, normals, rel_l2,
+                          results_context)
 
 KERNELS = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
            "cudnn": SDPBackend.CUDNN_ATTENTION, "math": SDPBackend.MATH}
@@ -108,9 +121,17 @@ def choose_kernel(names, x, causal, scale, backward):
                         torch.autograd.grad(o, [x["q"], x["k"], x["v"]], heads_first(x["do"]))
                 return name, reasons
             except RuntimeError as e:
-                why = [str(w.message).splitlines()[0] for w in said] or [str(e).splitlines()[0]]
-                reasons.append(f"{name}: {' '.join(why)}")
+                why = refusal([first_line(w.message) for w in said]) or first_line(e)
+                reasons.append(f"{name}: {why}")
     return None, reasons
+
+
+def refusal(warned):
+    """Why SDPA refused a kernel, from its warnings: without torch's source locations and
+    the notes on the kernels that sdpa_kernel turned off."""
+    text = re.sub(r"\s*\(Triggered internally at [^)]*\)", "", " ".join(warned))
+    text = re.sub(r"[^.:]*(?:has been runtime disabled\.|kernel not used because:)", "", text)
+    return " ".join(text.split())
 
 
 def kernel_lse(kernel, place, x, causal, scale, o):
@@ -157,7 +178,14 @@ def main():
                     help="causal and/or full (no mask), as glabench bench --mask: several "
                          "values, a comma-separated list, or repeated (default: both)")
     ap.add_argument("--kernels", default="flash,efficient,math",
-                    help="SDPA kernels in order of preference; the first that runs is timed")
+                    help=f"SDPA kernels ({', '.join(KERNELS)}) in order of preference; the "
+                         f"first that runs is timed")
+    ap.add_argument("--each-kernel", action="store_true",
+                    help="one peer per kernel of --kernels, torch.sdpa.<kernel>, each row "
+                         "running that kernel alone")
+    ap.add_argument("--timing", action="append",
+                    help="eager (the call as it comes) and/or graph (replays of a CUDA graph), "
+                         "repeated or comma-separated (default: eager)")
     ap.add_argument("--device", default="cuda", help="cuda (CUDA events) or cpu (host clock)")
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--verify-tokens", type=int, default=512)
@@ -173,11 +201,16 @@ def main():
         if m not in MASKS:
             ap.error(f"--mask: unknown mask '{m}' (one of causal, full)")
     causal_masks = list(dict.fromkeys(MASKS[m] for m in masks))  # in order, once each
+    timings = names_option(ap, args.timing, "--timing", "timing", TIMINGS, "eager")
+    # (backend, the kernels it may run): one peer, or one per kernel
+    peers = ([(f"{BACKEND}.{k}", [k]) for k in kernels] if args.each_kernel
+             else [(BACKEND, kernels)])
 
     place = Place(args.device)
     context = results_context(place, args.seed, args.verify_tokens,
                               {"torch_version": torch.__version__},
-                              {"sdpa_kernels": kernels})
+                              {"sdpa_kernels": kernels, "sdpa_each_kernel": args.each_kernel,
+                               "timing": timings})
     results = ResultsFile(args.out, context, measure_peaks(place))
     op = "softmax_attn"
     for si, shape in enumerate(args.shapes):
@@ -188,50 +221,41 @@ def main():
         for dname in args.dtypes.split(","):
             rounded = {n: t.to(DTYPE[dname]) for n, t in base.items()}
             for causal in causal_masks:
-                backend = BACKEND
                 ref_o, ref_lse = reference(rounded, causal, scale, tokens)
-                for mode in args.modes.split(","):
-                    backward = mode == "fwdbwd"
-                    cost = essential_cost(op, B, T, H, K, V, BYTES[dname], backward, causal)
-                    x = {n: t.clone().requires_grad_(backward and n != "do")
-                         for n, t in rounded.items()}
-                    kernel, refused = choose_kernel(kernels, x, causal, scale, backward)
-                    if kernel is None:
-                        row = results.add_skipped(
-                            backend, op, dname, mode, (B, T, H, K, V), cost, place.ran_on,
-                            "no SDPA kernel runs this here: " + "; ".join(refused),
-                            causal=causal)
-                        print(f"{row['name']:60s} skipped: {row['message']}", flush=True)
-                        continue
-                    do = heads_first(x["do"])
-                    if backward:
-                        def call():
-                            torch.autograd.backward([sdpa(x, causal, scale)], [do])
-                    else:
-                        def call():
+                for backend, allowed in peers:
+                    for mode in args.modes.split(","):
+                        config = Config(backend, op, dname, mode, (B, T, H, K, V), causal)
+                        x = {n: t.clone().requires_grad_(config.backward and n != "do")
+                             for n, t in rounded.items()}
+                        kernel, refused = choose_kernel(allowed, x, causal, scale, config.backward)
+                        if kernel is None:
+                            for timing in timings:
+                                row = results.add_skipped(
+                                    dataclasses.replace(config, timing=timing), place.ran_on,
+                                    "no SDPA kernel runs this here: " + "; ".join(refused))
+                                print(describe(row), flush=True)
+                            continue
+                        extra = {"sdpa_kernel": kernel}
+                        if refused:
+                            extra["sdpa_refused"] = refused
+                        with sdpa_kernel(KERNELS[kernel]):
                             with torch.no_grad():
-                                sdpa(x, causal, scale)
-                    with sdpa_kernel(KERNELS[kernel]):
-                        with torch.no_grad():
-                            o = sdpa(x, causal, scale)
-                            lse, why_not = kernel_lse(kernel, place, x, causal, scale, o)
-                        checks = [verify("o", heads_first(o)[:, :tokens], ref_o, dname)]
-                        if lse is not None:
-                            checks.append(verify("lse", lse[..., :tokens], ref_lse, dname))
-                        samples, met = time_call(call, place)
-                    extra = {"sdpa_kernel": kernel}
-                    if refused:
-                        extra["sdpa_refused"] = refused
-                    if why_not:
-                        extra["unchecked"] = {"lse": why_not}
-                    row = results.add_timed(backend, op, dname, mode, (B, T, H, K, V), samples,
-                                            met, cost, place.ran_on, checks, extra, causal)
-                    verified = "  ".join(f"{c['tensor']} rel_l2 {c['rel_l2']:.2e}" for c in checks)
-                    print(f"{row['name']:60s} {row['median_ms']:9.4f} ms  cv {row['cv']:.4f}  "
-                          f"n {len(samples):3d}  {kernel:9s} {verified}", flush=True)
-                    del x, o, lse, do
-                    if place.cuda:
-                        torch.cuda.empty_cache()
+                                o = sdpa(x, causal, scale)
+                                lse, why_not = kernel_lse(kernel, place, x, causal, scale, o)
+                            checks = [verify("o", heads_first(o)[:, :tokens], ref_o, dname)]
+                            if lse is not None:
+                                checks.append(verify("lse", lse[..., :tokens], ref_lse, dname))
+                            if why_not:
+                                extra["unchecked"] = {"lse": why_not}
+                            cotangents = (heads_first(x["do"]),) if config.backward else None
+                            for timing in timings:
+                                row = results.add_measured(
+                                    place, dataclasses.replace(config, timing=timing),
+                                    lambda: (sdpa(x, causal, scale),), o, checks,
+                                    [x["q"], x["k"], x["v"]], cotangents, extra)
+                                print(describe(row, f"{kernel:9s} "), flush=True)
+                        del x, o, lse, cotangents
+                        place.empty_cache()
     results.write()
 
 

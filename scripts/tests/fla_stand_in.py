@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Runs scripts/peers/fla_peers.py on the CPU with a stand-in for fla, whose kernels are
-Triton and need a GPU: everything of fla_peers.py but fla itself (its inputs, h0 and dht
-held as fp32, the quick verify, the timing policy on the host, the rows) is exercised.
+Triton and need a GPU: everything of fla_peers.py but fla itself and graph timing (its
+inputs of every gate regime, h0 and dht held as fp32, the quick verify, eager timing on the
+host, the timed outputs' check, the rows, graph rows skipped) is exercised.
 
 The stand-in kernels compute the gla and rwkv6 recurrences in fp32 with torch's autograd
-and, like fla's chunk_gla, refuse a state that is not fp32.
+and, like fla's chunk_gla, refuse a state that is not fp32. With --drift, each call's o
+is scaled by 1 + 0.001·(the calls before it): the timed calls' o then differs from the
+quick verify's (the first call, unscaled), as a kernel's that is not repeatable would.
 
-usage: fla_stand_in.py FLA_PEERS_ARGS...   (fla_peers.py's own arguments)
+usage: fla_stand_in.py [--drift] FLA_PEERS_ARGS...   (fla_peers.py's own arguments)
 """
 import os
 import sys
@@ -18,8 +21,11 @@ PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers")
 sys.path.insert(0, PEERS)
 
 
+DRIFT = {"on": False, "calls": 0}
+
+
 def recurrence(q, k, v, g, u, scale, initial_state, output_final_state):
-    """o [B,T,H,V] and the final state [B,H,K,V], both fp32."""
+    """o [B,T,H,V] and the final state [B,H,K,V], both fp32 (o scaled by the drift)."""
     if initial_state is None or initial_state.dtype != torch.float32:
         raise ValueError("the stand-in, like fla, takes the state in fp32")
     q, k, v, g = (t.float() for t in (q, k, v, g))
@@ -33,7 +39,11 @@ def recurrence(q, k, v, g, u, scale, initial_state, output_final_state):
         else:
             S = torch.exp(g[:, t])[..., None] * S + kv
             out.append(scale * torch.einsum("bhk,bhkv->bhv", q[:, t], S))
-    return torch.stack(out, dim=1), (S if output_final_state else None)
+    o = torch.stack(out, dim=1)
+    if DRIFT["on"]:
+        o = o * (1 + 1e-3 * DRIFT["calls"])
+        DRIFT["calls"] += 1
+    return o, (S if output_final_state else None)
 
 
 def gla_kernel(q, k, v, g=None, gk=None, scale=None, initial_state=None,
@@ -62,6 +72,9 @@ def install():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--drift"]:
+        DRIFT["on"] = True
+        del sys.argv[1]
     install()
     import bench_policy
     import fla_peers
