@@ -8,7 +8,8 @@
 #       --baseline FILE     the results to compare against (default
 #                           reports/baselines/<this GPU>/bench.json, e.g. h200 for an
 #                           "NVIDIA H200")
-#       --threshold PCT     fail on a row significantly slower by more than PCT (default 5)
+#       --threshold PCT     fail on a row significantly slower by more than PCT percent
+#                           (default 5; a decimal number ≥ 0, e.g. 5 or 2.5)
 #       --out DIR           where everything goes (default ci-gate/): new.json, new.log
 #                           (bench's console), compare.md, compare.json, report/
 #       --build DIR         use this build (its glabench and backends) instead of building
@@ -20,8 +21,9 @@
 #
 # Exit: 0 the gate passed (or a baseline was written); 1 a regression, a configuration
 # that failed or stopped being timed, or (--make-baseline) two runs that disagree; 2 bad
-# usage or input (no baseline, results from another GPU model). With $GITHUB_STEP_SUMMARY
-# set, the comparison is appended to it.
+# usage or input (an option's value, refused before anything is built or run; no
+# baseline; results from another GPU model). With $GITHUB_STEP_SUMMARY set, the
+# comparison is appended to it.
 set -uo pipefail
 caller=$PWD
 cd "$(dirname "$0")/.."  # defaults are relative to the checkout; paths given, to the caller
@@ -44,6 +46,17 @@ while (($#)); do
     *) echo "ci_gate.sh: unknown option '$1' (--help lists them)" >&2; exit 2 ;;
   esac
 done
+# The options' values, checked before any work: a typo must not cost a build and a bench.
+# --threshold is glabench compare's --fail-on-regression (a finite number ≥ 0), written
+# as a plain decimal so that the shell can check it.
+refuse() { echo "ci_gate.sh: $*" >&2; exit 2; }
+[[ $threshold =~ ^[0-9]{1,9}(\.[0-9]{1,9})?$ ]] ||
+  refuse "--threshold '$threshold': must be a decimal number ≥ 0 (a percentage, e.g. 5 or 2.5)"
+for b in "${backends[@]}"; do
+  [[ -n $b ]] || refuse "--backend '': must name a backend"
+done
+[[ ! -e $out || -d $out ]] || refuse "--out '$out': exists and is not a folder"
+[[ -z $build || -d $build ]] || refuse "--build '$build': is not a folder"
 ((${#backends[@]})) || backends=(parallel_scan_cuda)
 ((${#bench_args[@]})) || bench_args=(--shapes seed --shapes fla --dtype fp32 --dtype bf16)
 say() { echo "ci_gate: $*"; }

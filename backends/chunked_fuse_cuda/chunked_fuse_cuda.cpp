@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
+#include <iterator>
 #include <string>
 
 #include "../common/cuda_plugin.hpp"
@@ -146,20 +147,25 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
   });
 }
 
+// The path knob (above; README): results record it where set.
+constexpr const char* kKnobs[] = {"CHUNKED_FUSE_CUDA_STAGES"};
+
 const glabench_backend kBackend = {
-    GLABENCH_ABI_MAJOR,
-    GLABENCH_ABI_MINOR,
-    sizeof(glabench_backend),
-    "chunked_fuse_cuda",
-    "0.1.0",
-    kDLCUDA,
-    kCapabilities,
-    sizeof(kCapabilities) / sizeof(kCapabilities[0]),
-    device_available,
-    supports,
-    workspace_size,
-    forward,
-    backward,
+    .abi_major = GLABENCH_ABI_MAJOR,
+    .abi_minor = GLABENCH_ABI_MINOR,
+    .struct_size = sizeof(glabench_backend),
+    .name = "chunked_fuse_cuda",
+    .version = "0.1.0",
+    .device_type = kDLCUDA,
+    .capabilities = kCapabilities,
+    .num_capabilities = sizeof(kCapabilities) / sizeof(kCapabilities[0]),
+    .device_available = device_available,
+    .supports = supports,
+    .workspace_size = workspace_size,
+    .forward = forward,
+    .backward = backward,
+    .knobs = kKnobs,
+    .num_knobs = std::size(kKnobs),
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "glabench/backend.h"
@@ -99,20 +100,29 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
   });
 }
 
+// The mode (above) and the variables common/parallel_scan/knobs.hpp reads for rwkv6
+// (README, "Environment knobs"): results record them where set.
+constexpr const char* kKnobs[] = {
+    "FUSED_RECURRENT_RWKV6_CUDA_MODE", "FUSED_RECURRENT_RWKV6_CUDA_WIDTH",
+    "FUSED_RECURRENT_RWKV6_CUDA_ROW_CHUNK", "FUSED_RECURRENT_RWKV6_CUDA_STRIP",
+    "FUSED_RECURRENT_RWKV6_CUDA_FP32_STATE"};
+
 const glabench_backend kBackend = {
-    GLABENCH_ABI_MAJOR,
-    GLABENCH_ABI_MINOR,
-    sizeof(glabench_backend),
-    "fused_recurrent_rwkv6_cuda",
-    "1.0.0",
-    kDLCUDA,
-    kCapabilities,
-    sizeof(kCapabilities) / sizeof(kCapabilities[0]),
-    device_available,
-    supports,
-    workspace_size,
-    forward,
-    backward,
+    .abi_major = GLABENCH_ABI_MAJOR,
+    .abi_minor = GLABENCH_ABI_MINOR,
+    .struct_size = sizeof(glabench_backend),
+    .name = "fused_recurrent_rwkv6_cuda",
+    .version = "1.0.0",
+    .device_type = kDLCUDA,
+    .capabilities = kCapabilities,
+    .num_capabilities = sizeof(kCapabilities) / sizeof(kCapabilities[0]),
+    .device_available = device_available,
+    .supports = supports,
+    .workspace_size = workspace_size,
+    .forward = forward,
+    .backward = backward,
+    .knobs = kKnobs,
+    .num_knobs = std::size(kKnobs),
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 // in launch.cu. gla only; fp64, fp32 and bf16; forward and backward.
 #include <cuda_runtime_api.h>
 
+#include <iterator>
 #include <string>
 
 #include "glabench/backend.h"
@@ -96,20 +97,27 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
   });
 }
 
+// The environment variables common/parallel_scan/knobs.hpp reads for gla (README,
+// "Environment knobs"): results record them where set.
+constexpr const char* kKnobs[] = {"PARALLEL_SCAN_CUDA_WIDTH", "PARALLEL_SCAN_CUDA_ROW_CHUNK",
+                                  "PARALLEL_SCAN_CUDA_STRIP", "PARALLEL_SCAN_CUDA_FP32_STATE"};
+
 const glabench_backend kBackend = {
-    GLABENCH_ABI_MAJOR,
-    GLABENCH_ABI_MINOR,
-    sizeof(glabench_backend),
-    "parallel_scan_cuda",
-    "1.0.0",
-    kDLCUDA,
-    kCapabilities,
-    sizeof(kCapabilities) / sizeof(kCapabilities[0]),
-    device_available,
-    supports,
-    workspace_size,
-    forward,
-    backward,
+    .abi_major = GLABENCH_ABI_MAJOR,
+    .abi_minor = GLABENCH_ABI_MINOR,
+    .struct_size = sizeof(glabench_backend),
+    .name = "parallel_scan_cuda",
+    .version = "1.0.0",
+    .device_type = kDLCUDA,
+    .capabilities = kCapabilities,
+    .num_capabilities = sizeof(kCapabilities) / sizeof(kCapabilities[0]),
+    .device_available = device_available,
+    .supports = supports,
+    .workspace_size = workspace_size,
+    .forward = forward,
+    .backward = backward,
+    .knobs = kKnobs,
+    .num_knobs = std::size(kKnobs),
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -337,25 +338,35 @@ glabench_status last_call_report(glabench_message* json) {
   });
 }
 
+// The knobs read here and in nccl_link.cpp (README, "Knobs"): results record them where
+// set.
+constexpr const char* kKnobs[] = {
+    "RING_SOFTMAX_CUDA_SHARDS",      "RING_SOFTMAX_CUDA_LAYOUT",
+    "RING_SOFTMAX_CUDA_BLOCK",       "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE",
+    "RING_SOFTMAX_CUDA_NCCL_WORLD",  "RING_SOFTMAX_CUDA_NCCL_RANK",
+    "RING_SOFTMAX_CUDA_NCCL_ID_FILE"};
+
 const glabench_backend kBackend = {
-    GLABENCH_ABI_MAJOR,
-    GLABENCH_ABI_MINOR,
-    sizeof(glabench_backend),
-    "ring_softmax_cuda",
-    "0.1.0",
-    kDLCUDA,
-    kCapabilities,
-    sizeof(kCapabilities) / sizeof(kCapabilities[0]),
-    device_available,
-    supports,
-    workspace_size,
-    forward,
-    backward,
-    GLABENCH_BUILD_INFO_INIT,
-    prepare,
-    release,
-    last_call_report,
-    collect,
+    .abi_major = GLABENCH_ABI_MAJOR,
+    .abi_minor = GLABENCH_ABI_MINOR,
+    .struct_size = sizeof(glabench_backend),
+    .name = "ring_softmax_cuda",
+    .version = "0.1.0",
+    .device_type = kDLCUDA,
+    .capabilities = kCapabilities,
+    .num_capabilities = sizeof(kCapabilities) / sizeof(kCapabilities[0]),
+    .device_available = device_available,
+    .supports = supports,
+    .workspace_size = workspace_size,
+    .forward = forward,
+    .backward = backward,
+    .build = GLABENCH_BUILD_INFO_INIT,
+    .prepare = prepare,
+    .release = release,
+    .last_call_report = last_call_report,
+    .collect = collect,
+    .knobs = kKnobs,
+    .num_knobs = std::size(kKnobs),
 };
 
 }  // namespace

@@ -4,8 +4,8 @@
 # keeps host-timing noise out of the verdicts that should pass): --make-baseline writes a
 # baseline from two agreeing runs; the gate passes against it and writes the comparison,
 # the job summary and the report; it fails (1) against a baseline 100 times faster, and
-# refuses (2) a missing baseline and one from another device. The example workflow runs
-# the script.
+# refuses (2) a missing baseline and one from another device, and bad option values
+# before any work. The example workflow runs the script.
 set -u
 build=$1 source=$2 dir=$3
 rm -rf "$dir" && mkdir -p "$dir"
@@ -16,6 +16,20 @@ bench=(-- --op gla --dtype fp64 --mode fwd --shape 1,64,2,16,16 --time-cap 0.2 -
 expect_rc 0 "make a baseline" "${gate[@]}" --make-baseline --baseline "$dir/baselines/cpu/bench.json" \
   --threshold 1000 --out "$dir/make" "${bench[@]}"
 [[ -s $dir/baselines/cpu/bench.json && -s $dir/make/compare_a_b.md ]] || fail "no baseline written: $out"
+
+# Option values are checked before any work: a bad one exits 2 naming it, and nothing is
+# benched (no output folder).
+for threshold in abc nan inf -1 '' 1e3 5% 0x10; do
+  expect_rc 2 "--threshold '$threshold'" "${gate[@]}" --baseline "$dir/baselines/cpu/bench.json" \
+    --threshold "$threshold" --out "$dir/refused" "${bench[@]}"
+  [[ "$out" == *"--threshold '$threshold': must be a decimal number ≥ 0"* ]] ||
+    fail "--threshold '$threshold': message: $out"
+  [[ ! -e $dir/refused ]] || fail "--threshold '$threshold': work done before the refusal"
+done
+touch "$dir/a_file"
+expect_rc 2 "--out naming a file" "${gate[@]}" --baseline "$dir/baselines/cpu/bench.json" \
+  --out "$dir/a_file" "${bench[@]}"
+[[ "$out" == *"--out '$dir/a_file': exists and is not a folder"* ]] || fail "--out a file: $out"
 
 export GITHUB_STEP_SUMMARY=$dir/summary.md
 expect_rc 0 "gate against it" "${gate[@]}" --baseline "$dir/baselines/cpu/bench.json" --threshold 1000 \

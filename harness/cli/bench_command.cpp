@@ -18,12 +18,26 @@ namespace glabench::cli {
 namespace {
 
 struct bench_args {
-  std::vector<std::string> backends, ops, shape_sets, shapes, dtypes, modes, masks, gates,
-      timings;
+  std::vector<std::string> backends, ops, shape_sets, shapes, dtypes, modes, masks, gates, timings;
   std::string json_out;
   std::string devices = "0";  // --devices
   bench_options opts;
 };
+
+// A repeatable option that takes words or comma-separated lists of them: `out` becomes
+// the words given, in order, repeats dropped (unchanged when none was given); the word
+// `expand.first`, where given, stands for the list `expand.second`.
+void set_words(std::vector<std::string>& out, const std::vector<std::string>& given,
+               const std::pair<std::string, std::vector<std::string>>& expand = {}) {
+  if (given.empty()) return;
+  out.clear();
+  for (const auto& list : given)
+    for (const auto& word : option_checks::split_list(list)) {
+      const bool expands = !expand.first.empty() && word == expand.first;
+      for (const auto& w : expands ? expand.second : std::vector<std::string>{word})
+        if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    }
+}
 
 bench_options resolve(const bench_args& args, const backend_registry& reg) {
   bench_options o = args.opts;
@@ -59,35 +73,13 @@ bench_options resolve(const bench_args& args, const backend_registry& reg) {
     for (const auto& mode : args.modes)
       if (std::find(o.modes.begin(), o.modes.end(), mode) == o.modes.end()) o.modes.push_back(mode);
   }
-  // --mask: each value checked as it was read (option_checks::words); repeats dropped.
-  if (!args.masks.empty()) {
-    o.masks.clear();
-    for (const auto& list : args.masks)
-      for (const auto& mask : option_checks::split_list(list))
-        if (std::find(o.masks.begin(), o.masks.end(), mask) == o.masks.end())
-          o.masks.push_back(mask);
-  }
-  // --gates and --timing likewise; --gates all is every regime, in gate_regimes() order.
-  if (!args.gates.empty()) {
-    o.gates.clear();
-    for (const auto& list : args.gates)
-      for (const auto& name : option_checks::split_list(list)) {
-        std::vector<std::string> names{name};
-        if (name == "all") {
-          names.clear();
-          for (const gate_regime& r : gate_regimes()) names.emplace_back(r.name);
-        }
-        for (const auto& n : names)
-          if (std::find(o.gates.begin(), o.gates.end(), n) == o.gates.end()) o.gates.push_back(n);
-      }
-  }
-  if (!args.timings.empty()) {
-    o.timings.clear();
-    for (const auto& list : args.timings)
-      for (const auto& t : option_checks::split_list(list))
-        if (std::find(o.timings.begin(), o.timings.end(), t) == o.timings.end())
-          o.timings.push_back(t);
-  }
+  // --mask, --gates and --timing: each value checked as it was read (option_checks::words);
+  // --gates all is every regime, in gate_regimes() order.
+  std::vector<std::string> all_regimes;
+  for (const gate_regime& r : gate_regimes()) all_regimes.emplace_back(r.name);
+  set_words(o.masks, args.masks);
+  set_words(o.gates, args.gates, {"all", all_regimes});
+  set_words(o.timings, args.timings);
   for (const auto& set : args.shape_sets)
     for (const auto& s : shape_set(set)) o.shapes.push_back(s);
   for (const auto& text : args.shapes) o.shapes.push_back(parse_shape(text));

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <limits>
 #include <memory>
 #include <set>
 
 #include "commands.hpp"
 #include "fixture_catalog.hpp"
+#include "option_checks.hpp"
 #include "safe_text.hpp"
 
 namespace glabench::cli {
@@ -107,8 +107,7 @@ void add_max_fixture_bytes_option(CLI::App& cmd, fixture_read_options& options) 
                              "memory, here {} = {:.1f} GiB)",
                              options.max_bytes, static_cast<double>(options.max_bytes) / (1 << 30)))
       ->option_text("SIZE")
-      ->transform(CLI::AsSizeValue(true))
-      ->check(CLI::Range(uint64_t{1}, std::numeric_limits<uint64_t>::max()));
+      ->transform(option_checks::bytes(1));
 }
 
 std::vector<std::string> expand_fixture_paths(const std::vector<std::string>& args) {

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "safe_text.hpp"
 
 namespace glabench::cli {
@@ -39,7 +40,8 @@ int main(int argc, char** argv) {
   app.add_option("--call-timeout", global.call_timeout_s,
                  "seconds one backend call may run before its worker is killed (TIMEOUT)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(option_checks::real(0, option_checks::end::open, option_checks::kMaxSeconds,
+                                  option_checks::end::closed, "seconds"));
 
   int exit_code = kExitOk;
   add_list_command(app, global, exit_code);

@@ -13,12 +13,15 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace glabench::cli::option_checks {
@@ -70,6 +73,49 @@ CLI::Validator whole(T lo = std::numeric_limits<T>::min(), T hi = std::numeric_l
                          rule);
     if (!text.empty() && ec == std::errc() && ptr == last && x >= lo && x <= hi) return {};
     return fmt::format("'{}': must be {}{}", text, rule, why.empty() ? "" : " (" + why + ")");
+  };
+  return CLI::Validator(check, rule);
+}
+
+// A number of bytes ≥ lo: a whole number in decimal without leading zeros, optionally
+// followed by a unit, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of
+// 1024), in any case; at most 2^64 − 1 bytes in all. It rewrites the text to the number
+// of bytes, so it is attached by ->transform. CLI11's AsSizeValue reads "-1" as 2^64 − 1,
+// "010" as 8 and "0x10" as 16, and wraps on overflow.
+inline CLI::Validator bytes(uint64_t lo = 1) {
+  const std::string rule = fmt::format(
+      "a whole number of bytes ≥ {} in decimal without leading zeros, optionally with a unit: "
+      "kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024)",
+      lo);
+  auto check = [=](std::string& text) -> std::string {
+    static constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+        {"", 1},
+        {"kb", 1'000},
+        {"mb", 1'000'000},
+        {"gb", 1'000'000'000},
+        {"tb", 1'000'000'000'000},
+        {"kib", uint64_t{1} << 10},
+        {"mib", uint64_t{1} << 20},
+        {"gib", uint64_t{1} << 30},
+        {"tib", uint64_t{1} << 40},
+    };
+    const size_t unit_start = std::min(text.find_first_not_of("0123456789"), text.size());
+    std::string unit = text.substr(unit_start);
+    for (char& c : unit) c = char(std::tolower(static_cast<unsigned char>(c)));
+    uint64_t per_unit = 0;
+    for (const auto& [name, size] : kUnits)
+      if (unit == name) per_unit = size;
+    uint64_t count = 0;
+    const char* first = text.data();
+    const char* last = first + unit_start;
+    const auto [ptr, ec] = std::from_chars(first, last, count);
+    const bool read = unit_start > 0 && ec == std::errc() && ptr == last && per_unit > 0 &&
+                      !(unit_start > 1 && text[0] == '0');
+    const uint64_t most = std::numeric_limits<uint64_t>::max();
+    if (!read || count > most / per_unit || count * per_unit < lo)
+      return fmt::format("'{}': must be {}", text, rule);
+    text = std::to_string(count * per_unit);
+    return {};
   };
   return CLI::Validator(check, rule);
 }

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -23,14 +25,15 @@ namespace fs = std::filesystem;
 namespace {
 
 // The table size each minor version of ABI major 1 promises: 1.0 ends at backward, 1.1
-// appended build, 1.2 prepare, release and last_call_report, 1.3 collect. A later minor
-// promises at least what this glabench knows of.
+// appended build, 1.2 prepare, release and last_call_report, 1.3 collect, 1.4 knobs and
+// num_knobs. A later minor promises at least what this glabench knows of.
 size_t table_size_for_minor(uint32_t minor) {
   if (minor == 0) return offsetof(glabench_backend, backward) + sizeof(glabench_backend::backward);
   if (minor == 1) return offsetof(glabench_backend, build) + sizeof(glabench_backend::build);
   if (minor == 2)
     return offsetof(glabench_backend, last_call_report) + sizeof(glabench_backend::last_call_report);
-  return offsetof(glabench_backend, collect) + sizeof(glabench_backend::collect);
+  if (minor == 3) return offsetof(glabench_backend, collect) + sizeof(glabench_backend::collect);
+  return offsetof(glabench_backend, num_knobs) + sizeof(glabench_backend::num_knobs);
 }
 
 bool is_elf(const std::string& path) {
@@ -147,6 +150,56 @@ void check_plugin_permissions(const std::string& path) {
       refuse("its folder " + dir.string() + " is " + why);
 }
 
+// Why `knob` cannot be one of backend `name`'s knobs (backend.h: its name in capitals,
+// '_', then more of A-Z, 0-9 and '_'), or "" when it can. Results record the knobs'
+// values, so a table may not name a variable that belongs to someone else
+// (AWS_SECRET_ACCESS_KEY).
+std::string knob_name_problem(const std::string& name, const char* knob) {
+  std::string prefix;
+  for (const char c : name) prefix += char(std::toupper(static_cast<unsigned char>(c)));
+  prefix += '_';
+  if (!knob) return "is NULL";
+  const std::string k = knob;
+  const bool charset = k.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == k.npos;
+  if (!charset || !k.starts_with(prefix) || k.size() == prefix.size())
+    return "'" + k + "' is not " + prefix + "… (a knob is named after its backend: " + prefix +
+           " and then A-Z, 0-9 and _)";
+  return "";
+}
+
+// The capability table, each entry an op and a mode this glabench knows: an unknown one
+// would be listed and matched as if it were gla or bwd. A dtype glabench lacks is allowed
+// (a backend may offer more than glabench tests); `list` shows it as '?' and nothing runs it.
+void validate_capabilities(const glabench_backend* t,
+                           const std::function<void(const std::string&)>& refuse) {
+  const std::string backend = "backend '" + std::string(t->name) + "'";
+  if (t->num_capabilities > 0 && !t->capabilities)
+    refuse(backend + " declares capabilities but gives no table");
+  for (size_t i = 0; i < t->num_capabilities; ++i) {
+    const glabench_capability& c = t->capabilities[i];
+    const std::string entry = backend + " capability " + std::to_string(i);
+    if (c.op != GLABENCH_OP_GLA && c.op != GLABENCH_OP_RWKV6 && c.op != GLABENCH_OP_SOFTMAX_ATTN)
+      refuse(
+          entry + " has op " + std::to_string(int(c.op)) +
+          ", not one of GLABENCH_OP_GLA (0), GLABENCH_OP_RWKV6 (1), GLABENCH_OP_SOFTMAX_ATTN (2)");
+    if (c.mode != GLABENCH_MODE_FORWARD && c.mode != GLABENCH_MODE_BACKWARD)
+      refuse(entry + " has mode " + std::to_string(int(c.mode)) +
+             ", not one of GLABENCH_MODE_FORWARD (0), GLABENCH_MODE_BACKWARD (1)");
+    if (c.mode == GLABENCH_MODE_BACKWARD && !t->backward)
+      refuse(backend + " declares a backward capability but backward is NULL");
+  }
+}
+
+void validate_knobs(const glabench_backend* t,
+                    const std::function<void(const std::string&)>& refuse) {
+  if (!GLABENCH_HAS_MEMBER(t, glabench_backend, num_knobs)) return;
+  const std::string backend = "backend '" + std::string(t->name) + "'";
+  if (t->num_knobs > 0 && !t->knobs) refuse(backend + " declares knobs but gives no list");
+  for (size_t i = 0; i < t->num_knobs; ++i)
+    if (const std::string why = knob_name_problem(t->name, t->knobs[i]); !why.empty())
+      refuse(backend + " knob " + std::to_string(i) + " " + why);
+}
+
 void validate_table(const std::string& path, const glabench_backend* t) {
   auto refuse = [&](const std::string& why) { throw backend_load_error(path + ": " + why); };
   if (t->abi_major != GLABENCH_ABI_MAJOR)
@@ -167,12 +220,16 @@ void validate_table(const std::string& path, const glabench_backend* t) {
     refuse(
         "backend '" + std::string(t->name) +
         "' leaves a required function (device_available, supports, workspace_size, forward) NULL");
-  if (t->num_capabilities > 0 && !t->capabilities)
-    refuse("backend '" + std::string(t->name) + "' declares capabilities but gives no table");
-  for (size_t i = 0; i < t->num_capabilities; ++i)
-    if (t->capabilities[i].mode == GLABENCH_MODE_BACKWARD && !t->backward)
-      refuse("backend '" + std::string(t->name) +
-             "' declares a backward capability but backward is NULL");
+  validate_capabilities(t, refuse);
+  validate_knobs(t, refuse);
+}
+
+// The knobs a validated table names (none before ABI 1.4).
+std::vector<std::string> knobs_of(const glabench_backend& t) {
+  std::vector<std::string> knobs;
+  if (GLABENCH_HAS_MEMBER(&t, glabench_backend, num_knobs))
+    for (size_t i = 0; i < t.num_knobs; ++i) knobs.emplace_back(t.knobs[i]);
+  return knobs;
 }
 
 }  // namespace
@@ -192,7 +249,7 @@ loaded_backend load_backend(const std::string& path) {
   const glabench_backend* table = entry();
   if (!table) throw backend_load_error(path + ": " GLABENCH_ENTRY_SYMBOL "() returned NULL");
   validate_table(path, table);
-  return {path, table, std::move(library), build_of(*table)};
+  return {path, table, std::move(library), build_of(*table), knobs_of(*table)};
 }
 
 bool loaded_backend::supports(op_kind op, dtype d, glabench_mode mode) const {

@@ -3,7 +3,8 @@
 // explicit --backend-lib paths. The loader refuses, with a message naming the file:
 // a file that is not a shared library, one without the entry symbol, an entry that
 // returns NULL, a major ABI mismatch, a table shorter than its version promises,
-// a table with missing members, and two backends with the same name. A backend runs its
+// a table with missing members, a capability with an unknown op or mode, a knob not named
+// after the backend, and two backends with the same name. A backend runs its
 // code inside glabench, so, like ssh's StrictModes, the loader also refuses a plugin file or
 // folder that someone other than the current user or root could change (owned by another
 // user, writable by others, or writable by a group other than the owner's private group;
@@ -33,6 +34,9 @@ struct loaded_backend {
   const glabench_backend* table = nullptr;
   std::shared_ptr<void> library;  // dlclose on last release
   backend_build build;            // how the plugin was built, as its table says
+  // The environment variables the table names as its knobs (ABI 1.4), the only ones
+  // results record (run_context.hpp); validated by the loader.
+  std::vector<std::string> knobs;
 
   std::string name() const { return table->name; }
   // Whether the capability table lists (op, dtype, mode): the harness's one capability

@@ -1,12 +1,13 @@
 #include "backend_runner.hpp"
 
-#include "abi_vocabulary.hpp"
-#include "call_watch.hpp"
-
 #include <array>
 #include <limits>
 #include <optional>
 #include <string>
+
+#include "abi_vocabulary.hpp"
+#include "call_watch.hpp"
+#include "plugin_message.hpp"
 
 namespace glabench {
 
@@ -32,6 +33,16 @@ template <typename Call>
 glabench_status call_plugin(Call&& call) noexcept {
   const watched_call watch;
   return call();
+}
+
+// A call that writes a message: `call` is given the buffer, which is terminated after it
+// whatever the plugin wrote (plugin_message.hpp).
+template <size_t Capacity, typename Call>
+glabench_status call_plugin(plugin_message<Capacity>& message, Call&& call) noexcept {
+  glabench_message* buffer = message.for_call();
+  const glabench_status status = call_plugin([&] { return call(buffer); });
+  message.terminate();
+  return status;
 }
 
 // Indexed by backend_runner::slot.
@@ -70,10 +81,10 @@ std::string why_unavailable(const loaded_backend& b) {
     std::string reason;
     if (cuda_device_count(&reason) == 0) return reason;
   }
-  char text[kMessageCapacity] = "";
-  glabench_message msg{text, sizeof text};
-  if (call_plugin([&] { return b.table->device_available(&msg); }) != GLABENCH_OK)
-    return *text ? text : "its device_available() said no";
+  plugin_message<kMessageCapacity> reason;
+  if (call_plugin(reason, [&](glabench_message* m) { return b.table->device_available(m); }) !=
+      GLABENCH_OK)
+    return reason.empty() ? "its device_available() said no" : reason.text();
   return "";
 }
 
@@ -109,8 +120,6 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
                                      std::to_string(count) + " present)");
   }
   ctx_ = cuda ? make_cuda_context(device_ids_[0]) : make_host_context();
-  char text[kMessageCapacity] = "";
-  glabench_message msg{text, sizeof text};
 
   abi_problem_.struct_size = sizeof(glabench_problem);
   abi_problem_.op = to_abi(p.op);
@@ -129,12 +138,14 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
 
   for (glabench_mode mode : {GLABENCH_MODE_FORWARD, GLABENCH_MODE_BACKWARD}) {
     if (mode == GLABENCH_MODE_BACKWARD && !need_backward) break;
-    text[0] = '\0';
-    if (call_plugin([&] { return t.supports(&abi_problem_, mode, &msg); }) != GLABENCH_OK)
+    plugin_message<kMessageCapacity> reason;
+    if (call_plugin(reason, [&](glabench_message* m) {
+          return t.supports(&abi_problem_, mode, m);
+        }) != GLABENCH_OK)
       throw backend_call_error(GLABENCH_ERROR_UNSUPPORTED,
                                backend.name() +
                                    (mode == GLABENCH_MODE_FORWARD ? " forward" : " backward") +
-                                   " refuses this problem: " + text);
+                                   " refuses this problem: " + reason.text());
   }
 }
 
@@ -147,11 +158,11 @@ backend_runner::~backend_runner() {
     });
 }
 
-void backend_runner::check(glabench_status status, const char* call, const char* msg) const {
+void backend_runner::check(glabench_status status, const char* call, const std::string& msg) const {
   if (status != GLABENCH_OK)
-    throw backend_call_error(status, backend_.name() + " " + call + " failed (" +
-                                         status_name(status) +
-                                         "): " + (msg && *msg ? msg : "no message"),
+    throw backend_call_error(status,
+                             backend_.name() + " " + call + " failed (" + status_name(status) +
+                                 "): " + (msg.empty() ? "no message" : msg),
                              true);
 }
 
@@ -332,11 +343,12 @@ output_snapshot backend_runner::snapshot_outputs() const {
 }
 
 void backend_runner::ensure_workspace(glabench_mode mode) {
-  char text[kMessageCapacity] = "";
-  glabench_message msg{text, sizeof text};
+  plugin_message<kMessageCapacity> error;
   size_t bytes = 0;
-  const glabench_status status = call_plugin([&] { return backend_.table->workspace_size(&abi_problem_, mode, &bytes, &msg); });
-  check(status, "workspace_size", text);
+  const glabench_status status = call_plugin(error, [&](glabench_message* m) {
+    return backend_.table->workspace_size(&abi_problem_, mode, &bytes, m);
+  });
+  check(status, "workspace_size", error.text());
   if (bytes > workspace_.bytes()) workspace_ = device_buffer(*ctx_, bytes);
 }
 
@@ -387,53 +399,52 @@ void backend_runner::prepare_backend(glabench_mode mode) {
   const glabench_forward_args fwd = forward_args();
   std::optional<glabench_backward_args> bwd;
   if (mode == GLABENCH_MODE_BACKWARD) bwd = backward_args();
-  char text[kMessageCapacity] = "";
-  glabench_message msg{text, sizeof text};
-  const glabench_status status = call_plugin(
-      [&] { return t.prepare(&abi_problem_, mode, &fwd, bwd ? &*bwd : nullptr, &msg); });
-  check(status, "prepare", text);
+  plugin_message<kMessageCapacity> error;
+  const glabench_status status = call_plugin(error, [&](glabench_message* m) {
+    return t.prepare(&abi_problem_, mode, &fwd, bwd ? &*bwd : nullptr, m);
+  });
+  check(status, "prepare", error.text());
 }
 
 std::optional<std::string> backend_runner::last_call_report() {
   const glabench_backend& t = *backend_.table;
   if (!GLABENCH_HAS_MEMBER(&t, glabench_backend, last_call_report) || !t.last_call_report)
     return std::nullopt;
-  std::string text(kReportCapacity, '\0');
-  glabench_message msg{text.data(), text.size()};
-  const glabench_status status = call_plugin([&] { return t.last_call_report(&msg); });
+  plugin_message<kReportCapacity> json;
+  const glabench_status status =
+      call_plugin(json, [&](glabench_message* m) { return t.last_call_report(m); });
   if (status == GLABENCH_ERROR_UNSUPPORTED) return std::nullopt;
-  check(status, "last_call_report", text.c_str());
-  text.resize(std::char_traits<char>::length(text.c_str()));
-  return text;
+  check(status, "last_call_report", json.text());
+  return json.text();
 }
 
 void backend_runner::collect_outputs() {
   const glabench_backend& t = *backend_.table;
   if (!GLABENCH_HAS_MEMBER(&t, glabench_backend, collect) || !t.collect) return;
-  char text[kMessageCapacity] = "";
-  glabench_message msg{text, sizeof text};
-  const glabench_status status = call_plugin([&] { return t.collect(&msg); });
-  check(status, "collect", text);
+  plugin_message<kMessageCapacity> error;
+  const glabench_status status =
+      call_plugin(error, [&](glabench_message* m) { return t.collect(m); });
+  check(status, "collect", error.text());
 }
 
 void backend_runner::launch_forward() {
   const glabench_forward_args a = forward_args();
-  char text[kMessageCapacity] = "";
-  glabench_message msg{text, sizeof text};
+  plugin_message<kMessageCapacity> error;
   forward_launched_ = true;
-  const glabench_status status = call_plugin([&] { return backend_.table->forward(&abi_problem_, &a, &msg); });
-  check(status, "forward", text);
+  const glabench_status status = call_plugin(
+      error, [&](glabench_message* m) { return backend_.table->forward(&abi_problem_, &a, m); });
+  check(status, "forward", error.text());
 }
 
 void backend_runner::launch_backward() {
   const glabench_backward_args a = backward_args();
-  char text[kMessageCapacity] = "";
-  glabench_message msg{text, sizeof text};
   if (!backend_.table->backward)
     check(GLABENCH_ERROR_UNSUPPORTED, "backward", "the backend has no backward");
+  plugin_message<kMessageCapacity> error;
   backward_launched_ = true;
-  const glabench_status status = call_plugin([&] { return backend_.table->backward(&abi_problem_, &a, &msg); });
-  check(status, "backward", text);
+  const glabench_status status = call_plugin(
+      error, [&](glabench_message* m) { return backend_.table->backward(&abi_problem_, &a, m); });
+  check(status, "backward", error.text());
 }
 
 op_outputs backend_runner::download_outputs() const {

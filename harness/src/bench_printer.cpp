@@ -66,8 +66,7 @@ bench_printer::bench_printer(std::FILE* out, const std::vector<bench_config>& pl
 
 std::string bench_printer::configuration(const bench_config& c) const {
   return fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {:<{}}", console_safe(c.backend), w_backend_,
-                     c.op, w_op_, c.dtype, kDtypeWidth, c.mode, kModeWidth, c.label(),
-                     w_shape_);
+                     c.op, w_op_, c.dtype, kDtypeWidth, c.mode, kModeWidth, c.label(), w_shape_);
 }
 
 void bench_printer::row(const bench_row& r) {

@@ -11,9 +11,9 @@
 
 #include "backend_runner.hpp"
 #include "bench_device.hpp"
-#include "device_info.hpp"
 #include "bench_shapes.hpp"
 #include "captured_call.hpp"
+#include "device_info.hpp"
 #include "gate_regime.hpp"
 #include "glabench/reference/random_inputs.hpp"
 #include "nvml_reader.hpp"
@@ -48,26 +48,43 @@ job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t 
              const std::string& gates, const std::string& timing) {
   causal = causal || op != op_kind::softmax_attn;
   problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), causal};
+  const gate_regime* regime = p.has_gate() ? find_gate_regime(gates) : nullptr;
+  if (p.has_gate() && !regime)
+    throw std::invalid_argument("bench job: unknown gate regime '" + gates + "'");
   job j{b, p, shape_index, d, mode == "fwdbwd", {}, {}};
-  j.config = {b->name(), std::string(op_name(op)), std::string(dtype_name(d)), mode, sh.B, sh.T,
-              sh.H,      sh.K,  sh.V, hot, int32_t(num_devices), causal};
-  if (p.has_gate()) {
-    const gate_regime* regime = find_gate_regime(gates);
-    if (!regime) throw std::invalid_argument("bench job: unknown gate regime '" + gates + "'");
-    j.config.gates = gates;
-    j.gates = regime->kind;
-  }
-  j.config.timing = timing;
+  j.config = {b->name(),
+              std::string(op_name(op)),
+              std::string(dtype_name(d)),
+              mode,
+              sh.B,
+              sh.T,
+              sh.H,
+              sh.K,
+              sh.V,
+              hot,
+              int32_t(num_devices),
+              causal,
+              regime ? gates : "",
+              timing};
+  if (regime) j.gates = regime->kind;
   j.cost = essential_cost(p, dtype_bytes(d), p.has_state(), j.with_backward);
   return j;
 }
 
 // What a worker needs to rebuild a job (the backend is the worker's own).
 nlohmann::json job_spec(const job& j) {
-  return {{"op", j.config.op},       {"B", j.prob.B},         {"T", j.prob.T},
-          {"H", j.prob.H},           {"K", j.prob.K},         {"V", j.prob.V},
-          {"shape_index", j.shape_index}, {"dtype", j.config.dtype}, {"mode", j.config.mode},
-          {"causal", j.prob.causal}, {"gates", j.config.gates}, {"timing", j.config.timing}};
+  return {{"op", j.config.op},
+          {"B", j.prob.B},
+          {"T", j.prob.T},
+          {"H", j.prob.H},
+          {"K", j.prob.K},
+          {"V", j.prob.V},
+          {"shape_index", j.shape_index},
+          {"dtype", j.config.dtype},
+          {"mode", j.config.mode},
+          {"causal", j.prob.causal},
+          {"gates", j.config.gates},
+          {"timing", j.config.timing}};
 }
 
 nlohmann::json options_spec(const bench_options& o) {
@@ -101,7 +118,6 @@ std::vector<job> plan_jobs(const bench_options& opts) {
               return std::tie(o.B, o.T, o.H, o.K, o.V) == std::tie(sh.B, sh.T, sh.H, sh.K, sh.V);
             });
         if (repeated) continue;  // shape sets overlap (t-sweep and fla share B4 T2048)
-        // softmax_attn once per mask (--mask); gla and rwkv6 once: they are causal.
         // softmax_attn once per mask; gla and rwkv6 once per gate regime.
         const bool per_mask = op == op_kind::softmax_attn && !opts.masks.empty();
         const bool gated = op != op_kind::softmax_attn;
@@ -114,12 +130,17 @@ std::vector<job> plan_jobs(const bench_options& opts) {
                                           opts.devices.size(), gates, timing));
       }
     }
-  // Smallest work first within each op, so that one input set serves every backend and
-  // dtype of a shape, and a slow backend's measured rate can rule out larger shapes.
-  std::stable_sort(jobs.begin(), jobs.end(), [](const job& a, const job& b) {
+  // Smallest work first within each op, then by gate regime, so that one input set (and
+  // its reference) serves every backend and dtype of a shape and regime, and a slow
+  // backend's measured rate can rule out larger shapes.
+  const auto regime_of = [&opts](const job& j) {
+    return std::find(opts.gates.begin(), opts.gates.end(), j.config.gates) - opts.gates.begin();
+  };
+  std::stable_sort(jobs.begin(), jobs.end(), [&](const job& a, const job& b) {
     const double fa = a.prob.B * a.prob.T * a.prob.H * a.prob.K * double(a.prob.V);
     const double fb = b.prob.B * b.prob.T * b.prob.H * b.prob.K * double(b.prob.V);
-    return std::tie(a.prob.op, fa, a.shape_index) < std::tie(b.prob.op, fb, b.shape_index);
+    return std::tuple(a.prob.op, fa, a.shape_index, regime_of(a)) <
+           std::tuple(b.prob.op, fb, b.shape_index, regime_of(b));
   });
   return jobs;
 }
@@ -235,8 +256,8 @@ bench_row bench_session::run(const job& j) {
   if (j.config.timing == "graph" && !cuda)
     return skip("--timing graph captures CUDA work: this backend runs on the host");
   const std::string rate_key =
-      fmt::format("{}/{}/{}/{}/{}/{}", j.config.backend, j.config.op, j.config.dtype,
-                  j.config.mode, j.config.mask(), j.config.timing);
+      fmt::format("{}/{}/{}/{}/{}/{}", j.config.backend, j.config.op, j.config.dtype, j.config.mode,
+                  j.config.mask(), j.config.timing);
   if (auto it = seconds_per_flop_.find(rate_key); it != seconds_per_flop_.end()) {
     const double predicted = it->second * j.cost.flops;
     if (predicted > opts_.max_call_s)
@@ -407,12 +428,11 @@ bench_row bench_worker::run(const loaded_backend& backend, const nlohmann::json&
   const bench_shape shape{spec.at("B").get<int64_t>(), spec.at("T").get<int64_t>(),
                           spec.at("H").get<int64_t>(), spec.at("K").get<int64_t>(),
                           spec.at("V").get<int64_t>()};
-  return state_->session->run(make_job(&backend, *op, shape, spec.at("shape_index").get<size_t>(),
-                                       *d, spec.at("mode").get<std::string>(),
-                                       spec.at("causal").get<bool>(), state_->opts.hot,
-                                       state_->opts.devices.size(),
-                                       spec.at("gates").get<std::string>(),
-                                       spec.at("timing").get<std::string>()));
+  return state_->session->run(
+      make_job(&backend, *op, shape, spec.at("shape_index").get<size_t>(), *d,
+               spec.at("mode").get<std::string>(), spec.at("causal").get<bool>(), state_->opts.hot,
+               state_->opts.devices.size(), spec.at("gates").get<std::string>(),
+               spec.at("timing").get<std::string>()));
 }
 
 std::vector<bench_config> planned_configs(const bench_options& opts) {
@@ -423,9 +443,7 @@ std::vector<bench_config> planned_configs(const bench_options& opts) {
 
 bench_results run_bench(const bench_options& opts) {
   bench_results results;
-  std::vector<std::string> names;
-  for (const auto* b : opts.backends) names.push_back(b->table->name);
-  results.context = run_context(names);
+  results.context = run_context(opts.backends);
   results.context["backend_builds"] = backend_builds(opts.backends);
   results.context.update(host_description());
   bool any_cuda = false;

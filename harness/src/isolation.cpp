@@ -44,6 +44,7 @@ nlohmann::json describe_table(const loaded_backend& b) {
           {"abi_minor", t.abi_minor},
           {"capabilities", caps},
           {"build", to_json(b.build)},
+          {"knobs", b.knobs},
           {"availability", availability_here(b)}};
 }
 
@@ -69,7 +70,7 @@ loaded_backend backend_from_description(const std::string& path, const nlohmann:
   t.build = {};  // compiler NULL: not this table's to say
   const glabench_backend* table = &held->table;
   return {path, table, std::shared_ptr<void>(held, held.get()),
-          backend_build_from_json(d.at("build"))};
+          backend_build_from_json(d.at("build")), d.at("knobs").get<std::vector<std::string>>()};
 }
 
 // The result of a case whose worker died or was killed.

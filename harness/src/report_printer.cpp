@@ -125,15 +125,16 @@ void write_run(std::ostream& out, const named_results& run) {
           "| {} | {} | {} | {} | {} | {} | {:.4g} | {:.4g}–{:.4g} | {:.2f}% | {} | {:.1f} | {} | "
           "{:.3g} | {} | {} | {} |\n",
           markdown_cell(k.backend), markdown_cell(k.op), markdown_cell(k.dtype),
-          markdown_cell(k.mode), markdown_cell(k.label()), bench_status_name(r.status), s.median, s.p20, s.p80,
-          100 * s.cv, s.n, r.gbps.value_or(0), pct(r.bandwidth_fraction), r.tflops.value_or(0),
-          pct(r.flop_fraction), worst_rel_l2(r), markdown_cell(timed_note(r)));
+          markdown_cell(k.mode), markdown_cell(k.label()), bench_status_name(r.status), s.median,
+          s.p20, s.p80, 100 * s.cv, s.n, r.gbps.value_or(0), pct(r.bandwidth_fraction),
+          r.tflops.value_or(0), pct(r.flop_fraction), worst_rel_l2(r),
+          markdown_cell(timed_note(r)));
     } else {
       out << fmt::format(
           "| {} | {} | {} | {} | {} | **{}** | – | – | – | – | – | – | – | – | {} | {} |\n",
           markdown_cell(k.backend), markdown_cell(k.op), markdown_cell(k.dtype),
-          markdown_cell(k.mode), markdown_cell(k.label()), bench_status_name(r.status), worst_rel_l2(r),
-          markdown_cell(r.message));
+          markdown_cell(k.mode), markdown_cell(k.label()), bench_status_name(r.status),
+          worst_rel_l2(r), markdown_cell(r.message));
     }
   }
   if (!skipped.empty()) {

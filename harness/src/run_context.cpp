@@ -5,10 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -19,29 +19,21 @@
 
 #include "safe_text.hpp"
 
-extern char** environ;
-
 namespace glabench {
 
 const char* build_git_commit();  // generated at build time by cmake/write_git_commit.cmake
 
-nlohmann::json backend_environment(const std::vector<std::string>& backend_names) {
+nlohmann::json backend_environment(const std::vector<std::string>& knobs) {
   nlohmann::json found = nlohmann::json::object();
-  for (const std::string& name : backend_names) {
-    std::string prefix;
-    for (const char c : name) prefix += char(std::toupper(static_cast<unsigned char>(c)));
-    prefix += '_';
-    for (char** e = environ; e && *e; ++e) {
-      const std::string entry = *e;
-      const size_t eq = entry.find('=');
-      if (eq != std::string::npos && entry.compare(0, prefix.size(), prefix) == 0)
-        found[entry.substr(0, eq)] = entry.substr(eq + 1);
-    }
-  }
+  for (const std::string& knob : knobs)
+    if (const char* value = std::getenv(knob.c_str())) found[knob] = value;
   return found;
 }
 
-nlohmann::json run_context(const std::vector<std::string>& backend_names) {
+nlohmann::json run_context(const std::vector<const loaded_backend*>& backends) {
+  std::vector<std::string> knobs;
+  for (const loaded_backend* b : backends)
+    knobs.insert(knobs.end(), b->knobs.begin(), b->knobs.end());
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -53,7 +45,7 @@ nlohmann::json run_context(const std::vector<std::string>& backend_names) {
           {"cuda_build", GLABENCH_WITH_CUDA != 0},
           {"host_name", host},
           {"date", date},
-          {"backend_environment", backend_environment(backend_names)}};
+          {"backend_environment", backend_environment(knobs)}};
 }
 
 namespace {

@@ -6,16 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "backend_loader.hpp"
+
 namespace glabench {
 
-// backend_names: the backends of the run. A backend's own knobs are environment
-// variables named after it, in capitals (parallel_scan_cuda: PARALLEL_SCAN_CUDA_*); those
+// backends: the backends of the run. A backend's knobs are the environment variables its
+// table names (ABI 1.4, loaded_backend::knobs; e.g. PARALLEL_SCAN_CUDA_FP32_STATE); those
 // set for the run are recorded as context.backend_environment, so that two results files
 // taken with different knobs cannot pass for the same configuration.
-nlohmann::json run_context(const std::vector<std::string>& backend_names = {});
+nlohmann::json run_context(const std::vector<const loaded_backend*>& backends = {});
 
-// The environment variables named <BACKEND>_… for the given backend names, as an object.
-nlohmann::json backend_environment(const std::vector<std::string>& backend_names);
+// The variables among `knobs` that are set, as an object of name → value. An allow-list:
+// exactly these names, never a variable that merely begins like one (matched by a prefix,
+// a backend named aws would have its results carry AWS_SECRET_ACCESS_KEY).
+nlohmann::json backend_environment(const std::vector<std::string>& knobs);
 
 // Output files and folders. A command checks every output path before it starts any
 // work, so a typo costs no run; results then appear whole or not at all.

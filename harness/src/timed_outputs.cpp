@@ -65,9 +65,8 @@ timed_outputs_check check_timed_outputs(const output_snapshot& verified,
                                           unpack(v->bytes.data(), v->shape, v->type), threshold);
     if (!std::isnan(out.max_rel_l2)) out.max_rel_l2 = std::max(out.max_rel_l2, c.rel_l2);
     if (!c.passed)
-      problems.push_back(
-          fmt::format("{} differs from the quick verify's: rel_l2 {:.3g} > {:.3g}", t.name,
-                      c.rel_l2, threshold));
+      problems.push_back(fmt::format("{} differs from the quick verify's: rel_l2 {:.3g} > {:.3g}",
+                                     t.name, c.rel_l2, threshold));
   }
   if (timed.tensors.size() != verified.tensors.size()) {
     out.identical = false;

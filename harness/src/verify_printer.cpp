@@ -114,9 +114,7 @@ nlohmann::json verify_printer::to_json(const std::vector<verify_case_result>& re
                                        const std::vector<const loaded_backend*>& backends) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& r : results) rows.push_back(glabench::to_json(r));
-  std::vector<std::string> names;
-  for (const loaded_backend* b : backends) names.push_back(b->name());
-  nlohmann::json context = run_context(names);
+  nlohmann::json context = run_context(backends);
   context["backend_builds"] = backend_builds(backends);
   return {{"glabench_results", "verify"},
           {"schema_version", 1},

@@ -166,23 +166,25 @@ BOOST_AUTO_TEST_CASE(rows_are_matched_by_configuration) {
   BOOST_TEST(c.rows[2].status == verdict::added);
   std::ostringstream md;
   comparison_printer::print_markdown(md, c);
-  BOOST_TEST(md.str().find("| k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild | 2 | 2 | 1.000 |") !=
-             std::string::npos);
+  BOOST_TEST(
+      md.str().find("| k/gla/bf16/fwd/B4_T2048_H16_K128_V128/gates-mild | 2 | 2 | 1.000 |") !=
+      std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(backend_knobs_are_recorded_and_shown) {
-  // A backend's knobs are the environment variables named after it (run_context.hpp).
+  // A backend's knobs are the environment variables its table names (ABI 1.4,
+  // run_context.hpp): exactly those, where set; never one that merely shares their prefix.
   setenv("PARALLEL_SCAN_CUDA_FP32_STATE", "64", 1);
-  setenv("PARALLEL_SCAN_CUDAX", "1", 1);  // not PARALLEL_SCAN_CUDA_…
-  setenv("OTHER_BACKEND_KNOB", "1", 1);
-  const nlohmann::json env = backend_environment({"parallel_scan_cuda", "naive_recurrent"});
-  const nlohmann::json context = run_context({"parallel_scan_cuda"});
+  setenv("PARALLEL_SCAN_CUDA_SECRET", "1", 1);  // named after the backend, but not a knob
+  setenv("PARALLEL_SCAN_CUDAX", "1", 1);
+  loaded_backend scan;
+  scan.knobs = {"PARALLEL_SCAN_CUDA_WIDTH", "PARALLEL_SCAN_CUDA_FP32_STATE"};
+  const nlohmann::json env = backend_environment(scan.knobs);
+  const nlohmann::json context = run_context({&scan});
   for (const char* name :
-       {"PARALLEL_SCAN_CUDA_FP32_STATE", "PARALLEL_SCAN_CUDAX", "OTHER_BACKEND_KNOB"})
+       {"PARALLEL_SCAN_CUDA_FP32_STATE", "PARALLEL_SCAN_CUDA_SECRET", "PARALLEL_SCAN_CUDAX"})
     unsetenv(name);
-  BOOST_TEST(env.value("PARALLEL_SCAN_CUDA_FP32_STATE", std::string()) == "64");
-  BOOST_TEST(!env.contains("PARALLEL_SCAN_CUDAX"));
-  BOOST_TEST(!env.contains("OTHER_BACKEND_KNOB"));
+  BOOST_TEST(env == nlohmann::json({{"PARALLEL_SCAN_CUDA_FP32_STATE", "64"}}));
   BOOST_TEST(context.at("backend_environment") == env);
 
   // compare shows them beside each side's commit, so that such runs are not mistaken for
@@ -284,8 +286,9 @@ BOOST_AUTO_TEST_CASE(devices_and_backend_report_round_trip_and_key_the_configura
 
   std::ostringstream md;
   report_printer::print_markdown(md, {{"run.json", both}}, "ring", {}, {});
-  BOOST_TEST(md.str().find("| B4 T2048 H16 K128 V128 ×2 GPU gates:mild | ok |") != std::string::npos,
-             md.str());
+  BOOST_TEST(
+      md.str().find("| B4 T2048 H16 K128 V128 ×2 GPU gates:mild | ok |") != std::string::npos,
+      md.str());
   BOOST_TEST(
       md.str().find(R"(backend report: {"comm_hidden_fraction":0.93,"rank_ms":[0.5,0.6]})") !=
           std::string::npos,
@@ -311,8 +314,12 @@ BOOST_AUTO_TEST_CASE(the_bench_table_shows_several_devices) {
   std::fclose(out);
   const std::string printed(text, size);
   std::free(text);
-  BOOST_TEST(printed.find("fwd     B4 T2048 H16 K128 V128 gates:mild         ") != std::string::npos, printed);
-  BOOST_TEST(printed.find("fwd     B4 T2048 H16 K128 V128 ×2 GPU gates:mild  ") != std::string::npos, printed);
+  BOOST_TEST(
+      printed.find("fwd     B4 T2048 H16 K128 V128 gates:mild         ") != std::string::npos,
+      printed);
+  BOOST_TEST(
+      printed.find("fwd     B4 T2048 H16 K128 V128 ×2 GPU gates:mild  ") != std::string::npos,
+      printed);
 }
 
 // softmax_attn's mask (bench --mask) is part of a configuration's key: a full-mask row is
@@ -675,7 +682,8 @@ BOOST_AUTO_TEST_CASE(verdict_line_ends_the_markdown_and_is_in_the_json) {
   BOOST_TEST(gate.at("passed").get<bool>() == false);
   BOOST_TEST(gate.at("rows_compared").get<int>() == 3);
   BOOST_TEST(gate.at("slower").size() == 2u);
-  BOOST_TEST(gate.at("slower")[0].get<std::string>() == "k/gla/bf16/fwd/B4_T1024_H16_K128_V128/gates-mild");
+  BOOST_TEST(gate.at("slower")[0].get<std::string>() ==
+             "k/gla/bf16/fwd/B4_T1024_H16_K128_V128/gates-mild");
   BOOST_TEST(gate.at("verdict").get<std::string>() == comparison_printer::verdict_line(g));
   BOOST_TEST(!comparison_printer::to_json(c, std::nullopt).contains("gate"));
 
@@ -693,7 +701,8 @@ BOOST_AUTO_TEST_CASE(verdict_line_ends_the_markdown_and_is_in_the_json) {
       judge_gate(compare_results(results_with(many_base), results_with(many_next), {}), {5}));
   BOOST_TEST_INFO(cut);
   BOOST_TEST(cut.find("12 rows SLOWER by more than 5% (") != std::string::npos);
-  BOOST_TEST(cut.find("B4_T10_H16_K128_V128/gates-mild: +100.0%, and 2 more)") != std::string::npos);
+  BOOST_TEST(cut.find("B4_T10_H16_K128_V128/gates-mild: +100.0%, and 2 more)") !=
+             std::string::npos);
   BOOST_TEST(cut.find("B4_T11_") == std::string::npos);
 }
 
@@ -1086,10 +1095,12 @@ BOOST_AUTO_TEST_CASE(report_markdown_has_tables_and_speedups) {
       {{"speedup", "nothing to compare"}});
   const std::string s = md.str();
   BOOST_TEST(s.find("## run.json") != std::string::npos);
-  BOOST_TEST(s.find("| fast | gla | bf16 | fwd | B4 T2048 H16 K128 V128 gates:mild | ok | 0.4999") !=
-             std::string::npos);
-  BOOST_TEST(s.find("| fast | gla bf16 fwd B4 T2048 H16 K128 V128 gates:mild | 9.998 | 0.4999 | 20×") !=
-             std::string::npos);
+  BOOST_TEST(
+      s.find("| fast | gla | bf16 | fwd | B4 T2048 H16 K128 V128 gates:mild | ok | 0.4999") !=
+      std::string::npos);
+  BOOST_TEST(
+      s.find("| fast | gla bf16 fwd B4 T2048 H16 K128 V128 gates:mild | 9.998 | 0.4999 | 20×") !=
+      std::string::npos);
   BOOST_TEST(s.find("**failed**") != std::string::npos);
   BOOST_TEST(s.find("quick verify failed") != std::string::npos);
   BOOST_TEST(s.find("![Time against T](time_vs_t.png)") != std::string::npos);
@@ -1113,8 +1124,8 @@ BOOST_AUTO_TEST_CASE(report_speedups_pair_files_of_one_device_only) {
   std::ostringstream md;
   report_printer::print_markdown(md, runs, "naive_recurrent", {}, {});
   const std::string s = md.str();
-  BOOST_TEST(s.find("| fla.chunk_gla | gla bf16 fwd B4 T2048 H16 K128 V128 gates:mild | 9.998 | 0.4999 | 20×") !=
-             std::string::npos);
+  BOOST_TEST(s.find("| fla.chunk_gla | gla bf16 fwd B4 T2048 H16 K128 V128 gates:mild | 9.998 | "
+                    "0.4999 | 20×") != std::string::npos);
   BOOST_TEST(s.find("| elsewhere | gla bf16") == std::string::npos);
   BOOST_TEST(s.find("| nameless | gla bf16") == std::string::npos);
 }

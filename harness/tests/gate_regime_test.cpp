@@ -50,7 +50,8 @@ BOOST_AUTO_TEST_CASE(moments_as_named) {
   }
   // model's gates are fla's scaled by 1/16 — the same normals, so exactly.
   const tensor model = gates_of("model", 64, 2, 16), fla = gates_of("fla", 64, 2, 16);
-  for (size_t i = 0; i < model.data.size(); ++i) BOOST_TEST_REQUIRE(model.data[i] == fla.data[i] / 16);
+  for (size_t i = 0; i < model.data.size(); ++i)
+    BOOST_TEST_REQUIRE(model.data[i] == fla.data[i] / 16);
   // strong has the long tail: some gates below −10, none a mild regime draws.
   const tensor strong = gates_of("strong", 4096, 2, 16), mild = gates_of("mild", 4096, 2, 16);
   const auto below = [](const tensor& t, double x) {

@@ -176,7 +176,8 @@ BOOST_AUTO_TEST_CASE(loads_the_naive_backend) {
   BOOST_TEST(b.build.build_type == BUILD_TYPE);
   BOOST_TEST(b.build.compiler == CXX_COMPILER);
   BOOST_TEST(b.build.cuda_architectures == "");
-  BOOST_TEST(b.build.abi == "1.3");
+  BOOST_TEST(b.build.abi == "1.4");
+  BOOST_TEST(b.knobs.empty());  // it reads no environment variable
 }
 
 BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
@@ -211,15 +212,16 @@ BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
   BOOST_TEST(c.build.build_type == "");
   const loaded_backend c_none = load_backend(plugin("c_undescribed"));
   BOOST_TEST(!c_none.build.described);
-  BOOST_TEST(c_none.build.abi == "1.3");
-  // A C table ending with GLABENCH_BUILD_INFO_INIT, or before it, leaves ABI 1.2's and
-  // 1.3's optional members zero: nothing to call.
+  BOOST_TEST(c_none.build.abi == "1.4");
+  // A C table ending with GLABENCH_BUILD_INFO_INIT, or before it, leaves the optional
+  // members of ABI 1.2 to 1.4 zero: nothing to call, no knobs.
   for (const loaded_backend* t : {&c, &c_none}) {
     BOOST_TEST(t->table->struct_size == sizeof(glabench_backend));
     BOOST_TEST(!t->table->prepare);
     BOOST_TEST(!t->table->release);
     BOOST_TEST(!t->table->last_call_report);
     BOOST_TEST(!t->table->collect);
+    BOOST_TEST(t->knobs.empty());
   }
   // A plugin built against ABI 1.1 ends at build: it loads, described.
   const loaded_backend v11 = load_backend(plugin("abi_1_1"));
@@ -253,6 +255,26 @@ BOOST_AUTO_TEST_CASE(refuses_broken_plugins) {
   require_refused(plugin("short_1_1"), "bytes ABI 1.1 promises");
   require_refused(plugin("short_1_2"), "bytes ABI 1.2 promises");
   require_refused(plugin("null_forward"), "leaves a required function");
+  // A capability is an op and a mode of ABI 1: an unknown one would be listed and matched
+  // as if it were gla or bwd.
+  require_refused(
+      plugin("unknown_op"),
+      "backend 'test_unknown_op' capability 1 has op 7, not one of GLABENCH_OP_GLA (0), "
+      "GLABENCH_OP_RWKV6 (1), GLABENCH_OP_SOFTMAX_ATTN (2)");
+  require_refused(plugin("unknown_mode"),
+                  "backend 'test_unknown_mode' capability 0 has mode 5, not one of "
+                  "GLABENCH_MODE_FORWARD (0), GLABENCH_MODE_BACKWARD (1)");
+  // Results record a backend's knobs: it may name only variables named after it.
+  require_refused(plugin("foreign_knob"),
+                  "backend 'test_foreign_knob' knob 1 'HF_TOKEN' is not TEST_FOREIGN_KNOB_… (a "
+                  "knob is named after its backend");
+}
+
+// The knobs a table names (ABI 1.4) are the backend's; a table of an earlier minor has none.
+BOOST_AUTO_TEST_CASE(reads_the_knobs_a_table_names) {
+  BOOST_TEST(load_backend(plugin("aws")).knobs == std::vector<std::string>{"AWS_TEST_TILE"});
+  BOOST_TEST(load_backend(plugin("abi_1_2")).knobs.empty());
+  BOOST_TEST(load_backend(plugin("silent")).knobs.empty());
 }
 
 BOOST_AUTO_TEST_CASE(refuses_files_that_are_not_libraries) {
@@ -286,7 +308,7 @@ BOOST_AUTO_TEST_CASE(searches_the_backend_path_and_reports_broken_files) {
   unsetenv("GLABENCH_BACKEND_PATH");
   BOOST_TEST(reg.find("test_silent") != nullptr);
   BOOST_TEST(reg.find("naive_recurrent") != nullptr);  // the duplicate variant, alone here
-  BOOST_TEST(reg.broken.size() == 7u);
+  BOOST_TEST(reg.broken.size() == 10u);
   BOOST_CHECK_THROW(discover_backends("", {plugin("abi_major")}), backend_load_error);
 }
 

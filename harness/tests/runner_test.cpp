@@ -79,6 +79,27 @@ BOOST_AUTO_TEST_CASE(backend_errors_carry_their_message) {
   BOOST_TEST(r.message.find("runtime error") != std::string::npos, r.message);
 }
 
+// A plugin that fills its error buffer without a terminating NUL: the message is the
+// buffer's first capacity − 1 bytes, and nothing after them (plugin_message.hpp).
+BOOST_AUTO_TEST_CASE(an_unterminated_message_is_cut_at_the_buffer) {
+  const loaded_backend unterminated = test_plugin("unterminated");
+  const fixture f = recipe_fixture("gla_forward_only");
+  std::string letters;  // what the plugin wrote: 2048 letters, the buffer's capacity
+  for (size_t i = 0; i < 2048; ++i) letters += char('a' + i % 26);
+  const std::string expected =
+      "test_unterminated forward failed (runtime error): " + letters.substr(0, 2047);
+  backend_runner runner(unterminated, f.prob, dtype::fp64, true, false);
+  try {
+    runner.forward(f.inputs);
+    BOOST_FAIL("the forward's error was not reported");
+  } catch (const backend_call_error& e) {
+    BOOST_TEST(std::string(e.what()) == expected);
+  }
+  const verify_case_result r = verify_case(unterminated, f, dtype::fp64, {});
+  BOOST_TEST(case_status_name(r.status) == "failed");
+  BOOST_TEST(r.message.ends_with(expected), r.message);
+}
+
 BOOST_AUTO_TEST_CASE(unsupported_dtype_is_skipped_not_failed) {
   const loaded_backend naive = load_backend(NAIVE_BACKEND_PATH);
   const verify_case_result r = verify_case(naive, recipe_fixture("gla_basic"), dtype::bf16, {});

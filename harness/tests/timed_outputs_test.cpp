@@ -66,7 +66,8 @@ BOOST_AUTO_TEST_CASE(non_finite_counted_from_the_bits_in_every_dtype) {
     BOOST_TEST(count_non_finite(pack(t, d), d) == 2u, dtype_name(d));
   // The bench's poison: all-ones bytes are NaN in every dtype.
   for (dtype d : {dtype::fp64, dtype::fp32, dtype::bf16, dtype::fp16})
-    BOOST_TEST(count_non_finite(std::vector<std::byte>(8 * dtype_bytes(d), std::byte{0xFF}), d) == 8u);
+    BOOST_TEST(count_non_finite(std::vector<std::byte>(8 * dtype_bytes(d), std::byte{0xFF}), d) ==
+               8u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -81,6 +81,13 @@ def names_option(ap, values, flag, what, known, default, everything=False):
     return list(dict.fromkeys(names))
 
 
+def add_timing_option(ap):
+    """--timing, as glabench bench takes it (read with names_option against TIMINGS)."""
+    ap.add_argument("--timing", action="append",
+                    help="eager (the call as it comes) and/or graph (replays of a CUDA graph), "
+                         "repeated or comma-separated (default: eager)")
+
+
 def host_cpu():
     """The model name in /proc/cpuinfo, as glabench's device_info.cpp reads it."""
     try:

@@ -44,8 +44,8 @@ import sys
 import torch
 
 from bench_policy import (DEFAULT_GATES, DTYPE, GATE_REGIMES, TIMINGS, Config, Place,
-                          ResultsFile, check, describe, gates, measure_peaks, names_option,
-                          normals, rel_l2, results_context)
+                          ResultsFile, add_timing_option, check, describe, gates, measure_peaks,
+                          names_option, normals, rel_l2, results_context)
 
 
 def peer_fn(name):
@@ -113,9 +113,7 @@ def main():
     ap.add_argument("--gates", action="append",
                     help=f"gate regimes, repeated or comma-separated: {', '.join(GATE_REGIMES)} "
                          f"or all (default: {DEFAULT_GATES})")
-    ap.add_argument("--timing", action="append",
-                    help="eager (the call as it comes) and/or graph (replays of a CUDA graph), "
-                         "repeated or comma-separated (default: eager)")
+    add_timing_option(ap)
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--verify-tokens", type=int, default=512)
     args = ap.parse_args()

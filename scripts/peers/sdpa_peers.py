@@ -57,8 +57,8 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from bench_policy import (DTYPE, TIMINGS, Config, Place, ResultsFile, check, describe,
-                          first_line, measure_peaks, names_option, normals, rel_l2,
+from bench_policy import (DTYPE, TIMINGS, Config, Place, ResultsFile, add_timing_option, check,
+                          describe, first_line, measure_peaks, names_option, normals, rel_l2,
                           results_context)
 
 KERNELS = {"flash": SDPBackend.FLASH_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION,
@@ -183,9 +183,7 @@ def main():
     ap.add_argument("--each-kernel", action="store_true",
                     help="one peer per kernel of --kernels, torch.sdpa.<kernel>, each row "
                          "running that kernel alone")
-    ap.add_argument("--timing", action="append",
-                    help="eager (the call as it comes) and/or graph (replays of a CUDA graph), "
-                         "repeated or comma-separated (default: eager)")
+    add_timing_option(ap)
     ap.add_argument("--device", default="cuda", help="cuda (CUDA events) or cpu (host clock)")
     ap.add_argument("--seed", type=int, default=20261123)
     ap.add_argument("--verify-tokens", type=int, default=512)

@@ -16,7 +16,8 @@
  * exist (GLABENCH_HAS_MEMBER). Minor 1 appended glabench_backend.build (how the plugin
  * was built); a table built against 1.0 ends at backward. Minor 2 appended prepare,
  * release and last_call_report (multi-device backends); a 1.1 table ends at build.
- * Minor 3 appended collect; a 1.2 table ends at last_call_report.
+ * Minor 3 appended collect; a 1.2 table ends at last_call_report. Minor 4 appended knobs
+ * and num_knobs; a 1.3 table ends at collect.
  *
  * Errors: every call returns a glabench_status and, on failure, writes a
  * NUL-terminated message into the caller's buffer. A backend never aborts the
@@ -34,7 +35,7 @@ extern "C" {
 #endif
 
 #define GLABENCH_ABI_MAJOR 1
-#define GLABENCH_ABI_MINOR 3
+#define GLABENCH_ABI_MINOR 4
 
 #define GLABENCH_ENTRY_SYMBOL "glabench_backend_entry"
 
@@ -293,6 +294,23 @@ typedef struct glabench_backend {
   glabench_status (*collect)(glabench_message* error) = nullptr;
 #else
   glabench_status (*collect)(glabench_message* error);
+#endif
+
+  /* ---- ABI 1.4. A table built against 1.3 ends above; optional like the 1.2 members. */
+
+  /* The backend's knobs: the names of the environment variables it reads that change what
+   * it computes or how fast (e.g. "PARALLEL_SCAN_CUDA_FP32_STATE"), num_knobs of them.
+   * Results files record these, where set (context.backend_environment), so that runs
+   * with different knobs cannot pass for the same configuration; glabench records no
+   * other variable, so a table without knobs (or built against an earlier minor) has
+   * none recorded. Each name is the backend's name in capitals, '_', and more of
+   * A-Z, 0-9 and '_' (the loader refuses a table that names any other variable). */
+#if defined(__cplusplus) && __cplusplus >= 201402L
+  const char* const* knobs = nullptr;
+  size_t num_knobs = 0;
+#else
+  const char* const* knobs;
+  size_t num_knobs;
 #endif
 } glabench_backend;
 

@@ -43,7 +43,9 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
   double* o = data_of<double>(a->o);
   const int64_t n = gla_fp64::numel(a->o);
   if (VARIANT_IS(nan_later)) o[n - 1] = std::nan("");
-  const double scale = VARIANT_IS(drift_later) ? 1 + 1e-6 : VARIANT_IS(jitter_later) ? 1 + 1e-15 : 1;
+  const double scale = VARIANT_IS(drift_later)    ? 1 + 1e-6
+                       : VARIANT_IS(jitter_later) ? 1 + 1e-15
+                                                  : 1;
   for (int64_t i = 0; i < n; ++i) o[i] *= scale;
   return GLABENCH_OK;
 }

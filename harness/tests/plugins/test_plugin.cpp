@@ -12,6 +12,13 @@
 //   silent         valid; forward returns OK and writes nothing
 //   failing        valid; forward returns a runtime error with a message
 //   unavailable    valid, but its device_available() says it cannot run here
+//   unterminated   valid; forward fills the whole error buffer with letters, no NUL, and
+//                  returns a runtime error
+//   unknown_op     a capability with op 7, which ABI 1 does not have
+//   unknown_mode   a capability with mode 5
+//   aws            valid, named "aws", with one knob, AWS_TEST_TILE: results record it,
+//                  and no other AWS_ variable (AWS_SECRET_ACCESS_KEY)
+//   foreign_knob   names HF_TOKEN, a variable not named after it, as a knob
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 
@@ -24,6 +31,11 @@ using namespace glabench::backend_support;
 
 constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD}};
+constexpr glabench_capability kUnknownOp[] = {{GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD},
+                                              {glabench_op(7), kFloat64, GLABENCH_MODE_FORWARD}};
+constexpr glabench_capability kUnknownMode[] = {{GLABENCH_OP_GLA, kFloat64, glabench_mode(5)}};
+constexpr const char* kAwsKnobs[] = {"AWS_TEST_TILE"};
+constexpr const char* kForeignKnobs[] = {"TEST_FOREIGN_KNOB_TILE", "HF_TOKEN"};
 
 using test_plugin::supports, test_plugin::workspace_size;
 glabench_status device_available(glabench_message* reason) {
@@ -35,6 +47,10 @@ glabench_status forward(const glabench_problem*, const glabench_forward_args*,
                         glabench_message* error) {
   if (VARIANT_IS(failing))
     return fail(error, GLABENCH_ERROR_RUNTIME, "deliberate failure from the test plugin");
+  if (VARIANT_IS(unterminated)) {
+    for (size_t i = 0; i < error->capacity; ++i) error->text[i] = char('a' + i % 26);
+    return GLABENCH_ERROR_RUNTIME;
+  }
   return GLABENCH_OK;  // writes nothing
 }
 
@@ -64,6 +80,10 @@ glabench_backend make_table() {
   }
   if (VARIANT_IS(null_forward)) t.forward = nullptr;
   if (VARIANT_IS(duplicate)) t.name = "naive_recurrent";
+  if (VARIANT_IS(unknown_op)) t.capabilities = kUnknownOp, t.num_capabilities = 2;
+  if (VARIANT_IS(unknown_mode)) t.capabilities = kUnknownMode;
+  if (VARIANT_IS(aws)) t.name = "aws", t.knobs = kAwsKnobs, t.num_knobs = 1;
+  if (VARIANT_IS(foreign_knob)) t.knobs = kForeignKnobs, t.num_knobs = 2;
   return t;
 }
 

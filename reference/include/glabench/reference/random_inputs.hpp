@@ -44,8 +44,12 @@ enum class gate_kind {
 };
 
 // Where the cliff regime puts its −30 tokens and its all-zero features.
-inline bool cliff_reset_token(int64_t t) { return t % 53 == 17; }
-inline bool cliff_zero_feature(int64_t k) { return k % 8 == 3; }
+inline bool cliff_reset_token(int64_t t) {
+  return t % 53 == 17;
+}
+inline bool cliff_zero_feature(int64_t k) {
+  return k % 8 == 3;
+}
 
 struct random_problem_options {
   gate_kind gates = gate_kind::logsigmoid;
