@@ -79,18 +79,27 @@ int int_knob(const char* name, std::string* error) {
   return int(n);
 }
 
-// Rank 0 writes the id to a temporary name and renames it into place, so a reader
-// never sees half an id; the others wait for the file (up to 120 s).
+// Rank 0 writes the id to a temporary file beside it and renames it into place, so a
+// reader never sees half an id; the others wait for the file (up to 120 s). The temporary
+// file is created by mkstemp (O_CREAT | O_EXCL, mode 0600, a name nobody can predict):
+// it never follows a symlink or writes into a file someone else put there.
 std::string share_unique_id(const process_ranks& k, ncclUniqueId* id) {
   if (k.rank == 0) {
     if (std::string e = named(lib().get_unique_id(id), "ncclGetUniqueId"); !e.empty()) return e;
-    const std::string tmp = k.id_file + ".tmp" + std::to_string(getpid());
-    {
-      std::ofstream f(tmp, std::ios::binary);
-      f.write(id->internal, sizeof id->internal);
-      if (!f) return "cannot write NCCL's unique id to " + tmp;
+    std::string tmp = k.id_file + ".XXXXXX";
+    const int fd = mkstemp(tmp.data());
+    if (fd < 0)
+      return "cannot create a temporary file beside " + k.id_file + " for NCCL's unique id";
+    const bool written =
+        write(fd, id->internal, sizeof id->internal) == ssize_t(sizeof id->internal);
+    if (close(fd) != 0 || !written) {
+      std::remove(tmp.c_str());
+      return "cannot write NCCL's unique id to " + tmp;
     }
-    if (std::rename(tmp.c_str(), k.id_file.c_str()) != 0) return "cannot rename " + tmp + " to " + k.id_file;
+    if (std::rename(tmp.c_str(), k.id_file.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      return "cannot rename " + tmp + " to " + k.id_file;
+    }
     return {};
   }
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);

@@ -17,6 +17,12 @@ import json
 import os
 
 
+def cell(text):
+    """A markdown table cell of `text`: a '|' escaped and line breaks made spaces, so that
+    no name a results file holds can end a cell or a row, or forge one."""
+    return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="+")
@@ -41,7 +47,7 @@ def main():
             (peers if r.get("peer") else ours).setdefault(key, {})[name] = r["median_ms"]
     peer_names = sorted({n for v in peers.values() for n in v})
     print("| op | dtype | mode | B T H K V | backend | ms | " +
-          " | ".join(f"÷ {p}" for p in peer_names) + " |")
+          " | ".join(f"÷ {cell(p)}" for p in peer_names) + " |")
     print("|" + "---|" * (6 + len(peer_names)))
     for key in sorted(ours):
         op, dtype, mode, shape = key
@@ -50,8 +56,8 @@ def main():
             for p in peer_names:
                 pm = peers.get(key, {}).get(p)
                 cells.append(f"{ms / pm:.3f} ({pm:.4g})" if pm else "–")
-            print(f"| {op} | {dtype} | {mode} | {' '.join(map(str, shape))} | {name} | "
-                  f"{ms:.4g} | " + " | ".join(cells) + " |")
+            print(f"| {cell(op)} | {cell(dtype)} | {cell(mode)} | {' '.join(map(str, shape))} | "
+                  f"{cell(name)} | {ms:.4g} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
