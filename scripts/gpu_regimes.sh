@@ -7,8 +7,9 @@
 #   2. ring_softmax_cuda (one GPU) and torch SDPA's flash and cuDNN kernels;
 #   3. fla's chunk_gla, fused_recurrent_rwkv6, chunk_rwkv6, fused_recurrent_gla
 #      (scripts/peers/fla_peers.py), in that order, in what time is left of BUDGET_S;
-#      Triton autotunes each new shape, and the file is rewritten after every row, so
-#      what is cut short keeps what it timed;
+#      Triton autotunes each new shape (minutes a kernel; its results stay in
+#      ~/.triton/cache, so a second call on the same warm machine skips it), and the file
+#      is rewritten after every row, so what is cut short keeps what it timed;
 #   4. glabench report over all of it (time against regime) and the peer tables.
 # Samples stop at TIME_CAP seconds (glabench's --time-cap and the peers' alike).
 # Everything lands in OUT_DIR; a short summary is printed last.
