@@ -49,8 +49,14 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 int run_report(const report_args& args) {
   check_report_dir(args.out, "--out");
+  // Each file is read once (a FIFO or `<(…)` cannot be read twice): the plot script is
+  // given the very text that was checked here, copied into the scratch folder.
   std::vector<named_results> runs;
-  for (const auto& path : args.results) runs.push_back({path, read_bench_results(path)});
+  std::vector<std::string> texts;
+  for (const auto& path : args.results) {
+    texts.push_back(read_results_text(path));
+    runs.push_back({path, bench_results_from_text(texts.back(), path)});
+  }
   const std::string baseline = args.baseline.empty() ? report_printer::default_baseline(runs) : args.baseline;
 
   const std::string python = env_or("GLABENCH_PYTHON", "python3");
@@ -69,8 +75,18 @@ int run_report(const report_args& args) {
   {
     std::vector<std::string> argv = {python,           script,       "--out",
                                      scratch.string(), "--baseline", baseline};
-    for (const auto& r : args.results) argv.push_back(r);
-    if (run_process(argv) != 0) throw std::runtime_error(script + " failed (its error is above)");
+    const fs::path inputs = scratch / "inputs";
+    fs::create_directory(inputs);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const fs::path copy = inputs / fmt::format("{}.json", i);
+      std::ofstream out(copy, std::ios::binary);
+      out << texts[i];
+      if (!out) throw std::runtime_error(copy.string() + ": cannot write");
+      argv.push_back(copy.string());
+    }
+    const int status = run_process(argv);
+    fs::remove_all(inputs);
+    if (status != 0) throw std::runtime_error(script + " failed (its error is above)");
 
     std::map<std::string, std::string> plots, missing;
     std::ifstream manifest_file(scratch / "plots.json");

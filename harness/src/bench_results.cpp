@@ -1012,6 +1012,10 @@ bench_results bench_results_from_json(const json& j, const std::string& source) 
 }
 
 bench_results read_bench_results(const std::string& path) {
+  return bench_results_from_text(read_results_text(path), path);
+}
+
+std::string read_results_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw results_error(path + ": cannot be opened");
   // Read whole, then parsed from memory: several times faster than from the stream. A
@@ -1030,7 +1034,7 @@ bench_results read_bench_results(const std::string& path) {
   rest << in.rdbuf();
   if (in.bad()) throw results_error(path + ": cannot be read");
   text += std::move(rest).str();
-  return bench_results_from_text(text, path);
+  return text;
 }
 
 bench_results bench_results_from_text(const std::string& text, const std::string& source) {

@@ -165,6 +165,9 @@ nlohmann::json to_json(const bench_results& r);
 // `source` names the file in error messages.
 bench_results bench_results_from_json(const nlohmann::json& j, const std::string& source);
 bench_results read_bench_results(const std::string& path);
+// The whole text of a results file, read once (a pipe or FIFO too): what
+// read_bench_results parses. Throws results_error naming the file.
+std::string read_results_text(const std::string& path);
 // The text of a results file: what read_bench_results reads, with the same checks and
 // messages as bench_results_from_json, in one streaming pass that never holds the rows
 // as JSON objects (several times faster on a file of many rows).

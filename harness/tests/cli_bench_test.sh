@@ -211,6 +211,18 @@ grep -q "naive_recurrent | gla | fp64 | fwd | B1 T64 H2 K16 V16 gates:mild | ok"
   fail "report table"
 expect_rc 2 "report of foreign JSON" "$glabench" report "$dir/foreign.json" --out "$dir/report2"
 [[ ! -e "$dir/report2" ]] || fail "report of bad input wrote a folder"
+# Each input is read once: a FIFO and a process substitution work (the plot script is
+# given copies of what was read), and no copy is left in the report folder.
+rm -f "$dir/fifo.json" && mkfifo "$dir/fifo.json"
+cat "$dir/a.json" > "$dir/fifo.json" &
+expect_rc 0 "report of a FIFO" timeout 120 "$glabench" report "$dir/fifo.json" --out "$dir/report_fifo"
+wait
+expect_rc 0 "report of a pipe" bash -c '"$0" report <(cat "$1") --out "$2"' "$glabench" \
+  "$dir/a.json" "$dir/report_pipe"
+for r in report_fifo report_pipe; do
+  [[ -s "$dir/$r/report.md" && -s "$dir/$r/time_vs_t.png" && ! -e "$dir/$r/inputs" ]] ||
+    fail "$r: report.md, its plots, or a left-over inputs folder"
+done
 
 echo "$failures failures"
 [[ $failures == 0 ]]
