@@ -562,8 +562,11 @@ bench_row row_from_raw(raw_row& j, const row_path& where, const reader& rd) {
     c.gates = rd.str(std::move(j.gates), where, "gates");
     if (!gated && !c.gates.empty())
       rd.fail(spell(where) + ".gates", "must be absent or empty for an op without gates");
-    if (gated && !find_gate_regime(c.gates))
-      rd.fail(spell(where) + ".gates", "must be one of model, mild, fla, strong, cliff");
+    if (gated && !find_gate_regime(c.gates)) {
+      std::string names;
+      for (const gate_regime& r : gate_regimes()) (names += names.empty() ? "" : ", ") += r.name;
+      rd.fail(spell(where) + ".gates", "must be one of " + names);
+    }
   } else if (gated) {
     c.gates = kDefaultGateRegime;
   }
