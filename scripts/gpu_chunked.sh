@@ -8,7 +8,7 @@
 # B4 T2048 H16 D128 and B2 T16384 H16 D128 in fp64, fp32 and bf16, fwd and fwdbwd, and
 # with PEERS=1 fla's chunk_gla at the same shapes (scripts/peers/fla_peers.py) in the
 # same call.
-# usage: [CTEST=1] [SANITIZE=1] [NCU=1] [BENCH=0] [BENCH_STAGES="fused separate"] [PEERS=1]
+# usage: [CTEST=1] [SANITIZE=1] [SANITIZERS="memcheck racecheck"] [NCU=1] [BENCH=0] [BENCH_STAGES="fused separate"] [PEERS=1]
 #        [STAGES="fused separate"] scripts/gpu_chunked.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 build=$(cd "$1" && pwd) out=$2
@@ -27,8 +27,9 @@ for stages in ${STAGES:-fused separate}; do
     --json "$out/verify_accuracy_$stages.json" > "$out/verify_accuracy_$stages.txt" 2>&1
   echo "verify $stages, B2 T1024 H4 D128: exit $?"
   if [[ ${SANITIZE:-0} == 1 ]]; then
-    for tool in memcheck racecheck; do
-      bash backends/common/tests/sanitizer_test.sh $tool "$gb" $backend datasets/fixtures/gla_{basic,odd_t_k_ne_v,k100,no_h0,mixed_gates}.h5 \
+    for tool in ${SANITIZERS:-memcheck racecheck}; do
+      bash backends/common/tests/sanitizer_test.sh $tool "$gb" $backend \
+        datasets/fixtures/gla_{basic,odd_t_k_ne_v,k100,no_h0,reset,mixed_gates,t65,strong_gates}.h5 \
         > "$out/sanitizer_${tool}_$stages.log" 2>&1
       echo "compute-sanitizer $tool $stages: exit $?"
     done

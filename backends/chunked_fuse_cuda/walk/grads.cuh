@@ -5,14 +5,15 @@
 // It replaces chunk_dv_kernel and chunk_dq_dk_dg_kernel (backward_kernels.cuh) for the
 // chunks it takes: the same terms, summed in another order with other roundings.
 //
-// One reference for the chunk (walk_prepare_grads): G is the cumulative log2 gate from
-// the chunk's start, q̃ = q·2^{G}, k̃ = k·2^{−G}, k̂ = k̃·2^{G[C−1]}, s = scale. With the
-// scores taken strictly below the diagonal, and the diagonal pair dA[t][t] added apart
-// (dg needs dq and dk without it, as backward_kernels.cuh derives):
+// One reference for the chunk, at its midpoint (walk_prepare_grads): G is the cumulative
+// log2 gate from the chunk's start, M = G[C−1]/2, x = G − M, q̃ = q·2^{x}, k̃ = k·2^{−x},
+// k̂ = k·2^{G[C−1] − G}, s = scale. With the scores taken strictly below the diagonal, and
+// the diagonal pair dA[t][t] added apart (dg needs dq and dk without it, as
+// backward_kernels.cuh derives):
 //
 //   dA   = s·do·vᵀ                                   (rows t, keys j)
-//   dq   = 2^{G} ⊙ (s·do·S_nᵀ + dA_<·k̃)  + dA[t][t]·k[t]
-//   dk   = 2^{G[C−1] − G} ⊙ (v·dS_nᵀ) + 2^{−G} ⊙ (dAᵀ_>·q̃) + dA[t][t]·q[t]
+//   dq   = 2^{x} ⊙ (s·do·(2^{M} ⊙ S_n)ᵀ + dA_<·k̃)  + dA[t][t]·k[t]
+//   dk   = 2^{G[C−1] − G} ⊙ (v·dS_nᵀ) + 2^{−x} ⊙ (dAᵀ_>·q̃) + dA[t][t]·q[t]
 //   dv   = k̂·dS_n + (s·Aᵀ)·do,  Aᵀ = k̃·q̃ᵀ on and above the diagonal (keys j, rows t ≥ j)
 //   dg_t = Σ_{r≥t} (q ⊙ dq' − k ⊙ dk'_intra)_r + Σ_{r<t} (k ⊙ dk_inter)_r + 2^{G[C−1]} ⊙ Y_n
 //
@@ -21,11 +22,14 @@
 // rounding: dA·k̃, dAᵀ·q̃, the scores k̃·q̃ᵀ and Aᵀ·do take hi·hi + lo·hi + hi·lo there.
 // With single operands on the diagonal, bf16 dg reached 9.7e-3 on gla_t65 (limit 1e-2).
 //
-// Every factor 2^{G[t] − G[j]} enters as the product of a q̃ or 2^{G} and a k̃ or 2^{−G},
-// each within 2^64 because the block takes only chunks whose G lie in
-// [−kGradMildLog2, 0]; the exponent of the one difference, G[C−1] − G ≤ 0, is off by at
-// most ulp(64). A chunk outside that range (strong gates) is appended to a list that the
-// WMMA kernels then run (launch.cu).
+// Every factor 2^{G[t] − G[j]} enters as the product of a q̃ or 2^{x} and a k̃ or 2^{−x},
+// each within 2^64 because the block takes only chunks whose x lie in [−kGradMildLog2,
+// kGradMildLog2] (gates ≤ 0 summing to ≥ −128 over the chunk); the exponent of the one
+// difference, G[C−1] − G ≤ 0, is off by at most ulp(64). The midpoint halves the range
+// a chunk-start reference would need: log σ(x) gates with x ~ N(0, 1) sum to about −74
+// over a chunk. A chunk outside that range (strong gates) is appended to a list that the
+// WMMA kernels then run (launch.cu). Scores of pairs outside the causal mask can reach
+// 2^128 and overflow; they are zeroed by selects, never multiplied.
 //
 // Warps: warp w takes the 16 rows of sub-chunk mt (tokens for dq and dg, keys for dk and
 // dv) and 64 of the 128 columns (`half`). The two warps of a sub-chunk both compute its
@@ -168,6 +172,19 @@ __device__ __forceinline__ void scale_tiles(float (&X)[8][4], float s) {
     for (int e = 0; e < 4; ++e) X[jt][e] *= s;
 }
 
+// X[·][col] *= s·2^{M[col]} over the warp's 64 columns: s·do·S_nᵀ moved to the chunk's
+// midpoint reference.
+__device__ __forceinline__ void scale_columns_by_mid(float (&X)[8][4], const unsigned char* smem,
+                                                     int half, int lane, float s) {
+  const float* mid = reinterpret_cast<const float*>(smem + grads_layout::mid);
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const float2 m = *reinterpret_cast<const float2*>(mid + 64 * half + 8 * jn + ((lane & 3) << 1));
+    const float m0 = s * tc::ex2(m.x), m1 = s * tc::ex2(m.y);
+    X[jn][0] *= m0, X[jn][1] *= m1, X[jn][2] *= m0, X[jn][3] *= m1;
+  }
+}
+
 // D += S·B over the four 16-row blocks of B (stored [k][n]) for scores S masked to the
 // triangle, with the diagonal block's residuals: S_hi·B_hi for every block, and on the
 // diagonal block mt also S_lo·B_hi + S_hi·B_lo.
@@ -188,13 +205,14 @@ __device__ __forceinline__ void mma_masked(float (&D)[8][4], const float (&S)[8]
 }
 
 // What one element pair (row t of the chunk, columns f, f+1) of the warp's fragments
-// reads: G, and q̃ and k̃ as their bf16 roundings plus residuals (q = q̃·2^{−G} to 2^-16).
+// reads: Gm = G − M, and q̃ and k̃ as their bf16 roundings plus residuals (q = q̃·2^{−Gm}
+// to 2^-16).
 struct element {
-  float2 G, qt, kt;
+  float2 Gm, qt, kt;
   __device__ element(const unsigned char* smem, int t, int f) {
     using L = grads_layout;
     const uint32_t off = pair_offset(t, f >> 1);
-    G = *reinterpret_cast<const float2*>(smem + L::G + (t * L::GLD + f) * 4);
+    Gm = *reinterpret_cast<const float2*>(smem + L::G + (t * L::GLD + f) * 4);
     const float2 qh = pair_at(smem, L::qt + off), ql = pair_at(smem, L::qt_lo + off);
     const float2 kh = pair_at(smem, L::kt + off), kl = pair_at(smem, L::kt_lo + off);
     qt = make_float2(qh.x + ql.x, qh.y + ql.y), kt = make_float2(kh.x + kl.x, kh.y + kl.y);
@@ -285,7 +303,7 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
         dv.store(row0 + 8 * h, 64 * half + 8 * jn + c2, D[jn][2 * h], D[jn][2 * h + 1]);
   }
   // ---- dq: dA = s·do·vᵀ (keys up to the rows) and s·do·S_nᵀ, then + dA_<·k̃ -------------
-  //   dq = 2^{G} ⊙ (D + dA[t][t]·k̃[t]),  q ⊙ dq' = q̃ ⊙ D
+  //   dq = 2^{G−M} ⊙ (D + dA[t][t]·k̃[t]),  q ⊙ dq' = q̃ ⊙ D
   float2 diag;
   {
     float dA[8][4] = {}, D[8][4] = {};
@@ -297,7 +315,7 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
       mma_cols_nk(D, a, sm + L::s, kb, half, lane);
     }
     scale_tiles(dA, scale);
-    scale_tiles(D, scale);
+    scale_columns_by_mid(D, smem, half, lane, scale);
     {
       float d[2][4];
       diagonal_tiles(dA, mt, d);
@@ -307,12 +325,12 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
     mma_masked(D, dA, mt, sm + L::kt, sm + L::kt_lo, half, lane);
     each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
       const float dd = h ? diag.y : diag.x, d0 = D[jn][2 * h], d1 = D[jn][2 * h + 1];
-      dq.store(t, f, tc::ex2(x.G.x) * fmaf(dd, x.kt.x, d0), tc::ex2(x.G.y) * fmaf(dd, x.kt.y, d1));
+      dq.store(t, f, tc::ex2(x.Gm.x) * fmaf(dd, x.kt.x, d0), tc::ex2(x.Gm.y) * fmaf(dd, x.kt.y, d1));
       Tg[jn][2 * h] = x.qt.x * d0, Tg[jn][2 * h + 1] = x.qt.y * d1;
     });
   }
   // ---- dk: dAᵀ = s·v·doᵀ (rows after the keys), dAᵀ_>·q̃, then v·dS_nᵀ ------------------
-  //   dk = 2^{−G} ⊙ (Kr + dA[j][j]·q̃[j]) + 2^{G[C−1] − G} ⊙ Ki,  k ⊙ dk'_intra = k̃ ⊙ Kr
+  //   dk = 2^{M−G} ⊙ (Kr + dA[j][j]·q̃[j]) + 2^{G[C−1] − G} ⊙ Ki,  k ⊙ dk'_intra = k̃ ⊙ Kr
   {
     float Ki[8][4] = {}, Kr[8][4] = {};
     {
@@ -335,10 +353,10 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
     }
     each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
       const float2 last = *reinterpret_cast<const float2*>(smem + L::G + ((C - 1) * L::GLD + f) * 4);
-      const float i0 = tc::ex2(last.x - x.G.x) * Ki[jn][2 * h], i1 = tc::ex2(last.y - x.G.y) * Ki[jn][2 * h + 1];
+      const float i0 = tc::ex2(last.x - x.Gm.x) * Ki[jn][2 * h], i1 = tc::ex2(last.y - x.Gm.y) * Ki[jn][2 * h + 1];
       const float dd = h ? diag.y : diag.x, r0 = Kr[jn][2 * h], r1 = Kr[jn][2 * h + 1];
-      dk.store(t, f, fmaf(tc::ex2(-x.G.x), fmaf(dd, x.qt.x, r0), i0), fmaf(tc::ex2(-x.G.y), fmaf(dd, x.qt.y, r1), i1));
-      Pg[jn][2 * h] = x.kt.x * tc::ex2(x.G.x) * i0, Pg[jn][2 * h + 1] = x.kt.y * tc::ex2(x.G.y) * i1;
+      dk.store(t, f, fmaf(tc::ex2(-x.Gm.x), fmaf(dd, x.qt.x, r0), i0), fmaf(tc::ex2(-x.Gm.y), fmaf(dd, x.qt.y, r1), i1));
+      Pg[jn][2 * h] = x.kt.x * tc::ex2(x.Gm.x) * i0, Pg[jn][2 * h + 1] = x.kt.y * tc::ex2(x.Gm.y) * i1;
       Tg[jn][2 * h] -= x.kt.x * r0, Tg[jn][2 * h + 1] -= x.kt.y * r1;
     });
   }
@@ -390,8 +408,8 @@ __device__ __forceinline__ void walk_grad_dg(unsigned char* smem, int mt, int la
         if (m > mt) later += colsum[m * KP + f + e];
         if (m < mt) earlier += colsum[(SUBS + m) * KP + f + e];
       }
-      const float last = at<float>(smem, L::G + ((C - 1) * L::GLD + f + e) * 4);
-      add[e] = (later + earlier) + tc::ex2(last) * y[f + e];
+      const float end = 2.f * at<float>(smem, L::mid + (f + e) * 4);  // G[C−1], exactly
+      add[e] = (later + earlier) + tc::ex2(end) * y[f + e];
     }
 #pragma unroll
     for (int h = 0; h < 2; ++h)

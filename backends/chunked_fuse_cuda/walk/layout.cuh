@@ -18,8 +18,9 @@ using bf16 = __nv_bfloat16;
 inline constexpr int KROW = KP * 2, VROW = BV * 2;  // bytes of a shared-memory row
 inline constexpr float kLog2e = 1.4426950408889634f;
 // A feature whose gates over a sub-chunk sum below −kSafeLog2 (log2) has its diagonal
-// block summed pair by pair: the keys' 2^{−l} would pass 2^64 on the tensor cores.
-inline constexpr float kSafeLog2 = 64.f;
+// block summed pair by pair: the keys' 2^{−l} would pass 2^96 on the tensor cores, and
+// the queries' 2^{l} come near fp32's smallest normal numbers (2^-126) once q is small.
+inline constexpr float kSafeLog2 = 96.f;
 // A chunk whose every sub-chunk sums to ≥ −kMildLog2 in every feature is mild: one
 // reference for the whole chunk, 2^{−G} ≤ 2^64 (walk_prepare_qg_kg_mild).
 inline constexpr float kMildLog2 = 16.f;
@@ -51,9 +52,9 @@ static_assert(layout::bytes <= 227 * 1024, "one block per SM");
 // The gradient walk's shared memory (walk/grads.cuh), byte offsets: one chunk's tiles of
 // 64 rows × 128 bf16 columns (q, k, v, do and the operands q̃, k̃, k̂; V ≤ 128; stage 2
 // overwrites q and k with the residuals of q̃ and k̃), S_n and dS_n as 128 × 128 bf16
-// operands, the cumulative gates G as fp32 rows of GLD floats
-// (the gate tile g loads there first), each sub-chunk's gate totals, the column sums
-// that dg's scans pass between warps, and Y_n.
+// operands, the cumulative gates G as fp32 rows of GLD floats, taken from the chunk's
+// midpoint reference (the gate tile g loads there first), each sub-chunk's gate totals,
+// the column sums that dg's scans pass between warps, Y_n, and the reference itself.
 struct grads_layout {
   static constexpr int GLD = KP + 8;  // a row of G: conflict-free 8-byte reads
   static constexpr uint32_t tile = C * KROW, state = KP * KROW;
@@ -65,11 +66,13 @@ struct grads_layout {
   static constexpr uint32_t tots = G + C * GLD * 4;           // float [SUBS][KP]
   static constexpr uint32_t colsum = tots + SUBS * KP * 4;    // float [2][SUBS][KP]
   static constexpr uint32_t y = colsum + 2 * SUBS * KP * 4;   // float [KP]
-  static constexpr uint32_t bytes = y + KP * 4;
+  static constexpr uint32_t mid = y + KP * 4;                 // float [KP]: M = G[C−1]/2
+  static constexpr uint32_t bytes = mid + KP * 4;
 };
 static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");
-// The gradient walk takes a chunk whose cumulative gates all lie in [−kGradMildLog2, 0]
-// (log2): one reference for the whole chunk, every factor 2^{±G} within 2^64.
+// The gradient walk takes a chunk whose gates are ≤ 0 and sum to ≥ −2·kGradMildLog2 (log2)
+// in every feature: one reference for the whole chunk at its midpoint M = G[C−1]/2, every
+// factor 2^{±(G − M)} within 2^64.
 inline constexpr float kGradMildLog2 = 64.f;
 
 struct args {

@@ -68,19 +68,19 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
   }
 }
 
-// One reference for the chunk: Γ_j, the gate before sub-chunk j, and 2^{G[C−1]}, for
-// feature pair p, from the sub-chunk totals at `tots` (summed in a fixed order).
+// One reference for the chunk: Γ_j, the gate before sub-chunk j, and G[C−1], the chunk's
+// summed gate, for feature pair p, from the sub-chunk totals at `tots` (summed in a fixed
+// order).
 __device__ __forceinline__ void chunk_references(const unsigned char* smem, uint32_t tots, int j, int p,
-                                                 float& G0, float& G1, float& E0, float& E1) {
-  G0 = 0.f, G1 = 0.f, E0 = 0.f, E1 = 0.f;
+                                                 float& G0, float& G1, float& end0, float& end1) {
+  G0 = 0.f, G1 = 0.f, end0 = 0.f, end1 = 0.f;
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
     const float t0 = *reinterpret_cast<const float*>(smem + tots + (m * KP + 2 * p) * 4);
     const float t1 = *reinterpret_cast<const float*>(smem + tots + (m * KP + 2 * p + 1) * 4);
     if (m < j) G0 += t0, G1 += t1;
-    E0 += t0, E1 += t1;
+    end0 += t0, end1 += t1;
   }
-  E0 = tc::ex2(E0), E1 = tc::ex2(E1);
 }
 
 // The chunk-reference operands of one token's feature pair, at byte offset `off` of
@@ -110,8 +110,9 @@ __device__ __forceinline__ void store_reference_operands(unsigned char* smem, ui
 __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int j, int p,
                                                         const float (&l0)[SUB],
                                                         const float (&l1)[SUB]) {
-  float G0, G1, E0, E1;  // Γ_j and 2^{G[C−1]}
-  chunk_references(smem, layout::tots, j, p, G0, G1, E0, E1);
+  float G0, G1, end0, end1;  // Γ_j and G[C−1]
+  chunk_references(smem, layout::tots, j, p, G0, G1, end0, end1);
+  const float E0 = tc::ex2(end0), E1 = tc::ex2(end1);
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const uint32_t off = pair_offset(SUB * j + u, p);
@@ -164,27 +165,33 @@ __device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int 
   }
 }
 
-// Stage 2 of the gradient walk (grads.cuh), one reference for the whole chunk:
-// q̃ = q·2^{G}, k̃ = k·2^{−G}, k̂ = k̃·2^{G[C−1]} as bf16 operands, the residuals of q̃'s
-// and k̃'s rounding in place of q and k (each thread rewrites only what it read), and G
-// itself (fp32) for the gradients' own decays, with G[t] = Γ_j + l[t] summed in the order
-// of walk_prepare_qg_kg_mild. Returns whether this thread's G all lie in
-// [−kGradMildLog2, 0]: every factor then stays within 2^64. Where a thread's do not,
-// the block leaves the chunk to the WMMA kernels.
+// Stage 2 of the gradient walk (grads.cuh), one reference for the whole chunk at its
+// midpoint, M = G[C−1]/2 per feature (exact: a halving), with x = G − M:
+// q̃ = q·2^{x}, k̃ = k·2^{−x}, k̂ = k̃·2^{G[C−1] − M} as bf16 operands, the residuals of q̃'s
+// and k̃'s rounding in place of q and k (each thread rewrites only what it read), x itself
+// (fp32) for the gradients' own decays, and M. G[t] = Γ_j + l[t] is summed in the order of
+// walk_prepare_qg_kg_mild. Returns whether this thread's gates are ≤ 0 and its |x| ≤
+// kGradMildLog2, so that every factor stays within 2^64: a chunk whose gates sum to
+// ≥ −2·kGradMildLog2 in every feature. Where a thread's do not, the block leaves the
+// chunk to the WMMA kernels.
 __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, int p,
                                                    const float (&l0)[SUB],
                                                    const float (&l1)[SUB]) {
   using L = grads_layout;
-  float G0, G1, E0, E1;  // Γ_j and 2^{G[C−1]}
-  chunk_references(smem, L::tots, j, p, G0, G1, E0, E1);
+  float G0, G1, end0, end1;  // Γ_j and G[C−1]
+  chunk_references(smem, L::tots, j, p, G0, G1, end0, end1);
+  const float M0 = 0.5f * end0, M1 = 0.5f * end1;
+  const float E0 = tc::ex2(end0 - M0), E1 = tc::ex2(end1 - M1);
+  if (j == 0) at<float2>(smem, L::mid + 8 * p) = make_float2(M0, M1);
   bool in_range = true;
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const int t = SUB * j + u;
     const uint32_t off = pair_offset(t, p);
     const float2 q = pair_at(smem, L::q + off), k = pair_at(smem, L::k + off);
-    const float x0 = G0 + l0[u], x1 = G1 + l1[u];
-    in_range = in_range && x0 >= -kGradMildLog2 && x0 <= 0.f && x1 >= -kGradMildLog2 && x1 <= 0.f;
+    const float G0t = G0 + l0[u], G1t = G1 + l1[u], x0 = G0t - M0, x1 = G1t - M1;
+    in_range = in_range && G0t <= 0.f && G1t <= 0.f && fabsf(x0) <= kGradMildLog2 &&
+               fabsf(x1) <= kGradMildLog2;
     at<float2>(smem, L::G + (t * L::GLD + 2 * p) * 4) = make_float2(x0, x1);
     store_reference_operands(smem, off, q, k, x0, x1, E0, E1, {L::qt, L::qt_lo, L::kt, L::kt_lo, L::kh});
   }

@@ -64,10 +64,15 @@ __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint
 // ---- stage 4, strong gates: the diagonal block pair by pair --------------------------
 // For the features of sub-chunk j whose gates sum below −kSafeLog2, adds
 //   Σ_f q[t][f]·k[s][f]·2^{g[s+1] + … + g[t]}      (s ≤ t in the sub-chunk)
-// into corr[j][t][s]: each pair's decay a sum of its own gates. The two warps of a
-// sub-chunk add into a zeroed slot, so the order does not change the sum.
+// into corr[j][t][s]: each pair's decay a sum of its own gates. Each of the sub-chunk's two
+// warps adds one term a pair into a zeroed slot, so the order does not change the sum.
+// Strong features are rare outside the fixtures built for them (about 1 in 900 under
+// −exp(N(−0.5, 1)) gates): a warp with one strong lane lets that lane sum its pairs alone,
+// with no shuffles; a warp with more reduces each pair across its lanes.
 __device__ void walk_inner_chunk_strong_gates(unsigned char* smem, int j, int p, bool strong0,
                                               bool strong1) {
+  const bool alone = __popc(__ballot_sync(0xffffffffu, strong0 || strong1)) == 1;  // warp-uniform
+  if (alone && !(strong0 || strong1)) return;
   float g0[SUB], g1[SUB], q0[SUB], q1[SUB], k0[SUB], k1[SUB];
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
@@ -86,6 +91,10 @@ __device__ void walk_inner_chunk_strong_gates(unsigned char* smem, int j, int p,
     for (int t = s; t < SUB; ++t) {
       if (t > s) d0 = fmaf(g0[t], kLog2e, d0), d1 = fmaf(g1[t], kLog2e, d1);
       float x = q0[t] * k0[s] * tc::ex2(d0) + q1[t] * k1[s] * tc::ex2(d1);
+      if (alone) {
+        atomicAdd(corr + t * SUB + s, x);
+        continue;
+      }
 #pragma unroll
       for (int w = 16; w >= 1; w >>= 1) x += __shfl_xor_sync(0xffffffffu, x, w);
       if ((threadIdx.x & 31) == 0) atomicAdd(corr + t * SUB + s, x);
