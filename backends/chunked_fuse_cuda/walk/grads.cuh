@@ -5,31 +5,37 @@
 // It replaces chunk_dv_kernel and chunk_dq_dk_dg_kernel (backward_kernels.cuh) for the
 // chunks it takes: the same terms, summed in another order with other roundings.
 //
-// One reference for the chunk, at its midpoint (walk_prepare_grads): G is the cumulative
-// log2 gate from the chunk's start, M = G[C−1]/2, x = G − M, q̃ = q·2^{x}, k̃ = k·2^{−x},
-// k̂ = k·2^{G[C−1] − G}, s = scale. With the scores taken strictly below the diagonal, and
-// the diagonal pair dA[t][t] added apart (dg needs dq and dk without it, as
-// backward_kernels.cuh derives):
+// A reference at each 16-token sub-chunk's start, as in the forward (walk_prepare_grads):
+// for token t of sub-chunk m, l[t] ≤ 0 is its log2 gate summed from the sub-chunk's start,
+// T_m the sub-chunk's total, Γ_m = T_0 + … + T_{m−1} the gate before it, and
+//   q̄ = q·2^{l},  k̄ = k·2^{−l},  k̆ = k·2^{T_m − l}  (keys decayed to their sub-chunk's end).
+// With s = scale, the scores taken strictly below the diagonal, and the diagonal pair
+// dA[t][t] added apart (dg needs dq and dk without it, as backward_kernels.cuh derives):
 //
 //   dA   = s·do·vᵀ                                   (rows t, keys j)
-//   dq   = 2^{x} ⊙ (s·do·(2^{M} ⊙ S_n)ᵀ + dA_<·k̃)  + dA[t][t]·k[t]
-//   dk   = 2^{G[C−1] − G} ⊙ (v·dS_nᵀ) + 2^{−x} ⊙ (dAᵀ_>·q̃) + dA[t][t]·q[t]
-//   dv   = k̂·dS_n + (s·Aᵀ)·do,  Aᵀ = k̃·q̃ᵀ on and above the diagonal (keys j, rows t ≥ j)
+//   dq   = 2^{l} ⊙ D + dA[t][t]·k[t],   D = Σ over key blocks, at reference Γ_mt:
+//          D ← s·do·S_nᵀ;  for m < mt: D ← 2^{T_m} ⊙ D + dA_m·k̆_m;  D += dA_mt·k̄_mt
+//   dk   = 2^{−l} ⊙ Kr + dA[t][t]·q[t] + 2^{G[C−1] − G} ⊙ (v·dS_nᵀ),  Kr at reference Γ_mt:
+//          for m from the last down to mt + 1: Kr ← 2^{T_m} ⊙ Kr + dAᵀ_m·q̄_m; then
+//          Kr ← 2^{T_mt} ⊙ Kr + dAᵀ_mt·q̄_mt
+//   dv   = k̂·dS_n + (s·Aᵀ)·do,  Aᵀ (keys j, rows t ≥ j) block by block: k̄·q̄ᵀ on the
+//          diagonal, k̆·q̄ᵀ next to it, (k̄·2^{Γ_m − Γ_mt})·q̄ᵀ further; k̂ = k̄·2^{G[C−1] − Γ_mt}
 //   dg_t = Σ_{r≥t} (q ⊙ dq' − k ⊙ dk'_intra)_r + Σ_{r<t} (k ⊙ dk_inter)_r + 2^{G[C−1]} ⊙ Y_n
 //
-// (primes: without the diagonal pair). As in the forward, the diagonal blocks — the
-// weakest decays, the largest terms — carry the residual of each operand's bf16
-// rounding: dA·k̃, dAᵀ·q̃, the scores k̃·q̃ᵀ and Aᵀ·do take hi·hi + lo·hi + hi·lo there.
-// With single operands on the diagonal, bf16 dg reached 9.7e-3 on gla_t65 (limit 1e-2).
+// Every factor but k̄'s is ≤ 1: each accumulator is decayed one sub-chunk at a time, as
+// fla's chunk_gla does with its sub-chunk references, so the cost is one for any gates.
+// k̄ ≤ |k|·2^{−T_mt} ≤ |k|·2^96: a chunk with a sub-chunk whose gates sum below
+// −kSafeLog2 in some feature, or with a gate above 0, is appended to a list that the WMMA
+// kernels then run (launch.cu); under −exp(N(−0.5, 1)) gates that is about 4 % of chunks.
+// Scores of pairs outside the causal mask can overflow; they are zeroed by selects, never
+// multiplied.
 //
-// Every factor 2^{G[t] − G[j]} enters as the product of a q̃ or 2^{x} and a k̃ or 2^{−x},
-// each within 2^64 because the block takes only chunks whose x lie in [−kGradMildLog2,
-// kGradMildLog2] (gates ≤ 0 summing to ≥ −128 over the chunk); the exponent of the one
-// difference, G[C−1] − G ≤ 0, is off by at most ulp(64). The midpoint halves the range
-// a chunk-start reference would need: log σ(x) gates with x ~ N(0, 1) sum to about −74
-// over a chunk. A chunk outside that range (strong gates) is appended to a list that the
-// WMMA kernels then run (launch.cu). Scores of pairs outside the causal mask can reach
-// 2^128 and overflow; they are zeroed by selects, never multiplied.
+// (primes: without the diagonal pair.) As in the forward, the diagonal blocks — the
+// weakest decays, the largest terms — carry the residual of each operand's bf16
+// rounding: dA·k̄, dAᵀ·q̄, the scores k̄·q̄ᵀ and Aᵀ·do take hi·hi + lo·hi + hi·lo there.
+// With single operands on the diagonal, bf16 dg reached 9.7e-3 on gla_t65 (limit 1e-2).
+// The decayed key fragments (k̂, and the blocks two or more sub-chunks on) are
+// (k̄_hi + k̄_lo)·2^{…} rounded once, in registers.
 //
 // Warps: warp w takes the 16 rows of sub-chunk mt (tokens for dq and dg, keys for dk and
 // dv) and 64 of the 128 columns (`half`). The two warps of a sub-chunk both compute its
@@ -172,50 +178,103 @@ __device__ __forceinline__ void scale_tiles(float (&X)[8][4], float s) {
     for (int e = 0; e < 4; ++e) X[jt][e] *= s;
 }
 
-// X[·][col] *= s·2^{M[col]} over the warp's 64 columns: s·do·S_nᵀ moved to the chunk's
-// midpoint reference.
-__device__ __forceinline__ void scale_columns_by_mid(float (&X)[8][4], const unsigned char* smem,
-                                                     int half, int lane, float s) {
-  const float* mid = reinterpret_cast<const float*>(smem + grads_layout::mid);
+// X[·][col] *= 2^{T_m}[col] over the warp's 64 columns: a sum of products moved from the
+// reference Γ_m to Γ_{m+1} (or, for the keys, from Γ_{m+1} to Γ_m).
+__device__ __forceinline__ void decay_columns(float (&X)[8][4], const unsigned char* smem, int m,
+                                              int half, int lane) {
+  const float* e = reinterpret_cast<const float*>(smem + grads_layout::etots) + m * KP;
 #pragma unroll
   for (int jn = 0; jn < 8; ++jn) {
-    const float2 m = *reinterpret_cast<const float2*>(mid + 64 * half + 8 * jn + ((lane & 3) << 1));
-    const float m0 = s * tc::ex2(m.x), m1 = s * tc::ex2(m.y);
-    X[jn][0] *= m0, X[jn][1] *= m1, X[jn][2] *= m0, X[jn][3] *= m1;
+    const float2 f = *reinterpret_cast<const float2*>(e + 64 * half + 8 * jn + ((lane & 3) << 1));
+    X[jn][0] *= f.x, X[jn][1] *= f.y, X[jn][2] *= f.x, X[jn][3] *= f.y;
   }
 }
 
-// D += S·B over the four 16-row blocks of B (stored [k][n]) for scores S masked to the
-// triangle, with the diagonal block's residuals: S_hi·B_hi for every block, and on the
-// diagonal block mt also S_lo·B_hi + S_hi·B_lo.
-__device__ __forceinline__ void mma_masked(float (&D)[8][4], const float (&S)[8][4], int mt,
-                                           uint32_t hi, uint32_t lo, int half, int lane) {
+// The A fragments of the scores' block m, zeroed where m is the diagonal block mt (which
+// takes other operands), and of the diagonal block with its rounding residual.
+__device__ __forceinline__ void off_diagonal_fragment(const float (&S)[8][4], int m, int mt,
+                                                      uint32_t (&a)[4]) {
+  a_fragment(S[2 * m], S[2 * m + 1], a);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) a[i] = m == mt ? 0u : a[i];
+}
+
+// D += S·B for scores S masked to the triangle, walking the key blocks forward (dq): the
+// off-diagonal blocks m < mt read `off` (keys decayed to their sub-chunk's end, reference
+// Γ_{m+1}), D moving from Γ_m to Γ_{m+1} before each; the diagonal block reads `diag` and
+// its residual `diag_lo` (reference Γ_mt), with the scores' residual too.
+__device__ __forceinline__ void mma_blocks_forward(float (&D)[8][4], const float (&S)[8][4],
+                                                   const unsigned char* smem, int mt, uint32_t off,
+                                                   uint32_t diag, uint32_t diag_lo, int half, int lane) {
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
+    if (m < mt) decay_columns(D, smem, m, half, lane);  // warp-uniform
     uint32_t a[4];
-    a_fragment(S[2 * m], S[2 * m + 1], a);
+    off_diagonal_fragment(S, m, mt, a);
+    mma_cols(D, a, off, m, half, lane);
+  }
+  float d[2][4];
+  diagonal_tiles(S, mt, d);
+  uint32_t a[4], a_lo[4];
+  a_fragments(d[0], d[1], a, a_lo);
+  mma_cols(D, a, diag, mt, half, lane);
+  mma_cols(D, a_lo, diag, mt, half, lane);
+  mma_cols(D, a, diag_lo, mt, half, lane);
+}
+
+// The same walking the blocks backward (dk): every block m ≥ mt reads q̄ (reference Γ_m),
+// D moving from Γ_{m+1} to Γ_m before each; the diagonal block also the residual.
+__device__ __forceinline__ void mma_blocks_backward(float (&D)[8][4], const float (&S)[8][4],
+                                                    const unsigned char* smem, int mt, uint32_t hi,
+                                                    uint32_t lo, int half, int lane) {
+#pragma unroll
+  for (int m = SUBS - 1; m >= 0; --m) {
+    if (m >= mt && m < SUBS - 1) decay_columns(D, smem, m, half, lane);  // warp-uniform
+    uint32_t a[4];
+    off_diagonal_fragment(S, m, mt, a);
     mma_cols(D, a, hi, m, half, lane);
   }
   float d[2][4];
   diagonal_tiles(S, mt, d);
   uint32_t a[4], a_lo[4];
   a_fragments(d[0], d[1], a, a_lo);
+  mma_cols(D, a, hi, mt, half, lane);
   mma_cols(D, a_lo, hi, mt, half, lane);
   mma_cols(D, a, lo, mt, half, lane);
 }
 
+// An A fragment of (hi + lo)·2^{e}, rounded once: e per feature, e_lo for the fragment's
+// first column pair and e_hi for its second (columns +8).
+__device__ __forceinline__ void decayed_fragment(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
+                                                 float2 e_lo, float2 e_hi, uint32_t (&a)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 h = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&hi[i]));
+    const float2 l = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&lo[i]));
+    const float2 e = i < 2 ? e_lo : e_hi;
+    a[i] = tc::pack_bf16((h.x + l.x) * e.x, (h.y + l.y) * e.y);
+  }
+}
+// 2^{Γ_m − Γ_mt} for the two features at column f.
+__device__ __forceinline__ float2 gate_between(const unsigned char* smem, int mt, int m, int f) {
+  const float* gam = reinterpret_cast<const float*>(smem + grads_layout::gam);
+  const float2 to = *reinterpret_cast<const float2*>(gam + m * KP + f);
+  const float2 from = *reinterpret_cast<const float2*>(gam + mt * KP + f);
+  return make_float2(tc::ex2(to.x - from.x), tc::ex2(to.y - from.y));
+}
+
 // What one element pair (row t of the chunk, columns f, f+1) of the warp's fragments
-// reads: Gm = G − M, and q̃ and k̃ as their bf16 roundings plus residuals (q = q̃·2^{−Gm}
-// to 2^-16).
+// reads: l, the gates from its sub-chunk's start, and q̄ and k̄ as their bf16 roundings
+// plus residuals (q = q̄·2^{−l} to 2^-16).
 struct element {
-  float2 Gm, qt, kt;
+  float2 l, qb, kb;
   __device__ element(const unsigned char* smem, int t, int f) {
     using L = grads_layout;
     const uint32_t off = pair_offset(t, f >> 1);
-    Gm = *reinterpret_cast<const float2*>(smem + L::G + (t * L::GLD + f) * 4);
-    const float2 qh = pair_at(smem, L::qt + off), ql = pair_at(smem, L::qt_lo + off);
-    const float2 kh = pair_at(smem, L::kt + off), kl = pair_at(smem, L::kt_lo + off);
-    qt = make_float2(qh.x + ql.x, qh.y + ql.y), kt = make_float2(kh.x + kl.x, kh.y + kl.y);
+    l = *reinterpret_cast<const float2*>(smem + L::l + (t * L::GLD + f) * 4);
+    const float2 qh = pair_at(smem, L::qbar + off), ql = pair_at(smem, L::qbar_lo + off);
+    const float2 kh = pair_at(smem, L::kbar + off), kl = pair_at(smem, L::kbar_lo + off);
+    qb = make_float2(qh.x + ql.x, qh.y + ql.y), kb = make_float2(kh.x + kl.x, kh.y + kl.y);
   }
 };
 
@@ -254,31 +313,54 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
                                                float (&Pg)[8][4]) {
   using L = grads_layout;
   const int r = lane >> 2, c2 = (lane & 3) << 1, row0 = 16 * mt + r;
-  // ---- dv: Aᵀ = s·k̃·q̃ᵀ (rows t ≥ j) and k̂·dS_n, then + Aᵀ·do --------------------------
+  // ---- dv: the scores Aᵀ (keys j of sub-chunk mt, rows t ≥ j) and k̂·dS_n, then + Aᵀ·do --
+  //   block mt:     k̄·q̄ᵀ with both residuals (reference Γ_mt);
+  //   block mt + 1: k̆·q̄ᵀ (reference Γ_{mt+1});
+  //   blocks after: ((k̄_hi + k̄_lo)·2^{Γ_m − Γ_mt})·q̄ᵀ, rounded once;
+  //   k̂ = (k̄_hi + k̄_lo)·2^{G[C−1] − Γ_mt}, rounded once.
   {
     float At[8][4] = {}, D[8][4] = {}, Ad[2][4] = {};
 #pragma unroll 2
     for (int kb = 0; kb < KP / 16; ++kb) {
-      uint32_t a[4], b[4];
-      tc::ldsm_x4(a, sm + L::kt + frag_a(16 * mt, 16 * kb, lane));
-      mma_scores(At, a, sm + L::qt, kb, lane);
-      // the diagonal block's residuals: k̃_hi·q̃_lo + k̃_lo·q̃_hi
-      tc::ldsm_x4(b, sm + L::qt_lo + frag_b(16 * mt, 16 * kb, lane));
-      tc::mma(Ad[0], a, b[0], b[1]);
-      tc::mma(Ad[1], a, b[2], b[3]);
-      tc::ldsm_x4(a, sm + L::kt_lo + frag_a(16 * mt, 16 * kb, lane));
-      tc::ldsm_x4(b, sm + L::qt + frag_b(16 * mt, 16 * kb, lane));
-      tc::mma(Ad[0], a, b[0], b[1]);
-      tc::mma(Ad[1], a, b[2], b[3]);
-      tc::ldsm_x4(a, sm + L::kh + frag_a(16 * mt, 16 * kb, lane));
+      uint32_t kh[4], kl[4], ke[4], b[4];
+      tc::ldsm_x4(kh, sm + L::kbar + frag_a(16 * mt, 16 * kb, lane));
+      tc::ldsm_x4(kl, sm + L::kbar_lo + frag_a(16 * mt, 16 * kb, lane));
+      tc::ldsm_x4(ke, sm + L::kend + frag_a(16 * mt, 16 * kb, lane));
+      tc::ldsm_x4(b, sm + L::qbar + frag_b(16 * mt, 16 * kb, lane));
+      tc::mma(Ad[0], kh, b[0], b[1]);
+      tc::mma(Ad[1], kh, b[2], b[3]);
+      tc::mma(Ad[0], kl, b[0], b[1]);
+      tc::mma(Ad[1], kl, b[2], b[3]);
+      tc::ldsm_x4(b, sm + L::qbar_lo + frag_b(16 * mt, 16 * kb, lane));
+      tc::mma(Ad[0], kh, b[0], b[1]);
+      tc::mma(Ad[1], kh, b[2], b[3]);
+      const int f = 16 * kb + c2;
+#pragma unroll
+      for (int m = 0; m < SUBS; ++m) {
+        uint32_t a[4];
+        if (m < 2) {
+          // m = mt + 1 or masked (m ≤ mt)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) a[i] = ke[i];
+        } else {
+          decayed_fragment(kh, kl, gate_between(smem, mt, m, f), gate_between(smem, mt, m, f + 8), a);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) a[i] = m == mt + 1 ? ke[i] : a[i];
+        }
+        tc::ldsm_x4(b, sm + L::qbar + frag_b(16 * m, 16 * kb, lane));
+        tc::mma(At[2 * m], a, b[0], b[1]);
+        tc::mma(At[2 * m + 1], a, b[2], b[3]);
+      }
+      uint32_t a[4];
+      decayed_fragment(kh, kl, gate_between(smem, mt, SUBS, f), gate_between(smem, mt, SUBS, f + 8), a);
       mma_cols(D, a, sm + L::ds, kb, half, lane);
     }
 #pragma unroll
     for (int m = 0; m < SUBS; ++m)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        At[2 * m][e] += m == mt ? Ad[0][e] : 0.f;
-        At[2 * m + 1][e] += m == mt ? Ad[1][e] : 0.f;
+        At[2 * m][e] = m == mt ? Ad[0][e] : At[2 * m][e];
+        At[2 * m + 1][e] = m == mt ? Ad[1][e] : At[2 * m + 1][e];
       }
     scale_tiles(At, scale);
     mask_scores(At, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t >= j; });
@@ -302,8 +384,9 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
       for (int h = 0; h < 2; ++h)
         dv.store(row0 + 8 * h, 64 * half + 8 * jn + c2, D[jn][2 * h], D[jn][2 * h + 1]);
   }
-  // ---- dq: dA = s·do·vᵀ (keys up to the rows) and s·do·S_nᵀ, then + dA_<·k̃ -------------
-  //   dq = 2^{G−M} ⊙ (D + dA[t][t]·k̃[t]),  q ⊙ dq' = q̃ ⊙ D
+  // ---- dq: dA = s·do·vᵀ (keys up to the rows) and s·do·S_nᵀ, then the key blocks -------
+  //   D = s·do·S_nᵀ at reference Γ_0 = 0, moved block by block to Γ_mt;
+  //   dq = 2^{l} ⊙ (D + dA[t][t]·k̄[t]),  q ⊙ dq' = q̄ ⊙ D
   float2 diag;
   {
     float dA[8][4] = {}, D[8][4] = {};
@@ -315,22 +398,23 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
       mma_cols_nk(D, a, sm + L::s, kb, half, lane);
     }
     scale_tiles(dA, scale);
-    scale_columns_by_mid(D, smem, half, lane, scale);
+    scale_tiles(D, scale);
     {
       float d[2][4];
       diagonal_tiles(dA, mt, d);
       diag = diagonal_of(d, lane);
     }
     mask_scores(dA, mt, lane, [mt](int m) { return m < mt; }, [](int t, int j) { return j < t; });
-    mma_masked(D, dA, mt, sm + L::kt, sm + L::kt_lo, half, lane);
+    mma_blocks_forward(D, dA, smem, mt, sm + L::kend, sm + L::kbar, sm + L::kbar_lo, half, lane);
     each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
       const float dd = h ? diag.y : diag.x, d0 = D[jn][2 * h], d1 = D[jn][2 * h + 1];
-      dq.store(t, f, tc::ex2(x.Gm.x) * fmaf(dd, x.kt.x, d0), tc::ex2(x.Gm.y) * fmaf(dd, x.kt.y, d1));
-      Tg[jn][2 * h] = x.qt.x * d0, Tg[jn][2 * h + 1] = x.qt.y * d1;
+      dq.store(t, f, tc::ex2(x.l.x) * fmaf(dd, x.kb.x, d0), tc::ex2(x.l.y) * fmaf(dd, x.kb.y, d1));
+      Tg[jn][2 * h] = x.qb.x * d0, Tg[jn][2 * h + 1] = x.qb.y * d1;
     });
   }
-  // ---- dk: dAᵀ = s·v·doᵀ (rows after the keys), dAᵀ_>·q̃, then v·dS_nᵀ ------------------
-  //   dk = 2^{M−G} ⊙ (Kr + dA[j][j]·q̃[j]) + 2^{G[C−1] − G} ⊙ Ki,  k ⊙ dk'_intra = k̃ ⊙ Kr
+  // ---- dk: dAᵀ = s·v·doᵀ (rows after the keys), the row blocks, then v·dS_nᵀ -------------
+  //   Kr at reference Γ_mt, moved block by block from the chunk's end;
+  //   dk = 2^{−l} ⊙ (Kr + dA[j][j]·q̄[j]) + 2^{G[C−1] − Γ_mt − l} ⊙ Ki,  k ⊙ dk'_intra = k̄ ⊙ Kr
   {
     float Ki[8][4] = {}, Kr[8][4] = {};
     {
@@ -343,7 +427,7 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
       }
       scale_tiles(dAt, scale);
       mask_scores(dAt, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t > j; });
-      mma_masked(Kr, dAt, mt, sm + L::qt, sm + L::qt_lo, half, lane);
+      mma_blocks_backward(Kr, dAt, smem, mt, sm + L::qbar, sm + L::qbar_lo, half, lane);
     }
 #pragma unroll 2
     for (int kb = 0; kb < KP / 16; ++kb) {
@@ -351,13 +435,16 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
       tc::ldsm_x4(a, sm + L::v + frag_a(16 * mt, 16 * kb, lane));
       mma_cols_nk(Ki, a, sm + L::ds, kb, half, lane);
     }
+    const float* gam = reinterpret_cast<const float*>(smem + L::gam);
     each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
-      const float2 last = *reinterpret_cast<const float2*>(smem + L::G + ((C - 1) * L::GLD + f) * 4);
-      const float i0 = tc::ex2(last.x - x.Gm.x) * Ki[jn][2 * h], i1 = tc::ex2(last.y - x.Gm.y) * Ki[jn][2 * h + 1];
+      const float2 end = *reinterpret_cast<const float2*>(gam + SUBS * KP + f);
+      const float2 start = *reinterpret_cast<const float2*>(gam + mt * KP + f);
+      const float i0 = tc::ex2((end.x - start.x) - x.l.x) * Ki[jn][2 * h];
+      const float i1 = tc::ex2((end.y - start.y) - x.l.y) * Ki[jn][2 * h + 1];
       const float dd = h ? diag.y : diag.x, r0 = Kr[jn][2 * h], r1 = Kr[jn][2 * h + 1];
-      dk.store(t, f, fmaf(tc::ex2(-x.Gm.x), fmaf(dd, x.qt.x, r0), i0), fmaf(tc::ex2(-x.Gm.y), fmaf(dd, x.qt.y, r1), i1));
-      Pg[jn][2 * h] = x.kt.x * tc::ex2(x.Gm.x) * i0, Pg[jn][2 * h + 1] = x.kt.y * tc::ex2(x.Gm.y) * i1;
-      Tg[jn][2 * h] -= x.kt.x * r0, Tg[jn][2 * h + 1] -= x.kt.y * r1;
+      dk.store(t, f, fmaf(tc::ex2(-x.l.x), fmaf(dd, x.qb.x, r0), i0), fmaf(tc::ex2(-x.l.y), fmaf(dd, x.qb.y, r1), i1));
+      Pg[jn][2 * h] = x.kb.x * tc::ex2(x.l.x) * i0, Pg[jn][2 * h + 1] = x.kb.y * tc::ex2(x.l.y) * i1;
+      Tg[jn][2 * h] -= x.kb.x * r0, Tg[jn][2 * h + 1] -= x.kb.y * r1;
     });
   }
 }
@@ -408,7 +495,7 @@ __device__ __forceinline__ void walk_grad_dg(unsigned char* smem, int mt, int la
         if (m > mt) later += colsum[m * KP + f + e];
         if (m < mt) earlier += colsum[(SUBS + m) * KP + f + e];
       }
-      const float end = 2.f * at<float>(smem, L::mid + (f + e) * 4);  // G[C−1], exactly
+      const float end = at<float>(smem, L::gam + (SUBS * KP + f + e) * 4);  // G[C−1]
       add[e] = (later + earlier) + tc::ex2(end) * y[f + e];
     }
 #pragma unroll

@@ -50,30 +50,28 @@ struct layout {
 static_assert(layout::bytes <= 227 * 1024, "one block per SM");
 
 // The gradient walk's shared memory (walk/grads.cuh), byte offsets: one chunk's tiles of
-// 64 rows × 128 bf16 columns (q, k, v, do and the operands q̃, k̃, k̂; V ≤ 128; stage 2
-// overwrites q and k with the residuals of q̃ and k̃), S_n and dS_n as 128 × 128 bf16
-// operands, the cumulative gates G as fp32 rows of GLD floats, taken from the chunk's
-// midpoint reference (the gate tile g loads there first), each sub-chunk's gate totals,
-// the column sums that dg's scans pass between warps, Y_n, and the reference itself.
+// 64 rows × 128 bf16 columns (q, k, v, do and the operands q̄, k̄, k̆; V ≤ 128; stage 2
+// overwrites q and k with the residuals of q̄ and k̄), S_n and dS_n as 128 × 128 bf16
+// operands, the log2 gates l cumulative inside each 16-token sub-chunk as fp32 rows of
+// GLD floats (the gate tile g loads there first), each sub-chunk's gate totals T_m and
+// 2^{T_m}, the gate Γ_m before each sub-chunk (Γ_4 = G[C−1]), the column sums that dg's
+// scans pass between warps, and Y_n.
 struct grads_layout {
-  static constexpr int GLD = KP + 8;  // a row of G: conflict-free 8-byte reads
+  static constexpr int GLD = KP + 8;  // a row of l: conflict-free 8-byte reads
   static constexpr uint32_t tile = C * KROW, state = KP * KROW;
   static constexpr uint32_t q = 0, k = q + tile, v = k + tile, d_o = v + tile;
-  static constexpr uint32_t qt = d_o + tile, kt = qt + tile, kh = kt + tile;
-  static constexpr uint32_t qt_lo = q, kt_lo = k;
-  static constexpr uint32_t s = kh + tile, ds = s + state;
-  static constexpr uint32_t G = ds + state, g = G;            // float [C][GLD]; bf16 g first
-  static constexpr uint32_t tots = G + C * GLD * 4;           // float [SUBS][KP]
-  static constexpr uint32_t colsum = tots + SUBS * KP * 4;    // float [2][SUBS][KP]
-  static constexpr uint32_t y = colsum + 2 * SUBS * KP * 4;   // float [KP]
-  static constexpr uint32_t mid = y + KP * 4;                 // float [KP]: M = G[C−1]/2
-  static constexpr uint32_t bytes = mid + KP * 4;
+  static constexpr uint32_t qbar = d_o + tile, kbar = qbar + tile, kend = kbar + tile;
+  static constexpr uint32_t qbar_lo = q, kbar_lo = k;
+  static constexpr uint32_t s = kend + tile, ds = s + state;
+  static constexpr uint32_t l = ds + state, g = l;              // float [C][GLD]; bf16 g first
+  static constexpr uint32_t tots = l + C * GLD * 4;             // float [SUBS][KP]: T_m
+  static constexpr uint32_t etots = tots + SUBS * KP * 4;       // float [SUBS][KP]: 2^{T_m}
+  static constexpr uint32_t gam = etots + SUBS * KP * 4;        // float [SUBS + 1][KP]: Γ_m
+  static constexpr uint32_t colsum = gam + (SUBS + 1) * KP * 4; // float [2][SUBS][KP]
+  static constexpr uint32_t y = colsum + 2 * SUBS * KP * 4;     // float [KP]
+  static constexpr uint32_t bytes = y + KP * 4;
 };
 static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");
-// The gradient walk takes a chunk whose gates are ≤ 0 and sum to ≥ −2·kGradMildLog2 (log2)
-// in every feature: one reference for the whole chunk at its midpoint M = G[C−1]/2, every
-// factor 2^{±(G − M)} within 2^64.
-inline constexpr float kGradMildLog2 = 64.f;
 
 struct args {
   const bf16 *q, *k, *v, *g, *h0;

@@ -165,35 +165,52 @@ __device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int 
   }
 }
 
-// Stage 2 of the gradient walk (grads.cuh), one reference for the whole chunk at its
-// midpoint, M = G[C−1]/2 per feature (exact: a halving), with x = G − M:
-// q̃ = q·2^{x}, k̃ = k·2^{−x}, k̂ = k̃·2^{G[C−1] − M} as bf16 operands, the residuals of q̃'s
-// and k̃'s rounding in place of q and k (each thread rewrites only what it read), x itself
-// (fp32) for the gradients' own decays, and M. G[t] = Γ_j + l[t] is summed in the order of
-// walk_prepare_qg_kg_mild. Returns whether this thread's gates are ≤ 0 and its |x| ≤
-// kGradMildLog2, so that every factor stays within 2^64: a chunk whose gates sum to
-// ≥ −2·kGradMildLog2 in every feature. Where a thread's do not, the block leaves the
-// chunk to the WMMA kernels.
+// Stage 2 of the gradient walk (grads.cuh): a reference at each sub-chunk's start, as the
+// forward's. For token t of sub-chunk j, with l[t] ≤ 0 its log2 gates summed from the
+// sub-chunk's start and T_j their total:
+//   q̄[t] = q[t]·2^{l[t]}  ≤ |q|          (hi and lo: the residual in place of q)
+//   k̄[t] = k[t]·2^{−l[t]} ≤ |k|·2^{−T_j}  (hi and lo: the residual in place of k)
+//   k̆[t] = k[t]·2^{T_j − l[t]} ≤ |k|     (decayed to the sub-chunk's end)
+// and l itself (fp32) for the gradients' own decays. The threads of sub-chunk 0 also write
+// 2^{T_m} and the gates before each sub-chunk, Γ_m = T_0 + … + T_{m−1} (Γ_4 = G[C−1]),
+// summed in that order. Returns whether this thread's gates are all ≤ 0 and its sub-chunk's
+// sum ≥ −kSafeLog2 in both features, so that k̄ ≤ |k|·2^96; where a thread's are not, the
+// block leaves the chunk to the WMMA kernels.
 __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, int p,
                                                    const float (&l0)[SUB],
                                                    const float (&l1)[SUB]) {
   using L = grads_layout;
-  float G0, G1, end0, end1;  // Γ_j and G[C−1]
-  chunk_references(smem, L::tots, j, p, G0, G1, end0, end1);
-  const float M0 = 0.5f * end0, M1 = 0.5f * end1;
-  const float E0 = tc::ex2(end0 - M0), E1 = tc::ex2(end1 - M1);
-  if (j == 0) at<float2>(smem, L::mid + 8 * p) = make_float2(M0, M1);
-  bool in_range = true;
+  if (j == 0) {
+    float G0 = 0.f, G1 = 0.f;
+#pragma unroll
+    for (int m = 0; m < SUBS; ++m) {
+      const float2 t = make_float2(at<float>(smem, L::tots + (m * KP + 2 * p) * 4),
+                                   at<float>(smem, L::tots + (m * KP + 2 * p + 1) * 4));
+      at<float2>(smem, L::gam + (m * KP + 2 * p) * 4) = make_float2(G0, G1);
+      at<float2>(smem, L::etots + (m * KP + 2 * p) * 4) = make_float2(tc::ex2(t.x), tc::ex2(t.y));
+      G0 += t.x, G1 += t.y;
+    }
+    at<float2>(smem, L::gam + (SUBS * KP + 2 * p) * 4) = make_float2(G0, G1);
+  }
+  const float T0 = l0[SUB - 1], T1 = l1[SUB - 1];
+  bool in_range = T0 >= -kSafeLog2 && T1 >= -kSafeLog2;
+  float prev0 = 0.f, prev1 = 0.f;
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const int t = SUB * j + u;
     const uint32_t off = pair_offset(t, p);
+    in_range = in_range && l0[u] <= prev0 && l1[u] <= prev1;
+    prev0 = l0[u], prev1 = l1[u];
     const float2 q = pair_at(smem, L::q + off), k = pair_at(smem, L::k + off);
-    const float G0t = G0 + l0[u], G1t = G1 + l1[u], x0 = G0t - M0, x1 = G1t - M1;
-    in_range = in_range && G0t <= 0.f && G1t <= 0.f && fabsf(x0) <= kGradMildLog2 &&
-               fabsf(x1) <= kGradMildLog2;
-    at<float2>(smem, L::G + (t * L::GLD + 2 * p) * 4) = make_float2(x0, x1);
-    store_reference_operands(smem, off, q, k, x0, x1, E0, E1, {L::qt, L::qt_lo, L::kt, L::kt_lo, L::kh});
+    at<float2>(smem, L::l + (t * L::GLD + 2 * p) * 4) = make_float2(l0[u], l1[u]);
+    uint32_t hi, lo;
+    tc::split_bf16(q.x * tc::ex2(l0[u]), q.y * tc::ex2(l1[u]), hi, lo);
+    at<uint32_t>(smem, L::qbar + off) = hi;
+    at<uint32_t>(smem, L::qbar_lo + off) = lo;
+    tc::split_bf16(k.x * tc::ex2(-l0[u]), k.y * tc::ex2(-l1[u]), hi, lo);
+    at<uint32_t>(smem, L::kbar + off) = hi;
+    at<uint32_t>(smem, L::kbar_lo + off) = lo;
+    at<uint32_t>(smem, L::kend + off) = tc::pack_bf16(k.x * tc::ex2(T0 - l0[u]), k.y * tc::ex2(T1 - l1[u]));
   }
   return in_range;
 }
