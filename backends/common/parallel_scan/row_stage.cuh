@@ -275,7 +275,7 @@ struct row_stage {
     const C b_last = __shfl_sync(0xffffffffu, bs[kPartTokens - 1], kParts - 1, kParts);
     // Step by step when a row of the thread's RJ decays past the rescaling range.
     const unsigned out_of_range =
-        __ballot_sync(0xffffffffu, row < kRows && !(b_last >= -kMaxRescale<C>));
+        __ballot_sync(0xffffffffu, row < kRows && !(b_last >= -kMaxRescale<Elem, C>));
     const unsigned group_bits = kDecide == 32 ? 0xffffffffu : (1u << kDecide) - 1u;
     const bool step = (out_of_range >> (n % 32 / kDecide * kDecide)) & group_bits;
     if (row >= kRows) return;
