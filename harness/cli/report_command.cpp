@@ -49,13 +49,15 @@ std::string env_or(const char* name, const std::string& fallback) {
 
 int run_report(const report_args& args) {
   check_report_dir(args.out, "--out");
-  // Each file is read once (a FIFO or `<(…)` cannot be read twice): the plot script is
-  // given the very text that was checked here, copied into the scratch folder.
+  // Each file is read once (a FIFO or `<(…)` cannot be read twice) and checked here; the
+  // plot script is given what glabench understood of it, written again in glabench's own
+  // form (names and medians from the fields and samples, unknown fields dropped), so it
+  // draws whatever compare accepts and never meets a field it does not expect.
   std::vector<named_results> runs;
   std::vector<std::string> texts;
   for (const auto& path : args.results) {
-    texts.push_back(read_results_text(path));
-    runs.push_back({path, bench_results_from_text(texts.back(), path)});
+    runs.push_back({path, bench_results_from_text(read_results_text(path), path)});
+    texts.push_back(to_json(runs.back().results).dump());
   }
   const std::string baseline = args.baseline.empty() ? report_printer::default_baseline(runs) : args.baseline;
 

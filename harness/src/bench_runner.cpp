@@ -16,6 +16,7 @@
 #include "device_info.hpp"
 #include "gate_regime.hpp"
 #include "glabench/reference/random_inputs.hpp"
+#include "json_reader.hpp"
 #include "nvml_reader.hpp"
 #include "op_cost.hpp"
 #include "peak_rates.hpp"
@@ -215,6 +216,14 @@ void record_backend_report(backend_runner& runner, bench_row& row) {
     return;
   }
   if (!text) return;
+  // The report lands in a results file whose own fields nest a few levels: it must stay
+  // readable within kMaxJsonDepth there.
+  constexpr std::size_t kMaxReportDepth = kMaxJsonDepth / 2;
+  if (!json_depth_within(*text, kMaxReportDepth)) {
+    row.message = "backend_report ignored: last_call_report nests objects or arrays deeper than " +
+                  std::to_string(kMaxReportDepth) + " levels";
+    return;
+  }
   nlohmann::json report = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (report.is_object()) {
     row.backend_report = std::move(report);

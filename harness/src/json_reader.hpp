@@ -13,7 +13,11 @@
 //     it does not fit; other tokens as the correctly rounded double, refused when it is
 //     infinite (nlohmann's "number overflow");
 //   - start_object and start_array with size -1 (unknown), as nlohmann's parser calls them.
-// Nesting is kept on a heap stack, not in recursion, so depth costs memory, not stack.
+// Nesting is kept on a heap stack, not in recursion, so depth costs memory, not stack;
+// it is bounded all the same (kMaxJsonDepth): what glabench writes nests a few levels,
+// and deeper text fails like any malformed text, so that no later recursive step (nlohmann's
+// dump, a printer) meets it. json_depth_within checks a text for the same bound without
+// parsing it.
 // A NUL byte after the value ends the text, as for nlohmann (which reads C strings too).
 // The handler's number_float gets an empty string for the token text. A malformed text
 // throws json_syntax_error (the byte offset and what was expected); the handler's
@@ -42,6 +46,34 @@ class json_syntax_error : public std::runtime_error {
  private:
   size_t offset_;
 };
+
+// The deepest nesting of objects and arrays a JSON text glabench reads may have: results
+// files nest 5 levels below their fields' own (a row's backend report, a check).
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
+// Whether the objects and arrays of a text nest at most max_depth deep (strings skipped,
+// escapes too); says nothing else about the text's validity.
+inline bool json_depth_within(std::string_view text, std::size_t max_depth) {
+  std::size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max_depth) return false;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
 
 namespace json_reader_detail {
 
@@ -91,7 +123,7 @@ class json_reader {
             if (!sax_->end_object()) return false;
             break;  // an empty object is a complete value
           }
-          open.push_back('{');
+          push(open, '{');
           if (!read_key()) return false;
           continue;  // its first value
         case '[':
@@ -103,7 +135,7 @@ class json_reader {
             if (!sax_->end_array()) return false;
             break;
           }
-          open.push_back('[');
+          push(open, '[');
           continue;  // its first element
         case '"':
           read_string();
@@ -161,6 +193,71 @@ class json_reader {
   }
 
  private:
+  // Opens a container, within kMaxJsonDepth.
+  void push(std::vector<char>& open, char c) const {
+    if (open.size() >= kMaxJsonDepth)
+      fail(where() + "objects and arrays nest deeper than " + std::to_string(kMaxJsonDepth) +
+           " levels");
+    open.push_back(c);
+  }
+  // The field the text has reached ("context.x[0]: "), its first levels: read again from
+  // the start, since only a refused text needs it. Keys are shown as they are written
+  // (escapes not decoded), at most 8 levels and 40 bytes a key.
+  std::string where() const {
+    struct level {
+      bool object;
+      std::string key;
+      long index;
+    };
+    std::vector<level> path;
+    bool in_string = false, escaped = false, key_next = false;
+    std::string token;
+    for (const char* q = begin_; q < p_; ++q) {
+      const char c = *q;
+      if (in_string) {
+        if (escaped) {
+          escaped = false;
+        } else if (c == '\\') {
+          escaped = true;
+        } else if (c == '"') {
+          in_string = false;
+          if (key_next && !path.empty()) path.back().key = token.substr(0, 40);
+          continue;
+        }
+        token += c;
+        continue;
+      }
+      if (c == '"') {
+        in_string = true;
+        token.clear();
+      } else if (c == '{') {
+        path.push_back({true, "", 0});
+        key_next = true;
+      } else if (c == '[') {
+        path.push_back({false, "", 0});
+        key_next = false;
+      } else if ((c == '}' || c == ']') && !path.empty()) {
+        path.pop_back();
+        key_next = false;
+      } else if (c == ':') {
+        key_next = false;
+      } else if (c == ',' && !path.empty()) {
+        if (path.back().object)
+          key_next = true;
+        else
+          ++path.back().index;
+      }
+    }
+    std::string out;
+    for (std::size_t i = 0; i + 1 < path.size() && i < 8; ++i) {  // the last level is the refused one
+      if (path[i].object)
+        out += (out.empty() ? "" : ".") + path[i].key;
+      else
+        out += "[" + std::to_string(path[i].index) + "]";
+    }
+    if (path.size() > 9) out += "…";
+    return out.empty() ? std::string() : out + ": ";
+  }
   [[noreturn]] void fail(const std::string& what) const {
     throw json_syntax_error(static_cast<size_t>(p_ - begin_), what);
   }

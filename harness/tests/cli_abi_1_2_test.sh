@@ -87,6 +87,15 @@ assert r["message"].startswith("backend_report ignored: "), r
 assert any("backend_report ignored" in w for w in d["context"]["warnings"]), d["context"]
 PY
 
+# A report nested deeper than a results file may hold: a warning, the time stands, and
+# the results file stays readable.
+"$glabench" "$(lib deep_report)" bench --backend test_deep_report "${small[@]}" --mode fwd \
+  --json "$dir/deep_report.json" >"$dir/deep_report.out" 2>"$dir/deep_report.err" ||
+  fail "bench deep_report: exit $?: $(cat "$dir/deep_report.out" "$dir/deep_report.err")"
+grep -q "backend_report ignored: last_call_report nests objects or arrays deeper than 32 levels" \
+  "$dir/deep_report.err" || fail "deep_report: no warning on stderr: $(cat "$dir/deep_report.err")"
+expect_rc 0 "compare of deep_report's results" "$glabench" compare "$dir/deep_report.json" "$dir/deep_report.json"
+
 # Plugins built against earlier minors run: ABI 1.1 (no prepare, release, report or
 # collect) and 1.2 (no collect). Their tripwires past the table's end would fail, abort
 # or report.

@@ -211,8 +211,21 @@ grep -q "naive_recurrent | gla | fp64 | fwd | B1 T64 H2 K16 V16 gates:mild | ok"
   fail "report table"
 expect_rc 2 "report of foreign JSON" "$glabench" report "$dir/foreign.json" --out "$dir/report2"
 [[ ! -e "$dir/report2" ]] || fail "report of bad input wrote a folder"
+# What compare accepts, report draws: rows without a name, or with a median that does not
+# match their samples, reach the plot script in glabench's own form (no traceback).
+"$python" - "$dir/a.json" "$dir/odd.json" <<'PY' || fail "odd.json"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["benchmarks"][0].pop("name")
+d["benchmarks"][-1]["median_ms"] = -1.0
+d["benchmarks"][-1]["extra"] = {"nested": [1, {"x": None}]}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+expect_rc 0 "compare of rows without a name" "$glabench" compare "$dir/odd.json" "$dir/odd.json"
+expect_rc 0 "report of rows without a name" "$glabench" report "$dir/odd.json" --out "$dir/report_odd"
+[[ "$out" != *Traceback* && -s "$dir/report_odd/time_vs_t.png" ]] || fail "report_odd: $out"
 # Each input is read once: a FIFO and a process substitution work (the plot script is
-# given copies of what was read), and no copy is left in the report folder.
+# given what was read), and nothing of it is left in the report folder.
 rm -f "$dir/fifo.json" && mkfifo "$dir/fifo.json"
 cat "$dir/a.json" > "$dir/fifo.json" &
 expect_rc 0 "report of a FIFO" timeout 120 "$glabench" report "$dir/fifo.json" --out "$dir/report_fifo"

@@ -62,6 +62,16 @@ expect_rc 2 "compare --json into a missing folder" "$glabench" compare nothing.j
 contains "$out" "does not exist" && ! contains "$out" "cannot be opened" ||
   fail "compare checked its inputs first: $out"
 
+# A results file nested deeper than any glabench writes is refused, naming the file,
+# before any recursive step (printing, plotting) meets it.
+python3 -c 'import sys; d = 2000; sys.stdout.write("{\"context\": {\"x\": " + "[" * d + "]" * d + "}, \"benchmarks\": []}")' \
+  > "$dir/deep.json"
+expect_rc 2 "compare of a deeply nested file" "$glabench" compare "$dir/deep.json" "$dir/deep.json"
+contains "$out" "deep.json" && contains "$out" "context.x[0][0]" && contains "$out" "nest deeper than 64 levels" ||
+  fail "deeply nested results: $out"
+expect_rc 2 "report of a deeply nested file" "$glabench" report "$dir/deep.json" --out "$dir/deep_report"
+contains "$out" "nest deeper than 64 levels" || fail "report of deeply nested results: $out"
+
 # --- Planted symbolic links -----------------------------------------------------------
 echo precious > "$dir/victim.txt"
 mkdir "$dir/planted"

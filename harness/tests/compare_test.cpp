@@ -966,6 +966,44 @@ BOOST_AUTO_TEST_CASE(a_file_is_read_as_its_parsed_json_is) {
 // The JSON reader behind read_bench_results accepts exactly what nlohmann's parser
 // accepts and reads the same values (the fuzz target bench_results_fuzzer checks this on
 // its inputs too).
+BOOST_AUTO_TEST_CASE(json_nesting_is_bounded) {
+  // kMaxJsonDepth levels read; one more is refused, naming the field it is in.
+  auto nested = [](std::size_t depth) {
+    return "{\"a\": [1, {\"b\": " + std::string(depth, '[') + std::string(depth, ']') + "}]}";
+  };
+  nlohmann::json j;
+  BOOST_TEST(glabench::json_depth_within(nested(kMaxJsonDepth - 3), kMaxJsonDepth));
+  BOOST_TEST(!glabench::json_depth_within(nested(kMaxJsonDepth), kMaxJsonDepth));
+  BOOST_TEST(glabench::json_depth_within("[\"[[[[\", {\"k\": \"]]\\\"[\"}]", 2));
+  struct null_sax : nlohmann::json_sax<nlohmann::json> {
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+      return false;
+    }
+  } sax;
+  const std::string ok = nested(kMaxJsonDepth - 3), deep = nested(kMaxJsonDepth);
+  BOOST_TEST(glabench::json_reader(ok, sax).parse());
+  try {
+    glabench::json_reader(deep, sax).parse();
+    BOOST_ERROR("a text nested deeper than kMaxJsonDepth was read");
+  } catch (const glabench::json_syntax_error& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.find("a[1].b[0][0]") != std::string::npos, what);
+    BOOST_TEST(what.find("nest deeper than 64 levels") != std::string::npos, what);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(the_json_reader_reads_what_nlohmann_reads) {
   using nlohmann::json;
   auto nlohmann_reads = [](const std::string& t) {

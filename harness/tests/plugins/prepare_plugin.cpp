@@ -11,6 +11,7 @@
 //                  that reads them without collect fails verification
 //   prepare_fails  prepare() fails with a message: the case fails with it
 //   bad_report     as prepared, but last_call_report writes text that is not JSON
+//   deep_report    as prepared, but last_call_report writes JSON nested 1000 arrays deep
 // Each exports prepare_plugin_counts(), so an in-process test can see what ran.
 #include <cstdio>
 #include <cstring>
@@ -145,6 +146,13 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
 glabench_status last_call_report(glabench_message* json) {
   if (VARIANT_IS(bad_report)) {
     write_message(json, "rank_ms: [0.5, 0.6");
+    return GLABENCH_OK;
+  }
+  if (VARIANT_IS(deep_report)) {
+    static char deep[2001];
+    std::memset(deep, '[', 1000);
+    std::memset(deep + 1000, ']', 1000);
+    write_message(json, deep);
     return GLABENCH_OK;
   }
   if (std::strcmp(g_last_call, "none") == 0)
