@@ -57,6 +57,7 @@ glabench_status supports(const glabench_problem* p, glabench_mode m, glabench_me
   if (!has_capability(kBackend, p->op, p->dtype, m))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "fused_recurrent_rwkv6_cuda runs rwkv6 in fp64, fp32 and bf16");
+  if (glabench_status s = scan::check_knobs("FUSED_RECURRENT_RWKV6_CUDA_", reason)) return s;
   return scan::check_sizes(p, reason);
 }
 

@@ -36,6 +36,7 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
   if (!has_capability(kBackend, p->op, p->dtype, mode))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "parallel_scan_cuda runs gla in fp64, fp32 and bf16");
+  if (glabench_status s = scan::check_knobs("PARALLEL_SCAN_CUDA_", reason)) return s;
   return scan::check_sizes(p, reason);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "glabench/backend.h"
@@ -34,6 +35,31 @@ inline glabench_status check_sizes(const glabench_problem* p, glabench_message* 
   if (p->B * p->H > 65535)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "B·H above 65535 does not fit the grid's y dimension");
+  return GLABENCH_OK;
+}
+
+// The launch's knobs (knobs.hpp, `<prefix>WIDTH` …) each take one of a few values; any
+// other is refused here, naming the variable, rather than forcing nothing in silence.
+inline glabench_status check_knobs(const char* prefix, glabench_message* reason) {
+  struct choice {
+    const char* suffix;
+    const char* values[3];
+    const char* text;
+  };
+  static constexpr choice kChoices[] = {{"WIDTH", {"1", "2", "4"}, "1, 2 or 4"},
+                                        {"ROW_CHUNK", {"8", "16"}, "8 or 16"},
+                                        {"STRIP", {"8", "16"}, "8 or 16"},
+                                        {"FP32_STATE", {"32", "64"}, "32 or 64"}};
+  for (const choice& c : kChoices) {
+    const std::string name = std::string(prefix) + c.suffix;
+    const char* env = std::getenv(name.c_str());
+    if (!env || !*env) continue;
+    bool allowed = false;
+    for (const char* v : c.values) allowed = allowed || (v && std::string(v) == env);
+    if (!allowed)
+      return backend_support::fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                                   name + " must be " + c.text + ", not `" + env + "`");
+  }
   return GLABENCH_OK;
 }
 
