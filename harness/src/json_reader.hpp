@@ -249,7 +249,8 @@ class json_reader {
       }
     }
     std::string out;
-    for (std::size_t i = 0; i + 1 < path.size() && i < 8; ++i) {  // the last level is the refused one
+    for (std::size_t i = 0; i + 1 < path.size() && i < 8;
+         ++i) {  // the last level is the refused one
       if (path[i].object)
         out += (out.empty() ? "" : ".") + path[i].key;
       else

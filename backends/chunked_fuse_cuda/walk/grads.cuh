@@ -205,7 +205,8 @@ __device__ __forceinline__ void off_diagonal_fragment(const float (&S)[8][4], in
 // its residual `diag_lo` (reference Γ_mt), with the scores' residual too.
 __device__ __forceinline__ void mma_blocks_forward(float (&D)[8][4], const float (&S)[8][4],
                                                    const unsigned char* smem, int mt, uint32_t off,
-                                                   uint32_t diag, uint32_t diag_lo, int half, int lane) {
+                                                   uint32_t diag, uint32_t diag_lo, int half,
+                                                   int lane) {
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
     if (m < mt) decay_columns(D, smem, m, half, lane);  // warp-uniform
@@ -343,7 +344,8 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
 #pragma unroll
           for (int i = 0; i < 4; ++i) a[i] = ke[i];
         } else {
-          decayed_fragment(kh, kl, gate_between(smem, mt, m, f), gate_between(smem, mt, m, f + 8), a);
+          decayed_fragment(kh, kl, gate_between(smem, mt, m, f), gate_between(smem, mt, m, f + 8),
+                           a);
 #pragma unroll
           for (int i = 0; i < 4; ++i) a[i] = m == mt + 1 ? ke[i] : a[i];
         }
@@ -352,7 +354,8 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
         tc::mma(At[2 * m + 1], a, b[2], b[3]);
       }
       uint32_t a[4];
-      decayed_fragment(kh, kl, gate_between(smem, mt, SUBS, f), gate_between(smem, mt, SUBS, f + 8), a);
+      decayed_fragment(kh, kl, gate_between(smem, mt, SUBS, f), gate_between(smem, mt, SUBS, f + 8),
+                       a);
       mma_cols(D, a, sm + L::ds, kb, half, lane);
     }
 #pragma unroll
@@ -442,8 +445,10 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
       const float i0 = tc::ex2((end.x - start.x) - x.l.x) * Ki[jn][2 * h];
       const float i1 = tc::ex2((end.y - start.y) - x.l.y) * Ki[jn][2 * h + 1];
       const float dd = h ? diag.y : diag.x, r0 = Kr[jn][2 * h], r1 = Kr[jn][2 * h + 1];
-      dk.store(t, f, fmaf(tc::ex2(-x.l.x), fmaf(dd, x.qb.x, r0), i0), fmaf(tc::ex2(-x.l.y), fmaf(dd, x.qb.y, r1), i1));
-      Pg[jn][2 * h] = x.kb.x * tc::ex2(x.l.x) * i0, Pg[jn][2 * h + 1] = x.kb.y * tc::ex2(x.l.y) * i1;
+      dk.store(t, f, fmaf(tc::ex2(-x.l.x), fmaf(dd, x.qb.x, r0), i0),
+               fmaf(tc::ex2(-x.l.y), fmaf(dd, x.qb.y, r1), i1));
+      Pg[jn][2 * h] = x.kb.x * tc::ex2(x.l.x) * i0;
+      Pg[jn][2 * h + 1] = x.kb.y * tc::ex2(x.l.y) * i1;
       Tg[jn][2 * h] -= x.kb.x * r0, Tg[jn][2 * h + 1] -= x.kb.y * r1;
     });
   }

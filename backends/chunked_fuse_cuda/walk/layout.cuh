@@ -63,12 +63,12 @@ struct grads_layout {
   static constexpr uint32_t qbar = d_o + tile, kbar = qbar + tile, kend = kbar + tile;
   static constexpr uint32_t qbar_lo = q, kbar_lo = k;
   static constexpr uint32_t s = kend + tile, ds = s + state;
-  static constexpr uint32_t l = ds + state, g = l;              // float [C][GLD]; bf16 g first
-  static constexpr uint32_t tots = l + C * GLD * 4;             // float [SUBS][KP]: T_m
-  static constexpr uint32_t etots = tots + SUBS * KP * 4;       // float [SUBS][KP]: 2^{T_m}
-  static constexpr uint32_t gam = etots + SUBS * KP * 4;        // float [SUBS + 1][KP]: Γ_m
-  static constexpr uint32_t colsum = gam + (SUBS + 1) * KP * 4; // float [2][SUBS][KP]
-  static constexpr uint32_t y = colsum + 2 * SUBS * KP * 4;     // float [KP]
+  static constexpr uint32_t l = ds + state, g = l;               // float [C][GLD]; bf16 g first
+  static constexpr uint32_t tots = l + C * GLD * 4;              // float [SUBS][KP]: T_m
+  static constexpr uint32_t etots = tots + SUBS * KP * 4;        // float [SUBS][KP]: 2^{T_m}
+  static constexpr uint32_t gam = etots + SUBS * KP * 4;         // float [SUBS + 1][KP]: Γ_m
+  static constexpr uint32_t colsum = gam + (SUBS + 1) * KP * 4;  // float [2][SUBS][KP]
+  static constexpr uint32_t y = colsum + 2 * SUBS * KP * 4;      // float [KP]
   static constexpr uint32_t bytes = y + KP * 4;
 };
 static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");

@@ -71,8 +71,9 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
 // One reference for the chunk: Γ_j, the gate before sub-chunk j, and G[C−1], the chunk's
 // summed gate, for feature pair p, from the sub-chunk totals at `tots` (summed in a fixed
 // order).
-__device__ __forceinline__ void chunk_references(const unsigned char* smem, uint32_t tots, int j, int p,
-                                                 float& G0, float& G1, float& end0, float& end1) {
+__device__ __forceinline__ void chunk_references(const unsigned char* smem, uint32_t tots, int j,
+                                                 int p, float& G0, float& G1, float& end0,
+                                                 float& end1) {
   G0 = 0.f, G1 = 0.f, end0 = 0.f, end1 = 0.f;
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
@@ -210,7 +211,8 @@ __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, i
     tc::split_bf16(k.x * tc::ex2(-l0[u]), k.y * tc::ex2(-l1[u]), hi, lo);
     at<uint32_t>(smem, L::kbar + off) = hi;
     at<uint32_t>(smem, L::kbar_lo + off) = lo;
-    at<uint32_t>(smem, L::kend + off) = tc::pack_bf16(k.x * tc::ex2(T0 - l0[u]), k.y * tc::ex2(T1 - l1[u]));
+    at<uint32_t>(smem, L::kend + off) =
+        tc::pack_bf16(k.x * tc::ex2(T0 - l0[u]), k.y * tc::ex2(T1 - l1[u]));
   }
   return in_range;
 }

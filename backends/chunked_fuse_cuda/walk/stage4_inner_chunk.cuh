@@ -72,7 +72,8 @@ __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint
 // warps then adds one term a pair into a zeroed slot, so the order does not change the sum.
 // The loops over features stay rolled: this code runs for a few chunks in a hundred, and
 // unrolled over its 136 pairs it spent its time fetching instructions.
-__device__ __forceinline__ float feature_at(const unsigned char* smem, uint32_t tile, int row, int f) {
+__device__ __forceinline__ float feature_at(const unsigned char* smem, uint32_t tile, int row,
+                                            int f) {
   const float2 x = pair_at(smem, tile + pair_offset(row, f >> 1));
   return (f & 1) ? x.y : x.x;
 }
@@ -81,7 +82,8 @@ __device__ void walk_inner_chunk_strong_gates(unsigned char* smem, int j, int p,
   const int lane = threadIdx.x & 31, s = lane & 15, h = lane >> 4, row0 = SUB * j;
   constexpr int kPairs = SUB / 2;  // a lane's pairs, t = s + h + 2i ≤ SUB − 1
   float acc[kPairs] = {};
-  const unsigned strong[2] = {__ballot_sync(0xffffffffu, strong0), __ballot_sync(0xffffffffu, strong1)};
+  const unsigned strong[2] = {__ballot_sync(0xffffffffu, strong0),
+                              __ballot_sync(0xffffffffu, strong1)};
 #pragma unroll 1
   for (int e = 0; e < 2; ++e) {  // feature 2p + e of each lane whose bit is set
     unsigned lanes = strong[e];

@@ -49,7 +49,9 @@ namespace glabench::parallel_scan {
 // token) or −exp(x), x ~ N(−0.5, 1), stay rescaled; at 16 they went step by step in
 // most chunks, 1.8× slower. fp64 takes 64 (errors ≤ ~1e-14).
 template <typename Elem, typename C>
-inline constexpr C kMaxRescale = std::is_same_v<C, double> ? C(64) : sizeof(Elem) == 2 ? C(60) : C(16);
+inline constexpr C kMaxRescale = std::is_same_v<C, double> ? C(64)
+                                 : sizeof(Elem) == 2       ? C(60)
+                                                           : C(16);
 
 // C is the compute type: compute_t<Elem>, or double for fp32 storage with an fp64 state
 // (the forward's precise fp32 mode, launch.cuh), whose factors come from exp_pair.

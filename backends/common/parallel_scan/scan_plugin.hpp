@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "../cuda_plugin.hpp"
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
-#include "../cuda_plugin.hpp"
 #include "scan_args.hpp"
 
 namespace glabench::parallel_scan {
