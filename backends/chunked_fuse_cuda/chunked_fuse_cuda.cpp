@@ -33,8 +33,9 @@ constexpr int kMaxHead = 256;
 extern const glabench_backend kBackend;
 
 chunked::storage storage_of(DLDataType d) {
-  return d.bits == 64 ? chunked::storage::fp64
-                      : d.code == kDLBfloat ? chunked::storage::bf16 : chunked::storage::fp32;
+  return d.bits == 64          ? chunked::storage::fp64
+         : d.code == kDLBfloat ? chunked::storage::bf16
+                               : chunked::storage::fp32;
 }
 
 // CHUNKED_FUSE_CUDA_STAGES: `fused` (default) or `separate`; anything else is refused
@@ -65,7 +66,8 @@ glabench_status device_available(glabench_message* reason) {
 
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "chunked_fuse_cuda runs gla in fp64, fp32 and bf16");
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "chunked_fuse_cuda runs gla in fp64, fp32 and bf16");
   if (!stages_choice().valid)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "CHUNKED_FUSE_CUDA_STAGES must be `fused` or `separate`, not `" +
@@ -73,8 +75,9 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
   if (p->B < 1 || p->T < 1 || p->H < 1 || p->K < 1 || p->V < 1)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B, T, H, K and V must be at least 1");
   if (p->K > kMaxHead || p->V > kMaxHead)
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "head sizes up to 256 (K=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
+    return fail(
+        reason, GLABENCH_ERROR_UNSUPPORTED,
+        "head sizes up to 256 (K=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
   if (p->B * p->H > 65535)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
   if ((p->T + 63) / 64 > 2147483647)
@@ -88,8 +91,8 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
             V = static_cast<int>(p->V);
   *bytes = mode == GLABENCH_MODE_BACKWARD
                ? chunked::backward_workspace_bytes(storage_of(p->dtype), B, p->T, H, K, V)
-               : chunked::forward_workspace_bytes(storage_of(p->dtype), stages_choice().path, B, p->T,
-                                                  H, K, V);
+               : chunked::forward_workspace_bytes(storage_of(p->dtype), stages_choice().path, B,
+                                                  p->T, H, K, V);
   return GLABENCH_OK;
 }
 
@@ -111,7 +114,8 @@ chunked::call base_call(const glabench_problem* p, void* workspace, void* stream
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
                         glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error))
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error))
       return s;
     chunked::call c = base_call(p, f->workspace, f->stream);
     c.q = data_of<void>(f->q);
@@ -128,7 +132,8 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
 glabench_status backward(const glabench_problem* p, const glabench_backward_args* bw,
                          glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error))
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error))
       return s;
     chunked::call c = base_call(p, bw->workspace, bw->stream);
     c.q = data_of<void>(bw->q);

@@ -80,8 +80,10 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
       return s;
     scan::scan_args a = scan::forward_args(p, f);
     return launch_all(
-        [&](scan::scan_args& x) { return scan::launch_forward<scan::recurrence::gla>(storage_of(p->dtype), x); }, a,
-        "forward launch", error);
+        [&](scan::scan_args& x) {
+          return scan::launch_forward<scan::recurrence::gla>(storage_of(p->dtype), x);
+        },
+        a, "forward launch", error);
   });
 }
 
@@ -93,8 +95,10 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
       return s;
     scan::scan_args a = scan::backward_args(p, bw);
     return launch_all(
-        [&](scan::scan_args& x) { return scan::launch_backward<scan::recurrence::gla>(storage_of(p->dtype), x); }, a,
-        "backward launch", error);
+        [&](scan::scan_args& x) {
+          return scan::launch_backward<scan::recurrence::gla>(storage_of(p->dtype), x);
+        },
+        a, "backward launch", error);
   });
 }
 

@@ -63,8 +63,8 @@ const library& lib() {
 
 std::string named(ncclResult_t r, const char* what) {
   if (r == ncclSuccess) return {};
-  return std::string(what) + ": " + (lib().error_string ? lib().error_string(r) : "NCCL error") + " (" +
-         std::to_string(int(r)) + ")";
+  return std::string(what) + ": " + (lib().error_string ? lib().error_string(r) : "NCCL error") +
+         " (" + std::to_string(int(r)) + ")";
 }
 
 int int_knob(const char* name, std::string* error) {
@@ -73,7 +73,8 @@ int int_knob(const char* name, std::string* error) {
   char* end = nullptr;
   const long n = std::strtol(env, &end, 10);
   if (*end != '\0' || n < 0 || n > 4096) {
-    if (error->empty()) *error = std::string(name) + " must be an integer from 0 to 4096, not `" + env + "`";
+    if (error->empty())
+      *error = std::string(name) + " must be an integer from 0 to 4096, not `" + env + "`";
     return -1;
   }
   return int(n);
@@ -105,9 +106,11 @@ std::string share_unique_id(const process_ranks& k, ncclUniqueId* id) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   for (;;) {
     std::ifstream f(k.id_file, std::ios::binary);
-    if (f && f.read(id->internal, sizeof id->internal) && f.gcount() == sizeof id->internal) return {};
+    if (f && f.read(id->internal, sizeof id->internal) && f.gcount() == sizeof id->internal)
+      return {};
     if (std::chrono::steady_clock::now() > give_up)
-      return "RING_SOFTMAX_CUDA_NCCL_ID_FILE " + k.id_file + ": no unique id from rank 0 within 120 s";
+      return "RING_SOFTMAX_CUDA_NCCL_ID_FILE " + k.id_file +
+             ": no unique id from rank 0 within 120 s";
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
@@ -118,7 +121,9 @@ bool library_loaded(std::string* why) {
   if (!lib().ok && why) *why = lib().why;
   return lib().ok;
 }
-int library_version() { return lib().ok ? lib().version : 0; }
+int library_version() {
+  return lib().ok ? lib().version : 0;
+}
 
 const process_ranks& process_knobs() {
   static const process_ranks k = [] {
@@ -128,11 +133,14 @@ const process_ranks& process_knobs() {
     const int rank = int_knob("RING_SOFTMAX_CUDA_NCCL_RANK", &r.error);
     const char* file = std::getenv("RING_SOFTMAX_CUDA_NCCL_ID_FILE");
     if (!r.error.empty()) return r;
-    if (world < 1) r.error = "RING_SOFTMAX_CUDA_NCCL_WORLD must be at least 1";
+    if (world < 1)
+      r.error = "RING_SOFTMAX_CUDA_NCCL_WORLD must be at least 1";
     else if (rank < 0 || rank >= world)
-      r.error = "RING_SOFTMAX_CUDA_NCCL_RANK must be set, from 0 to RING_SOFTMAX_CUDA_NCCL_WORLD − 1";
+      r.error =
+          "RING_SOFTMAX_CUDA_NCCL_RANK must be set, from 0 to RING_SOFTMAX_CUDA_NCCL_WORLD − 1";
     else if (!file || !*file)
-      r.error = "RING_SOFTMAX_CUDA_NCCL_ID_FILE must name the file rank 0 writes NCCL's unique id to";
+      r.error =
+          "RING_SOFTMAX_CUDA_NCCL_ID_FILE must name the file rank 0 writes NCCL's unique id to";
     if (!r.error.empty()) return r;
     r.world = world;
     r.rank = rank;
@@ -170,13 +178,19 @@ std::string process_communicator(int device, comm* out) {
   return failed;
 }
 
-std::string group_start() { return named(lib().group_start(), "ncclGroupStart"); }
-std::string group_end() { return named(lib().group_end(), "ncclGroupEnd"); }
+std::string group_start() {
+  return named(lib().group_start(), "ncclGroupStart");
+}
+std::string group_end() {
+  return named(lib().group_end(), "ncclGroupEnd");
+}
 std::string send(const void* data, size_t bytes, int peer, comm c, cudaStream_t stream) {
-  return named(lib().send(data, bytes, ncclUint8, peer, static_cast<ncclComm_t>(c), stream), "ncclSend");
+  return named(lib().send(data, bytes, ncclUint8, peer, static_cast<ncclComm_t>(c), stream),
+               "ncclSend");
 }
 std::string recv(void* data, size_t bytes, int peer, comm c, cudaStream_t stream) {
-  return named(lib().recv(data, bytes, ncclUint8, peer, static_cast<ncclComm_t>(c), stream), "ncclRecv");
+  return named(lib().recv(data, bytes, ncclUint8, peer, static_cast<ncclComm_t>(c), stream),
+               "ncclRecv");
 }
 
 }  // namespace glabench::ring::nccl
@@ -190,21 +204,34 @@ bool library_loaded(std::string* why) {
   if (why) *why = "built without nccl.h: the ring runs on one GPU only";
   return false;
 }
-int library_version() { return 0; }
+int library_version() {
+  return 0;
+}
 const process_ranks& process_knobs() {
   static const process_ranks k = [] {
     process_ranks r;
     if (const char* env = std::getenv("RING_SOFTMAX_CUDA_NCCL_WORLD"); env && *env)
-      r.error = "RING_SOFTMAX_CUDA_NCCL_WORLD must be unset: this build has no nccl.h (one GPU only)";
+      r.error =
+          "RING_SOFTMAX_CUDA_NCCL_WORLD must be unset: this build has no nccl.h (one GPU only)";
     return r;
   }();
   return k;
 }
-std::string process_communicator(int, comm*) { return "built without nccl.h"; }
-std::string group_start() { return "built without nccl.h"; }
-std::string group_end() { return "built without nccl.h"; }
-std::string send(const void*, size_t, int, comm, cudaStream_t) { return "built without nccl.h"; }
-std::string recv(void*, size_t, int, comm, cudaStream_t) { return "built without nccl.h"; }
+std::string process_communicator(int, comm*) {
+  return "built without nccl.h";
+}
+std::string group_start() {
+  return "built without nccl.h";
+}
+std::string group_end() {
+  return "built without nccl.h";
+}
+std::string send(const void*, size_t, int, comm, cudaStream_t) {
+  return "built without nccl.h";
+}
+std::string recv(void*, size_t, int, comm, cudaStream_t) {
+  return "built without nccl.h";
+}
 }  // namespace glabench::ring::nccl
 
 #endif

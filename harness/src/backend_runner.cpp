@@ -46,7 +46,7 @@ glabench_status call_plugin(plugin_message<Capacity>& message, Call&& call) noex
 }
 
 // Indexed by backend_runner::slot.
-constexpr const char* kSlotNames[] = {"q",  "k",  "v",   "g",  "u",  "h0", "d_o", "dht", "o",
+constexpr const char* kSlotNames[] = {"q",  "k",   "v",  "g",  "u",  "h0", "d_o", "dht", "o",
                                       "ht", "lse", "dq", "dk", "dv", "dg", "du",  "dh0"};
 
 using guard_bytes = std::array<std::byte, backend_runner::kGuardBytes>;
@@ -105,9 +105,9 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
   // A host backend has one place to run: more devices asked for is a problem it cannot
   // take (skipped, not failed); one device, whatever its number, is the host, 0.
   if (!cuda && device_ids.size() > 1)
-    throw backend_call_error(GLABENCH_ERROR_UNSUPPORTED,
-                             "a host backend runs on one device; " +
-                                 std::to_string(device_ids.size()) + " were asked for (--devices)");
+    throw backend_call_error(GLABENCH_ERROR_UNSUPPORTED, "a host backend runs on one device; " +
+                                                             std::to_string(device_ids.size()) +
+                                                             " were asked for (--devices)");
   device_ids_ = cuda ? device_ids : std::vector<int32_t>{0};
   if (const std::string why = why_unavailable(backend); !why.empty())
     throw backend_call_error(GLABENCH_ERROR_NO_DEVICE, "cannot run here: " + why);
@@ -115,9 +115,9 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
     const int count = cuda_device_count(nullptr);
     for (const int32_t id : device_ids_)
       if (id < 0 || id >= count)
-        throw backend_call_error(GLABENCH_ERROR_NO_DEVICE,
-                                 "cannot run here: no CUDA device " + std::to_string(id) + " (" +
-                                     std::to_string(count) + " present)");
+        throw backend_call_error(GLABENCH_ERROR_NO_DEVICE, "cannot run here: no CUDA device " +
+                                                               std::to_string(id) + " (" +
+                                                               std::to_string(count) + " present)");
   }
   ctx_ = cuda ? make_cuda_context(device_ids_[0]) : make_host_context();
 
@@ -158,11 +158,11 @@ backend_runner::~backend_runner() {
     });
 }
 
-void backend_runner::check(glabench_status status, const char* call, const std::string& msg) const {
+void backend_runner::check(glabench_status status, const char* call, const char* msg) const {
   if (status != GLABENCH_OK)
     throw backend_call_error(status,
                              backend_.name() + " " + call + " failed (" + status_name(status) +
-                                 "): " + (msg.empty() ? "no message" : msg),
+                                 "): " + (*msg ? msg : "no message"),
                              true);
 }
 
@@ -348,7 +348,7 @@ void backend_runner::ensure_workspace(glabench_mode mode) {
   const glabench_status status = call_plugin(error, [&](glabench_message* m) {
     return backend_.table->workspace_size(&abi_problem_, mode, &bytes, m);
   });
-  check(status, "workspace_size", error.text());
+  check(status, "workspace_size", error.c_str());
   if (bytes > workspace_.bytes()) workspace_ = device_buffer(*ctx_, bytes);
 }
 
@@ -403,7 +403,7 @@ void backend_runner::prepare_backend(glabench_mode mode) {
   const glabench_status status = call_plugin(error, [&](glabench_message* m) {
     return t.prepare(&abi_problem_, mode, &fwd, bwd ? &*bwd : nullptr, m);
   });
-  check(status, "prepare", error.text());
+  check(status, "prepare", error.c_str());
 }
 
 std::optional<std::string> backend_runner::last_call_report() {
@@ -414,7 +414,7 @@ std::optional<std::string> backend_runner::last_call_report() {
   const glabench_status status =
       call_plugin(json, [&](glabench_message* m) { return t.last_call_report(m); });
   if (status == GLABENCH_ERROR_UNSUPPORTED) return std::nullopt;
-  check(status, "last_call_report", json.text());
+  check(status, "last_call_report", json.c_str());
   return json.text();
 }
 
@@ -424,7 +424,7 @@ void backend_runner::collect_outputs() {
   plugin_message<kMessageCapacity> error;
   const glabench_status status =
       call_plugin(error, [&](glabench_message* m) { return t.collect(m); });
-  check(status, "collect", error.text());
+  check(status, "collect", error.c_str());
 }
 
 void backend_runner::launch_forward() {
@@ -433,7 +433,7 @@ void backend_runner::launch_forward() {
   forward_launched_ = true;
   const glabench_status status = call_plugin(
       error, [&](glabench_message* m) { return backend_.table->forward(&abi_problem_, &a, m); });
-  check(status, "forward", error.text());
+  check(status, "forward", error.c_str());
 }
 
 void backend_runner::launch_backward() {
@@ -444,7 +444,7 @@ void backend_runner::launch_backward() {
   backward_launched_ = true;
   const glabench_status status = call_plugin(
       error, [&](glabench_message* m) { return backend_.table->backward(&abi_problem_, &a, m); });
-  check(status, "backward", error.text());
+  check(status, "backward", error.c_str());
 }
 
 op_outputs backend_runner::download_outputs() const {

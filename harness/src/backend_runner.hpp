@@ -136,7 +136,7 @@ class backend_runner {
   tensor download_head(slot s, int64_t b, int64_t h) const;
   const DLTensor* in(slot s) const;
   DLTensor* out(slot s);
-  void check(glabench_status status, const char* call, const std::string& msg) const;
+  void check(glabench_status status, const char* call, const char* msg) const;
   void ensure_workspace(glabench_mode mode);
   void write_guards(slot s);
 

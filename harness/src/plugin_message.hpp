@@ -31,8 +31,10 @@ class plugin_message {
   }
   // After a call: the last byte is NUL, whatever the plugin wrote.
   void terminate() { text_.back() = '\0'; }
-  // The text up to the first NUL (never past capacity − 1 once terminated).
+  // The text up to the first NUL (never past capacity − 1 once terminated); c_str() reads
+  // it in place, so a call that succeeds builds no string.
   std::string text() const { return std::string(text_.data()); }
+  const char* c_str() const { return text_.data(); }
   bool empty() const { return text_.front() == '\0'; }
 
  private:

@@ -92,7 +92,8 @@ __device__ __forceinline__ void mask_scores(float (&X)[8][4], int mt, int lane, 
   for (int jt = 0; jt < 8; ++jt)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int m = jt >> 1, row = (lane >> 2) + 8 * (e >> 1), col = 8 * (jt & 1) + 2 * (lane & 3) + (e & 1);
+      const int m = jt >> 1, row = (lane >> 2) + 8 * (e >> 1),
+                col = 8 * (jt & 1) + 2 * (lane & 3) + (e & 1);
       const bool keep = m == mt ? on_diagonal(row, col) : after(m);
       X[jt][e] = keep ? X[jt][e] : 0.f;
     }
@@ -121,14 +122,15 @@ __device__ __forceinline__ float2 diagonal_of(const float (&d)[2][4], int lane) 
 
 // Two m16n8 accumulator tiles as the bf16 A fragment of a 16×16 operand, and the
 // fragment of what that rounding left out.
-__device__ __forceinline__ void a_fragment(const float (&x0)[4], const float (&x1)[4], uint32_t (&a)[4]) {
+__device__ __forceinline__ void a_fragment(const float (&x0)[4], const float (&x1)[4],
+                                           uint32_t (&a)[4]) {
   a[0] = tc::pack_bf16(x0[0], x0[1]);
   a[1] = tc::pack_bf16(x0[2], x0[3]);
   a[2] = tc::pack_bf16(x1[0], x1[1]);
   a[3] = tc::pack_bf16(x1[2], x1[3]);
 }
-__device__ __forceinline__ void a_fragments(const float (&x0)[4], const float (&x1)[4], uint32_t (&a)[4],
-                                            uint32_t (&a_lo)[4]) {
+__device__ __forceinline__ void a_fragments(const float (&x0)[4], const float (&x1)[4],
+                                            uint32_t (&a)[4], uint32_t (&a_lo)[4]) {
   tc::split_bf16(x0[0], x0[1], a[0], a_lo[0]);
   tc::split_bf16(x0[2], x0[3], a[1], a_lo[1]);
   tc::split_bf16(x1[0], x1[1], a[2], a_lo[2]);
@@ -148,8 +150,8 @@ __device__ __forceinline__ void mma_cols(float (&X)[8][4], const uint32_t (&a)[4
   }
 }
 // The same with B stored [n][k] (the states, whose rows are the output's columns).
-__device__ __forceinline__ void mma_cols_nk(float (&X)[8][4], const uint32_t (&a)[4],
-                                            uint32_t tile, int kb, int half, int lane) {
+__device__ __forceinline__ void mma_cols_nk(float (&X)[8][4], const uint32_t (&a)[4], uint32_t tile,
+                                            int kb, int half, int lane) {
 #pragma unroll
   for (int np = 0; np < 4; ++np) {
     uint32_t b[4];
@@ -199,6 +201,19 @@ __device__ __forceinline__ void off_diagonal_fragment(const float (&S)[8][4], in
   for (int i = 0; i < 4; ++i) a[i] = m == mt ? 0u : a[i];
 }
 
+// D += S·B over the diagonal block mt of scores S, with both residuals: S_hi·B_hi +
+// S_lo·B_hi + S_hi·B_lo (B's rows 16mt …, stored [k][n]: hi and its residual lo).
+__device__ __forceinline__ void mma_diagonal(float (&D)[8][4], const float (&S)[8][4], int mt,
+                                             uint32_t hi, uint32_t lo, int half, int lane) {
+  float d[2][4];
+  diagonal_tiles(S, mt, d);
+  uint32_t a[4], a_lo[4];
+  a_fragments(d[0], d[1], a, a_lo);
+  mma_cols(D, a, hi, mt, half, lane);
+  mma_cols(D, a_lo, hi, mt, half, lane);
+  mma_cols(D, a, lo, mt, half, lane);
+}
+
 // D += S·B for scores S masked to the triangle, walking the key blocks forward (dq): the
 // off-diagonal blocks m < mt read `off` (keys decayed to their sub-chunk's end, reference
 // Γ_{m+1}), D moving from Γ_m to Γ_{m+1} before each; the diagonal block reads `diag` and
@@ -214,13 +229,7 @@ __device__ __forceinline__ void mma_blocks_forward(float (&D)[8][4], const float
     off_diagonal_fragment(S, m, mt, a);
     mma_cols(D, a, off, m, half, lane);
   }
-  float d[2][4];
-  diagonal_tiles(S, mt, d);
-  uint32_t a[4], a_lo[4];
-  a_fragments(d[0], d[1], a, a_lo);
-  mma_cols(D, a, diag, mt, half, lane);
-  mma_cols(D, a_lo, diag, mt, half, lane);
-  mma_cols(D, a, diag_lo, mt, half, lane);
+  mma_diagonal(D, S, mt, diag, diag_lo, half, lane);
 }
 
 // The same walking the blocks backward (dk): every block m ≥ mt reads q̄ (reference Γ_m),
@@ -235,13 +244,7 @@ __device__ __forceinline__ void mma_blocks_backward(float (&D)[8][4], const floa
     off_diagonal_fragment(S, m, mt, a);
     mma_cols(D, a, hi, m, half, lane);
   }
-  float d[2][4];
-  diagonal_tiles(S, mt, d);
-  uint32_t a[4], a_lo[4];
-  a_fragments(d[0], d[1], a, a_lo);
-  mma_cols(D, a, hi, mt, half, lane);
-  mma_cols(D, a_lo, hi, mt, half, lane);
-  mma_cols(D, a, lo, mt, half, lane);
+  mma_diagonal(D, S, mt, hi, lo, half, lane);
 }
 
 // An A fragment of (hi + lo)·2^{e}, rounded once: e per feature, e_lo for the fragment's
@@ -282,7 +285,8 @@ struct element {
 // f(jn, h, t, col, x) for each element pair of the warp's 16 × 64 fragments: tile jn,
 // row half h, row t of the chunk, first column col, and what the pair reads.
 template <class F>
-__device__ __forceinline__ void each_element(const unsigned char* smem, int row0, int half, int lane, F f) {
+__device__ __forceinline__ void each_element(const unsigned char* smem, int row0, int half,
+                                             int lane, F f) {
   const int c2 = (lane & 3) << 1;
 #pragma unroll
   for (int jn = 0; jn < 8; ++jn)
@@ -308,10 +312,9 @@ struct grads_out {
 // Tg (q ⊙ dq' − k ⊙ dk'_intra) and Pg (k ⊙ dk_inter) for walk_grad_dg. dv comes first,
 // while Tg and Pg hold no registers.
 __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32_t sm, int mt,
-                                               int lane, int half, float scale,
-                                               const grads_out& dq, const grads_out& dk,
-                                               const grads_out& dv, float (&Tg)[8][4],
-                                               float (&Pg)[8][4]) {
+                                               int lane, int half, float scale, const grads_out& dq,
+                                               const grads_out& dk, const grads_out& dv,
+                                               float (&Tg)[8][4], float (&Pg)[8][4]) {
   using L = grads_layout;
   const int r = lane >> 2, c2 = (lane & 3) << 1, row0 = 16 * mt + r;
   // ---- dv: the scores Aᵀ (keys j of sub-chunk mt, rows t ≥ j) and k̂·dS_n, then + Aᵀ·do --
@@ -366,7 +369,8 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
         At[2 * m + 1][e] = m == mt ? Ad[1][e] : At[2 * m + 1][e];
       }
     scale_tiles(At, scale);
-    mask_scores(At, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t >= j; });
+    mask_scores(
+        At, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t >= j; });
     // Aᵀ·do with the diagonal's residual on the scores only (do is exact)
 #pragma unroll
     for (int m = 0; m < SUBS; ++m) {
@@ -407,7 +411,8 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
       diagonal_tiles(dA, mt, d);
       diag = diagonal_of(d, lane);
     }
-    mask_scores(dA, mt, lane, [mt](int m) { return m < mt; }, [](int t, int j) { return j < t; });
+    mask_scores(
+        dA, mt, lane, [mt](int m) { return m < mt; }, [](int t, int j) { return j < t; });
     mma_blocks_forward(D, dA, smem, mt, sm + L::kend, sm + L::kbar, sm + L::kbar_lo, half, lane);
     each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
       const float dd = h ? diag.y : diag.x, d0 = D[jn][2 * h], d1 = D[jn][2 * h + 1];
@@ -429,7 +434,8 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
         mma_scores(dAt, a, sm + L::d_o, kb, lane);
       }
       scale_tiles(dAt, scale);
-      mask_scores(dAt, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t > j; });
+      mask_scores(
+          dAt, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t > j; });
       mma_blocks_backward(Kr, dAt, smem, mt, sm + L::qbar, sm + L::qbar_lo, half, lane);
     }
 #pragma unroll 2
@@ -471,7 +477,8 @@ __device__ __forceinline__ void walk_grad_dg(unsigned char* smem, int mt, int la
       float sa = Tg[jn][e], sb = Tg[jn][2 + e], pa = Pg[jn][e], pb = Pg[jn][2 + e];
 #pragma unroll
       for (int off = 1; off < 8; off <<= 1) {  // suffix sums of T, inclusive prefix sums of P
-        const float za = __shfl_down_sync(all, sa, 4 * off), zb = __shfl_down_sync(all, sb, 4 * off);
+        const float za = __shfl_down_sync(all, sa, 4 * off),
+                    zb = __shfl_down_sync(all, sb, 4 * off);
         const float ya = __shfl_up_sync(all, pa, 4 * off), yb = __shfl_up_sync(all, pb, 4 * off);
         if (r + off < 8) sa += za, sb += zb;
         if (r >= off) pa += ya, pb += yb;
@@ -549,7 +556,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, gr
   const int mt = warp >> 1, half = warp & 1;
   const int64_t rows = a.T - t0;
   const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, a.K},
-      dk{w.dk + head * a.K + t0 * ks, ks, rows, a.K}, dv{w.dv + head * a.V + t0 * vs, vs, rows, a.V},
+      dk{w.dk + head * a.K + t0 * ks, ks, rows, a.K},
+      dv{w.dv + head * a.V + t0 * vs, vs, rows, a.V},
       dg{w.dg + head * a.K + t0 * ks, ks, rows, a.K};
   float Tg[8][4], Pg[8][4];
   walk_grad_rows(smem, sm, mt, lane, half, a.scale, dq, dk, dv, Tg, Pg);

@@ -161,7 +161,8 @@ struct state_rows {
 // vector): columns 8c … 8c+7 of a row, of which the first n (0, 4 or 8) are real, into
 // their 16-byte slot at dst as two 8-byte copies, zeros for the rest. `any`: a valid
 // address for the copies that read nothing.
-__device__ __forceinline__ void cp_async_cols8(uint32_t dst, const bf16* row, int c, int n, const bf16* any) {
+__device__ __forceinline__ void cp_async_cols8(uint32_t dst, const bf16* row, int c, int n,
+                                               const bf16* any) {
   tc::cp_async8(dst, n ? row + 8 * c : any, n ? 8 : 0);
   tc::cp_async8(dst + 8, n == 8 ? row + 8 * c + 4 : any, n == 8 ? 8 : 0);
 }

@@ -89,8 +89,9 @@ __device__ __forceinline__ void chunk_references(const unsigned char* smem, uint
 struct reference_tiles {
   uint32_t qt, qt_lo, kt, kt_lo, kh;
 };
-__device__ __forceinline__ void store_reference_operands(unsigned char* smem, uint32_t off, float2 q,
-                                                         float2 k, float x0, float x1, float E0, float E1,
+__device__ __forceinline__ void store_reference_operands(unsigned char* smem, uint32_t off,
+                                                         float2 q, float2 k, float x0, float x1,
+                                                         float E0, float E1,
                                                          const reference_tiles& to) {
   uint32_t hi, lo;
   tc::split_bf16(q.x * tc::ex2(x0), q.y * tc::ex2(x1), hi, lo);
@@ -118,12 +119,14 @@ __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int
   for (int u = 0; u < SUB; ++u) {
     const uint32_t off = pair_offset(SUB * j + u, p);
     const float2 q = pair_at(smem, layout::q + off), k = pair_at(smem, layout::k + off);
-    store_reference_operands(smem, off, q, k, G0 + l0[u], G1 + l1[u], E0, E1,
-                             {layout::qtil, layout::qbar_lo, layout::kbar, layout::kdiag_lo, layout::khat});
+    store_reference_operands(
+        smem, off, q, k, G0 + l0[u], G1 + l1[u], E0, E1,
+        {layout::qtil, layout::qbar_lo, layout::kbar, layout::kdiag_lo, layout::khat});
   }
 }
 
-// Stage 2 of the split's first pass and the backward's state walk: k̂ alone, k[s]·2^{T_j − l[s]}·2^{T_{j+1} + … + T_3}.
+// Stage 2 of the split's first pass and the backward's state walk: k̂ alone, k[s]·2^{T_j −
+// l[s]}·2^{T_{j+1} + … + T_3}.
 __device__ __forceinline__ void walk_prepare_kg(unsigned char* smem, int j, int p,
                                                 const float (&l0)[SUB], const float (&l1)[SUB]) {
   float a0 = 0.f, a1 = 0.f, tj0 = 0.f, tj1 = 0.f;
@@ -178,8 +181,7 @@ __device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int 
 // sum ≥ −kSafeLog2 in both features, so that k̄ ≤ |k|·2^96; where a thread's are not, the
 // block leaves the chunk to the WMMA kernels.
 __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, int p,
-                                                   const float (&l0)[SUB],
-                                                   const float (&l1)[SUB]) {
+                                                   const float (&l0)[SUB], const float (&l1)[SUB]) {
   using L = grads_layout;
   if (j == 0) {
     float G0 = 0.f, G1 = 0.f;

@@ -26,8 +26,8 @@
 //
 // Latency hiding (pipelined_chunks in scan_tile.cuh): load() issues a chunk's global
 // loads into registers a whole chunk's compute ahead; commit() turns them into the
-// staged values and writes them to the other shared-memory buffer. A thread stages every token of its
-// key rows, so the cumulative sum over the chunk stays in its registers.
+// staged values and writes them to the other shared-memory buffer. A thread stages every token of
+// its key rows, so the cumulative sum over the chunk stays in its registers.
 #pragma once
 
 #include <type_traits>
@@ -97,7 +97,7 @@ struct chunk_stage {
   // (gla 0.4032 → 0.4072), the narrow width-4 bf16 kernels (gla forward 0.4116 →
   // 0.4516), 16-token chunks (rwkv6 width 2 at B4 T1024 H4 D100: 0.177 → 0.190).
   static constexpr bool kFastRows = std::is_same_v<Elem, __nv_bfloat16> && kParts == 1 &&
-                                     THREADS >= 2 * layout::kPadded && TC <= 8;
+                                    THREADS >= 2 * layout::kPadded && TC <= 8;
   // Column values: kColRowsPerPass tokens at once.
   static_assert(THREADS % kColumns == 0, "column values: whole rows per pass");
   static constexpr int kColRowsPerPass = THREADS / kColumns;
@@ -153,8 +153,9 @@ struct chunk_stage {
       c.key_in[n] = i < a.K;
       c.key[n] = (b * a.T * a.H + h) * a.K + (c.key_in[n] ? i : a.K - 1);
       if constexpr (kBonus)
-        c.u[n] = c.key_in[n] && stages(n) ? to_compute<C>(static_cast<const Elem*>(a.u)[h * a.K + i])
-                                          : C(0);
+        c.u[n] = c.key_in[n] && stages(n)
+                     ? to_compute<C>(static_cast<const Elem*>(a.u)[h * a.K + i])
+                     : C(0);
     }
     const int64_t j = col0 + col_index();
     c.col_in = j < a.V;
@@ -318,9 +319,8 @@ struct chunk_stage {
         const int slot = key_row(0) / 32, first = part() * kPartTokens;
         // A reduce-scatter over the warp: 9 shuffles for 8 tokens, where a sum per token
         // would take 40.
-        reduce_scatter<32>(bonus, int(threadIdx.x) % 32, [&](int u, C sum) {
-          buf[kBonusBase + slot * TC + first + u] = sum;
-        });
+        reduce_scatter<32>(bonus, int(threadIdx.x) % 32,
+                           [&](int u, C sum) { buf[kBonusBase + slot * TC + first + u] = sum; });
       }
     }
 #pragma unroll

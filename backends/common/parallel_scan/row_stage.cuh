@@ -61,7 +61,8 @@ constexpr int scalar_bank_conflicts(int stride, int tc, int rj, int nl, int part
   }
   return worst;
 }
-constexpr int scalar_stride(int rows, int tc, int rj, int nl, int parts, int part_tokens, int words) {
+constexpr int scalar_stride(int rows, int tc, int rj, int nl, int parts, int part_tokens,
+                            int words) {
   int best = rows;
   for (int pad = 1; pad < 32; ++pad)
     if (scalar_bank_conflicts(rows + pad, tc, rj, nl, parts, part_tokens, words) <
@@ -108,7 +109,7 @@ struct row_stage {
   // After the two buffers: each group's per-token dg terms of the chunk (reverse walk),
   // or each thread's rows of U before the last token (forward walk).
   static constexpr int kScratchValues =
-      kGroups * TC * RJ > THREADS * RJ * L ? kGroups * TC * RJ : THREADS * RJ * L;
+      kGroups * TC * RJ > THREADS* RJ* L ? kGroups* TC* RJ : THREADS* RJ* L;
 
   struct prefetch {
     Elem vec[2][kVecPasses][kVecSplits];
@@ -116,8 +117,8 @@ struct row_stage {
     Elem next[kPartTokens];  // rwkv6: k_{τ−1} (forward) or q_{τ+1} (reverse)
     C pdb[kPartTokens];
     C vdo, xdo;
-    int rows;           // tokens of the chunk before T
-    int64_t t0, left;   // the chunk's first token; T − t0
+    int rows;          // tokens of the chunk before T
+    int64_t t0, left;  // the chunk's first token; T − t0
   };
 
   __device__ static const C* vec(const C* buf, int which, int tt) {
@@ -202,7 +203,8 @@ struct row_stage {
     }
     const int n = threadIdx.x;
     if (n < kRows * kParts) {
-      const Elem *g = static_cast<const Elem*>(a.g) + c.key, *k = static_cast<const Elem*>(a.k) + c.key,
+      const Elem *g = static_cast<const Elem*>(a.g) + c.key,
+                 *k = static_cast<const Elem*>(a.k) + c.key,
                  *q = static_cast<const Elem*>(a.q) + c.key;
       const C* pdb = partial_db<C>(a) + c.key;
 #pragma unroll
