@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs what glabench needs to build and test on Debian/Ubuntu, skipping what is
 # already there: compilers and CMake, HDF5, Boost.Test, Google Benchmark, CLI11,
-# nlohmann-json, fmt, DLPack, and Python's numpy, h5py and matplotlib (for the h5py
-# fixture test and the plots). The CUDA toolkit is optional and never installed here:
+# nlohmann-json, fmt, DLPack, a shared libpython, and Python's numpy, h5py and matplotlib
+# (for the h5py fixture test and the plots) and torch (for the Python bridge's tests). The CUDA toolkit is optional and never installed here:
 # when nvcc is on PATH (or at /usr/local/cuda/bin) the CUDA backends build too, and the
 # cudnn-frontend headers (pip's nvidia-cudnn-frontend) are installed for
 # ring_softmax_cuda's cuDNN blocks.
 set -euo pipefail
 
 debian_packages=(build-essential cmake git pkg-config python3 python3-pip clang
-  libhdf5-dev libboost-test-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdlpack-dev)
+  libhdf5-dev libboost-test-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdlpack-dev
+  libpython3-dev)
 
 missing=()
 for p in "${debian_packages[@]}"; do
@@ -46,6 +47,15 @@ if ! python3 -c 'import numpy, h5py, matplotlib' 2>/dev/null; then
   python3 -m pip install --quiet numpy h5py matplotlib 2>/dev/null ||
     python3 -m pip install --quiet --break-system-packages numpy h5py matplotlib ||
     echo "setup: could not install the Python packages; the h5py fixture test will be skipped"
+fi
+
+# torch, for the Python bridge's tests (backends/python_bridge/tests: pure-PyTorch kernels
+# on the CPU). PyPI's wheel is the one there is; it runs on machines without a GPU.
+if ! python3 -c 'import torch' 2>/dev/null; then
+  echo "setup: installing torch for the Python bridge's tests (a few minutes)"
+  python3 -m pip install --quiet torch 2>/dev/null ||
+    python3 -m pip install --quiet --break-system-packages torch ||
+    echo "setup: could not install torch; the python_bridge tests will fail"
 fi
 
 if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then

@@ -5,14 +5,20 @@
 
 #include "commands.hpp"
 #include "option_checks.hpp"
+#include "python_backend.hpp"
 #include "safe_text.hpp"
 
 namespace glabench::cli {
 
 backend_registry global_options::discover() const {
-  if (no_isolate) return discover_backends(GLABENCH_DEFAULT_BACKEND_DIR, backend_libs);
+  std::vector<std::string> libs = backend_libs;
+  if (!python_backends.empty()) {
+    const std::string bridge = find_python_bridge(GLABENCH_DEFAULT_BACKEND_DIR);
+    for (const auto& p : python_backends) libs.push_back(make_python_locator(p, bridge));
+  }
+  if (no_isolate) return discover_backends(GLABENCH_DEFAULT_BACKEND_DIR, libs);
   isolation = std::make_shared<backend_isolation>(isolation_options{call_timeout_s});
-  return discover_backends(GLABENCH_DEFAULT_BACKEND_DIR, backend_libs,
+  return discover_backends(GLABENCH_DEFAULT_BACKEND_DIR, libs,
                            [this](const std::string& path) { return isolation->describe(path); });
 }
 
@@ -35,6 +41,9 @@ int main(int argc, char** argv) {
   global_options global;
   app.add_option("--backend-lib", global.backend_libs,
                  "load this backend library as well (repeatable)");
+  app.add_option("--python", global.python_backends,
+                 "host a Python callable as backend NAME: NAME=package.module:function or "
+                 "NAME=file.py:function (repeatable; docs/python.md)");
   app.add_flag("--no-isolate", global.no_isolate,
                "run backends in this process (for debuggers) instead of in worker processes");
   app.add_option("--call-timeout", global.call_timeout_s,

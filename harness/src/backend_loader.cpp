@@ -19,6 +19,7 @@
 
 #include "abi_vocabulary.hpp"
 #include "glabench/backend_support.hpp"
+#include "python_backend.hpp"
 
 namespace glabench {
 namespace fs = std::filesystem;
@@ -234,21 +235,50 @@ std::vector<std::string> knobs_of(const glabench_backend& t) {
 
 }  // namespace
 
+namespace {
+
+// Before a Python backend's bridge is loaded: the callable it is to host. One per process
+// (the bridge's table is the library's): isolated runs give each its own worker.
+void bind_python_callable(const std::string& path, const python_locator& py) {
+  static std::string bound;
+  if (!bound.empty() && bound != path)
+    throw backend_load_error("Python backend '" + py.name +
+                             "': this process already hosts another Python backend (one per "
+                             "process; leave out --no-isolate to run several)");
+  setenv("GLABENCH_PYTHON_BACKEND", (py.name + "=" + py.spec).c_str(), 1);
+  bound = path;
+}
+
+}  // namespace
+
 loaded_backend load_backend(const std::string& path) {
-  if (!fs::is_regular_file(path)) throw backend_load_error(path + ": no such file");
-  check_plugin_permissions(path);
-  if (!is_elf(path)) throw backend_load_error(path + ": not a shared library (no ELF header)");
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) throw backend_load_error(path + ": cannot be loaded: " + dlerror());
+  const std::optional<python_locator> py = parse_python_locator(path);
+  const std::string file = library_file(path);
+  if (!fs::is_regular_file(file)) throw backend_load_error(file + ": no such file");
+  check_plugin_permissions(file);
+  if (!is_elf(file)) throw backend_load_error(file + ": not a shared library (no ELF header)");
+  if (py) bind_python_callable(path, *py);
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) throw backend_load_error(file + ": cannot be loaded: " + dlerror());
   std::shared_ptr<void> library(handle, [](void* h) { dlclose(h); });
   dlerror();
   auto entry = reinterpret_cast<glabench_backend_entry_fn>(dlsym(handle, GLABENCH_ENTRY_SYMBOL));
   if (!entry)
-    throw backend_load_error(path + ": no entry symbol '" GLABENCH_ENTRY_SYMBOL
+    throw backend_load_error(file + ": no entry symbol '" GLABENCH_ENTRY_SYMBOL
                                     "' (is it a glabench backend?)");
   const glabench_backend* table = entry();
-  if (!table) throw backend_load_error(path + ": " GLABENCH_ENTRY_SYMBOL "() returned NULL");
-  validate_table(path, table);
+  if (!table && py) {
+    // The bridge says why the callable did not load.
+    using error_fn = const char* (*)();
+    const auto why = reinterpret_cast<error_fn>(dlsym(handle, "glabench_python_bridge_error"));
+    throw backend_load_error("Python backend '" + py->name + "' (" + py->spec +
+                             "): " + (why && why() ? why() : "the bridge did not load it"));
+  }
+  if (!table) throw backend_load_error(file + ": " GLABENCH_ENTRY_SYMBOL "() returned NULL");
+  validate_table(file, table);
+  if (py && table->name != py->name)
+    throw backend_load_error("Python backend '" + py->name + "': the bridge named it '" +
+                             table->name + "'");
   return {path, table, std::move(library), build_of(*table), knobs_of(*table)};
 }
 
@@ -334,8 +364,9 @@ backend_registry discover_backends(const std::string& default_dir,
     }
   }
   for (const auto& lib : explicit_libs) {
-    if (!seen_paths.insert(canonical(lib)).second) continue;
-    check_plugin_permissions(lib);
+    const bool python = parse_python_locator(lib).has_value();
+    if (!seen_paths.insert(python ? lib : canonical(lib)).second) continue;
+    check_plugin_permissions(library_file(lib));
     add(load(lib));
   }
   return reg;

@@ -1,0 +1,94 @@
+"""Pure-PyTorch kernels for the bridge's CPU tests: the three ops written plainly (a
+recurrence, a masked softmax), differentiated by torch autograd, and kernels that go
+wrong on purpose. None is fast; each is small enough for the committed fixtures."""
+import ctypes
+import time
+
+import torch
+
+from glabench import kernel
+
+CPU = dict(dtypes=("float64", "float32"), device="cpu")
+
+
+def recurrence(q, k, v, g, u, scale, h0):
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    S = h0 if h0 is not None else q.new_zeros(B, H, K, V)
+    out = []
+    for t in range(T):
+        kv = k[:, t, :, :, None] * v[:, t, :, None, :]
+        if u is None:  # gla: the state after token t
+            S = torch.exp(g[:, t])[..., None] * S + kv
+            out.append(scale * torch.einsum("bhk,bhkv->bhv", q[:, t], S))
+        else:  # rwkv6: the state before token t, plus the bonus
+            out.append(scale * torch.einsum("bhk,bhkv->bhv", q[:, t], S + u[None, :, :, None] * kv))
+            S = torch.exp(g[:, t])[..., None] * S + kv
+    return torch.stack(out, dim=1), S
+
+
+@kernel(op="gla", **CPU)
+def gla(q, k, v, g, *, scale, initial_state, output_final_state):
+    return recurrence(q, k, v, g, None, scale, initial_state)
+
+
+@kernel(op="rwkv6", **CPU)
+def rwkv6(r, k, v, w, u, *, scale, initial_state, output_final_state):
+    return recurrence(r, k, v, w, u, scale, initial_state)
+
+
+@kernel(op="softmax_attn", **CPU)
+def softmax_attn(q, k, v, *, scale, causal):
+    s = scale * torch.einsum("bthd,bshd->bhts", q, k)
+    if causal:
+        T = q.shape[1]
+        s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+    lse = torch.logsumexp(s, dim=-1)
+    o = torch.einsum("bhts,bshv->bthv", torch.exp(s - lse[..., None]), v)
+    return o, lse
+
+
+@kernel(op="gla", **CPU)
+def gla_off_by_one(q, k, v, g, *, scale, initial_state, output_final_state):
+    """Reads the state before the token, as rwkv6 does: wrong for gla."""
+    o, ht = recurrence(q, k, v, g, torch.zeros_like(q[0, 0]), scale, initial_state)
+    return o, ht
+
+
+@kernel(op="gla", **CPU)
+def gla_raises(q, k, v, g, *, scale, initial_state, output_final_state):
+    raise ValueError("this kernel does not like its inputs")
+
+
+@kernel(op="gla", **CPU)
+def gla_segfaults(q, k, v, g, *, scale, initial_state, output_final_state):
+    ctypes.string_at(0)  # reads address 0: the interpreter dies of SIGSEGV
+
+
+@kernel(op="gla", **CPU)
+def gla_hangs(q, k, v, g, *, scale, initial_state, output_final_state):
+    while True:
+        time.sleep(1)
+
+
+@kernel(op="gla", **CPU)
+def gla_wrong_shape(q, k, v, g, *, scale, initial_state, output_final_state):
+    o, ht = recurrence(q, k, v, g, None, scale, initial_state)
+    return o.transpose(1, 2), ht
+
+
+@kernel(op="gla", **CPU)
+def gla_wrong_dtype(q, k, v, g, *, scale, initial_state, output_final_state):
+    o, ht = recurrence(q, k, v, g, None, scale, initial_state)
+    return o.to(torch.float16), ht
+
+
+@kernel(op="gla", **CPU)
+def gla_not_a_pair(q, k, v, g, *, scale, initial_state, output_final_state):
+    return recurrence(q, k, v, g, None, scale, initial_state)[0]
+
+
+@kernel(op="gla", dtypes=("float64", "float32"), modes=("forward",), device="cpu")
+def empty(q, k, v, g, *, scale, initial_state, output_final_state):
+    """Does nothing and returns glabench's own... nothing: for the bridge's own cost."""
+    return None

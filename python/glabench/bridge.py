@@ -1,0 +1,283 @@
+"""The Python side of backends/python_bridge: one kernel, seen through glabench's ABI.
+
+The bridge plugin (C++) embeds the interpreter, imports this module and calls
+`load(name, spec)`, then the methods of the returned Bridge for each ABI call. Tensors
+arrive as DLPack capsules of glabench's own memory (zero-copy; `tensor`), the stream as
+a cudaStream_t (an int), the problem as a tuple (PROBLEM_FIELDS). Every method returns
+None on success, or the message of the failure: the bridge records it against the case.
+Nothing here raises into C.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import traceback
+
+import torch
+
+from .kernel import declaration_of
+
+PROBLEM_FIELDS = ("op", "B", "T", "H", "K", "V", "scale", "causal", "dtype", "has_h0",
+                  "has_dht", "device")
+TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32,
+                "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def failure(e: BaseException) -> str:
+    """'Type: message (at file:line in function)' of an exception, at its last frame in the
+    kernel's code (not glabench's, nor importlib's); without a place when there is none."""
+    text = f"{type(e).__name__}: {e}".strip()
+    frames = [f for f in traceback.extract_tb(e.__traceback__)
+              if not f.filename.startswith("<") and
+              os.path.dirname(os.path.abspath(f.filename)) != HERE]
+    if frames:
+        f = frames[-1]
+        text += f" (at {os.path.basename(f.filename)}:{f.lineno} in {f.name})"
+    return text
+
+
+def resolve(spec: str):
+    """The callable `module.path:function` or `path/to/file.py:function` names."""
+    where, sep, attr = spec.rpartition(":")
+    if not sep or not where or not attr:
+        raise ValueError(f"'{spec}' is not MODULE:FUNCTION or FILE.py:FUNCTION")
+    if where.endswith(".py") or os.sep in where:
+        path = os.path.abspath(where)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{where}: no such file")
+        name = "glabench_kernel_" + os.path.splitext(os.path.basename(path))[0]
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        module_spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    target = module
+    for part in attr.split("."):
+        target = getattr(target, part)
+    if not callable(target):
+        raise TypeError(f"{spec} is not callable")
+    return target
+
+
+def load(name: str, spec: str):
+    """(Bridge, None), or (None, why it cannot be loaded)."""
+    try:
+        return Bridge(name, spec), None
+    except BaseException as e:  # noqa: BLE001 — everything becomes a message
+        return None, failure(e)
+
+
+class Problem:
+    def __init__(self, p: tuple):
+        for field, value in zip(PROBLEM_FIELDS, p):
+            setattr(self, field, value)
+
+
+class Bridge:
+    def __init__(self, name: str, spec: str):
+        self.name, self.spec = name, spec
+        self.fn = resolve(spec)
+        self.decl = declaration_of(self.fn)
+        self.mode = "forward"
+        self.saved = None  # the autograd graph of the last forward, for the backward
+        self.stream_ptr = None
+        self.pool = None
+        if self.decl.device == "cuda":
+            # The harness owns the CUDA context; torch attaches to the same primary one.
+            torch.cuda.init() if torch.cuda.is_available() else None
+
+    # ---- description -------------------------------------------------------------
+    def describe(self) -> str:
+        caps = [[op, dtype, mode] for op in self.decl.ops for dtype in self.decl.dtypes
+                for mode in self.decl.modes]
+        version = f"{self.spec}; python {sys.version.split()[0]}; torch {torch.__version__}"
+        if self.decl.version:
+            version += "; " + self.decl.version
+        return json.dumps({"device": self.decl.device, "capabilities": caps,
+                           "version": version})
+
+    def device_available(self):
+        if self.decl.device == "cuda" and not torch.cuda.is_available():
+            return (f"torch {torch.__version__} sees no CUDA device (built for CUDA "
+                    f"{torch.version.cuda})")
+        return None
+
+    def supports(self, p: tuple, mode: str):
+        try:
+            pr = Problem(p)
+            if pr.op not in self.decl.ops:
+                return f"the kernel declares ops {list(self.decl.ops)}, not {pr.op}"
+            if pr.dtype not in self.decl.dtypes:
+                return f"the kernel declares dtypes {list(self.decl.dtypes)}, not {pr.dtype}"
+            if mode not in self.decl.modes:
+                return f"the kernel declares modes {list(self.decl.modes)}, not {mode}"
+            sizes = self.decl.head_sizes
+            if sizes and (pr.K not in sizes or pr.V not in sizes):
+                return f"the kernel declares head sizes {list(sizes)}, not K={pr.K} V={pr.V}"
+            return None
+        except BaseException as e:  # noqa: BLE001
+            return failure(e)
+
+    # ---- calls -------------------------------------------------------------------
+    def tensor(self, capsule):
+        """A torch tensor over glabench's memory (no copy)."""
+        return torch.from_dlpack(capsule)
+
+    def prepare(self, p: tuple, mode: str):
+        try:
+            self.mode = mode
+            self.saved = None
+            if self.decl.device == "cuda":
+                torch.cuda.set_device(Problem(p).device)
+            return None
+        except BaseException as e:  # noqa: BLE001
+            return failure(e)
+
+    def release(self):
+        self.saved = None
+        return None
+
+    def _use_stream(self, stream: int):
+        if self.decl.device != "cuda" or stream == self.stream_ptr:
+            return
+        torch.cuda.set_stream(torch.cuda.ExternalStream(stream))
+        self.stream_ptr = stream
+
+    def _capture_pool(self):
+        """A private memory pool while the harness captures a CUDA graph, so that the
+        graph's blocks are never handed to work outside it (as torch.cuda.graph does)."""
+        if self.decl.device != "cuda" or not torch.cuda.is_current_stream_capturing():
+            return None
+        if not hasattr(torch.cuda, "use_mem_pool"):
+            return None
+        if self.pool is None:
+            self.pool = torch.cuda.MemPool()
+        return torch.cuda.use_mem_pool(self.pool)
+
+    def _run(self, pr: Problem, q, k, v, g, u, h0):
+        """The kernel on these inputs: (o, second) with second ht (gla, rwkv6) or lse."""
+        if pr.op == "softmax_attn":
+            return self.fn(q, k, v, scale=pr.scale, causal=bool(pr.causal))
+        if h0 is not None and self.decl.state_dtype:
+            h0 = h0.to(TORCH_DTYPES[self.decl.state_dtype])
+        if pr.op == "rwkv6":
+            return self.fn(q, k, v, g, u, scale=pr.scale, initial_state=h0,
+                           output_final_state=True)
+        return self.fn(q, k, v, g, scale=pr.scale, initial_state=h0, output_final_state=True)
+
+    def forward(self, p, q, k, v, g, u, h0, o, ht, lse, stream):
+        try:
+            pr = Problem(p)
+            self._use_stream(stream)
+            pool = self._capture_pool()
+            if pool is not None:
+                with pool:
+                    return self._forward(pr, q, k, v, g, u, h0, o, ht, lse)
+            return self._forward(pr, q, k, v, g, u, h0, o, ht, lse)
+        except BaseException as e:  # noqa: BLE001
+            self.saved = None
+            return failure(e)
+
+    def _forward(self, pr, q, k, v, g, u, h0, o, ht, lse):
+        record = self.mode == "backward" and self.decl.backward == "autograd"
+        ins = [q, k, v, g, u, h0]
+        if record:
+            ins = [None if t is None else t.detach().requires_grad_() for t in ins]
+            with torch.enable_grad():
+                result = self._run(pr, *ins)
+        else:
+            with torch.no_grad():
+                result = self._run(pr, *ins)
+        got_o, second = unpack(result, "ht" if pr.op != "softmax_attn" else "lse")
+        with torch.no_grad():
+            put("forward", "o", o, got_o, exact_dtype=True)
+            if pr.op == "softmax_attn":
+                put("forward", "lse", lse, second, exact_dtype=False)
+            elif ht is not None:
+                put("forward", "ht", ht, second, exact_dtype=False)
+        self.saved = (ins, got_o, second) if record else None
+        return None
+
+    def backward(self, p, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv, dg, du, dh0, stream):
+        try:
+            pr = Problem(p)
+            self._use_stream(stream)
+            pool = self._capture_pool()
+            if pool is not None:
+                with pool:
+                    return self._backward(pr, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv,
+                                          dg, du, dh0)
+            return self._backward(pr, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv, dg, du,
+                                  dh0)
+        except BaseException as e:  # noqa: BLE001
+            return failure(e)
+        finally:
+            self.saved = None
+
+    def _backward(self, pr, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv, dg, du, dh0):
+        targets = {"dq": dq, "dk": dk, "dv": dv, "dg": dg, "du": du, "dh0": dh0}
+        if callable(self.decl.backward):
+            grads = self.decl.backward(q, k, v, g, u, h0, o, lse, do, dht, scale=pr.scale,
+                                       causal=bool(pr.causal))
+            if not isinstance(grads, dict):
+                raise TypeError("the kernel's backward returned "
+                                f"{type(grads).__name__}, not a dict of gradients")
+        else:
+            if self.saved is None:  # no forward of ours before: recompute it
+                mode, self.mode = self.mode, "backward"
+                try:
+                    self._forward(pr, q, k, v, g, u, h0, None, None, None)
+                finally:
+                    self.mode = mode
+            ins, got_o, second = self.saved
+            outs, cots = [got_o], [do]
+            if pr.op != "softmax_attn" and dht is not None and second is not None:
+                outs.append(second)
+                cots.append(dht.to(second.dtype))
+            names = ["dq", "dk", "dv", "dg", "du", "dh0"]
+            leaves = [(n, t) for n, t in zip(names, ins) if t is not None]
+            got = torch.autograd.grad(outs, [t for _, t in leaves], cots, allow_unused=True)
+            grads = {n: gr for (n, _), gr in zip(leaves, got)}
+        with torch.no_grad():
+            for name, dst in targets.items():
+                if dst is None:
+                    continue
+                src = grads.get(name)
+                if src is None:
+                    dst.zero_()
+                else:
+                    put("backward", name, dst, src, exact_dtype=False)
+        return None
+
+
+def unpack(result, second_name):
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise TypeError(f"the kernel returned {type(result).__name__}, not the pair "
+                        f"(o, {second_name})")
+    return result[0], result[1]
+
+
+def put(call, name, dst, src, exact_dtype):
+    """Writes the kernel's `src` into glabench's `dst`, after checking what it is."""
+    if dst is None:
+        return
+    if not isinstance(src, torch.Tensor):
+        raise TypeError(f"{call} returned {name} as {type(src).__name__}, not a tensor")
+    if tuple(src.shape) != tuple(dst.shape):
+        raise ValueError(f"{call} returned {name} of shape {tuple(src.shape)}, expected "
+                         f"{tuple(dst.shape)}")
+    if exact_dtype and src.dtype != dst.dtype:
+        raise TypeError(f"{call} returned {name} in {src.dtype}, expected {dst.dtype}")
+    if not src.is_floating_point():
+        raise TypeError(f"{call} returned {name} in {src.dtype}, not a floating-point dtype")
+    if src.device != dst.device:
+        raise ValueError(f"{call} returned {name} on {src.device}, expected {dst.device}")
+    if src.data_ptr() != dst.data_ptr():
+        dst.copy_(src)

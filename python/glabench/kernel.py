@@ -1,0 +1,85 @@
+"""What a Python kernel declares to glabench: its op, dtypes, modes, head sizes and device.
+
+A kernel is a plain callable with the calling convention of its op (docs/python.md):
+
+    gla:          fn(q, k, v, g, *, scale, initial_state, output_final_state) -> (o, ht)
+    rwkv6:        fn(r, k, v, w, u, *, scale, initial_state, output_final_state) -> (o, ht)
+    softmax_attn: fn(q, k, v, *, scale, causal) -> (o, lse)
+
+Tensors are torch tensors in glabench's layout: tokens [B,T,H,K] and [B,T,H,V], states
+[B,H,K,V], u [H,K], lse [B,H,T] (natural log, float32 when the storage dtype is 16-bit).
+initial_state is None when the problem has no h0. The declaration rides on the callable
+as its `glabench` attribute, set by the decorator below; a callable without one is taken
+as `kernel(op="gla")` with the defaults.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Optional, Sequence
+
+OPS = ("gla", "rwkv6", "softmax_attn")
+DTYPES = ("float64", "float32", "bfloat16", "float16")
+MODES = ("forward", "backward")
+DEVICES = ("cuda", "cpu")
+
+
+@dataclasses.dataclass(frozen=True)
+class Declaration:
+    ops: tuple = ("gla",)
+    dtypes: tuple = ("float32", "bfloat16")
+    modes: tuple = MODES
+    # Head sizes (K, and V) the kernel takes; empty: any.
+    head_sizes: tuple = ()
+    device: str = "cuda"
+    # Where the backward comes from: "autograd" (torch.autograd.grad through the
+    # forward, with do and dht as cotangents) or a callable of the op's backward
+    # convention (docs/python.md).
+    backward: object = "autograd"
+    # The dtype the kernel wants h0 in, when not the storage dtype (fla: "float32").
+    state_dtype: Optional[str] = None
+    version: str = ""
+
+    def check(self) -> None:
+        def within(name, values, allowed):
+            bad = [x for x in values if x not in allowed]
+            if bad or not values:
+                raise ValueError(f"glabench.kernel: {name} {list(values)!r} must be a non-empty "
+                                 f"subset of {list(allowed)!r}")
+        within("ops", self.ops, OPS)
+        within("dtypes", self.dtypes, DTYPES)
+        within("modes", self.modes, MODES)
+        if self.device not in DEVICES:
+            raise ValueError(f"glabench.kernel: device {self.device!r} is not one of {DEVICES}")
+        if not (self.backward == "autograd" or callable(self.backward)):
+            raise ValueError("glabench.kernel: backward must be 'autograd' or a callable")
+        if self.state_dtype not in (None,) + DTYPES:
+            raise ValueError(f"glabench.kernel: state_dtype {self.state_dtype!r} is not a dtype")
+        if any(not isinstance(h, int) or h <= 0 for h in self.head_sizes):
+            raise ValueError("glabench.kernel: head_sizes must be positive integers")
+
+
+def kernel(fn: Optional[Callable] = None, *, op: str | Sequence[str] = "gla",
+           dtypes: Sequence[str] = ("float32", "bfloat16"), modes: Sequence[str] = MODES,
+           head_sizes: Sequence[int] = (), device: str = "cuda", backward="autograd",
+           state_dtype: Optional[str] = None, version: str = ""):
+    """Declares `fn` a glabench kernel; usable as @kernel or @kernel(op=..., ...)."""
+    ops = (op,) if isinstance(op, str) else tuple(op)
+    decl = Declaration(ops, tuple(dtypes), tuple(modes), tuple(head_sizes), device, backward,
+                       state_dtype, version)
+    decl.check()
+
+    def mark(f):
+        f.glabench = decl
+        return f
+    return mark(fn) if fn is not None else mark
+
+
+def declaration_of(fn: Callable) -> Declaration:
+    decl = getattr(fn, "glabench", None)
+    if decl is None:
+        return Declaration()
+    if not isinstance(decl, Declaration):
+        raise TypeError("the callable's `glabench` attribute is not a glabench.kernel "
+                        "declaration")
+    decl.check()
+    return decl
