@@ -18,13 +18,19 @@
 namespace glabench::cli {
 namespace {
 
+// verify's --call-timeout unless one is given: a case of a committed fixture takes well
+// under a second on a CPU, so a backend that hangs costs two minutes (twice: then its
+// remaining cases are skipped), not the global default's ten.
+constexpr double kVerifyCallTimeoutS = 120;
+
 struct verify_args {
   std::vector<std::string> backends, ops, fixtures, dtypes;
   std::optional<double> tolerance;
   bool no_gradcheck = false;
   std::string json_out;
-  std::string devices = "0";  // --devices
-  fixture_read_options read;  // --max-fixture-bytes
+  std::string devices = "0";        // --devices
+  fixture_read_options read;        // --max-fixture-bytes
+  bool call_timeout_given = false;  // the global --call-timeout, given on the command line
 };
 
 // The dtypes to run a backend at for an op: those asked for, else every dtype it
@@ -34,7 +40,7 @@ std::vector<dtype> dtypes_for(const loaded_backend& b, op_kind op,
   return asked.empty() ? b.forward_dtypes(op) : asked;
 }
 
-int run_verify(const verify_args& args, const global_options& global) {
+int run_verify(const verify_args& args, const global_options& given) {
   // Everything is validated before anything runs, so bad input writes nothing.
   if (!args.json_out.empty()) check_output_path(args.json_out, "--json");
   std::vector<dtype> dtypes;
@@ -52,6 +58,9 @@ int run_verify(const verify_args& args, const global_options& global) {
     ops.insert(*op);
   }
   const std::vector<int32_t> devices = resolve_devices(args.devices);
+  // verify's own default limit, for loading plugins as for every call.
+  global_options global = given;
+  if (!args.call_timeout_given) global.call_timeout_s = kVerifyCallTimeoutS;
   const backend_registry reg = global.discover();
   std::vector<const loaded_backend*> backends;
   for (const auto& name : args.backends) {
@@ -127,7 +136,20 @@ void add_verify_command(CLI::App& app, const global_options& global, int& exit_c
   add_devices_option(*cmd, args->devices);
   cmd->add_option("--json", args->json_out, "write the results as JSON to this file");
   add_max_fixture_bytes_option(*cmd, args->read);
-  cmd->callback([args, &global, &exit_code] { exit_code = run_verify(*args, global); });
+  CLI::Option* call_timeout = app.get_option_no_throw("--call-timeout");
+  const std::string limit_note =
+      fmt::format("verify's default is {:g} s, not the global one", kVerifyCallTimeoutS);
+  if (call_timeout)
+    call_timeout->description(call_timeout->get_description() + " (" + limit_note + ")");
+  cmd->footer(fmt::format(
+      "A backend call, and the loading of a plugin, may run --call-timeout seconds (a global "
+      "option, before 'verify'); {}. A backend that times out in {} cases in a row has its "
+      "remaining cases skipped.",
+      limit_note, kTimeoutsBeforeSkipping));
+  cmd->callback([args, call_timeout, &global, &exit_code] {
+    args->call_timeout_given = call_timeout && call_timeout->count() > 0;
+    exit_code = run_verify(*args, global);
+  });
 }
 
 }  // namespace glabench::cli

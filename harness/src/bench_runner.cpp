@@ -373,7 +373,8 @@ void bench_session::sample(const job& j, backend_runner& runner, bench_device& d
       },
       [&](size_t n, double cv) {
         if (opts_.progress && n >= 2 && n % 10 == 0)
-          opts_.progress(0, 0, fmt::format("{} sample {} cv {:.2f}%", j.config.name(), n, 100 * cv));
+          opts_.progress(0, 0,
+                         fmt::format("{} sample {} cv {:.2f}%", j.config.name(), n, 100 * cv));
       });
   row.samples_ms = stop.samples();
   row.noise_target_met = stop.noise_target_met();
@@ -504,12 +505,12 @@ bench_results run_bench(const bench_options& opts) {
     const measured_peaks no_peaks;
     const measured_peaks& peaks = cuda_job && !on_gpu ? no_peaks : peaks_for(cuda_job);
     const auto start = clock_type::now();
-    results.rows.push_back(opts.run_isolated
-                               ? opts.run_isolated(*j.backend, {{"options", options_spec(opts)},
-                                                                {"job", job_spec(j)}})
-                               : session.run(j));
+    results.rows.push_back(
+        opts.run_isolated
+            ? opts.run_isolated(*j.backend, {{"options", options_spec(opts)}, {"job", job_spec(j)}})
+            : session.run(j));
     bench_row& row = results.rows.back();
-    if (is_failure(row.status) && row.config.backend.empty()) {  // a lost worker's row
+    if (row.config.backend.empty()) {  // a row its worker did not make (lost, failed, skipped)
       row.config = j.config;
       row.devices = opts.devices;
       row.bytes = j.cost.bytes;

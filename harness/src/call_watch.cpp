@@ -13,8 +13,15 @@ namespace {
 
 struct shared_page {
   std::atomic<int64_t> call_started_ns;  // CLOCK_MONOTONIC; 0 outside a call
+  std::atomic<uint64_t> marks;           // starts and ends of calls (one writer: the worker)
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free);
+static_assert(std::atomic<uint64_t>::is_always_lock_free);
+
+// One writer (the worker's calling thread): a load and a store, no locked instruction.
+void bump(std::atomic<uint64_t>& marks) {
+  marks.store(marks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
 
 int64_t now_ns() {
   timespec ts{};
@@ -37,11 +44,15 @@ void call_watch::attach(int fd) {
 }
 
 void call_watch::begin() noexcept {
-  if (attached) attached->call_started_ns.store(now_ns(), std::memory_order_relaxed);
+  if (!attached) return;
+  attached->call_started_ns.store(now_ns(), std::memory_order_relaxed);
+  bump(attached->marks);
 }
 
 void call_watch::end() noexcept {
-  if (attached) attached->call_started_ns.store(0, std::memory_order_relaxed);
+  if (!attached) return;
+  attached->call_started_ns.store(0, std::memory_order_relaxed);
+  bump(attached->marks);
 }
 
 call_watch_page::call_watch_page() {
@@ -60,6 +71,11 @@ call_watch_page::~call_watch_page() {
 
 void call_watch_page::reset() {
   static_cast<shared_page*>(page_)->call_started_ns.store(0);
+  static_cast<shared_page*>(page_)->marks.store(0);
+}
+
+uint64_t call_watch_page::marks() const {
+  return static_cast<shared_page*>(page_)->marks.load();
 }
 
 double call_watch_page::seconds_in_call() const {

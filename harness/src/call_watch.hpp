@@ -1,7 +1,8 @@
-// When a worker's current backend call began, on a memory page the worker shares with
-// its parent: the parent reads it while it waits, and kills a worker whose call has run
-// past the time limit. Marking a call is two stores to that page, so it costs nothing
-// measurable inside a timed region.
+// When a worker's current backend call began, and how many call starts and ends it has
+// marked, on a memory page the worker shares with its parent: the parent reads it while it
+// waits, and kills a worker whose call has run past the time limit, or that has neither
+// answered nor started or ended a call for as long outside any call. Marking a call is a
+// few stores to that page, so it costs nothing measurable inside a timed region.
 //
 // In the worker (or in-process with --no-isolate) the page is attached or absent;
 // watched_call marks a backend call for its lifetime either way.
@@ -36,6 +37,8 @@ class call_watch_page {
   int fd() const { return fd_; }
   // Seconds the worker has been inside its current backend call; 0 when in none.
   double seconds_in_call() const;
+  // How many times a call has started or ended: a change is progress.
+  uint64_t marks() const;
   void reset();  // for a fresh worker
 
  private:

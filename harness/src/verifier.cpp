@@ -47,6 +47,8 @@ std::string_view case_status_name(case_status s) {
       return "crashed";
     case case_status::timeout:
       return "timeout";
+    case case_status::skipped:
+      return "skipped";
   }
   return "?";
 }
@@ -114,7 +116,7 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
   } catch (const backend_call_error& e) {
     // A refusal in a call, after device_available() and supports() said yes, is a
     // failure.
-    r.status = !e.refused_beforehand()                     ? case_status::failed
+    r.status = !e.refused_beforehand()                  ? case_status::failed
                : e.status() == GLABENCH_ERROR_NO_DEVICE ? case_status::unavailable
                                                         : case_status::unsupported;
     r.message = e.what();

@@ -23,6 +23,7 @@ enum class case_status {
   unavailable,  // the backend cannot run on this machine (no GPU)
   crashed,      // the worker running the case died: a signal or an exit (message: which)
   timeout,      // a backend call ran past the time limit and its worker was killed
+  skipped,      // not run: the backend timed out in the cases before (message: which)
 };
 // Whether a case counts as a failure (exit code 1): failed, crashed or timed out.
 bool is_failure(case_status s);

@@ -17,8 +17,9 @@ double num_from(const nlohmann::json& j, const char* key) {
 }
 
 case_status parse_case_status(const std::string& name) {
-  for (case_status s : {case_status::passed, case_status::failed, case_status::unsupported,
-                        case_status::unavailable, case_status::crashed, case_status::timeout})
+  for (case_status s :
+       {case_status::passed, case_status::failed, case_status::unsupported,
+        case_status::unavailable, case_status::crashed, case_status::timeout, case_status::skipped})
     if (case_status_name(s) == name) return s;
   throw std::runtime_error("status: unknown case status '" + name + "'");
 }

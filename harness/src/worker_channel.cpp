@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,7 +32,8 @@ bool read_all(int fd, char* data, size_t n) {
   while (got < n) {
     const ssize_t r = ::read(fd, data + got, n - got);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw std::runtime_error(std::string("worker pipe: read failed: ") + strerror(errno));
+    if (r < 0)
+      throw std::runtime_error(std::string("worker pipe: read failed: ") + strerror(errno));
     if (r == 0) {
       if (got == 0) return false;
       throw std::runtime_error("worker pipe: the frame ended early");
@@ -44,15 +45,31 @@ bool read_all(int fd, char* data, size_t n) {
 
 }  // namespace
 
+std::vector<std::uint8_t> encode_frame(const nlohmann::json& message) {
+  std::vector<std::uint8_t> frame(4);
+  nlohmann::json::to_cbor(message, frame);  // appends
+  const size_t size = frame.size() - 4;
+  if (size > kMaxFrameBytes) return {};
+  const uint32_t n = uint32_t(size);
+  for (int i = 0; i < 4; ++i) frame[i] = static_cast<std::uint8_t>(n >> (8 * i));
+  return frame;
+}
+
 bool write_frame(int fd, const nlohmann::json& message) {
-  const std::vector<std::uint8_t> text = nlohmann::json::to_cbor(message);
-  if (text.size() > kMaxFrameBytes) return false;
-  const uint32_t n = uint32_t(text.size());
-  const unsigned char header[4] = {static_cast<unsigned char>(n), static_cast<unsigned char>(n >> 8),
-                                   static_cast<unsigned char>(n >> 16),
-                                   static_cast<unsigned char>(n >> 24)};
-  return write_all(fd, reinterpret_cast<const char*>(header), 4) &&
-         write_all(fd, reinterpret_cast<const char*>(text.data()), text.size());
+  const std::vector<std::uint8_t> frame = encode_frame(message);
+  return !frame.empty() && write_all(fd, reinterpret_cast<const char*>(frame.data()), frame.size());
+}
+
+std::optional<nlohmann::json> frame_buffer::take() {
+  if (bytes_.size() < 4) return std::nullopt;
+  const uint32_t n = uint32_t(bytes_[0]) | uint32_t(bytes_[1]) << 8 | uint32_t(bytes_[2]) << 16 |
+                     uint32_t(bytes_[3]) << 24;
+  if (n > kMaxFrameBytes) throw std::runtime_error("worker pipe: frame too large");
+  if (bytes_.size() < 4 + size_t(n)) return std::nullopt;
+  if (bytes_.size() > 4 + size_t(n)) throw std::runtime_error("worker pipe: bytes after the reply");
+  nlohmann::json message = nlohmann::json::from_cbor(bytes_.begin() + 4, bytes_.end());
+  bytes_.clear();
+  return message;
 }
 
 std::optional<nlohmann::json> read_frame(int fd) {
