@@ -28,6 +28,8 @@ constexpr int kWorkerIn = 3, kWorkerOut = 4, kWorkerWatch = 5;
 // How long a worker whose pipe has ended is given to end on its own, so that its own
 // signal or exit code is what is reported.
 constexpr double kGraceSeconds = 2.0;
+// How long a killed worker is waited for.
+constexpr double kReapSeconds = 10.0;
 
 // The process groups of the workers alive, for the signal handler below: a fixed table of
 // atomics, which a handler may read.
@@ -170,16 +172,24 @@ std::string worker_process::stop() {
   kill(-pid_, SIGKILL);
   kill(pid_, SIGKILL);
   untrack(pid_);
+  // A process in an uninterruptible wait (a driver call) ends only once that returns:
+  // glabench does not wait for it longer than this, and leaves it to be reaped later.
   int status = 0;
-  pid_t r;
-  do r = waitpid(pid_, &status, 0);
-  while (r < 0 && errno == EINTR);
+  pid_t r = 0;
+  const auto since = std::chrono::steady_clock::now();
+  for (;;) {
+    r = waitpid(pid_, &status, WNOHANG);
+    if (r < 0 && errno == EINTR) continue;
+    if (r != 0 || seconds_since(since) >= kReapSeconds) break;
+    usleep(1000);
+  }
   pid_ = -1;
   for (int* fd : {&to_worker_, &from_worker_})
     if (*fd >= 0) {
       close(*fd);
       *fd = -1;
     }
+  if (r == 0) return fmt::format("did not end within {:g} s of SIGKILL", kReapSeconds);
   if (r < 0) return "vanished";
   if (WIFSIGNALED(status))
     return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
