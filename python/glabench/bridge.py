@@ -161,16 +161,19 @@ class Bridge:
             self.pool = torch.cuda.MemPool()
         return torch.cuda.use_mem_pool(self.pool)
 
-    def _run(self, pr: Problem, q, k, v, g, u, h0):
-        """The kernel on these inputs: (o, second) with second ht (gla, rwkv6) or lse."""
+    def _run(self, pr: Problem, q, k, v, g, u, h0, out):
+        """The kernel on these inputs: (o, second) with second ht (gla, rwkv6) or lse; with
+        outputs="arguments", `out` (o and ht or lse) goes to the kernel as keywords."""
+        extra = out if self.decl.outputs == "arguments" else {}
         if pr.op == "softmax_attn":
-            return self.fn(q, k, v, scale=pr.scale, causal=bool(pr.causal))
+            return self.fn(q, k, v, scale=pr.scale, causal=bool(pr.causal), **extra)
         if h0 is not None and self.decl.state_dtype:
             h0 = h0.to(TORCH_DTYPES[self.decl.state_dtype])
         if pr.op == "rwkv6":
             return self.fn(q, k, v, g, u, scale=pr.scale, initial_state=h0,
-                           output_final_state=True)
-        return self.fn(q, k, v, g, scale=pr.scale, initial_state=h0, output_final_state=True)
+                           output_final_state=True, **extra)
+        return self.fn(q, k, v, g, scale=pr.scale, initial_state=h0, output_final_state=True,
+                       **extra)
 
     def forward(self, p, q, k, v, g, u, h0, o, ht, lse, stream):
         try:
@@ -188,13 +191,19 @@ class Bridge:
     def _forward(self, pr, q, k, v, g, u, h0, o, ht, lse):
         record = self.mode == "backward" and self.decl.backward == "autograd"
         ins = [q, k, v, g, u, h0]
+        out = {"o": o, "lse": lse} if pr.op == "softmax_attn" else {"o": o, "ht": ht}
         if record:
             ins = [None if t is None else t.detach().requires_grad_() for t in ins]
             with torch.enable_grad():
-                result = self._run(pr, *ins)
+                result = self._run(pr, *ins, out)
         else:
             with torch.no_grad():
-                result = self._run(pr, *ins)
+                result = self._run(pr, *ins, out)
+        if self.decl.outputs == "arguments":
+            if result is not None:
+                raise TypeError("a kernel declared outputs='arguments' writes o and returns "
+                                f"None, not {type(result).__name__}")
+            return None
         got_o, second = unpack(result, "ht" if pr.op != "softmax_attn" else "lse")
         with torch.no_grad():
             put("forward", "o", o, got_o, exact_dtype=True)

@@ -38,6 +38,11 @@ class Declaration:
     # The dtype the kernel wants h0 in, when not the storage dtype (fla: "float32").
     state_dtype: Optional[str] = None
     version: str = ""
+    # How the forward hands over its outputs: "return" (the pair, copied into glabench's
+    # tensors) or "arguments" (glabench's o and ht, or lse, come as keyword arguments `o`
+    # and `ht`/`lse`, the kernel writes them and returns None: no copy). "arguments" has
+    # no autograd: such a kernel is forward-only or brings its own backward.
+    outputs: str = "return"
 
     def check(self) -> None:
         def within(name, values, allowed):
@@ -54,6 +59,13 @@ class Declaration:
             raise ValueError("glabench.kernel: backward must be 'autograd' or a callable")
         if self.state_dtype not in (None,) + DTYPES:
             raise ValueError(f"glabench.kernel: state_dtype {self.state_dtype!r} is not a dtype")
+        if self.outputs not in ("return", "arguments"):
+            raise ValueError(f"glabench.kernel: outputs {self.outputs!r} is not 'return' or "
+                             "'arguments'")
+        if self.outputs == "arguments" and "backward" in self.modes and \
+                self.backward == "autograd":
+            raise ValueError("glabench.kernel: outputs='arguments' has no autograd backward: "
+                             "declare modes=('forward',) or give backward=")
         if any(not isinstance(h, int) or h <= 0 for h in self.head_sizes):
             raise ValueError("glabench.kernel: head_sizes must be positive integers")
 
@@ -61,11 +73,11 @@ class Declaration:
 def kernel(fn: Optional[Callable] = None, *, op: str | Sequence[str] = "gla",
            dtypes: Sequence[str] = ("float32", "bfloat16"), modes: Sequence[str] = MODES,
            head_sizes: Sequence[int] = (), device: str = "cuda", backward="autograd",
-           state_dtype: Optional[str] = None, version: str = ""):
+           state_dtype: Optional[str] = None, version: str = "", outputs: str = "return"):
     """Declares `fn` a glabench kernel; usable as @kernel or @kernel(op=..., ...)."""
     ops = (op,) if isinstance(op, str) else tuple(op)
     decl = Declaration(ops, tuple(dtypes), tuple(modes), tuple(head_sizes), device, backward,
-                       state_dtype, version)
+                       state_dtype, version, outputs)
     decl.check()
 
     def mark(f):

@@ -112,6 +112,11 @@ def api(tool, fixture_dir):
                              tool=tool)
     expect(not result.passed and result.rows[0]["status"] == "failed",
            f"glabench.verify(gla_off_by_one) fails:\n{result.table()}")
+    result = glabench.verify(torch_kernels.gla_in_place, fixtures=[gla], tool=tool)
+    fd = [r.get("gradcheck", {}).get("passed") for r in result.rows if r["dtype"] == "fp64"]
+    expect(result.passed and fd == [True],
+           f"outputs='arguments' with the kernel's own backward passes, finite differences "
+           f"included:\n{result.table()}")
     result = glabench.verify(f"{os.path.join(HERE, 'torch_kernels.py')}:rwkv6",
                              fixtures=[os.path.join(fixture_dir, "rwkv6_basic.h5")],
                              dtypes=["fp32"], tool=tool, name="by_file")

@@ -48,6 +48,29 @@ def softmax_attn(q, k, v, *, scale, causal):
     return o, lse
 
 
+def gla_backward(q, k, v, g, u, h0, o, lse, do, dht, *, scale, causal):
+    """gla's gradients by autograd, written as a kernel's own backward would be called."""
+    leaves = [t.detach().requires_grad_() for t in (q, k, v, g)]
+    if h0 is not None:
+        leaves.append(h0.detach().requires_grad_())
+    with torch.enable_grad():
+        o, ht = recurrence(*leaves[:4], None, scale, leaves[4] if h0 is not None else None)
+        outs, cots = [o], [do]
+        if dht is not None:
+            outs.append(ht)
+            cots.append(dht)
+        got = torch.autograd.grad(outs, leaves, cots)
+    return dict(zip(("dq", "dk", "dv", "dg", "dh0"), got))
+
+
+@kernel(op="gla", outputs="arguments", backward=gla_backward, **CPU)
+def gla_in_place(q, k, v, g, *, scale, initial_state, output_final_state, o, ht):
+    """Writes glabench's o and ht itself, and brings its own backward."""
+    got_o, got_ht = recurrence(q, k, v, g, None, scale, initial_state)
+    o.copy_(got_o)
+    ht.copy_(got_ht)
+
+
 @kernel(op="gla", **CPU)
 def gla_off_by_one(q, k, v, g, *, scale, initial_state, output_final_state):
     """Reads the state before the token, as rwkv6 does: wrong for gla."""
@@ -88,7 +111,13 @@ def gla_not_a_pair(q, k, v, g, *, scale, initial_state, output_final_state):
     return recurrence(q, k, v, g, None, scale, initial_state)[0]
 
 
-@kernel(op="gla", dtypes=("float64", "float32"), modes=("forward",), device="cpu")
-def empty(q, k, v, g, *, scale, initial_state, output_final_state):
-    """Does nothing and returns glabench's own... nothing: for the bridge's own cost."""
-    return None
+@kernel(op="gla", dtypes=("float64", "float32", "bfloat16"), modes=("forward",), device="cpu",
+        outputs="arguments")
+def empty(q, k, v, g, *, scale, initial_state, output_final_state, o, ht):
+    """Does nothing: the bridge's own cost per call (bridge_overhead)."""
+
+
+@kernel(op="gla", dtypes=("float32", "bfloat16"), modes=("forward",), device="cuda",
+        outputs="arguments")
+def empty_cuda(q, k, v, g, *, scale, initial_state, output_final_state, o, ht):
+    """Does nothing, on the GPU: the bridge's own cost per call, stream handling included."""
