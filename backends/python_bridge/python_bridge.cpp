@@ -82,15 +82,22 @@ const char* dtype_name(DLDataType d) {
 }
 
 bool parse_dtype(const std::string& s, DLDataType& d) {
-  if (s == "bfloat16") d = glabench::backend_support::kBFloat16;
-  else if (s == "float16") d = glabench::backend_support::kFloat16;
-  else if (s == "float32") d = glabench::backend_support::kFloat32;
-  else if (s == "float64") d = glabench::backend_support::kFloat64;
-  else return false;
+  if (s == "bfloat16")
+    d = glabench::backend_support::kBFloat16;
+  else if (s == "float16")
+    d = glabench::backend_support::kFloat16;
+  else if (s == "float32")
+    d = glabench::backend_support::kFloat32;
+  else if (s == "float64")
+    d = glabench::backend_support::kFloat64;
+  else
+    return false;
   return true;
 }
 
-const char* mode_name(glabench_mode m) { return m == GLABENCH_MODE_BACKWARD ? "backward" : "forward"; }
+const char* mode_name(glabench_mode m) {
+  return m == GLABENCH_MODE_BACKWARD ? "backward" : "forward";
+}
 
 // A new reference to None.
 object none() {
@@ -99,7 +106,9 @@ object none() {
   return py.none;
 }
 
-object str(const std::string& s) { return state().py->PyUnicode_FromString(s.c_str()); }
+object str(const std::string& s) {
+  return state().py->PyUnicode_FromString(s.c_str());
+}
 
 object tuple(std::initializer_list<object> items) {
   const python_api& py = *state().py;
@@ -115,19 +124,18 @@ object problem_tuple(const glabench_problem* p) {
   const python_api& py = *s.py;
   const int device = p->num_devices > 0 && p->device_ids ? p->device_ids[0] : 0;
   const glabench_problem& q = s.problem;
-  const bool same = s.problem_tuple && q.op == p->op && q.B == p->B && q.T == p->T &&
-                    q.H == p->H && q.K == p->K && q.V == p->V && q.scale == p->scale &&
-                    q.causal == p->causal && q.dtype.code == p->dtype.code &&
-                    q.dtype.bits == p->dtype.bits && q.has_h0 == p->has_h0 &&
-                    q.has_dht == p->has_dht && s.device == device;
+  const bool same = s.problem_tuple && q.op == p->op && q.B == p->B && q.T == p->T && q.H == p->H &&
+                    q.K == p->K && q.V == p->V && q.scale == p->scale && q.causal == p->causal &&
+                    q.dtype.code == p->dtype.code && q.dtype.bits == p->dtype.bits &&
+                    q.has_h0 == p->has_h0 && q.has_dht == p->has_dht && s.device == device;
   if (!same) {
     if (s.problem_tuple) py.Py_DecRef(s.problem_tuple);
-    s.problem_tuple = tuple(
-        {str(op_name(p->op)), py.PyLong_FromLongLong(p->B), py.PyLong_FromLongLong(p->T),
-         py.PyLong_FromLongLong(p->H), py.PyLong_FromLongLong(p->K), py.PyLong_FromLongLong(p->V),
-         py.PyFloat_FromDouble(p->scale), py.PyLong_FromLongLong(p->causal),
-         str(dtype_name(p->dtype)), py.PyLong_FromLongLong(p->has_h0),
-         py.PyLong_FromLongLong(p->has_dht), py.PyLong_FromLongLong(device)});
+    s.problem_tuple = tuple({str(op_name(p->op)), py.PyLong_FromLongLong(p->B),
+                             py.PyLong_FromLongLong(p->T), py.PyLong_FromLongLong(p->H),
+                             py.PyLong_FromLongLong(p->K), py.PyLong_FromLongLong(p->V),
+                             py.PyFloat_FromDouble(p->scale), py.PyLong_FromLongLong(p->causal),
+                             str(dtype_name(p->dtype)), py.PyLong_FromLongLong(p->has_h0),
+                             py.PyLong_FromLongLong(p->has_dht), py.PyLong_FromLongLong(device)});
     s.problem = *p;
     s.problem.device_ids = nullptr;  // not kept: the device is `device`
     s.device = device;
@@ -159,9 +167,10 @@ object tensor_of(const DLTensor* t, std::string& error) {
   const python_api& py = *s.py;
   for (const cached_tensor& c : s.tensors)
     if (c.data == t->data && c.byte_offset == t->byte_offset &&
-        c.device.device_type == t->device.device_type && c.device.device_id == t->device.device_id &&
-        c.dtype.code == t->dtype.code && c.dtype.bits == t->dtype.bits &&
-        c.shape.size() == size_t(t->ndim) && std::equal(c.shape.begin(), c.shape.end(), t->shape)) {
+        c.device.device_type == t->device.device_type &&
+        c.device.device_id == t->device.device_id && c.dtype.code == t->dtype.code &&
+        c.dtype.bits == t->dtype.bits && c.shape.size() == size_t(t->ndim) &&
+        std::equal(c.shape.begin(), c.shape.end(), t->shape)) {
       py.Py_IncRef(c.tensor);
       return c.tensor;
     }
@@ -197,7 +206,8 @@ glabench_status call(object method, object args, glabench_status failure, glaben
   py.Py_DecRef(args);
   if (!result) return fail(msg, failure, python_bridge::take_python_error(py));
   const bool ok = result == py.none;
-  const std::string text = ok ? "" : python_bridge::utf8(py, result, "the bridge returned a non-string");
+  const std::string text =
+      ok ? "" : python_bridge::utf8(py, result, "the bridge returned a non-string");
   py.Py_DecRef(result);
   return ok ? GLABENCH_OK : fail(msg, failure, text);
 }
@@ -244,9 +254,8 @@ glabench_status workspace_size(const glabench_problem*, glabench_mode, size_t* b
   return GLABENCH_OK;
 }
 
-glabench_status prepare(const glabench_problem* p, glabench_mode mode,
-                        const glabench_forward_args*, const glabench_backward_args*,
-                        glabench_message* error) {
+glabench_status prepare(const glabench_problem* p, glabench_mode mode, const glabench_forward_args*,
+                        const glabench_backward_args*, glabench_message* error) {
   return guarded(error, [&] {
     gil g(*state().py);
     return call(state().prepare, tuple({problem_tuple(p), str(mode_name(mode))}),
@@ -277,9 +286,8 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
                          glabench_message* error) {
   return guarded(error, [&] {
     gil g(*state().py);
-    const DLTensor* const tensors[] = {a->q,   a->k,   a->v,  a->g,  a->u,  a->h0,
-                                       a->o,   a->lse, a->d_o, a->dht, a->dq, a->dk,
-                                       a->dv,  a->dg,  a->du, a->dh0};
+    const DLTensor* const tensors[] = {a->q,   a->k,   a->v,  a->g,  a->u,  a->h0, a->o,  a->lse,
+                                       a->d_o, a->dht, a->dq, a->dk, a->dv, a->dg, a->du, a->dh0};
     return call_with_tensors(state().backward, p, tensors, a->stream, error);
   });
 }
@@ -316,7 +324,8 @@ const glabench_backend* load() {
     gil g(py);
     const object module = py.PyImport_ImportModule("glabench.bridge");
     if (!module)
-      throw std::runtime_error("cannot import glabench.bridge: " + python_bridge::take_python_error(py));
+      throw std::runtime_error("cannot import glabench.bridge: " +
+                               python_bridge::take_python_error(py));
     const object loader = method(module, "load");
     const object loaded = py.PyObject_CallObject(loader, tuple({str(s.name), str(spec)}));
     if (!loaded) throw std::runtime_error(python_bridge::take_python_error(py));
@@ -343,7 +352,9 @@ const glabench_backend* load() {
     for (const auto& c : d.at("capabilities")) {
       glabench_capability cap{};
       const std::string op = c.at(0), dtype = c.at(1), mode = c.at(2);
-      cap.op = op == "gla" ? GLABENCH_OP_GLA : op == "rwkv6" ? GLABENCH_OP_RWKV6 : GLABENCH_OP_SOFTMAX_ATTN;
+      cap.op = op == "gla"     ? GLABENCH_OP_GLA
+               : op == "rwkv6" ? GLABENCH_OP_RWKV6
+                               : GLABENCH_OP_SOFTMAX_ATTN;
       if (!parse_dtype(dtype, cap.dtype)) throw std::runtime_error("unknown dtype " + dtype);
       cap.mode = mode == "backward" ? GLABENCH_MODE_BACKWARD : GLABENCH_MODE_FORWARD;
       any_backward = any_backward || cap.mode == GLABENCH_MODE_BACKWARD;

@@ -65,9 +65,9 @@ probe_result probe_interpreter() {
   while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
   const int status = pclose(pipe);
   if (status != 0)
-    throw std::runtime_error("the Python interpreter '" + r.interpreter +
-                             "' did not run (set GLABENCH_PYTHON to one that does): " +
-                             out.substr(0, 400));
+    throw std::runtime_error(
+        "the Python interpreter '" + r.interpreter +
+        "' did not run (set GLABENCH_PYTHON to one that does): " + out.substr(0, 400));
   std::istringstream lines(out);
   for (std::string line; std::getline(lines, line);) {
     const size_t tab = line.find('\t');
@@ -172,7 +172,8 @@ const python_api& start_python(const std::string& extra_path) {
     throw std::runtime_error("the Python interpreter '" + p.interpreter + "' (" + p.version +
                              ") has no loadable shared libpython" + tried +
                              " (a Python built with --enable-shared is needed; Debian: apt "
-                             "install libpython" + p.version + "; or set GLABENCH_PYTHON)");
+                             "install libpython" +
+                             p.version + "; or set GLABENCH_PYTHON)");
   api = load_api(lib);
   if (!api.Py_IsInitialized()) {
     // The interpreter's home as the probe found it: the embedded one would otherwise

@@ -20,8 +20,8 @@ struct global_options {
   std::vector<std::string> backend_libs;  // --backend-lib
   // --python NAME=SPEC: Python callables hosted by the bridge (python_backend.hpp)
   std::vector<std::string> python_backends;
-  bool no_isolate = false;                // --no-isolate: run backends in this process
-  double call_timeout_s = 600;            // --call-timeout
+  bool no_isolate = false;      // --no-isolate: run backends in this process
+  double call_timeout_s = 600;  // --call-timeout
   // The workers backends run in (null with --no-isolate); made by discover().
   mutable std::shared_ptr<backend_isolation> isolation;
   // Default folder + GLABENCH_BACKEND_PATH + --backend-lib + --python, each described by

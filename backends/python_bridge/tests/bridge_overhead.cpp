@@ -101,8 +101,9 @@ int main(int argc, char** argv) {
     if (batch > 0) batches.push_back(us / calls);  // the first batch warms up
   }
   std::sort(batches.begin(), batches.end());
-  std::printf("{\"device\": \"%s\", \"calls_per_batch\": %d, \"us_per_call_median\": %.3f, "
-              "\"us_per_call_min\": %.3f, \"us_per_call_max\": %.3f}\n",
-              device.c_str(), calls, batches[batches.size() / 2], batches.front(), batches.back());
+  std::printf(
+      "{\"device\": \"%s\", \"calls_per_batch\": %d, \"us_per_call_median\": %.3f, "
+      "\"us_per_call_min\": %.3f, \"us_per_call_max\": %.3f}\n",
+      device.c_str(), calls, batches[batches.size() / 2], batches.front(), batches.back());
   return 0;
 }
