@@ -88,7 +88,7 @@ endfunction()
 
 # The compile definitions backend.h's GLABENCH_BUILD_INFO_INIT reads: the build type
 # ($<CONFIG>: "" when none), the compilers ("GNU 12.2.0 + NVIDIA 12.4.131") and, when
-# <cuda> is true, the target's CUDA architectures as it is generated ("90 80").
+# <cuda> is true, the target's CUDA architectures as it is generated ("90").
 function(glabench_describe_build target cuda)
   set(languages CXX)
   if(NOT CMAKE_CXX_COMPILER_LOADED)
