@@ -5,15 +5,17 @@
 # accuracy shape B2 T1024 H4 D128 (JSON), compute-sanitizer on both paths (SANITIZE=1),
 # ctest's chunked_fuse_cuda tests (CTEST=1), each kernel's time under Nsight Compute
 # (NCU=1), `glabench bench` at the seed's shape,
-# B4 T2048 H16 D128 and B2 T16384 H16 D128 in fp64, fp32 and bf16, fwd and fwdbwd, and
-# with PEERS=1 fla's chunk_gla at the same shapes (scripts/peers/fla_peers.py) in the
-# same call.
+# B4 T2048 H16 D128 and B2 T16384 H16 D128 in fp64, fp32 and bf16, fwd and fwdbwd; with
+# PEERS=1 fla's kernels (FLA, default fla.chunk_gla; Python backends, docs/python.md) in
+# the first BENCH_STAGES bench, beside ours, and its peer table (scripts/peer_table.py).
 # usage: [CTEST=1] [SANITIZE=1] [SANITIZERS="memcheck racecheck"] [NCU=1] [BENCH=0] [BENCH_STAGES="fused separate"] [PEERS=1]
-#        [STAGES="fused separate"] scripts/gpu_chunked.sh BUILD_DIR OUT_DIR
+#        [FLA="fla.chunk_gla fla.fused_recurrent_gla"] [MAX_CALL_S=3600] [STAGES="fused separate"]
+#        scripts/gpu_chunked.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 build=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export GLABENCH_BACKEND_PATH=${GLABENCH_BACKEND_PATH:-$build/backends}
 gb=$build/glabench backend=chunked_fuse_cuda
 shapes=(${SHAPES:---shape 4,1024,4,100,100 --shape 4,2048,16,128,128 --shape 2,16384,16,128,128})
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
@@ -51,22 +53,28 @@ if [[ ${NCU:-0} == 1 ]]; then  # each kernel's time, both paths, bf16 B4 T2048 H
     echo "ncu $stages: $(wc -l < "$out/kernel_times_$stages.txt") kernels"
   done
 fi
+# PEERS=1: fla's kernels as Python backends, timed in the first bench beside ours. Their
+# first call of each dtype and mode compiles and autotunes Triton kernels (a minute or
+# more), and bench predicts a larger shape's call from it: --max-call-seconds 3600 keeps
+# that from skipping fla's larger shapes; --call-timeout (600 s) still stops a stuck call.
+python=() peers=()
+if [[ ${PEERS:-0} == 1 ]]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  for k in ${FLA:-fla.chunk_gla}; do python+=(--python "$k=glabench.fla:${k#fla.}") peers+=(--backend "$k"); done
+  peers+=(--max-call-seconds "${MAX_CALL_S:-3600}")
+fi
 if [[ ${BENCH:-1} == 1 ]]; then
   for stages in ${BENCH_STAGES:-fused}; do
     t0=$SECONDS
     dtypes=${BENCH_DTYPES:---dtype fp64 --dtype fp32 --dtype bf16}
     [[ $stages == separate ]] && dtypes=${BENCH_DTYPES_SEPARATE:-$dtypes}
-    CHUNKED_FUSE_CUDA_STAGES=$stages "$gb" bench --backend $backend --op gla "${shapes[@]}" \
-      $dtypes --json "$out/bench_$stages.json" > "$out/bench_$stages.log" 2>&1
+    CHUNKED_FUSE_CUDA_STAGES=$stages "$gb" "${python[@]}" bench --backend $backend "${peers[@]}" --op gla \
+      "${shapes[@]}" $dtypes --json "$out/bench_$stages.json" > "$out/bench_$stages.log" 2>&1
     echo "bench $stages: exit $? in $((SECONDS - t0)) s"
+    if (( ${#peers[@]} )); then
+      python3 "$(dirname "$0")/peer_table.py" "$out/bench_$stages.json" > "$out/peer_table.md" 2>&1
+      python=() peers=()  # the peers once, beside the first BENCH_STAGES bench
+    fi
   done
-fi
-if [[ ${PEERS:-0} == 1 ]]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-  t0=$SECONDS
-  PYTHONUNBUFFERED=1 timeout ${PEERS_TIMEOUT:-900} python3 scripts/peers/fla_peers.py --kernels fla.chunk_gla \
-    --shapes ${PEER_SHAPES:-4,1024,4,100,100 4,2048,16,128,128 2,16384,16,128,128} --dtypes "${PEER_DTYPES:-bf16,fp32}" \
-    --verify-tokens 256 --out "$out/peers_fla.json" > "$out/peers_fla.log" 2>&1
-  echo "fla peers: exit $? in $((SECONDS - t0)) s"; tail -3 "$out/peers_fla.log"
 fi

@@ -6,12 +6,14 @@
 # verify on the committed softmax fixtures (JSON), the bf16 accuracy at B2 T1024 H4
 # D128 for 1, 2 and 8 shards (JSON), `glabench bench` in bf16 at B4 T2048 H16 D128 and
 # B2 T16384 H16 D128 unsharded and on SHARDS_BENCH shards (causal), and with PEERS=1
-# torch SDPA at the same shapes (scripts/peers/sdpa_peers.py) in the same call. With
-# GPUS=N (N ≥ 2; NCCL from torch's nvidia-nccl package, NCCL_NVLS_ENABLE=0): verify
-# across N GPUs at B2 T1024 (JSON) and the bench across them, zigzag and plain ring,
-# beside the one-GPU bench of the same call.
-# MASKS (default causal; e.g. causal,full) is the benches' and the SDPA peers' --mask.
-# usage: [CTEST=1] [BENCH=1] [PEERS=1] [SHARDS_BENCH="2 4 8"] [GPUS=2] [MASKS=causal,full] scripts/gpu_ring.sh BUILD_DIR OUT_DIR
+# torch SDPA's kernels (SDPA, default "flash efficient cudnn": torch.sdpa.<kernel>,
+# Python backends, docs/python.md) in the unsharded bench, beside ours, and its peer
+# table (scripts/peer_table.py). With GPUS=N (N ≥ 2; NCCL from torch's nvidia-nccl
+# package, NCCL_NVLS_ENABLE=0): verify across N GPUs at B2 T1024 (JSON) and the bench
+# across them, zigzag and plain ring, beside the one-GPU bench of the same call.
+# MASKS (default causal; e.g. causal,full) is the benches' --mask.
+# usage: [CTEST=1] [BENCH=1] [PEERS=1] [SDPA="flash cudnn"] [MAX_CALL_S=600] [SHARDS_BENCH="2 4 8"] [GPUS=2]
+#        [MASKS=causal,full] scripts/gpu_ring.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 build=$(cd "$1" && pwd) out=$2
@@ -19,6 +21,7 @@ mkdir -p "$out"
 # cuDNN, the CUDA 13 runtime cudnn-frontend loads beside it, and NCCL: from torch's environment.
 torch_libs=$(python3 "$(dirname "$0")/torch_gpu_libs.py" 2>/dev/null)
 export LD_LIBRARY_PATH=$build/runtime-libs${torch_libs:+:$torch_libs}:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export GLABENCH_BACKEND_PATH=${GLABENCH_BACKEND_PATH:-$build/backends}
 gb=$build/glabench backend=ring_softmax_cuda masks=${MASKS:-causal}
 shapes=(${SHAPES:---shape 4,2048,16,128,128 --shape 2,16384,16,128,128})
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv
@@ -41,24 +44,32 @@ for n in 1 2 8; do
   echo "verify B2 T1024 H4 D128, $n shards: exit $?"
 done
 if [[ ${BENCH:-1} == 1 ]]; then
+  # PEERS=1: SDPA's kernels as Python backends in the unsharded bench. A first call that
+  # loads cuDNN or the kernel takes seconds, and bench predicts a larger shape's call from
+  # it: --max-call-seconds 600 (5 without peers) keeps that from skipping larger shapes.
+  python=() peers=() max_call=5
+  if [[ ${PEERS:-0} == 1 ]]; then
+    for k in ${SDPA:-flash efficient cudnn}; do
+      python+=(--python "torch.sdpa.$k=glabench.sdpa:$k") peers+=(--backend "torch.sdpa.$k")
+    done
+    max_call=${MAX_CALL_S:-600}
+  fi
   for n in 1 ${SHARDS_BENCH:-2 4 8}; do
     t0=$SECONDS
-    RING_SOFTMAX_CUDA_SHARDS=$n "$gb" bench --backend $backend --op softmax_attn "${shapes[@]}" --dtype bf16 --mask "$masks" \
-      --max-call-seconds 5 --json "$out/bench_shards$n.json" > "$out/bench_shards$n.log" 2>&1
+    RING_SOFTMAX_CUDA_SHARDS=$n "$gb" "${python[@]}" bench --backend $backend "${peers[@]}" --op softmax_attn \
+      "${shapes[@]}" --dtype bf16 --mask "$masks" --max-call-seconds "$max_call" \
+      --json "$out/bench_shards$n.json" > "$out/bench_shards$n.log" 2>&1
     echo "bench bf16, $n shards: exit $? in $((SECONDS - t0)) s"
+    if (( ${#peers[@]} )); then
+      python3 "$(dirname "$0")/peer_table.py" "$out/bench_shards$n.json" > "$out/peer_table.md" 2>&1
+      python=() peers=() max_call=5  # the peers once, beside the unsharded bench
+    fi
   done
   if [[ -n ${BENCH_OWN:-} ]]; then  # the own kernel in every dtype at one shape
     RING_SOFTMAX_CUDA_BLOCK=own "$gb" bench --backend $backend --op softmax_attn --shape 4,2048,16,128,128 \
       --max-call-seconds 5 --json "$out/bench_own.json" > "$out/bench_own.log" 2>&1
     echo "bench own kernel: exit $?"
   fi
-fi
-if [[ ${PEERS:-0} == 1 ]]; then
-  t0=$SECONDS
-  PYTHONUNBUFFERED=1 timeout ${PEERS_TIMEOUT:-300} python3 scripts/peers/sdpa_peers.py \
-    --shapes ${PEER_SHAPES:-4,2048,16,128,128 2,16384,16,128,128} --dtypes bf16 --mask ${masks//,/ } --out "$out/peers_sdpa.json" \
-    > "$out/peers_sdpa.log" 2>&1
-  echo "SDPA peers: exit $? in $((SECONDS - t0)) s"; tail -6 "$out/peers_sdpa.log"
 fi
 if (( ${GPUS:-1} >= 2 )); then
   devices=$(seq -s, 0 $((GPUS - 1)))

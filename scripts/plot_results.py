@@ -50,6 +50,13 @@ GATED_OPS = ("gla", "rwkv6")  # the ops whose rows have a gate regime
 REGIME_ORDER = ("model", "mild", "fla", "strong", "cliff")  # weakest decay first
 DEFAULT_REGIME = "mild"  # a gla or rwkv6 row without "gates" (older files)
 MAX_REGIME_PANELS = 16
+# Peers, drawn dashed: the kernels users have today, through the Python bridge (fla.*,
+# torch.sdpa.*), or rows of older results files marked "peer": true.
+PEER_PREFIXES = ("fla.", "torch.sdpa")
+
+
+def is_peer(r):
+    return bool(r.get("peer")) or r["backend"].startswith(PEER_PREFIXES)
 
 
 def load_rows(paths):
@@ -388,7 +395,7 @@ def plot_time_vs_regime(rows, out):
     for r in ok:
         panel = (r["op"], DTYPE_ORDER.get(r["dtype"], 9), r["dtype"], r["mode"],
                  r["B"] * r["T"] * r["H"] * r["K"] * r["V"], r["B"], r["T"], r["H"], r["K"], r["V"])
-        line = (bool(r.get("peer")), r["backend"], variant_key(r, regime=False))
+        line = (is_peer(r), r["backend"], variant_key(r, regime=False))
         panels.setdefault(panel, {}).setdefault(line, {}).setdefault(r["gates"], r)
     panels = {p: {k: v for k, v in lines.items() if len(v) >= 2} for p, lines in panels.items()}
     panels = {p: lines for p, lines in panels.items() if lines}

@@ -1,43 +1,85 @@
 #!/usr/bin/env python3
-"""peer_table.py (Python alone): rows pair with the peer's row of the same gate regime and
-timing only, and no backend name, however hostile, ends a cell or forges a table row."""
+"""peer_table.py (Python alone): peers picked by backend name (--peers, default fla.* and
+torch.sdpa*; older files' "peer": true rows too) from one results file holding ours and
+theirs, or from several; rows pair with the peer's row of the same gate regime and timing
+only, and no backend name, however hostile, ends a cell or forges a table row."""
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers", "peer_table.py")
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peer_table.py")
 
 
-def row(backend, ms, gates="mild", timing="eager", peer=False):
-    r = {"backend": backend, "op": "gla", "dtype": "bf16", "mode": "fwd", "B": 1, "T": 64,
-         "H": 2, "K": 16, "V": 16, "status": "ok", "median_ms": ms, "gates": gates,
-         "timing": timing}
+def row(backend, ms, gates="mild", timing="eager", peer=False, op="gla", status="ok"):
+    r = {"backend": backend, "op": op, "dtype": "bf16", "mode": "fwd", "B": 1, "T": 64,
+         "H": 2, "K": 16, "V": 16, "status": status, "median_ms": ms, "timing": timing}
+    if op == "softmax_attn":
+        r["causal"] = True
+    else:
+        r["gates"] = gates
     if peer:
-        r["peer"] = True
+        r["peer"] = True  # as the retired peer scripts wrote them
     return r
+
+
+def table(d, rows, *args, name="rows.json"):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        json.dump({"context": {}, "benchmarks": rows}, f)
+    return subprocess.run([sys.executable, SCRIPT, path, *args], check=True, capture_output=True,
+                          text=True).stdout
 
 
 def main():
     hostile = "evil | 1 | 2 |\n| forged | row"
+    # One bench's file: ours and fla's bridge rows, no "peer" marks.
     rows = [row(hostile, 1.0), row("ours", 2.0, gates="fla"), row("ours", 3.0, timing="graph"),
-            row("fla.chunk_gla", 4.0, peer=True), row("fla.chunk_gla", 8.0, gates="fla", peer=True),
-            row("fla.chunk_gla", 6.0, timing="graph", peer=True)]
+            row("fla.chunk_gla", 4.0), row("fla.chunk_gla", 8.0, gates="fla"),
+            row("fla.chunk_gla", 6.0, timing="graph"),
+            row("fla.fused_recurrent_gla", 9.0, status="failed"),
+            row("ring", 1.0, op="softmax_attn"), row("torch.sdpa.flash", 2.0, op="softmax_attn"),
+            row("torch.sdpa.cudnn", 0.5, op="softmax_attn")]
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "rows.json")
-        with open(path, "w") as f:
-            json.dump({"context": {}, "benchmarks": rows}, f)
-        out = subprocess.run([sys.executable, SCRIPT, path], check=True, capture_output=True,
+        out = table(d, rows)
+        lines = out.splitlines()
+        assert len(lines) == 2 + 4, out  # header, rule, one line per row of ours
+        assert all(line.count(" | ") == lines[0].count(" | ") for line in lines[2:]), out
+        assert not any(line.startswith("| forged") for line in lines), out
+        assert r"evil \| 1 \| 2 \| \| forged \| row" in out, out
+        # The default peers: fla.* and torch.sdpa*, by name; a failed row is no column.
+        assert lines[0] == ("| op | dtype | mode | B T H K V | backend | ms | ÷ fla.chunk_gla | "
+                            "÷ torch.sdpa.cudnn | ÷ torch.sdpa.flash |"), out
+        # Each of ours against the peer's row of its own regime and timing.
+        assert "| gla gates-fla | bf16 | fwd | 1 64 2 16 16 | ours | 2 | 0.250 (8) | – | – |" in out, out
+        assert ("| gla gates-mild graph | bf16 | fwd | 1 64 2 16 16 | ours | 3 | 0.500 (6) | – | – |"
+                in out), out
+        assert ("| softmax_attn causal | bf16 | fwd | 1 64 2 16 16 | ring | 1 | – | 2.000 (0.5) | "
+                "0.500 (2) |" in out), out
+
+        # --peers names them: one peer, and fla.chunk_gla becomes one of ours.
+        out = table(d, rows, "--peers", "torch.sdpa.flash")
+        assert "÷ torch.sdpa.cudnn" not in out and "÷ fla.chunk_gla" not in out, out
+        assert "| ring | 1 | 0.500 (2) |" in out and "| torch.sdpa.cudnn | 0.5 | 0.250 (2) |" in out, out
+        assert "| gla gates-fla | bf16 | fwd | 1 64 2 16 16 | fla.chunk_gla | 8 | – |" in out, out
+        out = table(d, rows, "--peers", "fla.chunk_gla,torch.sdpa.flash")
+        assert "÷ fla.chunk_gla | ÷ torch.sdpa.flash |" in out and "÷ torch.sdpa.cudnn" not in out, out
+
+        # Older files: peers in files of their own, marked "peer": true, under any name.
+        ours_rows = [row("ours", 2.0, gates="fla")]
+        table(d, ours_rows, name="ours.json")
+        table(d, [row("sdpa_legacy", 8.0, gates="fla", peer=True)], name="old.json")
+        out = subprocess.run([sys.executable, SCRIPT, os.path.join(d, "ours.json"),
+                              os.path.join(d, "old.json")], check=True, capture_output=True,
                              text=True).stdout
-    lines = out.splitlines()
-    assert len(lines) == 2 + 3, out  # header, rule, one line per row of ours
-    assert all(line.count(" | ") == lines[0].count(" | ") for line in lines[2:]), out
-    assert not any(line.startswith("| forged") for line in lines), out
-    assert r"evil \| 1 \| 2 \| \| forged \| row" in out, out
-    # Each of ours against the peer's row of its own regime and timing.
-    assert "| gla gates-fla | bf16 | fwd | 1 64 2 16 16 | ours | 2 | 0.250 (8) |" in out, out
-    assert "| gla gates-mild graph | bf16 | fwd | 1 64 2 16 16 | ours | 3 | 0.500 (6) |" in out, out
+        assert "| ours | 2 | 0.250 (8) |" in out and "÷ sdpa_legacy" in out, out
+
+        # No peer at all: ours alone, said on stderr.
+        done = subprocess.run([sys.executable, SCRIPT, os.path.join(d, "ours.json")], check=True,
+                              capture_output=True, text=True)
+        assert done.stdout.splitlines()[0] == "| op | dtype | mode | B T H K V | backend | ms |", done
+        assert "no timed rows of a peer" in done.stderr, done
     print("peer_table: ok")
 
 

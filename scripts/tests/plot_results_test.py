@@ -190,8 +190,9 @@ def main():
 
     # Gate regimes and timings. At the fla shape, gla bf16 fwd: ours eager in all five
     # regimes (mild named explicitly), ours graph in three; the peer eager in mild (an
-    # older row, no keys) and strong, and graph in strong only (one regime: no line). gla
-    # fp32: ours eager, mild (older row) and cliff. Each speed-up tells its pair: eager
+    # older row, no keys, "peer": true) and strong (a bridge row: a peer by its name), and
+    # graph in strong only (one regime: no line). gla fp32: ours eager, mild (older row)
+    # and cliff. Each speed-up tells its pair: eager
     # mild 2, eager strong 3, graph strong 5. A T sweep of ours in mild and strong, rwkv6
     # in mild only (no panel), softmax_attn (no regime: no panel); then a second, older
     # file that repeats ours bf16 eager mild without the keys, at 99 ms: dropped.
@@ -205,7 +206,7 @@ def main():
         regimes.append(row("parallel_scan_cuda", "gla", "bf16", "fwd", *fla_shape, ms,
                            gates=gates, timing="graph"))
     regimes.append(row("fla.chunk_gla", "gla", "bf16", "fwd", *fla_shape, 0.3, peer=True))
-    regimes.append(row("fla.chunk_gla", "gla", "bf16", "fwd", *fla_shape, 0.6, peer=True,
+    regimes.append(row("fla.chunk_gla", "gla", "bf16", "fwd", *fla_shape, 0.6,
                        gates="strong"))
     regimes.append(row("fla.chunk_gla", "gla", "bf16", "fwd", *fla_shape, 0.5, peer=True,
                        gates="strong", timing="graph"))

@@ -1,20 +1,28 @@
 #!/usr/bin/env python3
-"""A markdown table of our backends' medians beside the peers' from results files of one
-device call: per (op, mask, gates, timing, dtype, mode, shape), each backend's median in
-ms and its ratio to each peer (ours / peer: below 1 is faster than the peer).
+"""A markdown table of our backends' medians beside the peers' from glabench bench results
+of one device call: per (op, mask, gates, timing, dtype, mode, shape), each backend's
+median in ms and its ratio to each peer (ours / peer: below 1 is faster than the peer).
 softmax_attn's mask (bench --mask, a row's "causal"; absent in older files: causal),
 gla's and rwkv6's gate regime (bench --gates, "gates"; absent in older files: mild) and
 graph timing (bench --timing graph, "timing"; absent in older files: eager) are shown in
 the op cell, and a row is only ever paired with a peer's row of the same mask, regime
 and timing.
 
-usage: peer_table.py RESULTS.json... [--label FILE=NAME ...]
-  Rows with "peer": true are peers; the others are ours. --label names the rows of one
-  file (e.g. bench_seed.json=seed mode) when two files hold the same backend.
+usage: peer_table.py RESULTS.json... [--peers NAME,...] [--label FILE=NAME ...]
+  One file may hold ours and the peers (glabench --python fla.chunk_gla=glabench.fla:chunk_gla
+  bench --backend chunked_fuse_cuda --backend fla.chunk_gla ...), or several files may.
+  --peers names the peers' backends (comma-separated or repeated; shell-style patterns;
+  default 'fla.*,torch.sdpa*', and rows of older files marked "peer": true); every other
+  backend is ours. --label names the rows of one file (e.g. bench_seed.json=seed mode)
+  when two files hold the same backend.
 """
 import argparse
+import fnmatch
 import json
 import os
+import sys
+
+DEFAULT_PEERS = "fla.*,torch.sdpa*"
 
 
 def cell(text):
@@ -26,9 +34,17 @@ def cell(text):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="+")
+    ap.add_argument("--peers", action="append", default=[],
+                    help=f"peer backends, comma-separated, patterns allowed (default {DEFAULT_PEERS})")
     ap.add_argument("--label", action="append", default=[])
     args = ap.parse_args()
     labels = dict(l.split("=", 1) for l in args.label)
+    patterns = [p for arg in args.peers or [DEFAULT_PEERS] for p in arg.split(",") if p]
+
+    def is_peer(r):
+        named = any(fnmatch.fnmatchcase(r["backend"], p) for p in patterns)
+        return named or (not args.peers and bool(r.get("peer")))
+
     ours, peers = {}, {}
     for path in args.files:
         label = labels.get(os.path.basename(path))
@@ -44,10 +60,12 @@ def main():
                 op += " " + r["timing"]
             key = (op, r["dtype"], r["mode"], (r["B"], r["T"], r["H"], r["K"], r["V"]))
             name = r["backend"] + (f" ({label})" if label else "")
-            (peers if r.get("peer") else ours).setdefault(key, {})[name] = r["median_ms"]
+            (peers if is_peer(r) else ours).setdefault(key, {})[name] = r["median_ms"]
     peer_names = sorted({n for v in peers.values() for n in v})
-    print("| op | dtype | mode | B T H K V | backend | ms | " +
-          " | ".join(f"÷ {cell(p)}" for p in peer_names) + " |")
+    if not peer_names:
+        print(f"peer_table.py: no timed rows of a peer ({','.join(patterns)})", file=sys.stderr)
+    print("| " + " | ".join(["op", "dtype", "mode", "B T H K V", "backend", "ms"] +
+                             [f"÷ {cell(p)}" for p in peer_names]) + " |")
     print("|" + "---|" * (6 + len(peer_names)))
     for key in sorted(ours):
         op, dtype, mode, shape = key
@@ -56,8 +74,8 @@ def main():
             for p in peer_names:
                 pm = peers.get(key, {}).get(p)
                 cells.append(f"{ms / pm:.3f} ({pm:.4g})" if pm else "–")
-            print(f"| {cell(op)} | {cell(dtype)} | {cell(mode)} | {' '.join(map(str, shape))} | "
-                  f"{cell(name)} | {ms:.4g} | " + " | ".join(cells) + " |")
+            print("| " + " | ".join([cell(op), cell(dtype), cell(mode), " ".join(map(str, shape)),
+                                     cell(name), f"{ms:.4g}"] + cells) + " |")
 
 
 if __name__ == "__main__":
