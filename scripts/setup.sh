@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what glabench needs to build and test on Debian/Ubuntu, skipping what is
 # already there: compilers and CMake, HDF5, Boost.Test, Google Benchmark, CLI11,
-# nlohmann-json, fmt, DLPack, a shared libpython, and Python's numpy, h5py and matplotlib
-# (for the h5py fixture test and the plots) and torch (for the Python bridge's tests). The CUDA toolkit is optional and never installed here:
+# nlohmann-json, fmt, DLPack, a shared libpython, clang-format 14, and Python's numpy,
+# h5py and matplotlib (the h5py fixture test, the plots) and torch (the Python bridge's
+# tests). The CUDA toolkit is optional and never installed here:
 # when nvcc is on PATH (or at /usr/local/cuda/bin) the CUDA backends build too, and the
 # cudnn-frontend headers (pip's nvidia-cudnn-frontend) are installed for
 # ring_softmax_cuda's cuDNN blocks.
@@ -22,6 +23,18 @@ if ((${#missing[@]})); then
   [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# clang-format 14, the version the ctest `format` holds the tree to (other majors format
+# some constructs differently; the test skips where 14 is missing).
+if ! command -v clang-format-14 >/dev/null &&
+  ! { command -v clang-format >/dev/null && clang-format --version | grep -q "version 14\."; }; then
+  echo "setup: installing clang-format-14 (the ctest format)"
+  sudo_cmd=()
+  [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    clang-format-14 >/dev/null 2>&1 || echo "setup: no clang-format-14; the format test will skip"
 fi
 
 # libFuzzer (scripts/fuzz.sh) is in clang's runtime package, separate on newer Debian.

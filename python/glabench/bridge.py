@@ -98,6 +98,8 @@ class Bridge:
         caps = [[op, dtype, mode] for op in self.decl.ops for dtype in self.decl.dtypes
                 for mode in self.decl.modes]
         version = f"{self.spec}; python {sys.version.split()[0]}; torch {torch.__version__}"
+        if self.decl.head_sizes:
+            version += "; head sizes " + ranges(sorted(set(self.decl.head_sizes)))
         if self.decl.version:
             version += "; " + self.decl.version
         return json.dumps({"device": self.decl.device, "capabilities": caps,
@@ -264,6 +266,18 @@ class Bridge:
                 else:
                     put("backward", name, dst, src, exact_dtype=False)
         return None
+
+
+def ranges(values):
+    """'1-64, 128' for [1, 2, ..., 64, 128]."""
+    parts, start = [], None
+    for i, x in enumerate(values):
+        if start is None:
+            start = x
+        if i + 1 == len(values) or values[i + 1] != x + 1:
+            parts.append(str(start) if start == x else f"{start}-{x}")
+            start = None
+    return ", ".join(parts)
 
 
 def unpack(result, second_name):

@@ -117,6 +117,15 @@ def api(tool, fixture_dir):
     expect(result.passed and fd == [True],
            f"outputs='arguments' with the kernel's own backward passes, finite differences "
            f"included:\n{result.table()}")
+    result = glabench.verify(torch_kernels.gla_head_8, tool=tool, dtypes=["fp32"],
+                             fixtures=[gla, os.path.join(fixture_dir, "gla_k100.h5")])
+    status = {r["fixture"]: (r["status"], r["message"]) for r in result.rows}
+    expect(status.get("gla_basic", ("",))[0] == "passed" and
+           status.get("gla_k100", ("",))[0] == "unsupported" and
+           "declares head sizes [8], not K=100" in status["gla_k100"][1],
+           f"declared head sizes: K = 8 runs, K = 100 is refused with the reason: {status}")
+    code, out, _ = glabench(tool, ["--python", "h8=torch_kernels:gla_head_8", "list"])
+    expect(code == 0 and "head sizes 8" in out, "glabench list shows the declared head sizes")
     result = glabench.verify(f"{os.path.join(HERE, 'torch_kernels.py')}:rwkv6",
                              fixtures=[os.path.join(fixture_dir, "rwkv6_basic.h5")],
                              dtypes=["fp32"], tool=tool, name="by_file")

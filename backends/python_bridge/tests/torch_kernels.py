@@ -71,6 +71,12 @@ def gla_in_place(q, k, v, g, *, scale, initial_state, output_final_state, o, ht)
     ht.copy_(got_ht)
 
 
+@kernel(op="gla", head_sizes=(8,), **CPU)
+def gla_head_8(q, k, v, g, *, scale, initial_state, output_final_state):
+    """Declares K = V = 8 only: supports() refuses every other problem."""
+    return recurrence(q, k, v, g, None, scale, initial_state)
+
+
 @kernel(op="gla", **CPU)
 def gla_off_by_one(q, k, v, g, *, scale, initial_state, output_final_state):
     """Reads the state before the token, as rwkv6 does: wrong for gla."""
