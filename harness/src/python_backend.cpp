@@ -50,7 +50,18 @@ std::string make_python_locator(const std::string& name_eq_spec, const std::stri
     throw std::invalid_argument("--python '" + name_eq_spec +
                                 "': SPEC must be MODULE:FUNCTION or FILE.py:FUNCTION, "
                                 "without '#' or control characters");
-  return kPrefix + bridge + "#" + name + "=" + spec;
+  // A file is named by its absolute path: the worker may run elsewhere (and a kernel may
+  // chdir) before the bridge imports it.
+  const size_t colon = spec.rfind(':');
+  const std::string where = spec.substr(0, colon);
+  std::string resolved = spec;
+  if (where.ends_with(".py") || where.find('/') != std::string::npos) {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(where, ec);
+    const std::string path = absolute.lexically_normal().string();
+    if (!ec && path.find('#') == std::string::npos) resolved = path + spec.substr(colon);
+  }
+  return kPrefix + bridge + "#" + name + "=" + resolved;
 }
 
 std::optional<python_locator> parse_python_locator(const std::string& path) {
@@ -73,7 +84,9 @@ std::string find_python_bridge(const std::string& default_dir) {
     if (!fs::is_regular_file(chosen))
       throw std::invalid_argument(std::string("GLABENCH_PYTHON_BRIDGE=") + chosen +
                                   ": no such file");
-    return chosen;
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(chosen, ec);
+    return ec ? std::string(chosen) : absolute.string();
   }
   std::vector<std::string> folders;
   if (!default_dir.empty()) folders.push_back(default_dir);

@@ -20,14 +20,14 @@ def expect(ok, what):
         failures.append(what)
 
 
-def glabench(tool, args, timeout=900):
+def glabench(tool, args, timeout=900, cwd=None):
     """(exit code, console, results document or {}) of one glabench run."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
         has_json = any(a in ("verify", "bench") for a in args)
         argv = [tool] + args + (["--json", out] if has_json else [])
         done = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=timeout)
+                              timeout=timeout, cwd=cwd)
         doc = json.load(open(out)) if os.path.exists(out) else {}
         return done.returncode, done.stdout, doc
 
@@ -124,6 +124,11 @@ def api(tool, fixture_dir):
            status.get("gla_k100", ("",))[0] == "unsupported" and
            "declares head sizes [8], not K=100" in status["gla_k100"][1],
            f"declared head sizes: K = 8 runs, K = 100 is refused with the reason: {status}")
+    code, out, doc = glabench(tool, ["--python", "rel=torch_kernels.py:gla", "verify", "--backend",
+                                     "rel", "--fixture", os.path.abspath(gla), "--dtype", "fp64"],
+                              cwd=HERE)
+    expect(code == 0 and doc.get("results", [{}])[0].get("status") == "passed",
+           f"a kernel file named relative to the working folder verifies (got {code})")
     code, out, _ = glabench(tool, ["--python", "h8=torch_kernels:gla_head_8", "list"])
     expect(code == 0 and "head sizes 8" in out, "glabench list shows the declared head sizes")
     result = glabench.verify(f"{os.path.join(HERE, 'torch_kernels.py')}:rwkv6",
