@@ -33,7 +33,8 @@ __device__ void sub_chunk_queries_after(typename Tr::op_t* qe, int ldo, const ty
     int b = 0;
     while (row >= after_row0(b + 1)) ++b;
     const int b1 = b * kSub + kSub - 1, t = b1 + 1 + row - after_row0(b);
-    qe[row * ldo + c] = to_op<op_t>(q[t * ld + c] * Tr::exp(static_cast<acc_t>(G[t * ld + c] - G[b1 * ld + c])));
+    qe[row * ldo + c] =
+        to_op<op_t>(q[t * ld + c] * Tr::exp(static_cast<acc_t>(G[t * ld + c] - G[b1 * ld + c])));
   }
 }
 
@@ -59,7 +60,8 @@ __device__ void inner_chunk_dk_products(typename Tr::acc_t* T, int ld, const typ
   for (int b = 0; b + 1 < kSubs; ++b) {
     const int b0 = b * kSub, after = kChunk - b0 - kSub;
     block_mma<Tr, lay::col, lay::row>(T + b0 * ld, ld, dA + (b0 + kSub) * lda + b0, lda,
-                                      qe + after_row0(b) * ldo, ldo, kSub, cols, after, false, shift);
+                                      qe + after_row0(b) * ldo, ldo, kSub, cols, after, false,
+                                      shift);
     shift += mma_tiles<Tr>(kSub, cols);
   }
 }

@@ -38,11 +38,11 @@ __host__ __device__ inline T* y_partials(T* base, const dims& d, int bh, int n, 
 // the count, then bh·NT + n each) that block blockIdx.x of a one-wave grid runs: entries
 // blockIdx.x, + gridDim.x, … The *_list_kernel forms below run their chunk bodies over it;
 // the grid forms are the kernels as they were.
-#define GLABENCH_FOR_LISTED_CHUNKS(d, list, body)                 \
-  for (int i = blockIdx.x; i < (list)[0]; i += gridDim.x) {     \
+#define GLABENCH_FOR_LISTED_CHUNKS(d, list, body)                      \
+  for (int i = blockIdx.x; i < (list)[0]; i += gridDim.x) {            \
     const int n = (list)[1 + i] % (d).NT, bh = (list)[1 + i] / (d).NT; \
-    body;                                                       \
-    __syncthreads(); /* the next chunk reuses shared memory */  \
+    body;                                                              \
+    __syncthreads(); /* the next chunk reuses shared memory */         \
   }
 
 // ---- chunk_dstates_kernel ------------------------------------------------------------
@@ -71,7 +71,8 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t t0 = static_cast<int64_t>(n) * kChunk;
     next_q.commit(q, t0, k0, [&](int r, int cc, S e) { s.key[r * s.ld + cc] = to_acc_f(e); });
     next_g.commit(g, t0, k0, [&](int r, int cc, S e) { s.G[r * s.ld + cc] = to_acc_f(e); });
-    next_do.commit(d_o, t0, v0, [&](int r, int cc, S e) { s.val[r * s.ldv + cc] = to_op<op_t>(to_acc_f(e)); });
+    next_do.commit(d_o, t0, v0,
+                   [&](int r, int cc, S e) { s.val[r * s.ldv + cc] = to_op<op_t>(to_acc_f(e)); });
     if (n > 0) {  // the previous chunk's loads fly while this one computes
       next_q.issue(q, t0 - kChunk, k0);
       next_g.issue(g, t0 - kChunk, k0);
@@ -102,8 +103,9 @@ __global__ void __launch_bounds__(kThreads)
 // The outputs kernel's shared memory, with k̂, dS_n, do and dv in the places of q̃, S_n,
 // v and o.
 template <class S, class Tr = traits<S>>
-__device__ __forceinline__ void dv_chunk(const tensors<S>& x, const dims& d, const typename Tr::acc_t* dstates,
-                         double scale, int n, int bh) {
+__device__ __forceinline__ void dv_chunk(const tensors<S>& x, const dims& d,
+                                         const typename Tr::acc_t* dstates, double scale, int n,
+                                         int bh) {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -115,14 +117,18 @@ __device__ __forceinline__ void dv_chunk(const tensors<S>& x, const dims& d, con
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const head_tensor<const S> q(x.q, d, d.K, bh), k(x.k, d, d.K, bh), g(x.g, d, d.K, bh);
   s.sc.zero_scores();
-  for (int i = threadIdx.x; i < kChunk * Tr::BV_out; i += kThreads) dv[i / Tr::BV_out * s.ldacc + i % Tr::BV_out] = 0;
-  load_slab<kChunk, Tr::BV_out>(d_o, s.ldv, head_tensor<const S>(x.d_o, d, d.V, bh), t0, v0, convert_to<op_t>{});
+  for (int i = threadIdx.x; i < kChunk * Tr::BV_out; i += kThreads)
+    dv[i / Tr::BV_out * s.ldacc + i % Tr::BV_out] = 0;
+  load_slab<kChunk, Tr::BV_out>(d_o, s.ldv, head_tensor<const S>(x.d_o, d, d.V, bh), t0, v0,
+                                convert_to<op_t>{});
   for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
-    load_tile<Tr::BK, Tr::BV_out>(dS, s.ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp, convert_to<op_t>{});
+    load_tile<Tr::BK, Tr::BV_out>(dS, s.ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp,
+                                  convert_to<op_t>{});
     s.sc.add_slab(q, k, g, t0, k0);
     prepare_kg<Tr>(kg, s.ldo, s.sc.k, s.sc.G, s.sc.ld, Tr::BK);
     __syncthreads();
-    block_mma<Tr, lay::row, lay::row>(dv, s.ldacc, kg, s.ldo, dS, s.ldv, kChunk, Tr::BV_out, Tr::BK, true);
+    block_mma<Tr, lay::row, lay::row>(dv, s.ldacc, kg, s.ldo, dS, s.ldv, kChunk, Tr::BV_out, Tr::BK,
+                                      true);
     __syncthreads();
   }
   s.sc.scores_to_operand(static_cast<acc_t>(scale));
@@ -131,7 +137,8 @@ __device__ __forceinline__ void dv_chunk(const tensors<S>& x, const dims& d, con
   block_mma<Tr, lay::col, lay::row>(dv, s.ldacc, s.sc.A_op, s.sc.ld_A_op(), d_o, s.ldv, kChunk,
                                     Tr::BV_out, kChunk, true);
   __syncthreads();
-  store_slab<kChunk, Tr::BV_out>(head_tensor<S>(x.dv, d, d.V, bh), t0, v0, dv, s.ldacc, [](acc_t a) { return to_op<S>(a); });
+  store_slab<kChunk, Tr::BV_out>(head_tensor<S>(x.dv, d, d.V, bh), t0, v0, dv, s.ldacc,
+                                 [](acc_t a) { return to_op<S>(a); });
 }
 
 template <class S, class Tr = traits<S>>
@@ -185,9 +192,11 @@ struct grads_smem {
 };
 
 template <class S, class Tr = traits<S>>
-__device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& d, const typename Tr::acc_t* states,
-                               const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
-                               double scale, int n, int bh) {
+__device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& d,
+                                               const typename Tr::acc_t* states,
+                                               const typename Tr::acc_t* dstates,
+                                               const typename Tr::acc_t* ypart, double scale, int n,
+                                               int bh) {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   using G_ = grads_smem<Tr>;
@@ -199,7 +208,8 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   const int k0 = blockIdx.y * BK;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const acc_t sc = static_cast<acc_t>(scale);
-  for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) s.dA[i / kChunk * G_::lda + i % kChunk] = 0;
+  for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads)
+    s.dA[i / kChunk * G_::lda + i % kChunk] = 0;
   for (int i = threadIdx.x; i < kChunk * BK; i += kThreads) {
     s.dq[i / BK * G_::ld + i % BK] = 0;
     s.dk[i / BK * G_::ld + i % BK] = 0;
@@ -209,8 +219,10 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   for (int v0 = 0; v0 < d.Vp; v0 += BVg) {
     load_slab<kChunk, BVg>(s.d_o, G_::ldv, hd_o, t0, v0, convert_to<op_t>{});
     load_slab<kChunk, BVg>(s.v, G_::ldv, hv, t0, v0, convert_to<op_t>{});
-    load_tile<BK, BVg>(s.S, G_::ldv, state_tile(states, d, bh, n, k0, v0), d.Vp, convert_to<op_t>{});
-    load_tile<BK, BVg>(s.dS, G_::ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp, convert_to<op_t>{});
+    load_tile<BK, BVg>(s.S, G_::ldv, state_tile(states, d, bh, n, k0, v0), d.Vp,
+                       convert_to<op_t>{});
+    load_tile<BK, BVg>(s.dS, G_::ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp,
+                       convert_to<op_t>{});
     __syncthreads();
     block_mma<Tr, lay::row, lay::col>(s.dA, G_::lda, s.d_o, G_::ldv, s.v, G_::ldv, kChunk, kChunk,
                                       BVg, true);
@@ -251,7 +263,8 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     acc_t v = sc * s.dq[r * G_::ld + cc] * Tr::exp(static_cast<acc_t>(Gr)) +
               diagonal_dq<Tr>(s.dA, G_::lda, s.k, s.E, G_::ld, r, cc);
     if (r >= kSub)
-      v += Tr::exp(static_cast<acc_t>(Gr - s.G[(r / kSub * kSub) * G_::ld + cc])) * s.T[r * G_::ld + cc];
+      v += Tr::exp(static_cast<acc_t>(Gr - s.G[(r / kSub * kSub) * G_::ld + cc])) *
+           s.T[r * G_::ld + cc];
     s.dq[r * G_::ld + cc] = v;
   }
   __syncthreads();
@@ -268,7 +281,8 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     const acc_t inter = s.dk[e] * Tr::exp(static_cast<acc_t>(G_last[cc] - Gr));
     acc_t intra = diagonal_dk<Tr>(s.dA, G_::lda, s.q, s.E, G_::ld, r, cc);
     if (r < kChunk - kSub)
-      intra += Tr::exp(static_cast<acc_t>(s.G[(r / kSub * kSub + kSub - 1) * G_::ld + cc] - Gr)) * s.T[e];
+      intra += Tr::exp(static_cast<acc_t>(s.G[(r / kSub * kSub + kSub - 1) * G_::ld + cc] - Gr)) *
+               s.T[e];
     s.dk[e] = inter + intra;
     s.P[e] = s.k[e] * inter;
     s.T[e] = s.q[e] * s.dq[e] - s.k[e] * intra;

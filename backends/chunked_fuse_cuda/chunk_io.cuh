@@ -110,7 +110,8 @@ struct slab_loads {
 };
 
 template <int ROWS, int COLS, class Src, class F>
-__device__ __forceinline__ void visit_slab(const head_tensor<const Src>& src, int64_t t0, int d0, F f) {
+__device__ __forceinline__ void visit_slab(const head_tensor<const Src>& src, int64_t t0, int d0,
+                                           F f) {
   slab_loads<ROWS, COLS, Src> loads;
   loads.issue(src, t0, d0);
   loads.commit(src, t0, d0, f);
@@ -149,7 +150,8 @@ __device__ void visit_tile(const Src* src, int64_t stride, F f) {
   for (int it = 0; it < kIter; ++it) {
     const int idx = threadIdx.x + it * kThreads;
     if (idx < kVecs)
-      buf[it] = *reinterpret_cast<const uint4*>(src + (idx / kPerRow) * stride + idx % kPerRow * kVec);
+      buf[it] =
+          *reinterpret_cast<const uint4*>(src + (idx / kPerRow) * stride + idx % kPerRow * kVec);
   }
   unpack_vectors<ROWS, COLS, Src>(buf, f);
 }

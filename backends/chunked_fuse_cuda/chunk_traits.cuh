@@ -88,8 +88,14 @@ __device__ __forceinline__ T to_op(X x) {
     return static_cast<T>(x);
 }
 
-__device__ __forceinline__ float to_acc_f(__nv_bfloat16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ float to_acc_f(float x) { return x; }
-__device__ __forceinline__ double to_acc_f(double x) { return x; }
+__device__ __forceinline__ float to_acc_f(__nv_bfloat16 x) {
+  return __bfloat162float(x);
+}
+__device__ __forceinline__ float to_acc_f(float x) {
+  return x;
+}
+__device__ __forceinline__ double to_acc_f(double x) {
+  return x;
+}
 
 }  // namespace glabench::chunked

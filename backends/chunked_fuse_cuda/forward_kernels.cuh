@@ -65,7 +65,9 @@ __global__ void __launch_bounds__(kThreads)
     const int64_t t0 = static_cast<int64_t>(n) * kChunk;
     next_k.commit(k, t0, k0, [&](int r, int cc, S e) { s.key[r * s.ld + cc] = to_acc_f(e); });
     next_g.commit(g, t0, k0, [&](int r, int cc, S e) { s.G[r * s.ld + cc] = to_acc_f(e); });
-    next_v.commit(v, t0, v0, [&](int r, int cc, S e) { s.val[r * s.ldv + cc] = to_op<typename Tr::op_t>(to_acc_f(e)); });
+    next_v.commit(v, t0, v0, [&](int r, int cc, S e) {
+      s.val[r * s.ldv + cc] = to_op<typename Tr::op_t>(to_acc_f(e));
+    });
     if (n + 1 < d.NT) {  // the next chunk's loads fly while this one computes
       next_k.issue(k, t0 + kChunk, k0);
       next_g.issue(g, t0 + kChunk, k0);
@@ -80,7 +82,8 @@ __global__ void __launch_bounds__(kThreads)
     add_chunk_to_state<Tr>(s.S, s.lds, s.key_op, s.ldo, s.val, s.ldv, Tr::BK, Tr::BV);
     __syncthreads();
   }
-  store_tile<Tr::BK, Tr::BV>(state_tile(states, d, bh, d.NT, k0, v0), d.Vp, s.S, s.lds, [](acc_t a) { return a; });
+  store_tile<Tr::BK, Tr::BV>(state_tile(states, d, bh, d.NT, k0, v0), d.Vp, s.S, s.lds,
+                             [](acc_t a) { return a; });
   store_abi_state<Tr::BV>(x.ht, d, bh, k0, v0, s.S, s.lds, Tr::BK);
 }
 
@@ -119,7 +122,8 @@ struct scores_smem {
     fwd_inner_chunk<Tr>(A, lda, q, k, G, E, ld, qs, ks, ldo);
   }
   __device__ void zero_scores() {
-    for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) A[i / kChunk * lda + i % kChunk] = 0;
+    for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads)
+      A[i / kChunk * lda + i % kChunk] = 0;
   }
   // A as operand (in place when the types agree), times `factor`; with `A_lo`, also the
   // residual of that rounding. No barrier.
@@ -170,14 +174,17 @@ __global__ void __launch_bounds__(kThreads)
   const head_tensor<const S> q(x.q, d, d.K, bh), k(x.k, d, d.K, bh), g(x.g, d, d.K, bh),
       v(x.v, d, d.V, bh);
   s.sc.zero_scores();
-  for (int i = threadIdx.x; i < kChunk * Tr::BV_out; i += kThreads) s.o[i / Tr::BV_out * s.ldacc + i % Tr::BV_out] = 0;
+  for (int i = threadIdx.x; i < kChunk * Tr::BV_out; i += kThreads)
+    s.o[i / Tr::BV_out * s.ldacc + i % Tr::BV_out] = 0;
   load_slab<kChunk, Tr::BV_out>(s.v, s.ldv, v, t0, v0, convert_to<op_t>{});
   for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
-    visit_tile<Tr::BK, Tr::BV_out>(state_tile(states, d, bh, n, k0, v0), d.Vp, [&](int r, int cc, acc_t a) {
-      const op_t hi = to_op<op_t>(a);
-      s.S[r * s.ldv + cc] = hi;
-      if constexpr (Tr::kResidual) s.S_lo[r * s.ldv + cc] = to_op<op_t>(a - to_acc_f(hi));
-    });
+    visit_tile<Tr::BK, Tr::BV_out>(state_tile(states, d, bh, n, k0, v0), d.Vp,
+                                   [&](int r, int cc, acc_t a) {
+                                     const op_t hi = to_op<op_t>(a);
+                                     s.S[r * s.ldv + cc] = hi;
+                                     if constexpr (Tr::kResidual)
+                                       s.S_lo[r * s.ldv + cc] = to_op<op_t>(a - to_acc_f(hi));
+                                   });
     s.sc.add_slab(q, k, g, t0, k0);  // stages 1 and 4 (ends with a barrier)
     prepare_qg<Tr>(s.qg, s.ldo, s.sc.q, s.sc.G, s.sc.ld, Tr::BK, acc_t(1));  // stage 2
     __syncthreads();
@@ -190,14 +197,16 @@ __global__ void __launch_bounds__(kThreads)
   }
   s.sc.scores_to_operand(acc_t(1), Tr::kResidual ? s.A_lo : nullptr);
   __syncthreads();
-  combine_inner_inter<Tr>(s.o, s.ldacc, s.sc.A_op, s.sc.ld_A_op(), s.v, s.ldv, Tr::BV_out);  // stage 5
+  combine_inner_inter<Tr>(s.o, s.ldacc, s.sc.A_op, s.sc.ld_A_op(), s.v, s.ldv,
+                          Tr::BV_out);  // stage 5
   if constexpr (Tr::kResidual) {
     __syncthreads();
     combine_inner_inter<Tr>(s.o, s.ldacc, s.A_lo, scores_smem<Tr>::ldao, s.v, s.ldv, Tr::BV_out);
   }
   __syncthreads();
   const acc_t sc = static_cast<acc_t>(scale);
-  store_slab<kChunk, Tr::BV_out>(head_tensor<S>(x.o, d, d.V, bh), t0, v0, s.o, s.ldacc, [sc](acc_t a) { return to_op<S>(sc * a); });
+  store_slab<kChunk, Tr::BV_out>(head_tensor<S>(x.o, d, d.V, bh), t0, v0, s.o, s.ldacc,
+                                 [sc](acc_t a) { return to_op<S>(sc * a); });
 }
 
 // ---- the separate path: the seed's five stages, five kernels -------------------------
@@ -224,10 +233,12 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ __align__(128) gate_t G[kChunk * ld];
   const int n = blockIdx.x, k0 = blockIdx.y * Tr::BK, bh = blockIdx.z;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk, Tp = static_cast<int64_t>(d.NT) * kChunk;
-  load_slab<kChunk, Tr::BK>(G, ld, head_tensor<const S>(x.g, d, d.K, bh), t0, k0, convert_to<gate_t>{});
+  load_slab<kChunk, Tr::BK>(G, ld, head_tensor<const S>(x.g, d, d.K, bh), t0, k0,
+                            convert_to<gate_t>{});
   __syncthreads();
   fwd_decay_cumsum<Tr::BK>(G, ld);  // ends with a barrier
-  store_tile<kChunk, Tr::BK>(per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp, G, ld, [](gate_t a) { return a; });
+  store_tile<kChunk, Tr::BK>(per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp, G, ld,
+                             [](gate_t a) { return a; });
 }
 
 // Stage 2 kernel: grid (NT, Kp/BK, B·H).
@@ -247,15 +258,18 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t t0 = static_cast<int64_t>(n) * kChunk, Tp = static_cast<int64_t>(d.NT) * kChunk;
   load_slab<kChunk, Tr::BK>(q, ld, head_tensor<const S>(x.q, d, d.K, bh), t0, k0, convert_to_acc{});
   load_slab<kChunk, Tr::BK>(k, ld, head_tensor<const S>(x.k, d, d.K, bh), t0, k0, convert_to_acc{});
-  load_tile<kChunk, Tr::BK>(G, ld, per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp, [](typename Tr::gate_t a) { return a; });
+  load_tile<kChunk, Tr::BK>(G, ld, per_head(w.G, bh, Tp, d.Kp, t0) + k0, d.Kp,
+                            [](typename Tr::gate_t a) { return a; });
   __syncthreads();
   prepare_qg<Tr>(out, ldo, q, G, ld, Tr::BK, acc_t(1));
   __syncthreads();
-  store_tile<kChunk, Tr::BK>(per_head(w.qg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo, [](op_t a) { return a; });
+  store_tile<kChunk, Tr::BK>(per_head(w.qg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo,
+                             [](op_t a) { return a; });
   __syncthreads();
   prepare_kg<Tr>(out, ldo, k, G, ld, Tr::BK);
   __syncthreads();
-  store_tile<kChunk, Tr::BK>(per_head(w.kg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo, [](op_t a) { return a; });
+  store_tile<kChunk, Tr::BK>(per_head(w.kg, bh, Tp, d.Kp, t0) + k0, d.Kp, out, ldo,
+                             [](op_t a) { return a; });
 }
 
 // Stage 3 kernel, the seed's fused_chunk_gla_fwd_kernel: grid (Vp/BV, B·H); the block
@@ -294,13 +308,15 @@ __global__ void __launch_bounds__(kThreads)
   const head_tensor<const S> v(x.v, d, d.V, bh);
   for (int n = 0; n < d.NT; ++n) {
     const int64_t t0 = static_cast<int64_t>(n) * kChunk;
-    for (int i = threadIdx.x; i < kChunk * Tr::BV; i += kThreads) s.o[i / Tr::BV * s.ldacc + i % Tr::BV] = 0;
+    for (int i = threadIdx.x; i < kChunk * Tr::BV; i += kThreads)
+      s.o[i / Tr::BV * s.ldacc + i % Tr::BV] = 0;
     load_slab<kChunk, Tr::BV>(s.v, s.ldv, v, t0, v0, convert_to<op_t>{});
     for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
       auto same = [](op_t a) { return a; };
       load_tile<kChunk, Tr::BK>(s.qg, s.ldo, per_head(w.qg, bh, Tp, d.Kp, t0) + k0, d.Kp, same);
       load_tile<kChunk, Tr::BK>(s.kg, s.ldo, per_head(w.kg, bh, Tp, d.Kp, t0) + k0, d.Kp, same);
-      load_tile<1, Tr::BK>(s.G_last, Tr::BK, per_head(w.G, bh, Tp, d.Kp, t0 + kChunk - 1) + k0, d.Kp, [](typename Tr::gate_t a) { return a; });
+      load_tile<1, Tr::BK>(s.G_last, Tr::BK, per_head(w.G, bh, Tp, d.Kp, t0 + kChunk - 1) + k0,
+                           d.Kp, [](typename Tr::gate_t a) { return a; });
       acc_t* S_slab = s.S + k0 * s.ldacc;
       load_tile<Tr::BK, Tr::BV>(s.S_op, s.ldv, S_slab, s.ldacc, convert_to<op_t>{});
       __syncthreads();
@@ -310,7 +326,8 @@ __global__ void __launch_bounds__(kThreads)
       add_chunk_to_state<Tr>(S_slab, s.ldacc, s.kg, s.ldo, s.v, s.ldv, Tr::BK, Tr::BV);
       __syncthreads();
     }
-    store_tile<kChunk, Tr::BV>(per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, s.o, s.ldacc, [](acc_t a) { return a; });
+    store_tile<kChunk, Tr::BV>(per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, s.o, s.ldacc,
+                               [](acc_t a) { return a; });
   }
   store_abi_state<Tr::BV>(x.ht, d, bh, 0, v0, s.S, s.ldacc, d.Kp);
 }
@@ -330,7 +347,8 @@ __global__ void __launch_bounds__(kThreads)
   for (int k0 = 0; k0 < d.Kp; k0 += Tr::BK) {
     s.add_slab(q, k, g, t0, k0);
   }
-  store_tile<kChunk, kChunk>(per_head(w.A, bh, static_cast<int64_t>(d.NT) * kChunk, kChunk, t0), kChunk, s.A, s.lda, [](acc_t a) { return a; });
+  store_tile<kChunk, kChunk>(per_head(w.A, bh, static_cast<int64_t>(d.NT) * kChunk, kChunk, t0),
+                             kChunk, s.A, s.lda, [](acc_t a) { return a; });
 }
 
 // Stage 5 kernel, combine: grid (NT, Vp/BV, B·H).
@@ -348,13 +366,16 @@ __global__ void __launch_bounds__(kThreads)
   const int n = blockIdx.x, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk, Tp = static_cast<int64_t>(d.NT) * kChunk;
   load_tile<kChunk, kChunk>(A, lda, per_head(w.A, bh, Tp, kChunk, t0), kChunk, convert_to<op_t>{});
-  load_slab<kChunk, Tr::BV>(v, ldv, head_tensor<const S>(x.v, d, d.V, bh), t0, v0, convert_to<op_t>{});
-  load_tile<kChunk, Tr::BV>(o, ldacc, per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, [](acc_t a) { return a; });
+  load_slab<kChunk, Tr::BV>(v, ldv, head_tensor<const S>(x.v, d, d.V, bh), t0, v0,
+                            convert_to<op_t>{});
+  load_tile<kChunk, Tr::BV>(o, ldacc, per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp,
+                            [](acc_t a) { return a; });
   __syncthreads();
   combine_inner_inter<Tr>(o, ldacc, A, lda, v, ldv, Tr::BV);
   __syncthreads();
   const acc_t sc = static_cast<acc_t>(scale);
-  store_slab<kChunk, Tr::BV>(head_tensor<S>(x.o, d, d.V, bh), t0, v0, o, ldacc, [sc](acc_t a) { return to_op<S>(sc * a); });
+  store_slab<kChunk, Tr::BV>(head_tensor<S>(x.o, d, d.V, bh), t0, v0, o, ldacc,
+                             [sc](acc_t a) { return to_op<S>(sc * a); });
 }
 
 }  // namespace glabench::chunked

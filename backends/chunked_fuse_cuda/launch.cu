@@ -6,19 +6,21 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "../common/parallel_scan/occupancy.cuh"
 #include "backward_kernels.cuh"
 #include "forward_kernels.cuh"
-#include "../common/parallel_scan/occupancy.cuh"
 #include "launch.hpp"
-#include "walk/forward.cuh"
 #include "walk/backward.cuh"
+#include "walk/forward.cuh"
 #include "walk/grads.cuh"
 #include "walk_fp/forward_pipelined.cuh"
 
 namespace glabench::chunked {
 namespace {
 
-int round_up(int x, int m) { return (x + m - 1) / m * m; }
+int round_up(int x, int m) {
+  return (x + m - 1) / m * m;
+}
 
 template <class Tr>
 dims dims_of(const call& c) {
@@ -165,14 +167,15 @@ walk::args walk_args_of(const call& c) {
 // A walk kernel with `threads` threads and `smem` bytes of shared memory; the walks of
 // walk::THREADS threads, with the forward's layout unless given.
 template <class Kernel, class... Args>
-cudaError_t launch_walk_kernel_threads(Kernel kernel, dim3 grid, int threads, size_t smem, cudaStream_t stream,
-                                       Args... args) {
+cudaError_t launch_walk_kernel_threads(Kernel kernel, dim3 grid, int threads, size_t smem,
+                                       cudaStream_t stream, Args... args) {
   if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), smem)) return e;
   kernel<<<grid, threads, smem, stream>>>(args...);
   return cudaGetLastError();
 }
 template <class Kernel, class... Args>
-cudaError_t launch_walk_kernel_smem(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, Args... args) {
+cudaError_t launch_walk_kernel_smem(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream,
+                                    Args... args) {
   return launch_walk_kernel_threads(kernel, grid, walk::THREADS, smem, stream, args...);
 }
 template <class Kernel, class... Args>
@@ -193,13 +196,18 @@ template <class A>
 walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk = walk::C,
                            int first_slab = walk::BV) {
   // The SM count is asked once per device (0 if unreadable: no split), not every call.
-  const walk::plan plan = walk::plan_launch(c.B, c.H, cols, c.T, parallel_scan::sm_count(), chunk, first_slab);
-  a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs, a.sub_chunks = plan.sub_chunks;
+  const walk::plan plan =
+      walk::plan_launch(c.B, c.H, cols, c.T, parallel_scan::sm_count(), chunk, first_slab);
+  a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs,
+  a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (cols + walk::BV - 1) / walk::BV;
   const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);
   a.dstate = static_cast<decltype(a.dstate)>(base);
-  a.dgate = reinterpret_cast<decltype(a.dgate)>(a.dstate + pieces * heads * slabs * walk::KP * walk::BV);
-  return {dim3(static_cast<unsigned>(slabs), static_cast<unsigned>(heads), static_cast<unsigned>(a.segs)), pieces};
+  a.dgate =
+      reinterpret_cast<decltype(a.dgate)>(a.dstate + pieces * heads * slabs * walk::KP * walk::BV);
+  return {dim3(static_cast<unsigned>(slabs), static_cast<unsigned>(heads),
+               static_cast<unsigned>(a.segs)),
+          pieces};
 }
 
 cudaError_t launch_walk(const call& c) {
@@ -210,8 +218,9 @@ cudaError_t launch_walk(const call& c) {
                                                     : walk::chunk_walk_segment_states_kernel<false>,
                                            dim3(grid.x, grid.y, pieces), c.stream, a))
       return e;
-  return launch_walk_kernel(a.narrow ? walk::chunk_walk_bf16_kernel<true> : walk::chunk_walk_bf16_kernel<false>, grid,
-                            c.stream, a);
+  return launch_walk_kernel(
+      a.narrow ? walk::chunk_walk_bf16_kernel<true> : walk::chunk_walk_bf16_kernel<false>, grid,
+      c.stream, a);
 }
 
 // The fp walks (walk_fp/: fp64's one-pass walk, fp32's pipelined one) take heads with
@@ -221,8 +230,8 @@ template <class S>
 bool fp_walk_fits(const call& c) {
   constexpr int vec = 16 / sizeof(S);
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return c.K <= walk_fp::sizes<S>::KP && c.K % vec == 0 && c.V % vec == 0 && c.T > 0 && aligned(c.q) &&
-         aligned(c.k) && aligned(c.v) && aligned(c.g) && aligned(c.o);
+  return c.K <= walk_fp::sizes<S>::KP && c.K % vec == 0 && c.V % vec == 0 && c.T > 0 &&
+         aligned(c.q) && aligned(c.k) && aligned(c.v) && aligned(c.g) && aligned(c.o);
 }
 
 template <class S>
@@ -234,24 +243,27 @@ cudaError_t launch_fp_walk(const call& c) {
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
   a.scale = static_cast<S>(c.scale);
   static_assert(Z::KP == walk::KP && Z::BV == walk::BV, "the bf16 walk's state tiles");
-  const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace, Z::C, walk_fp::first_pass_slab<S>);
+  const auto [grid, pieces] =
+      plan_walk_split(a, c, c.V, c.workspace, Z::C, walk_fp::first_pass_slab<S>);
   if constexpr (std::is_same_v<S, float>) {
     // fp32: the pipelined walk (walk_fp/forward_pipelined.cuh); its first pass likewise, a
     // block 128 columns of V.
     using F = walk_fp::pipe_first_sizes;
     const dim3 first_pass((c.V + F::BV - 1) / F::BV, grid.y, pieces);
     if (pieces > 0)
-      if (cudaError_t e = launch_walk_kernel_threads(walk_fp::chunk_walk_fp32_pipelined_states_kernel, first_pass,
-                                                     F::THREADS, walk_fp::pipe_first_layout::bytes, c.stream, a))
+      if (cudaError_t e = launch_walk_kernel_threads(
+              walk_fp::chunk_walk_fp32_pipelined_states_kernel, first_pass, F::THREADS,
+              walk_fp::pipe_first_layout::bytes, c.stream, a))
         return e;
-    return launch_walk_kernel_threads(walk_fp::chunk_walk_fp32_pipelined_kernel, grid, walk_fp::pipe_sizes::THREADS,
-                                      walk_fp::pipe_layout::bytes, c.stream, a);
+    return launch_walk_kernel_threads(walk_fp::chunk_walk_fp32_pipelined_kernel, grid,
+                                      walk_fp::pipe_sizes::THREADS, walk_fp::pipe_layout::bytes,
+                                      c.stream, a);
   } else {
     const dim3 first_pass(grid.x, grid.y, pieces);
     constexpr size_t smem = walk_fp::layout<S>::bytes;
     if (pieces > 0)
-      if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>, first_pass,
-                                                  smem, c.stream, a))
+      if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>,
+                                                  first_pass, smem, c.stream, a))
         return e;
     return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, grid, smem, c.stream, a);
   }
@@ -272,15 +284,18 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
                                            dim3(grid.x, grid.y, pieces), c.stream, a))
       return e;
   if (cudaError_t e = launch_walk_kernel(
-          a.narrow ? walk::chunk_walk_states_kernel<true> : walk::chunk_walk_states_kernel<false>, grid, c.stream, a, w))
+          a.narrow ? walk::chunk_walk_states_kernel<true> : walk::chunk_walk_states_kernel<false>,
+          grid, c.stream, a, w))
     return e;
   if (pieces > 0)
-    if (cudaError_t e = launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_dstates_kernel<true>
-                                                    : walk::chunk_walk_segment_dstates_kernel<false>,
-                                           dim3(grid.x, grid.y, pieces), c.stream, a, d_o))
+    if (cudaError_t e =
+            launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_dstates_kernel<true>
+                                        : walk::chunk_walk_segment_dstates_kernel<false>,
+                               dim3(grid.x, grid.y, pieces), c.stream, a, d_o))
       return e;
-  return launch_walk_kernel(a.narrow ? walk::chunk_walk_dstates_kernel<true> : walk::chunk_walk_dstates_kernel<false>,
-                            grid, c.stream, a, w, d_o, static_cast<const bf16*>(c.dht), static_cast<bf16*>(c.dh0));
+  return launch_walk_kernel(
+      a.narrow ? walk::chunk_walk_dstates_kernel<true> : walk::chunk_walk_dstates_kernel<false>,
+      grid, c.stream, a, w, d_o, static_cast<const bf16*>(c.dht), static_cast<bf16*>(c.dh0));
 }
 
 // The gradient walk (walk/grads.cuh) for heads the state walks took with V ≤ 128. It
@@ -296,16 +311,17 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   w.Kp = d.Kp, w.Vp = d.Vp, w.NVs = d.NVs, w.fallback = p.leftover;
   if (cudaError_t e = cudaMemsetAsync(p.leftover, 0, sizeof(int), c.stream)) return e;
   const walk::args a = walk_args_of(c);
-  return launch_walk_kernel_smem(a.narrow ? walk::chunk_walk_grads_kernel<true> : walk::chunk_walk_grads_kernel<false>,
-                                 dim3(static_cast<unsigned>(d.NT), static_cast<unsigned>(d.B * d.H)),
-                                 walk::grads_layout::bytes, c.stream, a, w);
+  return launch_walk_kernel_smem(
+      a.narrow ? walk::chunk_walk_grads_kernel<true> : walk::chunk_walk_grads_kernel<false>,
+      dim3(static_cast<unsigned>(d.NT), static_cast<unsigned>(d.B * d.H)),
+      walk::grads_layout::bytes, c.stream, a, w);
 }
 
 template <class S>
 tensors<S> tensors_of(const call& c) {
   auto in = [](const void* p) { return static_cast<const S*>(p); };
   auto out = [](void* p) { return static_cast<S*>(p); };
-  return {in(c.q),  in(c.k),  in(c.v),  in(c.g),   in(c.h0),  in(c.d_o), in(c.dht),
+  return {in(c.q),  in(c.k),   in(c.v),   in(c.g),   in(c.h0),  in(c.d_o), in(c.dht),
           out(c.o), out(c.ht), out(c.dq), out(c.dk), out(c.dv), out(c.dg), out(c.dh0)};
 }
 
@@ -324,11 +340,12 @@ cudaError_t forward(const call& c) {
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
   if (c.path == stages::fused) {
-    if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
-                               c.stream, x, d, p.states))
+    if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads),
+                               smem_of<walk_smem<Tr>>(), c.stream, x, d, p.states))
       return e;
-    return launch(chunk_outputs_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads), smem_of<outputs_smem<Tr>>(), c.stream,
-                  x, d, static_cast<const typename Tr::acc_t*>(p.states), c.scale);
+    return launch(chunk_outputs_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads),
+                  smem_of<outputs_smem<Tr>>(), c.stream, x, d,
+                  static_cast<const typename Tr::acc_t*>(p.states), c.scale);
   }
   if (cudaError_t e = launch(decay_cumsum_kernel<S>, dim3(nt, nk, heads), 0, c.stream, x, d, p.sep))
     return e;
@@ -340,7 +357,8 @@ cudaError_t forward(const call& c) {
     k.take<typename Tr::op_t>(kChunk * ld_of<typename Tr::op_t>(Tr::BK));
     return k.used;
   }();
-  if (cudaError_t e = launch(prepare_qg_kg_kernel<S>, dim3(nt, nk, heads), prep_smem, c.stream, x, d, p.sep))
+  if (cudaError_t e =
+          launch(prepare_qg_kg_kernel<S>, dim3(nt, nk, heads), prep_smem, c.stream, x, d, p.sep))
     return e;
   if (cudaError_t e = launch(fused_chunk_gla_fwd_kernel<S>, dim3(nv, heads),
                              smem_of<state_pass_smem<Tr>>(d.Kp), c.stream, x, d, p.sep))
@@ -355,7 +373,8 @@ cudaError_t forward(const call& c) {
     k.take<typename Tr::acc_t>(kChunk * ld_of<typename Tr::acc_t>(Tr::BV));
     return k.used;
   }();
-  return launch(combine_kernel<S>, dim3(nt, nv, heads), combine_smem, c.stream, x, d, p.sep, c.scale);
+  return launch(combine_kernel<S>, dim3(nt, nv, heads), combine_smem, c.stream, x, d, p.sep,
+                c.scale);
 }
 
 template <class S>
@@ -381,29 +400,32 @@ cudaError_t backward(const call& c) {
     }
   }
   if (!walked) {
-    if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
-                               c.stream, x, d, p.states))
+    if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads),
+                               smem_of<walk_smem<Tr>>(), c.stream, x, d, p.states))
       return e;
-    if (cudaError_t e = launch(chunk_dstates_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(),
-                               c.stream, x, d, static_cast<const acc_t*>(p.states), p.dstates, p.ypart,
-                               c.scale))
+    if (cudaError_t e =
+            launch(chunk_dstates_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(), c.stream,
+                   x, d, static_cast<const acc_t*>(p.states), p.dstates, p.ypart, c.scale))
       return e;
   }
   if (leftover) {  // one wave of blocks (a block an SM) that loop over the list, mostly empty
     const int sms = parallel_scan::sm_count(), chunks = static_cast<int>(nt * heads);
     const unsigned wave = static_cast<unsigned>(sms > 0 ? std::min(chunks, sms) : chunks);
-    if (cudaError_t e = launch(chunk_dv_list_kernel<S>, dim3(wave, d.Vp / Tr::BV_out), smem_of<outputs_smem<Tr>>(),
-                               c.stream, x, d, static_cast<const acc_t*>(p.dstates), c.scale, leftover))
+    if (cudaError_t e = launch(chunk_dv_list_kernel<S>, dim3(wave, d.Vp / Tr::BV_out),
+                               smem_of<outputs_smem<Tr>>(), c.stream, x, d,
+                               static_cast<const acc_t*>(p.dstates), c.scale, leftover))
       return e;
-    return launch(chunk_dq_dk_dg_list_kernel<S>, dim3(wave, nk), smem_of<grads_smem<Tr>>(), c.stream, x, d,
-                  static_cast<const acc_t*>(p.states), static_cast<const acc_t*>(p.dstates),
-                  static_cast<const acc_t*>(p.ypart), c.scale, leftover);
+    return launch(chunk_dq_dk_dg_list_kernel<S>, dim3(wave, nk), smem_of<grads_smem<Tr>>(),
+                  c.stream, x, d, static_cast<const acc_t*>(p.states),
+                  static_cast<const acc_t*>(p.dstates), static_cast<const acc_t*>(p.ypart), c.scale,
+                  leftover);
   }
-  if (cudaError_t e = launch(chunk_dv_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads), smem_of<outputs_smem<Tr>>(),
-                             c.stream, x, d, static_cast<const acc_t*>(p.dstates), c.scale))
+  if (cudaError_t e = launch(chunk_dv_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads),
+                             smem_of<outputs_smem<Tr>>(), c.stream, x, d,
+                             static_cast<const acc_t*>(p.dstates), c.scale))
     return e;
-  return launch(chunk_dq_dk_dg_kernel<S>, dim3(nt, nk, heads), smem_of<grads_smem<Tr>>(), c.stream, x,
-                d, static_cast<const acc_t*>(p.states), static_cast<const acc_t*>(p.dstates),
+  return launch(chunk_dq_dk_dg_kernel<S>, dim3(nt, nk, heads), smem_of<grads_smem<Tr>>(), c.stream,
+                x, d, static_cast<const acc_t*>(p.states), static_cast<const acc_t*>(p.dstates),
                 static_cast<const acc_t*>(p.ypart), c.scale);
 }
 
@@ -419,8 +441,9 @@ size_t forward_bytes(stages path, int B, int64_t T, int H, int K, int V) {
   if constexpr (std::is_same_v<S, __nv_bfloat16>)
     return std::max(w.used, walk::split_workspace_bytes(B, T, H, V));
   else
-    return std::max(w.used, walk::split_workspace_bytes(B, T, H, V, walk_fp::sizes<S>::C, sizeof(S), sizeof(double),
-                                                        walk_fp::first_pass_slab<S>));
+    return std::max(w.used,
+                    walk::split_workspace_bytes(B, T, H, V, walk_fp::sizes<S>::C, sizeof(S),
+                                                sizeof(double), walk_fp::first_pass_slab<S>));
 }
 
 template <class S>
@@ -437,33 +460,45 @@ size_t backward_bytes(int B, int64_t T, int H, int K, int V) {
 
 size_t forward_workspace_bytes(storage dtype, stages path, int B, int64_t T, int H, int K, int V) {
   switch (dtype) {
-    case storage::fp64: return forward_bytes<double>(path, B, T, H, K, V);
-    case storage::fp32: return forward_bytes<float>(path, B, T, H, K, V);
-    default: return forward_bytes<__nv_bfloat16>(path, B, T, H, K, V);
+    case storage::fp64:
+      return forward_bytes<double>(path, B, T, H, K, V);
+    case storage::fp32:
+      return forward_bytes<float>(path, B, T, H, K, V);
+    default:
+      return forward_bytes<__nv_bfloat16>(path, B, T, H, K, V);
   }
 }
 
 size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, int V) {
   switch (dtype) {
-    case storage::fp64: return backward_bytes<double>(B, T, H, K, V);
-    case storage::fp32: return backward_bytes<float>(B, T, H, K, V);
-    default: return backward_bytes<__nv_bfloat16>(B, T, H, K, V);
+    case storage::fp64:
+      return backward_bytes<double>(B, T, H, K, V);
+    case storage::fp32:
+      return backward_bytes<float>(B, T, H, K, V);
+    default:
+      return backward_bytes<__nv_bfloat16>(B, T, H, K, V);
   }
 }
 
 cudaError_t launch_forward(const call& c) {
   switch (c.dtype) {
-    case storage::fp64: return forward<double>(c);
-    case storage::fp32: return forward<float>(c);
-    default: return forward<__nv_bfloat16>(c);
+    case storage::fp64:
+      return forward<double>(c);
+    case storage::fp32:
+      return forward<float>(c);
+    default:
+      return forward<__nv_bfloat16>(c);
   }
 }
 
 cudaError_t launch_backward(const call& c) {
   switch (c.dtype) {
-    case storage::fp64: return backward<double>(c);
-    case storage::fp32: return backward<float>(c);
-    default: return backward<__nv_bfloat16>(c);
+    case storage::fp64:
+      return backward<double>(c);
+    case storage::fp32:
+      return backward<float>(c);
+    default:
+      return backward<__nv_bfloat16>(c);
   }
 }
 

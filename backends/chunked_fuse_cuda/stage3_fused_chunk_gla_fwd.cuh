@@ -30,14 +30,16 @@ __device__ void decay_state(typename Tr::acc_t* S, int lds, const typename Tr::g
 // S += k̂ᵀ · v: k̂ is the chunk's kChunk×rows slab (row-major), read transposed.
 template <class Tr>
 __device__ void add_chunk_to_state(typename Tr::acc_t* S, int lds, const typename Tr::op_t* kg,
-                                   int ldk, const typename Tr::op_t* v, int ldv, int rows, int cols) {
+                                   int ldk, const typename Tr::op_t* v, int ldv, int rows,
+                                   int cols) {
   block_mma<Tr, lay::col, lay::row>(S, lds, kg, ldk, v, ldv, rows, cols, kChunk, true);
 }
 
 // o_inter += q̃ · S for a slab of S's rows (S as operand).
 template <class Tr>
 __device__ void inter_chunk_output(typename Tr::acc_t* o, int ldo, const typename Tr::op_t* qg,
-                                   int ldq, const typename Tr::op_t* S, int lds, int rows, int cols) {
+                                   int ldq, const typename Tr::op_t* S, int lds, int rows,
+                                   int cols) {
   block_mma<Tr, lay::row, lay::row>(o, ldo, qg, ldq, S, lds, kChunk, cols, rows, true);
 }
 

@@ -17,8 +17,9 @@ inline glabench_status cuda_device_available(glabench_message* reason) {
   if (e != cudaSuccess || count == 0) {
     cudaGetLastError();
     return backend_support::fail(reason, GLABENCH_ERROR_NO_DEVICE,
-                                 e != cudaSuccess ? std::string("no CUDA device: ") + cudaGetErrorString(e)
-                                                  : "no CUDA device");
+                                 e != cudaSuccess
+                                     ? std::string("no CUDA device: ") + cudaGetErrorString(e)
+                                     : "no CUDA device");
   }
   return GLABENCH_OK;
 }

@@ -25,12 +25,18 @@ cudaError_t run_seed(const scan_args& a) {
 template <typename Elem>
 cudaError_t seed_for(const scan_args& a) {
   switch (seed_block(a.K)) {
-    case 1: return run_seed<Elem, 1>(a);
-    case 2: return run_seed<Elem, 2>(a);
-    case 4: return run_seed<Elem, 4>(a);
-    case 8: return run_seed<Elem, 8>(a);
-    case 16: return run_seed<Elem, 16>(a);
-    case 32: return run_seed<Elem, 32>(a);
+    case 1:
+      return run_seed<Elem, 1>(a);
+    case 2:
+      return run_seed<Elem, 2>(a);
+    case 4:
+      return run_seed<Elem, 4>(a);
+    case 8:
+      return run_seed<Elem, 8>(a);
+    case 16:
+      return run_seed<Elem, 16>(a);
+    case 32:
+      return run_seed<Elem, 32>(a);
   }
   return cudaErrorInvalidValue;
 }
@@ -40,14 +46,18 @@ cudaError_t seed_for(const scan_args& a) {
 size_t seed_forward_workspace_bytes(storage s, int64_t B, int64_t T, int64_t H, int64_t K,
                                     int64_t V) {
   const int64_t bk = seed_block(K), nk = (K + bk - 1) / bk;
-  return static_cast<size_t>(nk * B * T * H * V) * (s == storage::fp64 ? sizeof(double) : sizeof(float));
+  return static_cast<size_t>(nk * B * T * H * V) *
+         (s == storage::fp64 ? sizeof(double) : sizeof(float));
 }
 
 cudaError_t launch_seed_forward(storage s, const scan_args& a) {
   switch (s) {
-    case storage::fp64: return seed_for<double>(a);
-    case storage::fp32: return seed_for<float>(a);
-    case storage::bf16: return seed_for<__nv_bfloat16>(a);
+    case storage::fp64:
+      return seed_for<double>(a);
+    case storage::fp32:
+      return seed_for<float>(a);
+    case storage::bf16:
+      return seed_for<__nv_bfloat16>(a);
   }
   return cudaErrorInvalidValue;
 }

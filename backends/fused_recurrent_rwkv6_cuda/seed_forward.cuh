@@ -70,7 +70,8 @@ __global__ void seed_forward_kernel(scan_args a) {
     Elem* ht = static_cast<Elem*>(a.ht);
 #pragma unroll
     for (int e = 0; e < BK; ++e)
-      if (i0 + e < a.K) ht[(bh * a.K + i0 + e) * a.V + j] = parallel_scan::to_storage<Elem>(state[e]);
+      if (i0 + e < a.K)
+        ht[(bh * a.K + i0 + e) * a.V + j] = parallel_scan::to_storage<Elem>(state[e]);
   }
 }
 

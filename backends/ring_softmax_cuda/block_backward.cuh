@@ -26,7 +26,8 @@ __global__ void row_dot_kernel(int B, int64_t T_len, int H, int V, int64_t begin
     const int64_t h = r % H, bt = r / H, t = begin + bt % len, b = bt / len;
     const int64_t row = token_row(b, t, h, T_len, H);
     A s = A(0);
-    for (int c = lane; c < V; c += 32) s = fma(load_as<A>(d_o + row * V + c), load_as<A>(o + row * V + c), s);
+    for (int c = lane; c < V; c += 32)
+      s = fma(load_as<A>(d_o + row * V + c), load_as<A>(o + row * V + c), s);
     for (int m = 16; m; m >>= 1) s += __shfl_xor_sync(0xffffffffu, s, m);
     if (lane == 0) out[(b * H + h) * T_len + t] = s;
   }
@@ -107,7 +108,8 @@ __global__ void __launch_bounds__(kThreads)
       const int d = sub + kRowThreads * j;
       if (d < g.D) {
         A a = acc[j];
-        for (int kk = 0; kk < kStreamRows; ++kk) a = fma(dss[r * (kStreamRows + 1) + kk], ks[kk * ldk + d], a);
+        for (int kk = 0; kk < kStreamRows; ++kk)
+          a = fma(dss[r * (kStreamRows + 1) + kk], ks[kk * ldk + d], a);
         acc[j] = a;
       }
     }
@@ -133,8 +135,8 @@ __global__ void __launch_bounds__(kThreads)
     block_dkdv_kernel(pair_geometry g, visit when, acc_t<T> scale, const T* __restrict__ q,
                       const T* __restrict__ k, const T* __restrict__ v, const T* __restrict__ d_o,
                       const acc_t<T>* __restrict__ lse, const acc_t<T>* __restrict__ row_dots,
-                      acc_t<T>* __restrict__ acc_dk, acc_t<T>* __restrict__ acc_dv, T* __restrict__ dk,
-                      T* __restrict__ dv) {
+                      acc_t<T>* __restrict__ acc_dk, acc_t<T>* __restrict__ acc_dv,
+                      T* __restrict__ dk, T* __restrict__ dv) {
   using A = acc_t<T>;
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   const int ldk = g.D + 1, ldv = g.V + 1, ldp = kStreamRows + 1;
@@ -205,7 +207,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) {
     const int c = sub + kRowThreads * j;
-    if (c < g.D) fold_gradient<T>(when, scale * dk_acc[j], acc_dk + row * g.D + c, dk + row * g.D + c);
+    if (c < g.D)
+      fold_gradient<T>(when, scale * dk_acc[j], acc_dk + row * g.D + c, dk + row * g.D + c);
     if (c < g.V) fold_gradient<T>(when, dv_acc[j], acc_dv + row * g.V + c, dv + row * g.V + c);
   }
 }
@@ -216,11 +219,12 @@ __global__ void __launch_bounds__(kThreads)
 // `when.last`: the accumulator written out).
 template <typename T>
 __global__ void fold_partial_kernel(int B, int64_t T_len, int H, int X, int64_t begin, int64_t len,
-                                    visit when, const T* __restrict__ partial, acc_t<T>* __restrict__ acc,
-                                    T* __restrict__ out) {
+                                    visit when, const T* __restrict__ partial,
+                                    acc_t<T>* __restrict__ acc, T* __restrict__ out) {
   using A = acc_t<T>;
   const int64_t n = int64_t(B) * len * H * X;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t c = i % X, r = i / X, h = r % H, bt = r / H;
     const int64_t at = token_row(bt / len, begin + bt % len, h, T_len, H) * X + c;
     fold_gradient<T>(when, partial ? load_as<A>(partial + at) : A(0), acc + at, out + at);
@@ -232,16 +236,19 @@ __global__ void fold_partial_kernel(int B, int64_t T_len, int H, int X, int64_t 
 // may be a, so neither is __restrict__).
 template <typename A, typename P, typename Q, typename O>
 __global__ void sum_values_kernel(int64_t n, const P* a, const Q* __restrict__ b, O* out) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
     store_from(out + i, A(load_as<A>(a + i) + load_as<A>(b + i)));
 }
 
 // cuDNN below 9.26 takes sdpa_backward's statistics only as a packed [B,H,S] tensor, so
 // a chunk's rows of the final lse [B,H,T] are copied out before its blocks' backward.
 static __global__ void pack_lse_rows_kernel(int B, int H, int64_t T_len, int64_t begin, int64_t len,
-                                     const float* __restrict__ lse, float* __restrict__ packed) {
+                                            const float* __restrict__ lse,
+                                            float* __restrict__ packed) {
   const int64_t n = int64_t(B) * H * len;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
     packed[i] = lse[(i / len) * T_len + begin + i % len];
 }
 

@@ -23,8 +23,9 @@ __host__ __device__ constexpr size_t forward_smem_values(int D, int V) {
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     block_forward_kernel(pair_geometry g, visit when, acc_t<T> scale, const T* __restrict__ q,
-                         const T* __restrict__ k, const T* __restrict__ v, acc_t<T>* __restrict__ acc_o,
-                         acc_t<T>* __restrict__ acc_lse, T* __restrict__ o, acc_t<T>* __restrict__ lse) {
+                         const T* __restrict__ k, const T* __restrict__ v,
+                         acc_t<T>* __restrict__ acc_o, acc_t<T>* __restrict__ acc_lse,
+                         T* __restrict__ o, acc_t<T>* __restrict__ lse) {
   using A = acc_t<T>;
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   const int ldq = g.D + 1;
@@ -88,7 +89,8 @@ __global__ void __launch_bounds__(kThreads)
       const int c = sub + kRowThreads * j;
       if (c < g.V) {
         A a = acc[j] * correction;
-        for (int kk = 0; kk < kStreamRows; ++kk) a = fma(ps[r * (kStreamRows + 1) + kk], vs[kk * g.V + c], a);
+        for (int kk = 0; kk < kStreamRows; ++kk)
+          a = fma(ps[r * (kStreamRows + 1) + kk], vs[kk * g.V + c], a);
         acc[j] = a;
       }
     }

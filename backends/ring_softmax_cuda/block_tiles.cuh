@@ -22,9 +22,9 @@ static_assert(kThreads == 128 && kRowThreads == 8, "the row-group reductions bel
 // Rows [t0, t0 + rows) of head (b, h) of a [B,T,H,X] tensor into shared memory as A,
 // row stride `ld`; rows at or past `t_end` become zeros.
 template <typename A, typename T>
-__device__ __forceinline__ void load_rows(A* dst, int ld, const T* __restrict__ src, int64_t b, int h,
-                                          int64_t t0, int rows, int64_t t_end, int X, int64_t T_len,
-                                          int H) {
+__device__ __forceinline__ void load_rows(A* dst, int ld, const T* __restrict__ src, int64_t b,
+                                          int h, int64_t t0, int rows, int64_t t_end, int X,
+                                          int64_t T_len, int H) {
   for (int i = threadIdx.x; i < rows * X; i += blockDim.x) {
     const int r = i / X, c = i % X;
     const int64_t t = t0 + r;
@@ -33,17 +33,20 @@ __device__ __forceinline__ void load_rows(A* dst, int ld, const T* __restrict__ 
 }
 
 // Sum and max over the 8 threads of a row group (consecutive lanes).
-template <typename A> __device__ __forceinline__ A group_sum(A x) {
+template <typename A>
+__device__ __forceinline__ A group_sum(A x) {
   for (int m = 1; m < kRowThreads; m <<= 1) x += __shfl_xor_sync(0xffffffffu, x, m);
   return x;
 }
-template <typename A> __device__ __forceinline__ A group_max(A x) {
+template <typename A>
+__device__ __forceinline__ A group_max(A x) {
   for (int m = 1; m < kRowThreads; m <<= 1) x = max(x, __shfl_xor_sync(0xffffffffu, x, m));
   return x;
 }
 
 // Dot product of shared rows a and b over n values.
-template <typename A> __device__ __forceinline__ A row_dot(const A* a, const A* b, int n) {
+template <typename A>
+__device__ __forceinline__ A row_dot(const A* a, const A* b, int n) {
   A s = A(0);
   for (int i = 0; i < n; ++i) s = fma(a[i], b[i], s);
   return s;

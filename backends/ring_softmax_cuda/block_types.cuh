@@ -11,26 +11,60 @@ namespace glabench::ring {
 
 // fp64 problems compute and keep lse in fp64; fp32 and bf16 in fp32 (never TF32: the
 // products are plain FFMA).
-template <typename T> struct compute_type { using type = float; };
-template <> struct compute_type<double> { using type = double; };
-template <typename T> using acc_t = typename compute_type<T>::type;
+template <typename T>
+struct compute_type {
+  using type = float;
+};
+template <>
+struct compute_type<double> {
+  using type = double;
+};
+template <typename T>
+using acc_t = typename compute_type<T>::type;
 
-template <typename A> __device__ __forceinline__ A load_as(const double* p) { return static_cast<A>(*p); }
-template <typename A> __device__ __forceinline__ A load_as(const float* p) { return static_cast<A>(*p); }
-template <typename A> __device__ __forceinline__ A load_as(const __nv_bfloat16* p) {
+template <typename A>
+__device__ __forceinline__ A load_as(const double* p) {
+  return static_cast<A>(*p);
+}
+template <typename A>
+__device__ __forceinline__ A load_as(const float* p) {
+  return static_cast<A>(*p);
+}
+template <typename A>
+__device__ __forceinline__ A load_as(const __nv_bfloat16* p) {
   return static_cast<A>(__bfloat162float(*p));
 }
-__device__ __forceinline__ void store_from(double* p, double x) { *p = x; }
-__device__ __forceinline__ void store_from(float* p, float x) { *p = x; }
-__device__ __forceinline__ void store_from(__nv_bfloat16* p, float x) { *p = __float2bfloat16(x); }
+__device__ __forceinline__ void store_from(double* p, double x) {
+  *p = x;
+}
+__device__ __forceinline__ void store_from(float* p, float x) {
+  *p = x;
+}
+__device__ __forceinline__ void store_from(__nv_bfloat16* p, float x) {
+  *p = __float2bfloat16(x);
+}
 
-template <typename A> __device__ __forceinline__ A neg_inf() { return -__int_as_float(0x7f800000); }
-template <> __device__ __forceinline__ double neg_inf<double>() { return -__longlong_as_double(0x7ff0000000000000LL); }
+template <typename A>
+__device__ __forceinline__ A neg_inf() {
+  return -__int_as_float(0x7f800000);
+}
+template <>
+__device__ __forceinline__ double neg_inf<double>() {
+  return -__longlong_as_double(0x7ff0000000000000LL);
+}
 
-__device__ __forceinline__ float exp_of(float x) { return __expf(x); }
-__device__ __forceinline__ double exp_of(double x) { return exp(x); }
-__device__ __forceinline__ float log_of(float x) { return __logf(x); }
-__device__ __forceinline__ double log_of(double x) { return log(x); }
+__device__ __forceinline__ float exp_of(float x) {
+  return __expf(x);
+}
+__device__ __forceinline__ double exp_of(double x) {
+  return exp(x);
+}
+__device__ __forceinline__ float log_of(float x) {
+  return __logf(x);
+}
+__device__ __forceinline__ double log_of(double x) {
+  return log(x);
+}
 
 // A (query chunk, key chunk) pair on the token axis of [B,T,H,X] tensors.
 struct pair_geometry {
@@ -41,12 +75,15 @@ struct pair_geometry {
 };
 
 // Row t of head (b, h) in a [B,T,H,X] tensor.
-__host__ __device__ __forceinline__ int64_t token_row(int64_t b, int64_t t, int64_t h, int64_t T, int64_t H) {
+__host__ __device__ __forceinline__ int64_t token_row(int64_t b, int64_t t, int64_t h, int64_t T,
+                                                      int64_t H) {
   return (b * T + t) * H + h;
 }
 
 // Is the pair's first or last pair for its chunk (of queries forward and for dq; of keys
 // for dk and dv)? The first writes the accumulator, the last writes the final output.
-struct visit { bool first, last; };
+struct visit {
+  bool first, last;
+};
 
 }  // namespace glabench::ring

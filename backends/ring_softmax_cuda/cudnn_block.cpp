@@ -5,9 +5,8 @@
 
 #if GLABENCH_RING_HAVE_CUDNN_FRONTEND
 
-#include <dlfcn.h>
-
 #include <cudnn_frontend.h>
+#include <dlfcn.h>
 
 #include <map>
 #include <memory>
@@ -65,17 +64,24 @@ cudnnHandle_t handle_for_current_device() {
 }
 
 // [B,T,H,X] rows as cuDNN's [B,H,S,X] with strides.
-std::vector<int64_t> dims(const pair_shape& s, int64_t rows, int X) { return {s.B, s.H, rows, X}; }
+std::vector<int64_t> dims(const pair_shape& s, int64_t rows, int X) {
+  return {s.B, s.H, rows, X};
+}
 std::vector<int64_t> token_strides(const pair_shape& s, int X) {
   return {s.T * s.H * X, int64_t(X), int64_t(s.H) * X, 1};
 }
-std::shared_ptr<fe::graph::Tensor_attributes> tensor(fe::graph::Graph& g, int64_t id, const char* name,
-                                                     const pair_shape& s, int64_t rows, int X) {
-  return g.tensor(fe::graph::Tensor_attributes().set_uid(id).set_name(name).set_dim(dims(s, rows, X)).set_stride(
-      token_strides(s, X)));
+std::shared_ptr<fe::graph::Tensor_attributes> tensor(fe::graph::Graph& g, int64_t id,
+                                                     const char* name, const pair_shape& s,
+                                                     int64_t rows, int X) {
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_uid(id)
+                      .set_name(name)
+                      .set_dim(dims(s, rows, X))
+                      .set_stride(token_strides(s, X)));
 }
 // The backward's statistics: packed [B,H,q_len] (cuDNN below 9.26 takes no other).
-std::shared_ptr<fe::graph::Tensor_attributes> stats_tensor(fe::graph::Graph& g, const pair_shape& s) {
+std::shared_ptr<fe::graph::Tensor_attributes> stats_tensor(fe::graph::Graph& g,
+                                                           const pair_shape& s) {
   return g.tensor(fe::graph::Tensor_attributes()
                       .set_uid(STATS)
                       .set_name("Stats")
@@ -109,7 +115,9 @@ std::string build(fe::graph::Graph& g, cudnnHandle_t h) {
   std::string why;
   if (!(why = checked(g.validate(), "validate")).empty()) return why;
   if (!(why = checked(g.build_operation_graph(h), "build_operation_graph")).empty()) return why;
-  if (!(why = checked(g.create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans")).empty()) return why;
+  if (!(why = checked(g.create_execution_plans({fe::HeurMode_t::A}), "create_execution_plans"))
+           .empty())
+    return why;
   if (!(why = checked(g.check_support(h), "check_support")).empty()) return why;
   return checked(g.build_plans(h), "build_plans");
 }
@@ -137,32 +145,49 @@ const planned& plan(const pair_shape& s, bool backward) {
     auto k = tensor(*g, K, "K", s, s.kv_len, s.D);
     auto v = tensor(*g, V, "V", s, s.kv_len, s.V);
     if (!backward) {
-      auto options = fe::graph::SDPA_attributes().set_name("ring_block").set_generate_stats(true).set_attn_scale(
-          s.scale);
+      auto options = fe::graph::SDPA_attributes()
+                         .set_name("ring_block")
+                         .set_generate_stats(true)
+                         .set_attn_scale(s.scale);
       if (s.causal_diagonal) options.set_causal_mask(true);
       auto [o, stats] = g->sdpa(q, k, v, options);
-      o->set_uid(O).set_output(true).set_dim(dims(s, s.q_len, s.V)).set_stride(token_strides(s, s.V));
+      o->set_uid(O)
+          .set_output(true)
+          .set_dim(dims(s, s.q_len, s.V))
+          .set_stride(token_strides(s, s.V));
       stats->set_uid(STATS)
           .set_output(true)
           .set_data_type(fe::DataType_t::FLOAT)
           .set_dim({s.B, s.H, s.q_len, 1})
           .set_stride({int64_t(s.H) * s.T, s.T, 1, 1});
     } else {
-      auto options = fe::graph::SDPA_backward_attributes().set_name("ring_block_backward").set_attn_scale(s.scale);
+      auto options = fe::graph::SDPA_backward_attributes()
+                         .set_name("ring_block_backward")
+                         .set_attn_scale(s.scale);
       if (s.causal_diagonal) options.set_causal_mask(true);
       auto o = tensor(*g, O, "O", s, s.q_len, s.V);
       auto d_o = tensor(*g, DO, "dO", s, s.q_len, s.V);
       auto stats = stats_tensor(*g, s);
       auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, d_o, stats, options);
-      dq->set_uid(DQ).set_output(true).set_dim(dims(s, s.q_len, s.D)).set_stride(token_strides(s, s.D));
-      dk->set_uid(DK).set_output(true).set_dim(dims(s, s.kv_len, s.D)).set_stride(token_strides(s, s.D));
-      dv->set_uid(DV).set_output(true).set_dim(dims(s, s.kv_len, s.V)).set_stride(token_strides(s, s.V));
+      dq->set_uid(DQ)
+          .set_output(true)
+          .set_dim(dims(s, s.q_len, s.D))
+          .set_stride(token_strides(s, s.D));
+      dk->set_uid(DK)
+          .set_output(true)
+          .set_dim(dims(s, s.kv_len, s.D))
+          .set_stride(token_strides(s, s.D));
+      dv->set_uid(DV)
+          .set_output(true)
+          .set_dim(dims(s, s.kv_len, s.V))
+          .set_stride(token_strides(s, s.V));
     }
     if (std::string why = build(*g, h); !why.empty()) {
       p.refused = "cuDNN refuses the block: " + why;
       return p;
     }
-    if (std::string why = checked(g->get_workspace_size(p.workspace), "get_workspace_size"); !why.empty()) {
+    if (std::string why = checked(g->get_workspace_size(p.workspace), "get_workspace_size");
+        !why.empty()) {
       p.refused = why;
       return p;
     }
@@ -188,7 +213,9 @@ bool library_loaded(std::string* why) {
   return load_once().ok;
 }
 
-long library_version() { return load_once().ok ? long(fe::detail::get_backend_version()) : 0; }
+long library_version() {
+  return load_once().ok ? long(fe::detail::get_backend_version()) : 0;
+}
 
 std::string plan_forward(const pair_shape& s, int64_t* workspace_bytes) {
   const planned& p = plan(s, false);
@@ -203,18 +230,26 @@ std::string plan_backward(const pair_shape& s, int64_t* workspace_bytes) {
 
 std::string run_forward(const pair_shape& s, const void* q, const void* k, const void* v, void* o,
                         float* stats, void* workspace, cudaStream_t stream) {
-  std::unordered_map<int64_t, void*> ptr{{Q, const_cast<void*>(q)}, {K, const_cast<void*>(k)},
-                                         {V, const_cast<void*>(v)}, {O, o}, {STATS, stats}};
+  std::unordered_map<int64_t, void*> ptr{{Q, const_cast<void*>(q)},
+                                         {K, const_cast<void*>(k)},
+                                         {V, const_cast<void*>(v)},
+                                         {O, o},
+                                         {STATS, stats}};
   return execute(plan(s, false), ptr, workspace, stream);
 }
 
-std::string run_backward(const pair_shape& s, const void* q, const void* k, const void* v, const void* o,
-                         const void* d_o, const float* stats, void* dq, void* dk, void* dv,
-                         void* workspace, cudaStream_t stream) {
-  std::unordered_map<int64_t, void*> ptr{
-      {Q, const_cast<void*>(q)},   {K, const_cast<void*>(k)},         {V, const_cast<void*>(v)},
-      {O, const_cast<void*>(o)},   {DO, const_cast<void*>(d_o)},      {STATS, const_cast<float*>(stats)},
-      {DQ, dq},                    {DK, dk},                          {DV, dv}};
+std::string run_backward(const pair_shape& s, const void* q, const void* k, const void* v,
+                         const void* o, const void* d_o, const float* stats, void* dq, void* dk,
+                         void* dv, void* workspace, cudaStream_t stream) {
+  std::unordered_map<int64_t, void*> ptr{{Q, const_cast<void*>(q)},
+                                         {K, const_cast<void*>(k)},
+                                         {V, const_cast<void*>(v)},
+                                         {O, const_cast<void*>(o)},
+                                         {DO, const_cast<void*>(d_o)},
+                                         {STATS, const_cast<float*>(stats)},
+                                         {DQ, dq},
+                                         {DK, dk},
+                                         {DV, dv}};
   return execute(plan(s, true), ptr, workspace, stream);
 }
 
@@ -231,15 +266,21 @@ bool library_loaded(std::string* why) {
   if (why) *why = kNoFrontend;
   return false;
 }
-long library_version() { return 0; }
-std::string plan_forward(const pair_shape&, int64_t*) { return kNoFrontend; }
-std::string plan_backward(const pair_shape&, int64_t*) { return kNoFrontend; }
-std::string run_forward(const pair_shape&, const void*, const void*, const void*, void*, float*, void*,
-                        cudaStream_t) {
+long library_version() {
+  return 0;
+}
+std::string plan_forward(const pair_shape&, int64_t*) {
   return kNoFrontend;
 }
-std::string run_backward(const pair_shape&, const void*, const void*, const void*, const void*, const void*,
-                         const float*, void*, void*, void*, void*, cudaStream_t) {
+std::string plan_backward(const pair_shape&, int64_t*) {
+  return kNoFrontend;
+}
+std::string run_forward(const pair_shape&, const void*, const void*, const void*, void*, float*,
+                        void*, cudaStream_t) {
+  return kNoFrontend;
+}
+std::string run_backward(const pair_shape&, const void*, const void*, const void*, const void*,
+                         const void*, const float*, void*, void*, void*, void*, cudaStream_t) {
   return kNoFrontend;
 }
 }  // namespace glabench::ring::cudnn_block

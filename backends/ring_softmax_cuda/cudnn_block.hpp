@@ -37,8 +37,8 @@ std::string plan_backward(const pair_shape& s, int64_t* workspace_bytes);
 // the backward reads them packed, [B,H,q_len]. Errors named.
 std::string run_forward(const pair_shape& s, const void* q, const void* k, const void* v, void* o,
                         float* stats, void* workspace, cudaStream_t stream);
-std::string run_backward(const pair_shape& s, const void* q, const void* k, const void* v, const void* o,
-                         const void* d_o, const float* stats, void* dq, void* dk, void* dv,
-                         void* workspace, cudaStream_t stream);
+std::string run_backward(const pair_shape& s, const void* q, const void* k, const void* v,
+                         const void* o, const void* d_o, const float* stats, void* dq, void* dk,
+                         void* dv, void* workspace, cudaStream_t stream);
 
 }  // namespace glabench::ring::cudnn_block

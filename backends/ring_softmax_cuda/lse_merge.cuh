@@ -14,24 +14,40 @@
 
 namespace glabench::ring {
 
-__device__ __forceinline__ float sigmoid_of(float x) { return 1.f / (1.f + __expf(-x)); }
-__device__ __forceinline__ double sigmoid_of(double x) { return 1.0 / (1.0 + exp(-x)); }
-__device__ __forceinline__ float log_sigmoid_of(float x) { return fminf(x, 0.f) - log1pf(__expf(-fabsf(x))); }
-__device__ __forceinline__ double log_sigmoid_of(double x) { return fmin(x, 0.0) - log1p(exp(-fabs(x))); }
+__device__ __forceinline__ float sigmoid_of(float x) {
+  return 1.f / (1.f + __expf(-x));
+}
+__device__ __forceinline__ double sigmoid_of(double x) {
+  return 1.0 / (1.0 + exp(-x));
+}
+__device__ __forceinline__ float log_sigmoid_of(float x) {
+  return fminf(x, 0.f) - log1pf(__expf(-fabsf(x)));
+}
+__device__ __forceinline__ double log_sigmoid_of(double x) {
+  return fmin(x, 0.0) - log1p(exp(-fabs(x)));
+}
 
 // The weight the block gets, σ(lse_b − lse_a), and the merged lse. `lse_a` = −∞: the
 // block alone (weight 1).
 template <typename A>
 __device__ __forceinline__ A merge_weight(A lse_a, A lse_b, A* lse_out) {
-  if (lse_b == neg_inf<A>()) { *lse_out = lse_a; return A(0); }
-  if (lse_a == neg_inf<A>()) { *lse_out = lse_b; return A(1); }
+  if (lse_b == neg_inf<A>()) {
+    *lse_out = lse_a;
+    return A(0);
+  }
+  if (lse_a == neg_inf<A>()) {
+    *lse_out = lse_b;
+    return A(1);
+  }
   *lse_out = lse_a - log_sigmoid_of(lse_a - lse_b);
   return sigmoid_of(lse_b - lse_a);
 }
 
 // out ← out − w·(out − out_b): one row's values after merge_weight gave w.
 template <typename A>
-__device__ __forceinline__ A merge_value(A out_a, A out_b, A w) { return out_a - w * (out_a - out_b); }
+__device__ __forceinline__ A merge_value(A out_a, A out_b, A w) {
+  return out_a - w * (out_a - out_b);
+}
 
 // One value of a row: the block's ob folded into the row's running result with the
 // weight w (the row's first block is taken as it is), kept in the accumulator, or by the
@@ -54,8 +70,9 @@ __device__ __forceinline__ void fold_value(visit when, A w, A ob, A* acc, T* out
 // writes the final o and lse instead.
 template <typename T, typename A, typename R>
 __global__ void merge_block_kernel(pair_geometry g, visit when, const T* __restrict__ out_b,
-                                   const float* __restrict__ lse_b, const R* running, A* __restrict__ acc_o,
-                                   A* __restrict__ acc_lse, T* o, A* __restrict__ lse) {
+                                   const float* __restrict__ lse_b, const R* running,
+                                   A* __restrict__ acc_o, A* __restrict__ acc_lse, T* o,
+                                   A* __restrict__ lse) {
   const int lane = threadIdx.x % 32;
   const int64_t rows = int64_t(g.B) * g.q_len * g.H;
   const int64_t warps = int64_t(gridDim.x) * (blockDim.x / 32);

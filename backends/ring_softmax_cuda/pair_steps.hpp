@@ -45,25 +45,34 @@ inline pair_visits visits_of(const std::vector<block_pair>& plan) {
 }
 
 inline pair_geometry geometry(const problem& p, const block_pair& bp) {
-  return {p.B, p.H, p.D, p.V, p.T, bp.q.begin, bp.q.size(), bp.kv.begin, bp.kv.size(),
-          bp.mask == pair_mask::causal_diagonal};
+  return {
+      p.B,        p.H,         p.D,         p.V,          p.T,
+      bp.q.begin, bp.q.size(), bp.kv.begin, bp.kv.size(), bp.mask == pair_mask::causal_diagonal};
 }
 
 inline cudnn_block::pair_shape cudnn_shape(const problem& p, const block_pair& bp) {
-  return {p.B, p.H, p.D, p.V, p.T, bp.q.size(), bp.kv.size(), bp.mask == pair_mask::causal_diagonal,
+  return {p.B,
+          p.H,
+          p.D,
+          p.V,
+          p.T,
+          bp.q.size(),
+          bp.kv.size(),
+          bp.mask == pair_mask::causal_diagonal,
           static_cast<float>(p.scale)};
 }
 
 // cuDNN's graph of every pair's block shape, built and cached (untimed). Empty = cuDNN
 // takes them all, and `most_workspace_bytes` is the largest workspace one needs; else
 // why cuDNN refuses one.
-inline std::string plan_cudnn_pairs(const problem& p, const std::vector<block_pair>& pairs, bool backward,
-                                    int64_t* most_workspace_bytes) {
+inline std::string plan_cudnn_pairs(const problem& p, const std::vector<block_pair>& pairs,
+                                    bool backward, int64_t* most_workspace_bytes) {
   *most_workspace_bytes = 0;
   for (const block_pair& bp : pairs) {
     int64_t bytes = 0;
     const cudnn_block::pair_shape shape = cudnn_shape(p, bp);
-    if (std::string why = backward ? cudnn_block::plan_backward(shape, &bytes) : cudnn_block::plan_forward(shape, &bytes);
+    if (std::string why = backward ? cudnn_block::plan_backward(shape, &bytes)
+                                   : cudnn_block::plan_forward(shape, &bytes);
         !why.empty())
       return why;
     *most_workspace_bytes = std::max(*most_workspace_bytes, bytes);
@@ -75,17 +84,20 @@ inline std::string plan_cudnn_pairs(const problem& p, const std::vector<block_pa
 template <template <typename> class F, typename... Args>
 auto by_dtype(storage s, Args&&... args) {
   switch (s) {
-    case storage::fp64: return F<double>::run(std::forward<Args>(args)...);
-    case storage::fp32: return F<float>::run(std::forward<Args>(args)...);
-    default: return F<__nv_bfloat16>::run(std::forward<Args>(args)...);
+    case storage::fp64:
+      return F<double>::run(std::forward<Args>(args)...);
+    case storage::fp32:
+      return F<float>::run(std::forward<Args>(args)...);
+    default:
+      return F<__nv_bfloat16>::run(std::forward<Args>(args)...);
   }
 }
 // Rows `rows` of a [B,T,H,X] tensor: `partial` (NULL: nothing) folded into `acc`, or
 // with `when.last` the total written to `out`. T: the storage dtype, or acc_t to fold
 // one accumulator into another.
 template <typename T>
-std::string fold_rows(const problem& p, span rows, int X, visit when, const T* partial, acc_t<T>* acc, T* out,
-                      cudaStream_t stream);
+std::string fold_rows(const problem& p, span rows, int X, visit when, const T* partial,
+                      acc_t<T>* acc, T* out, cudaStream_t stream);
 
 // out = a + b over n values, summed in acc_t<T>; a and out in T or acc_t<T>, b in T
 // (the ranks' whole-shard gradient sums).
@@ -94,12 +106,12 @@ std::string sum_values(int64_t n, const P* a, const T* b, O* out, cudaStream_t s
 
 template <typename T>
 struct forward_tensors {
-  const T *q, *k, *v;          // k, v: where this pair's key chunk is now
-  acc_t<T>*acc_o, *acc_lse;    // the query rows' running result
-  T* o;                        // written by the query chunk's last pair
+  const T *q, *k, *v;        // k, v: where this pair's key chunk is now
+  acc_t<T>*acc_o, *acc_lse;  // the query rows' running result
+  T* o;                      // written by the query chunk's last pair
   acc_t<T>* lse;
-  T* block_o;                  // cuDNN: a block's output
-  float* block_stats;          // cuDNN: a block's lse
+  T* block_o;          // cuDNN: a block's output
+  float* block_stats;  // cuDNN: a block's lse
   void* cudnn_workspace;
   const T* running_o = nullptr;  // cuDNN: the running o in the storage dtype (else acc_o)
 };
@@ -107,18 +119,18 @@ struct forward_tensors {
 // The pair's block folded into its query rows. `alone` (the chunk's only pair, cuDNN):
 // the block is written straight to o and lse.
 template <typename T>
-std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool alone, const forward_tensors<T>& x,
-                         cudaStream_t stream);
+std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool alone,
+                         const forward_tensors<T>& x, cudaStream_t stream);
 
 template <typename T>
 struct backward_tensors {
   const T *q, *k, *v, *o, *d_o;  // k, v: where this pair's key chunk is now
   const acc_t<T>* lse;
-  const acc_t<T>* row_dots;      // own kernel: do·o per row (row_dots_of)
+  const acc_t<T>* row_dots;  // own kernel: do·o per row (row_dots_of)
   acc_t<T>* acc_dq;
-  T* dq;                         // written by the query chunk's last pair
+  T* dq;  // written by the query chunk's last pair
   acc_t<T>*acc_dk, *acc_dv;
-  T *dk, *dv;                    // written by the key chunk's last pair
+  T *dk, *dv;                         // written by the key chunk's last pair
   T *block_dq, *block_dk, *block_dv;  // cuDNN: a block's gradients
   float* packed_lse;                  // cuDNN: the query chunk's rows of lse, packed
   void* cudnn_workspace;
@@ -126,7 +138,8 @@ struct backward_tensors {
 
 // do·o for the rows of `rows` (the own kernel's D_i).
 template <typename T>
-std::string row_dots_of(const problem& p, span rows, const T* d_o, const T* o, acc_t<T>* out, cudaStream_t stream);
+std::string row_dots_of(const problem& p, span rows, const T* d_o, const T* o, acc_t<T>* out,
+                        cudaStream_t stream);
 
 // The pair's dq folded into its query rows (visit wq) and its dk, dv into its key rows
 // (visit wkv). `alone` (the only pair of both chunks, cuDNN): written straight out.
@@ -138,7 +151,7 @@ std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visi
 // x.block_dq, block_dk, block_dv (`alone`: straight into dq, dk, dv). The ranks fold dq
 // at once and dk, dv once the keys' accumulator has arrived.
 template <typename T>
-std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool alone, const backward_tensors<T>& x,
-                                 cudaStream_t stream);
+std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool alone,
+                                 const backward_tensors<T>& x, cudaStream_t stream);
 
 }  // namespace glabench::ring

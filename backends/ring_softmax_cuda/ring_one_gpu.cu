@@ -13,20 +13,24 @@
 namespace glabench::ring {
 namespace {
 
-std::vector<block_pair> plan_of(const problem& p) { return ring_schedule(p.T, p.shards, p.chunking, p.causal); }
+std::vector<block_pair> plan_of(const problem& p) {
+  return ring_schedule(p.T, p.shards, p.chunking, p.causal);
+}
 
 // ---- forward -------------------------------------------------------------------------
 
 // The running results live in accumulators only when the plan has more than one pair;
 // a lone pair (N = 1, ring) writes the outputs directly.
-bool needs_accumulators(const std::vector<block_pair>& plan) { return plan.size() > 1; }
+bool needs_accumulators(const std::vector<block_pair>& plan) {
+  return plan.size() > 1;
+}
 
 template <typename T>
 struct forward_space {
   acc_t<T>* acc_o;
   acc_t<T>* acc_lse;
-  T* block_o;          // cuDNN: a block's output
-  float* block_stats;  // cuDNN: a block's lse
+  T* block_o;             // cuDNN: a block's output
+  float* block_stats;     // cuDNN: a block's lse
   void* cudnn_workspace;  // cuDNN: the rest of the workspace
 };
 
@@ -55,17 +59,20 @@ status forward_typed(const problem& p, const forward_io& io) {
   const std::vector<block_pair> plan = plan_of(p);
   const pair_visits when = visits_of(plan);
   size_t used = 0;
-  const forward_space<T> ws = carve_forward<T>(p, needs_accumulators(plan), static_cast<char*>(io.workspace), &used);
+  const forward_space<T> ws =
+      carve_forward<T>(p, needs_accumulators(plan), static_cast<char*>(io.workspace), &used);
   if (used > io.workspace_bytes) return "workspace smaller than forward_workspace_bytes";
   const T* q = static_cast<const T*>(io.q);
   const T* k = static_cast<const T*>(io.k);
   const T* v = static_cast<const T*>(io.v);
   T* o = static_cast<T*>(io.o);
   A* lse = static_cast<A*>(io.lse);
-  const forward_tensors<T> x{q, k, v, ws.acc_o, ws.acc_lse, o, lse, ws.block_o, ws.block_stats, ws.cudnn_workspace};
+  const forward_tensors<T> x{q, k,   v,          ws.acc_o,       ws.acc_lse,
+                             o, lse, ws.block_o, ws.block_stats, ws.cudnn_workspace};
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit w = when.of_q[i];
-    if (status s = forward_pair<T>(p, plan[i], w, w.first && w.last, x, io.stream); !s.empty()) return s;
+    if (status s = forward_pair<T>(p, plan[i], w, w.first && w.last, x, io.stream); !s.empty())
+      return s;
   }
   return {};
 }
@@ -109,7 +116,8 @@ status backward_typed(const problem& p, const backward_io& io) {
   const std::vector<block_pair> plan = plan_of(p);
   const pair_visits when = visits_of(plan);
   size_t used = 0;
-  const backward_space<T> ws = carve_backward<T>(p, needs_accumulators(plan), static_cast<char*>(io.workspace), &used);
+  const backward_space<T> ws =
+      carve_backward<T>(p, needs_accumulators(plan), static_cast<char*>(io.workspace), &used);
   if (used > io.workspace_bytes) return "workspace smaller than backward_workspace_bytes";
   const T* q = static_cast<const T*>(io.q);
   const T* k = static_cast<const T*>(io.k);
@@ -122,11 +130,12 @@ status backward_typed(const problem& p, const backward_io& io) {
   T* dv = static_cast<T*>(io.dv);
 
   if (p.block == block_kernel::own)
-    if (status s = row_dots_of<T>(p, {0, p.T}, d_o, o, ws.row_dots, io.stream); !s.empty()) return s;
-  const backward_tensors<T> x{q,          k,          v,          o,          d_o,         lse,
-                              ws.row_dots, ws.acc_dq,  dq,         ws.acc_dk,  ws.acc_dv,   dk,
-                              dv,          ws.block_dq, ws.block_dk, ws.block_dv, ws.packed_lse,
-                              ws.cudnn_workspace};
+    if (status s = row_dots_of<T>(p, {0, p.T}, d_o, o, ws.row_dots, io.stream); !s.empty())
+      return s;
+  const backward_tensors<T> x{
+      q,           k,           v,           o,           d_o,           lse,
+      ws.row_dots, ws.acc_dq,   dq,          ws.acc_dk,   ws.acc_dv,     dk,
+      dv,          ws.block_dq, ws.block_dk, ws.block_dv, ws.packed_lse, ws.cudnn_workspace};
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit wq = when.of_q[i], wkv = when.of_kv[i];
     const bool alone = wq.first && wq.last && wkv.first && wkv.last;
@@ -135,7 +144,8 @@ status backward_typed(const problem& p, const backward_io& io) {
   return {};
 }
 
-template <typename T> struct forward_call {
+template <typename T>
+struct forward_call {
   static status run(const problem& p, const forward_io& io) { return forward_typed<T>(p, io); }
   static size_t bytes(const problem& p) {
     size_t used = 0;
@@ -143,7 +153,8 @@ template <typename T> struct forward_call {
     return used;
   }
 };
-template <typename T> struct backward_call {
+template <typename T>
+struct backward_call {
   static status run(const problem& p, const backward_io& io) { return backward_typed<T>(p, io); }
   static size_t bytes(const problem& p) {
     size_t used = 0;
@@ -151,10 +162,12 @@ template <typename T> struct backward_call {
     return used;
   }
 };
-template <typename T> struct forward_bytes {
+template <typename T>
+struct forward_bytes {
   static size_t run(const problem& p) { return forward_call<T>::bytes(p); }
 };
-template <typename T> struct backward_bytes {
+template <typename T>
+struct backward_bytes {
   static size_t run(const problem& p) { return backward_call<T>::bytes(p); }
 };
 
@@ -179,7 +192,11 @@ size_t backward_workspace_bytes(const problem& p) {
   return by_dtype<backward_bytes>(p.dtype, p) + cudnn_workspace_bytes(p, true);
 }
 
-status run_forward(const problem& p, const forward_io& io) { return by_dtype<forward_call>(p.dtype, p, io); }
-status run_backward(const problem& p, const backward_io& io) { return by_dtype<backward_call>(p.dtype, p, io); }
+status run_forward(const problem& p, const forward_io& io) {
+  return by_dtype<forward_call>(p.dtype, p, io);
+}
+status run_backward(const problem& p, const backward_io& io) {
+  return by_dtype<backward_call>(p.dtype, p, io);
+}
 
 }  // namespace glabench::ring

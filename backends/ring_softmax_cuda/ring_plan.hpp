@@ -66,7 +66,7 @@ inline std::vector<std::vector<span>> shard_chunks(int64_t T, int shards, layout
 
 inline pair_mask mask_of(span q, span kv, bool causal) {
   if (!causal) return pair_mask::full;
-  if (kv.begin > q.end - 1) return pair_mask::skip;  // every key after the last query
+  if (kv.begin > q.end - 1) return pair_mask::skip;   // every key after the last query
   if (kv.end - 1 <= q.begin) return pair_mask::full;  // every key at or before the first query
   if (q == kv) return pair_mask::causal_diagonal;
   // Chunks of one split never partly overlap; a plan that made them would be a bug.
@@ -75,7 +75,9 @@ inline pair_mask mask_of(span q, span kv, bool causal) {
 
 // At ring step s, shard r works on the key/value blocks that started on shard (r − s)
 // mod N: step 0 is its own block, and each step passes blocks one shard onwards.
-inline int kv_source(int shard, int step, int shards) { return ((shard - step) % shards + shards) % shards; }
+inline int kv_source(int shard, int step, int shards) {
+  return ((shard - step) % shards + shards) % shards;
+}
 
 // One unit of work: a query chunk against a key/value chunk.
 struct block_pair {
@@ -144,8 +146,8 @@ struct step_block {
   span q, kv;
   pair_mask mask;
 };
-inline std::optional<step_block> rank_step(const std::vector<std::vector<span>>& chunks, int r, int s,
-                                           bool causal) {
+inline std::optional<step_block> rank_step(const std::vector<std::vector<span>>& chunks, int r,
+                                           int s, bool causal) {
   const int n = int(chunks.size()), src = kv_source(r, s, n);
   const std::vector<span>&qc = chunks[size_t(r)], &kc = chunks[size_t(src)];
   std::optional<step_block> out;
@@ -167,23 +169,26 @@ inline std::optional<step_block> rank_step(const std::vector<std::vector<span>>&
     for (size_t j = 0; j < kc.size(); ++j) {
       const span lq = local_rows(qc, i), lk = local_rows(kc, j);
       if (lq.size() == 0 || lk.size() == 0) continue;
-      const bool inside = lq.begin >= out->q.begin && lq.end <= out->q.end && lk.begin >= out->kv.begin &&
-                          lk.end <= out->kv.end;
+      const bool inside = lq.begin >= out->q.begin && lq.end <= out->q.end &&
+                          lk.begin >= out->kv.begin && lk.end <= out->kv.end;
       if (!inside) continue;
       const pair_mask computed = !diagonal ? pair_mask::full
                                  : i == j  ? pair_mask::causal_diagonal
                                  : i > j   ? pair_mask::full
                                            : pair_mask::skip;
       const pair_mask wanted = mask_of(qc[i], kc[j], causal);
-      const bool one_row_diagonal = computed == pair_mask::causal_diagonal && wanted == pair_mask::full &&
+      const bool one_row_diagonal = computed == pair_mask::causal_diagonal &&
+                                    wanted == pair_mask::full &&
                                     qc[i].size() == 1;  // mask_of calls a one-token diagonal full
       if (computed != wanted && !one_row_diagonal)
-        throw std::logic_error("ring plan: rank " + std::to_string(r) + "'s step " + std::to_string(s) +
-                               " is not one block");
+        throw std::logic_error("ring plan: rank " + std::to_string(r) + "'s step " +
+                               std::to_string(s) + " is not one block");
     }
   return out;
 }
 
-inline const char* layout_name(layout l) { return l == layout::ring ? "ring" : "zigzag"; }
+inline const char* layout_name(layout l) {
+  return l == layout::ring ? "ring" : "zigzag";
+}
 
 }  // namespace glabench::ring

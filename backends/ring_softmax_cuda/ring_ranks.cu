@@ -33,13 +33,13 @@
 namespace glabench::ring::ranks {
 namespace {
 
-#define RING_TRY(expr)                             \
-  do {                                             \
+#define RING_TRY(expr)                              \
+  do {                                              \
     if (status s_ = (expr); !s_.empty()) return s_; \
   } while (0)
-#define RING_CUDA(expr, what)                                          \
-  do {                                                                 \
-    if (cudaError_t e_ = (expr)) return cuda_error(e_, what);          \
+#define RING_CUDA(expr, what)                                 \
+  do {                                                        \
+    if (cudaError_t e_ = (expr)) return cuda_error(e_, what); \
   } while (0)
 
 // Leaves the calling thread's current device as it found it.
@@ -49,8 +49,12 @@ struct device_guard {
   ~device_guard() { cudaSetDevice(previous); }
 };
 
-size_t storage_bytes(storage s) { return s == storage::fp64 ? 8 : s == storage::fp32 ? 4 : 2; }
-size_t acc_bytes(storage s) { return s == storage::fp64 ? 8 : 4; }
+size_t storage_bytes(storage s) {
+  return s == storage::fp64 ? 8 : s == storage::fp32 ? 4 : 2;
+}
+size_t acc_bytes(storage s) {
+  return s == storage::fp64 ? 8 : 4;
+}
 
 // Some rows of a tensor as contiguous byte ranges: of a [B,R,H,X] tensor one per chunk
 // and batch, of an lse [B,H,R] one per chunk, batch and head (X = 0). The rows are
@@ -59,7 +63,8 @@ size_t acc_bytes(storage s) { return s == storage::fp64 ? 8 : 4; }
 struct byte_range {
   size_t offset, bytes;
 };
-std::vector<byte_range> row_ranges(const problem& p, int64_t R, int X, size_t elem, const std::vector<span>& rows) {
+std::vector<byte_range> row_ranges(const problem& p, int64_t R, int X, size_t elem,
+                                   const std::vector<span>& rows) {
   std::vector<byte_range> out;
   for (const span& c : rows) {
     if (X == 0) {
@@ -67,7 +72,8 @@ std::vector<byte_range> row_ranges(const problem& p, int64_t R, int X, size_t el
         out.push_back({size_t(int64_t(bh) * R + c.begin) * elem, size_t(c.size()) * elem});
     } else {
       for (int b = 0; b < p.B; ++b)
-        out.push_back({size_t((int64_t(b) * R + c.begin) * p.H * X) * elem, size_t(c.size() * p.H * X) * elem});
+        out.push_back({size_t((int64_t(b) * R + c.begin) * p.H * X) * elem,
+                       size_t(c.size() * p.H * X) * elem});
     }
   }
   return out;
@@ -124,9 +130,9 @@ struct rank_state {
   // Local rows of its shard ([B,R,H,X], lse [B,H,R]).
   char *q = nullptr, *k = nullptr, *v = nullptr, *o = nullptr, *lse = nullptr;
   char *d_o = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr;
-  char *ring_k[2] = {}, *ring_v[2] = {};      // key/value shards passed in, double-buffered
+  char *ring_k[2] = {}, *ring_v[2] = {};  // key/value shards passed in, double-buffered
   char *acc_o = nullptr, *acc_dq = nullptr, *row_dots = nullptr;
-  char *acc_dk[2] = {}, *acc_dv[2] = {};    // the held keys' dk/dv sums, passed on step by step
+  char *acc_dk[2] = {}, *acc_dv[2] = {};  // the held keys' dk/dv sums, passed on step by step
   char *block_o = nullptr, *block_stats = nullptr;
   // cuDNN backward: a step's block gradients (double-buffered: the first step's dk/dv
   // travel to r−1 as they are), and the first step's dk/dv as they arrive from r+1.
@@ -193,14 +199,16 @@ size_t carve(const problem& lp, bool backward, size_t cudnn_bytes, rank_state& r
   const bool cudnn = lp.block == block_kernel::cudnn;
   r.q = take(tokens * lp.D * e), r.k = take(tokens * lp.D * e), r.v = take(tokens * lp.V * e);
   r.o = take(tokens * lp.V * e), r.lse = take(stats * a);
-  for (int i = 0; i < 2; ++i) r.ring_k[i] = take(tokens * lp.D * e), r.ring_v[i] = take(tokens * lp.V * e);
+  for (int i = 0; i < 2; ++i)
+    r.ring_k[i] = take(tokens * lp.D * e), r.ring_v[i] = take(tokens * lp.V * e);
   r.acc_o = take(tokens * lp.V * a);
   if (cudnn) r.block_o = take(tokens * lp.V * e), r.block_stats = take(stats * 4);
   if (backward) {
     r.d_o = take(tokens * lp.V * e), r.dq = take(tokens * lp.D * e);
     r.dk = take(tokens * lp.D * e), r.dv = take(tokens * lp.V * e);
     r.acc_dq = take(tokens * lp.D * a);
-    for (int i = 0; i < 2; ++i) r.acc_dk[i] = take(tokens * lp.D * a), r.acc_dv[i] = take(tokens * lp.V * a);
+    for (int i = 0; i < 2; ++i)
+      r.acc_dk[i] = take(tokens * lp.D * a), r.acc_dv[i] = take(tokens * lp.V * a);
     if (cudnn) {
       for (int i = 0; i < 2; ++i)
         r.block_dq[i] = take(tokens * lp.D * e), r.block_dk[i] = take(tokens * lp.D * e),
@@ -217,17 +225,20 @@ size_t carve(const problem& lp, bool backward, size_t cudnn_bytes, rank_state& r
 
 // Rows between two tensors, on `stream`: range i of `from` to range i of `to` (lists
 // built from the same chunks).
-status copy_ranges(const std::vector<byte_range>& to, char* dst, int dst_device, const std::vector<byte_range>& from,
-                   const char* src, int src_device, cudaStream_t stream) {
+status copy_ranges(const std::vector<byte_range>& to, char* dst, int dst_device,
+                   const std::vector<byte_range>& from, const char* src, int src_device,
+                   cudaStream_t stream) {
   for (size_t i = 0; i < to.size(); ++i)
-    RING_CUDA(cudaMemcpyPeerAsync(dst + to[i].offset, dst_device, src + from[i].offset, src_device, to[i].bytes,
-                                  stream),
+    RING_CUDA(cudaMemcpyPeerAsync(dst + to[i].offset, dst_device, src + from[i].offset, src_device,
+                                  to[i].bytes, stream),
               "cudaMemcpyPeerAsync");
   return {};
 }
 
 // The whole of a rank's [B,R,H,X] buffer (its padding rows too: one transfer).
-size_t buffer_bytes(const problem& lp, int X, size_t elem) { return size_t(lp.B) * lp.T * lp.H * X * elem; }
+size_t buffer_bytes(const problem& lp, int X, size_t elem) {
+  return size_t(lp.B) * lp.T * lp.H * X * elem;
+}
 
 // ---- one call's bookkeeping ------------------------------------------------------------
 
@@ -280,8 +291,12 @@ struct message {
   size_t bytes;
   int peer;
 };
-message send_to(const char* data, size_t bytes, int peer) { return {true, const_cast<char*>(data), bytes, peer}; }
-message recv_from(char* data, size_t bytes, int peer) { return {false, data, bytes, peer}; }
+message send_to(const char* data, size_t bytes, int peer) {
+  return {true, const_cast<char*>(data), bytes, peer};
+}
+message recv_from(char* data, size_t bytes, int peer) {
+  return {false, data, bytes, peer};
+}
 
 // Every rank's link stream: wait for `after[r]` (null: nothing), then every rank's
 // messages (`ops(rank, &messages)` lists them); returns each rank's event at the end of
@@ -292,7 +307,8 @@ message recv_from(char* data, size_t bytes, int peer) { return {false, data, byt
 //   that read its buffers.
 // - One process per rank: one NCCL group.
 template <typename Ops>
-status exchange(world_state& w, int m, const std::vector<cudaEvent_t>& after, Ops ops, std::vector<cudaEvent_t>* done) {
+status exchange(world_state& w, int m, const std::vector<cudaEvent_t>& after, Ops ops,
+                std::vector<cudaEvent_t>* done) {
   const size_t n = w.ranks.size();
   done->assign(n, nullptr);
   std::vector<cudaEvent_t> begin(n);
@@ -300,7 +316,8 @@ status exchange(world_state& w, int m, const std::vector<cudaEvent_t>& after, Op
   for (size_t i = 0; i < n; ++i) {
     rank_state& r = w.ranks[i];
     RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-    if (!after.empty() && after[i]) RING_CUDA(cudaStreamWaitEvent(r.link, after[i], 0), "cudaStreamWaitEvent");
+    if (!after.empty() && after[i])
+      RING_CUDA(cudaStreamWaitEvent(r.link, after[i], 0), "cudaStreamWaitEvent");
     RING_TRY(r.pool[m].take(&begin[i]));
     RING_TRY(r.pool[m].take(&(*done)[i]));
     RING_CUDA(cudaEventRecord(begin[i], r.link), "cudaEventRecord");
@@ -320,12 +337,17 @@ status exchange(world_state& w, int m, const std::vector<cudaEvent_t>& after, Op
         size_t k = taken[a], seen = 0;
         const message* match = nullptr;
         for (const message& x : out)
-          if (x.send && x.peer == to.rank && seen++ == k) { match = &x; break; }
-        if (!match || match->bytes != in.bytes) return "ring exchange: a receive has no matching send";
+          if (x.send && x.peer == to.rank && seen++ == k) {
+            match = &x;
+            break;
+          }
+        if (!match || match->bytes != in.bytes)
+          return "ring exchange: a receive has no matching send";
         ++taken[a];
         RING_CUDA(cudaStreamWaitEvent(to.link, begin[a], 0), "cudaStreamWaitEvent");
         if (in.bytes)
-          RING_CUDA(cudaMemcpyPeerAsync(in.data, to.device, match->data, w.ranks[a].device, in.bytes, to.link),
+          RING_CUDA(cudaMemcpyPeerAsync(in.data, to.device, match->data, w.ranks[a].device,
+                                        in.bytes, to.link),
                     "cudaMemcpyPeerAsync");
       }
       RING_TRY(to.pool[m].take(&copied[b]));
@@ -335,7 +357,9 @@ status exchange(world_state& w, int m, const std::vector<cudaEvent_t>& after, Op
       rank_state& from = w.ranks[a];
       RING_CUDA(cudaSetDevice(from.device), "cudaSetDevice");
       for (const message& x : msgs[a])
-        if (x.send) RING_CUDA(cudaStreamWaitEvent(from.link, copied[size_t(x.peer)], 0), "cudaStreamWaitEvent");
+        if (x.send)
+          RING_CUDA(cudaStreamWaitEvent(from.link, copied[size_t(x.peer)], 0),
+                    "cudaStreamWaitEvent");
     }
   } else {
     RING_TRY(nccl::group_start());
@@ -378,14 +402,16 @@ status begin_call(world_state& w, int m, cudaStream_t caller) {
 
 // The end: each compute stream waits for its last transfer (none: empty), the caller's
 // stream for every rank.
-status end_call(world_state& w, int m, const std::vector<cudaEvent_t>& last_transfer, cudaStream_t caller) {
+status end_call(world_state& w, int m, const std::vector<cudaEvent_t>& last_transfer,
+                cudaStream_t caller) {
   for (size_t i = 0; i < w.ranks.size(); ++i) {
     rank_state& r = w.ranks[i];
     RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
     if (!last_transfer.empty()) RING_TRY(timed_wait(r, m, last_transfer[i]));
     RING_CUDA(cudaEventRecord(r.clock[m].end, r.compute), "cudaEventRecord");
   }
-  for (rank_state& r : w.ranks) RING_CUDA(cudaStreamWaitEvent(caller, r.clock[m].end, 0), "cudaStreamWaitEvent");
+  for (rank_state& r : w.ranks)
+    RING_CUDA(cudaStreamWaitEvent(caller, r.clock[m].end, 0), "cudaStreamWaitEvent");
   w.called[m] = true;
   return {};
 }
@@ -393,28 +419,35 @@ status end_call(world_state& w, int m, const std::vector<cudaEvent_t>& last_tran
 // The key/value shards for step `next` around the ring: each rank sends the shard it
 // holds at step `now` on (to r+1 forward, r−1 backward) and receives the one for `next`
 // into ring buffer next mod 2, once `after` (the compute that last read it) is done.
-status pass_keys(world_state& w, int m, int now, int next, bool forward, const std::vector<cudaEvent_t>& after,
-                 std::vector<cudaEvent_t>* ready) {
+status pass_keys(world_state& w, int m, int now, int next, bool forward,
+                 const std::vector<cudaEvent_t>& after, std::vector<cudaEvent_t>* ready) {
   const problem& lp = w.local;
   const int W = w.where.world;
   const size_t e = storage_bytes(lp.dtype);
-  return exchange(w, m, after, [&](rank_state& r, std::vector<message>* out) -> status {
-    const held_keys held = keys_at(r, now);
-    const int up = (r.rank + 1) % W, down = (r.rank + W - 1) % W;
-    const int to = forward ? up : down, from = forward ? down : up;
-    *out = {send_to(held.k, buffer_bytes(lp, lp.D, e), to), send_to(held.v, buffer_bytes(lp, lp.V, e), to),
-            recv_from(r.ring_k[next % 2], buffer_bytes(lp, lp.D, e), from),
-            recv_from(r.ring_v[next % 2], buffer_bytes(lp, lp.V, e), from)};
-    return {};
-  }, ready);
+  return exchange(
+      w, m, after,
+      [&](rank_state& r, std::vector<message>* out) -> status {
+        const held_keys held = keys_at(r, now);
+        const int up = (r.rank + 1) % W, down = (r.rank + W - 1) % W;
+        const int to = forward ? up : down, from = forward ? down : up;
+        *out = {send_to(held.k, buffer_bytes(lp, lp.D, e), to),
+                send_to(held.v, buffer_bytes(lp, lp.V, e), to),
+                recv_from(r.ring_k[next % 2], buffer_bytes(lp, lp.D, e), from),
+                recv_from(r.ring_v[next % 2], buffer_bytes(lp, lp.V, e), from)};
+        return {};
+      },
+      ready);
 }
 
 // Rank r's block at step s as a pair of pair_steps.hpp (in local rows).
-block_pair pair_of(int r, int s, int W, const step_block& blk) { return {r, kv_source(r, s, W), s, blk.q, blk.kv, blk.mask}; }
+block_pair pair_of(int r, int s, int W, const step_block& blk) {
+  return {r, kv_source(r, s, W), s, blk.q, blk.kv, blk.mask};
+}
 
 status check_inputs(const world_state& w, const void* q, const void* k, const void* v) {
   if (q != w.io_q || k != w.io_k || v != w.io_v)
-    return "the inputs differ from the ones prepare() was given (multi-GPU calls need prepare first)";
+    return "the inputs differ from the ones prepare() was given (multi-GPU calls need prepare "
+           "first)";
   return {};
 }
 
@@ -433,30 +466,42 @@ status forward_typed(world_state& w, const forward_io& io) {
   for (int s = 0; s < W; ++s) {
     std::vector<cudaEvent_t> next_ready;
     // Ring buffer (s+1) mod 2 was last read at step s−1 (none before step 1).
-    if (s + 1 < W) RING_TRY(pass_keys(w, m, s, s + 1, true, s >= 2 ? computed : std::vector<cudaEvent_t>{}, &next_ready));
+    if (s + 1 < W)
+      RING_TRY(pass_keys(w, m, s, s + 1, true, s >= 2 ? computed : std::vector<cudaEvent_t>{},
+                         &next_ready));
     for (size_t i = 0; i < w.ranks.size(); ++i) {
       rank_state& r = w.ranks[i];
       cudaEvent_t begin;
       RING_TRY(begin_step(r, m, s > 0 ? keys_ready[i] : nullptr, &begin));
       const held_keys kv = keys_at(r, s);
       // lse is its own accumulator: the merge reads a row's lse before writing it.
-      const forward_tensors<T> x{reinterpret_cast<const T*>(r.q),   reinterpret_cast<const T*>(kv.k),
-                                 reinterpret_cast<const T*>(kv.v),  reinterpret_cast<A*>(r.acc_o),
-                                 reinterpret_cast<A*>(r.lse),       reinterpret_cast<T*>(r.o),
-                                 reinterpret_cast<A*>(r.lse),       reinterpret_cast<T*>(r.block_o),
-                                 reinterpret_cast<float*>(r.block_stats), r.cudnn_workspace,
+      const forward_tensors<T> x{reinterpret_cast<const T*>(r.q),
+                                 reinterpret_cast<const T*>(kv.k),
+                                 reinterpret_cast<const T*>(kv.v),
+                                 reinterpret_cast<A*>(r.acc_o),
+                                 reinterpret_cast<A*>(r.lse),
+                                 reinterpret_cast<T*>(r.o),
+                                 reinterpret_cast<A*>(r.lse),
+                                 reinterpret_cast<T*>(r.block_o),
+                                 reinterpret_cast<float*>(r.block_stats),
+                                 r.cudnn_workspace,
                                  in_o ? reinterpret_cast<const T*>(r.o) : nullptr};
       const std::optional<step_block>& blk = w.steps[size_t(r.rank)][size_t(s)];
       if (in_o) {
         // Step 0 writes o and lse; step 1 merges into them; a row it does not cover is done.
-        if (blk) RING_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, true}, s == 0, x, r.compute));
+        if (blk)
+          RING_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, true}, s == 0, x,
+                                   r.compute));
       } else {
         // Step 0 covers every row (first); the last step writes o for the rows it covers,
         // and the rows whose last block came earlier are written from their accumulator.
-        if (blk) RING_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, s + 1 == W}, false, x, r.compute));
+        if (blk)
+          RING_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, s + 1 == W},
+                                   false, x, r.compute));
         if (s + 1 == W)
           for (const span& rows : rows_outside(r.rows, blk, true))
-            RING_TRY(fold_rows<T>(lp, rows, lp.V, visit{false, true}, nullptr, x.acc_o, x.o, r.compute));
+            RING_TRY(
+                fold_rows<T>(lp, rows, lp.V, visit{false, true}, nullptr, x.acc_o, x.o, r.compute));
       }
       RING_TRY(close_span(r, m, begin, &computed[i]));
     }
@@ -475,8 +520,8 @@ status zero_rows(const problem& lp, int X, size_t elem, const std::vector<span>&
   const size_t row = size_t(lp.H) * X * elem;
   for (const span& c : rows)
     if (c.size() > 0)
-      RING_CUDA(cudaMemset2DAsync(base + size_t(c.begin) * row, size_t(lp.T) * row, 0, size_t(c.size()) * row,
-                                  size_t(lp.B), stream),
+      RING_CUDA(cudaMemset2DAsync(base + size_t(c.begin) * row, size_t(lp.T) * row, 0,
+                                  size_t(c.size()) * row, size_t(lp.B), stream),
                 "cudaMemset2DAsync");
   return {};
 }
@@ -509,10 +554,12 @@ status backward_typed(world_state& w, const backward_io& io) {
       RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
       const std::vector<span>&seq = w.chunks[size_t(r.rank)], loc = local_spans(seq);
       const int from = w.where.devices[0];
-      RING_TRY(copy_ranges(row_ranges(lp, lp.T, lp.V, e, loc), r.o, r.device, row_ranges(w.p, w.p.T, lp.V, e, seq),
-                           static_cast<const char*>(io.o), from, r.compute));
-      RING_TRY(copy_ranges(row_ranges(lp, lp.T, 0, a, loc), r.lse, r.device, row_ranges(w.p, w.p.T, 0, a, seq),
-                           static_cast<const char*>(io.lse), from, r.compute));
+      RING_TRY(copy_ranges(row_ranges(lp, lp.T, lp.V, e, loc), r.o, r.device,
+                           row_ranges(w.p, w.p.T, lp.V, e, seq), static_cast<const char*>(io.o),
+                           from, r.compute));
+      RING_TRY(copy_ranges(row_ranges(lp, lp.T, 0, a, loc), r.lse, r.device,
+                           row_ranges(w.p, w.p.T, 0, a, seq), static_cast<const char*>(io.lse),
+                           from, r.compute));
     }
   }
   // r+1's keys, unless the forward's last step left them in ring buffer (W−1) mod 2.
@@ -525,7 +572,8 @@ status backward_typed(world_state& w, const backward_io& io) {
     // Step s−1's keys into ring buffer (s−1) mod 2, last read at step s+1 (none before);
     // at s − 1 = 0 every rank has its own.
     if (s - 1 >= 1) {
-      RING_TRY(pass_keys(w, m, s, s - 1, false, t >= 1 ? computed : std::vector<cudaEvent_t>{}, &next_ready));
+      RING_TRY(pass_keys(w, m, s, s - 1, false, t >= 1 ? computed : std::vector<cudaEvent_t>{},
+                         &next_ready));
       w.next_keys_held = false;  // the ring buffers now hold other shards
     }
     for (size_t i = 0; i < w.ranks.size(); ++i) {
@@ -534,37 +582,53 @@ status backward_typed(world_state& w, const backward_io& io) {
       RING_TRY(begin_step(r, m, keys_ready.empty() ? nullptr : keys_ready[i], &begin));
       const held_keys kv = keys_at(r, s);
       const int b = t % 2;
-      const backward_tensors<T> x{reinterpret_cast<const T*>(r.q),   reinterpret_cast<const T*>(kv.k),
-                                  reinterpret_cast<const T*>(kv.v),  reinterpret_cast<const T*>(r.o),
-                                  reinterpret_cast<const T*>(r.d_o), reinterpret_cast<const A*>(r.lse),
-                                  reinterpret_cast<const A*>(r.row_dots), reinterpret_cast<A*>(r.acc_dq),
-                                  reinterpret_cast<T*>(r.dq),        reinterpret_cast<A*>(r.acc_dk[b]),
-                                  reinterpret_cast<A*>(r.acc_dv[b]), reinterpret_cast<T*>(r.dk),
-                                  reinterpret_cast<T*>(r.dv),        reinterpret_cast<T*>(r.block_dq[b]),
-                                  reinterpret_cast<T*>(r.block_dk[b]), reinterpret_cast<T*>(r.block_dv[b]),
-                                  reinterpret_cast<float*>(r.packed_lse), r.cudnn_workspace};
+      const backward_tensors<T> x{reinterpret_cast<const T*>(r.q),
+                                  reinterpret_cast<const T*>(kv.k),
+                                  reinterpret_cast<const T*>(kv.v),
+                                  reinterpret_cast<const T*>(r.o),
+                                  reinterpret_cast<const T*>(r.d_o),
+                                  reinterpret_cast<const A*>(r.lse),
+                                  reinterpret_cast<const A*>(r.row_dots),
+                                  reinterpret_cast<A*>(r.acc_dq),
+                                  reinterpret_cast<T*>(r.dq),
+                                  reinterpret_cast<A*>(r.acc_dk[b]),
+                                  reinterpret_cast<A*>(r.acc_dv[b]),
+                                  reinterpret_cast<T*>(r.dk),
+                                  reinterpret_cast<T*>(r.dv),
+                                  reinterpret_cast<T*>(r.block_dq[b]),
+                                  reinterpret_cast<T*>(r.block_dk[b]),
+                                  reinterpret_cast<T*>(r.block_dv[b]),
+                                  reinterpret_cast<float*>(r.packed_lse),
+                                  r.cudnn_workspace};
       const std::optional<step_block>& blk = w.steps[size_t(r.rank)][size_t(s)];
       const int64_t held_rows = shard_rows(w.chunks[size_t(kv_source(r.rank, s, W))]);
       if (cudnn) {
-        if (blk) RING_TRY(cudnn_backward_block<T>(lp, pair_of(r.rank, s, W, *blk), false, x, r.compute));
-        const std::vector<span> q_rest = rows_outside(r.rows, blk, true), kv_rest = rows_outside(held_rows, blk, false);
+        if (blk)
+          RING_TRY(cudnn_backward_block<T>(lp, pair_of(r.rank, s, W, *blk), false, x, r.compute));
+        const std::vector<span> q_rest = rows_outside(r.rows, blk, true),
+                                kv_rest = rows_outside(held_rows, blk, false);
         RING_TRY(zero_rows(lp, lp.D, e, q_rest, r.block_dq[b], r.compute));
         RING_TRY(zero_rows(lp, lp.D, e, kv_rest, r.block_dk[b], r.compute));
         RING_TRY(zero_rows(lp, lp.V, e, kv_rest, r.block_dv[b], r.compute));
         // (sum so far) + this block: into the compute-type sum, or at the last step the
         // output. The sum so far is the first step's block (storage dtype) at t = 1.
         auto add_block = [&](int64_t n, const auto* so_far, const T* block, A* sum, T* out) {
-          return last ? sum_values<T>(n, so_far, block, out, r.compute) : sum_values<T>(n, so_far, block, sum, r.compute);
+          return last ? sum_values<T>(n, so_far, block, out, r.compute)
+                      : sum_values<T>(n, so_far, block, sum, r.compute);
         };
         // dq: the first step's block waits for the second.
-        if (t == 1) RING_TRY(add_block(n_d, reinterpret_cast<const T*>(r.block_dq[0]), x.block_dq, x.acc_dq, x.dq));
+        if (t == 1)
+          RING_TRY(add_block(n_d, reinterpret_cast<const T*>(r.block_dq[0]), x.block_dq, x.acc_dq,
+                             x.dq));
         if (t >= 2) RING_TRY(add_block(n_d, x.acc_dq, x.block_dq, x.acc_dq, x.dq));
         // dk, dv: into the sum r+1 passed on (its first step's as cuDNN wrote them).
         if (t >= 1) {
           RING_TRY(timed_wait(r, m, sums_ready[i]));
           if (t == 1) {
-            RING_TRY(add_block(n_d, reinterpret_cast<const T*>(r.recv_dk), x.block_dk, x.acc_dk, x.dk));
-            RING_TRY(add_block(n_v, reinterpret_cast<const T*>(r.recv_dv), x.block_dv, x.acc_dv, x.dv));
+            RING_TRY(
+                add_block(n_d, reinterpret_cast<const T*>(r.recv_dk), x.block_dk, x.acc_dk, x.dk));
+            RING_TRY(
+                add_block(n_v, reinterpret_cast<const T*>(r.recv_dv), x.block_dv, x.acc_dv, x.dv));
           } else {
             RING_TRY(add_block(n_d, x.acc_dk, x.block_dk, x.acc_dk, x.dk));
             RING_TRY(add_block(n_v, x.acc_dv, x.block_dv, x.acc_dv, x.dv));
@@ -572,7 +636,8 @@ status backward_typed(world_state& w, const backward_io& io) {
         }
       } else {
         if (t == 0) {  // the kernels fold into zeroed accumulators
-          RING_TRY(row_dots_of<T>(lp, span{0, r.rows}, x.d_o, x.o, reinterpret_cast<A*>(r.row_dots), r.compute));
+          RING_TRY(row_dots_of<T>(lp, span{0, r.rows}, x.d_o, x.o, reinterpret_cast<A*>(r.row_dots),
+                                  r.compute));
           RING_CUDA(cudaMemsetAsync(r.acc_dq, 0, size_t(n_d) * a, r.compute), "cudaMemsetAsync");
           RING_CUDA(cudaMemsetAsync(r.acc_dk[b], 0, size_t(n_d) * a, r.compute), "cudaMemsetAsync");
           RING_CUDA(cudaMemsetAsync(r.acc_dv[b], 0, size_t(n_v) * a, r.compute), "cudaMemsetAsync");
@@ -580,8 +645,8 @@ status backward_typed(world_state& w, const backward_io& io) {
           RING_TRY(timed_wait(r, m, sums_ready[i]));
         }
         if (blk)
-          RING_TRY(backward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{false, last}, visit{false, last}, false, x,
-                                    r.compute));
+          RING_TRY(backward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{false, last},
+                                    visit{false, last}, false, x, r.compute));
       }
       RING_TRY(close_span(r, m, begin, &computed[i]));
     }
@@ -590,26 +655,32 @@ status backward_typed(world_state& w, const backward_io& io) {
     // The held keys' sums on to r−1; the next keys' arrive from r+1.
     const bool as_written = cudnn && t == 0;
     const int nb = (t + 1) % 2;
-    RING_TRY(exchange(w, m, computed, [&](rank_state& r, std::vector<message>* out) -> status {
-      const int to = (r.rank + W - 1) % W, from = (r.rank + 1) % W;
-      const int b = t % 2;
-      const size_t elem = as_written ? e : a, k_bytes = buffer_bytes(lp, lp.D, elem), v_bytes = buffer_bytes(lp, lp.V, elem);
-      *out = {send_to(as_written ? r.block_dk[0] : r.acc_dk[b], k_bytes, to),
-              send_to(as_written ? r.block_dv[0] : r.acc_dv[b], v_bytes, to),
-              recv_from(as_written ? r.recv_dk : r.acc_dk[nb], k_bytes, from),
-              recv_from(as_written ? r.recv_dv : r.acc_dv[nb], v_bytes, from)};
-      return {};
-    }, &sums_ready));
+    RING_TRY(exchange(
+        w, m, computed,
+        [&](rank_state& r, std::vector<message>* out) -> status {
+          const int to = (r.rank + W - 1) % W, from = (r.rank + 1) % W;
+          const int b = t % 2;
+          const size_t elem = as_written ? e : a, k_bytes = buffer_bytes(lp, lp.D, elem),
+                       v_bytes = buffer_bytes(lp, lp.V, elem);
+          *out = {send_to(as_written ? r.block_dk[0] : r.acc_dk[b], k_bytes, to),
+                  send_to(as_written ? r.block_dv[0] : r.acc_dv[b], v_bytes, to),
+                  recv_from(as_written ? r.recv_dk : r.acc_dk[nb], k_bytes, from),
+                  recv_from(as_written ? r.recv_dv : r.acc_dv[nb], v_bytes, from)};
+          return {};
+        },
+        &sums_ready));
   }
   RING_TRY(end_call(w, m, {}, io.stream));
   w.pending.dq = io.dq, w.pending.dk = io.dk, w.pending.dv = io.dv;
   return {};
 }
 
-template <typename T> struct forward_call {
+template <typename T>
+struct forward_call {
   static status run(world_state& w, const forward_io& io) { return forward_typed<T>(w, io); }
 };
-template <typename T> struct backward_call {
+template <typename T>
+struct backward_call {
   static status run(world_state& w, const backward_io& io) { return backward_typed<T>(w, io); }
 };
 
@@ -641,8 +712,9 @@ status gather(world_state& w, const std::vector<output_tensor>& outs) {
       RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
       const std::vector<span>& seq = w.chunks[size_t(r.rank)];
       for (const output_tensor& t : outs)
-        RING_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller), caller,
-                             row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)), r.*t.member, r.device, r.link));
+        RING_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller),
+                             caller, row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)),
+                             r.*t.member, r.device, r.link));
     }
     for (rank_state& r : w.ranks) {
       RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
@@ -659,10 +731,14 @@ status gather(world_state& w, const std::vector<output_tensor>& outs) {
       for (int peer = 0; peer < W; ++peer) {
         if (peer == r.rank) continue;
         for (const output_tensor& t : outs) {
-          for (const byte_range& x : row_ranges(p, w.local.T, t.X, t.elem, local_spans(w.chunks[size_t(r.rank)])))
-            if (x.bytes) RING_TRY(nccl::send(r.*t.member + x.offset, x.bytes, peer, r.comm, r.link));
+          for (const byte_range& x :
+               row_ranges(p, w.local.T, t.X, t.elem, local_spans(w.chunks[size_t(r.rank)])))
+            if (x.bytes)
+              RING_TRY(nccl::send(r.*t.member + x.offset, x.bytes, peer, r.comm, r.link));
           for (const byte_range& x : row_ranges(p, p.T, t.X, t.elem, w.chunks[size_t(peer)]))
-            if (x.bytes) RING_TRY(nccl::recv(static_cast<char*>(t.caller) + x.offset, x.bytes, peer, r.comm, r.link));
+            if (x.bytes)
+              RING_TRY(nccl::recv(static_cast<char*>(t.caller) + x.offset, x.bytes, peer, r.comm,
+                                  r.link));
         }
       }
       return {};
@@ -674,8 +750,9 @@ status gather(world_state& w, const std::vector<output_tensor>& outs) {
     RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
     const std::vector<span>& seq = w.chunks[size_t(r.rank)];
     for (const output_tensor& t : outs)
-      RING_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller), r.device,
-                           row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)), r.*t.member, r.device, r.link));
+      RING_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller),
+                           r.device, row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)),
+                           r.*t.member, r.device, r.link));
     RING_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (collect)");
   }
   return {};
@@ -686,14 +763,17 @@ status collect_pending(world_state& w) {
   const size_t e = storage_bytes(p.dtype), a = acc_bytes(p.dtype);
   std::vector<output_tensor> outs;
   const pending_outputs& x = w.pending;
-  if (x.o) outs.push_back({&rank_state::o, x.o, p.V, e}), outs.push_back({&rank_state::lse, x.lse, 0, a});
+  if (x.o)
+    outs.push_back({&rank_state::o, x.o, p.V, e}), outs.push_back({&rank_state::lse, x.lse, 0, a});
   if (x.dq)
-    outs.push_back({&rank_state::dq, x.dq, p.D, e}), outs.push_back({&rank_state::dk, x.dk, p.D, e}),
+    outs.push_back({&rank_state::dq, x.dq, p.D, e}),
+        outs.push_back({&rank_state::dk, x.dk, p.D, e}),
         outs.push_back({&rank_state::dv, x.dv, p.V, e});
   if (outs.empty()) return {};
   const auto t0 = std::chrono::steady_clock::now();
   RING_TRY(gather(w, outs));
-  w.collect_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  w.collect_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   w.pending = {};
   return {};
 }
@@ -739,9 +819,9 @@ std::string call_report(world_state& w, int m) {
   std::snprintf(buf, sizeof buf, "%.4f", hidden);
   std::string ranks = "[";
   for (size_t i = 0; i < ids.size(); ++i) ranks += (i ? "," : "") + std::to_string(ids[i]);
-  return "{\"ranks\":" + ranks + "],\"rank_ms\":" + list(rank_ms) + ",\"compute_ms\":" + list(compute_ms) +
-         ",\"comm_ms\":" + list(comm_ms) + ",\"exposed_comm_ms\":" + list(exposed_ms) +
-         ",\"comm_hidden_fraction\":" + buf + "}";
+  return "{\"ranks\":" + ranks + "],\"rank_ms\":" + list(rank_ms) +
+         ",\"compute_ms\":" + list(compute_ms) + ",\"comm_ms\":" + list(comm_ms) +
+         ",\"exposed_comm_ms\":" + list(exposed_ms) + ",\"comm_hidden_fraction\":" + buf + "}";
 }
 
 // The problem as a rank's buffers see it: T = the longest shard's rows.
@@ -751,8 +831,8 @@ problem local_problem(const problem& p, const std::vector<std::vector<span>>& ch
   return lp;
 }
 
-std::vector<std::vector<std::optional<step_block>>> steps_of(const std::vector<std::vector<span>>& chunks,
-                                                             bool causal) {
+std::vector<std::vector<std::optional<step_block>>> steps_of(
+    const std::vector<std::vector<span>>& chunks, bool causal) {
   const int W = int(chunks.size());
   std::vector<std::vector<std::optional<step_block>>> out(static_cast<size_t>(W));
   for (int r = 0; r < W; ++r)
@@ -826,7 +906,8 @@ status plan_cudnn_steps(const problem& p, bool backward, int64_t* most_workspace
   return plan_cudnn_pairs(local_problem(p, chunks), blocks, backward, most_workspace_bytes);
 }
 
-status prepare(const problem& p, const placement& where, const forward_io& fwd, const backward_io* bwd) {
+status prepare(const problem& p, const placement& where, const forward_io& fwd,
+               const backward_io* bwd) {
   std::lock_guard<std::mutex> guard(state_lock);
   device_guard keep;
   if (where.world < 2 || where.devices.empty()) return "the multi-GPU ring needs at least 2 ranks";
@@ -837,11 +918,12 @@ status prepare(const problem& p, const placement& where, const forward_io& fwd, 
   if (!one_process) RING_TRY(nccl::process_communicator(where.devices[0], &comms[0]));
   const bool backward = bwd != nullptr;
   // Same problem and placement: keep the buffers, copy the inputs again.
-  const bool same = state && state->where.devices == where.devices && state->where.world == where.world &&
-                    state->where.first_rank == where.first_rank && state->backward == backward &&
-                    std::tie(state->p.dtype, state->p.B, state->p.H, state->p.D, state->p.V, state->p.T,
-                             state->p.causal, state->p.scale, state->p.chunking, state->p.block) ==
-                        std::tie(p.dtype, p.B, p.H, p.D, p.V, p.T, p.causal, p.scale, p.chunking, p.block);
+  const bool same =
+      state && state->where.devices == where.devices && state->where.world == where.world &&
+      state->where.first_rank == where.first_rank && state->backward == backward &&
+      std::tie(state->p.dtype, state->p.B, state->p.H, state->p.D, state->p.V, state->p.T,
+               state->p.causal, state->p.scale, state->p.chunking, state->p.block) ==
+          std::tie(p.dtype, p.B, p.H, p.D, p.V, p.T, p.causal, p.scale, p.chunking, p.block);
   if (!same) {
     free_world();
     if (status e = build_world(p, where, backward, one_process, comms); !e.empty()) {
@@ -860,8 +942,9 @@ status prepare(const problem& p, const placement& where, const forward_io& fwd, 
     RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
     const std::vector<span>&seq = w.chunks[size_t(r.rank)], loc = local_spans(seq);
     auto rows_of = [&](const void* src, char* dst, int X) {
-      return copy_ranges(row_ranges(p, w.local.T, X, e, loc), dst, r.device, row_ranges(p, p.T, X, e, seq),
-                         static_cast<const char*>(src), from, r.compute);
+      return copy_ranges(row_ranges(p, w.local.T, X, e, loc), dst, r.device,
+                         row_ranges(p, p.T, X, e, seq), static_cast<const char*>(src), from,
+                         r.compute);
     };
     RING_TRY(rows_of(fwd.q, r.q, p.D));
     RING_TRY(rows_of(fwd.k, r.k, p.D));
@@ -898,11 +981,12 @@ std::string report_json() {
   device_guard keep;
   if (!state || !(state->called[0] || state->called[1])) return {};
   world_state& w = *state;
-  std::string s = "{\"world\":" + std::to_string(w.where.world) + ",\"layout\":\"" + layout_name(w.p.chunking) +
-                  "\",\"block\":\"" + (w.p.block == block_kernel::cudnn ? "cudnn" : "own") +
-                  "\",\"processes\":\"" + (w.one_process ? "one" : "one per rank") + "\"" +
-                  (w.one_process ? "" : ",\"nccl_version\":" + std::to_string(nccl::library_version())) +
-                  ",\"outputs\":\"each rank's own rows at the call's end; collect() gathers them, untimed\"";
+  std::string s =
+      "{\"world\":" + std::to_string(w.where.world) + ",\"layout\":\"" + layout_name(w.p.chunking) +
+      "\",\"block\":\"" + (w.p.block == block_kernel::cudnn ? "cudnn" : "own") +
+      "\",\"processes\":\"" + (w.one_process ? "one" : "one per rank") + "\"" +
+      (w.one_process ? "" : ",\"nccl_version\":" + std::to_string(nccl::library_version())) +
+      ",\"outputs\":\"each rank's own rows at the call's end; collect() gathers them, untimed\"";
   if (w.collect_ms >= 0) {
     char buf[48];
     std::snprintf(buf, sizeof buf, ",\"collect_ms\":%.4f", w.collect_ms);

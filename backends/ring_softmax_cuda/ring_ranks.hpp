@@ -26,7 +26,8 @@ struct placement {
 // Copies each rank's shard of the inputs onto its device and allocates its buffers
 // (untimed); `bwd` is null for forward-only work. The calls that follow must pass the
 // same tensors. p.shards is the world size.
-status prepare(const problem& p, const placement& where, const forward_io& fwd, const backward_io* bwd);
+status prepare(const problem& p, const placement& where, const forward_io& fwd,
+               const backward_io* bwd);
 // Every device starts after what io.stream has enqueued; io.stream waits for every
 // rank's end, when each rank holds the outputs of its own shard.
 status run_forward(const problem& p, const forward_io& io);

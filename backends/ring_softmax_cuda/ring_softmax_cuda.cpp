@@ -44,7 +44,9 @@ constexpr int kMaxRanksPerDevice = 8;
 extern const glabench_backend kBackend;
 
 ring::storage storage_of(DLDataType d) {
-  return d.bits == 64 ? ring::storage::fp64 : d.code == kDLBfloat ? ring::storage::bf16 : ring::storage::fp32;
+  return d.bits == 64          ? ring::storage::fp64
+         : d.code == kDLBfloat ? ring::storage::bf16
+                               : ring::storage::fp32;
 }
 
 // The knobs, read once; a value outside its set is refused rather than silently
@@ -63,8 +65,8 @@ const knobs& knob_values() {
       char* end = nullptr;
       const long n = std::strtol(env, &end, 10);
       if (*end != '\0' || n < 1 || n > kMaxShards)
-        r.error = "RING_SOFTMAX_CUDA_SHARDS must be an integer from 1 to " + std::to_string(kMaxShards) +
-                  ", not `" + env + "`";
+        r.error = "RING_SOFTMAX_CUDA_SHARDS must be an integer from 1 to " +
+                  std::to_string(kMaxShards) + ", not `" + env + "`";
       else
         r.shards = int(n);
     }
@@ -116,7 +118,9 @@ ring::ranks::placement placement_of(const glabench_problem* p) {
   }
   return w;
 }
-bool across_ranks(const glabench_problem* p) { return placement_of(p).world > 1; }
+bool across_ranks(const glabench_problem* p) {
+  return placement_of(p).world > 1;
+}
 
 ring::problem problem_of(const glabench_problem* p) {
   ring::problem r{};
@@ -144,15 +148,16 @@ struct block_decision {
 };
 block_decision decide_block(const ring::problem& base, glabench_mode mode, bool across) {
   static std::mutex m;
-  static std::map<std::tuple<int, int, int, int, int, int, int64_t, bool, double, bool, int, int, bool>,
-                  block_decision>
+  static std::map<
+      std::tuple<int, int, int, int, int, int, int64_t, bool, double, bool, int, int, bool>,
+      block_decision>
       decided;
   std::lock_guard<std::mutex> guard(m);
   int device = 0;
   cudaGetDevice(&device);
-  const auto key = std::make_tuple(device, int(base.dtype), base.B, base.H, base.D, base.V, base.T, base.causal,
-                                   base.scale, mode == GLABENCH_MODE_BACKWARD, base.shards, int(base.chunking),
-                                   across);
+  const auto key = std::make_tuple(device, int(base.dtype), base.B, base.H, base.D, base.V, base.T,
+                                   base.causal, base.scale, mode == GLABENCH_MODE_BACKWARD,
+                                   base.shards, int(base.chunking), across);
   if (auto it = decided.find(key); it != decided.end()) return it->second;
   block_decision d;
   if (knob_values().block_choice == knobs::block::own) {
@@ -167,7 +172,8 @@ block_decision decide_block(const ring::problem& base, glabench_mode mode, bool 
     const auto plan = across ? ring::ranks::plan_cudnn_steps : ring::plan_cudnn_blocks;
     int64_t bytes = 0;
     d.why_not_cudnn = plan(p, false, &bytes);
-    if (d.why_not_cudnn.empty() && mode == GLABENCH_MODE_BACKWARD) d.why_not_cudnn = plan(p, true, &bytes);
+    if (d.why_not_cudnn.empty() && mode == GLABENCH_MODE_BACKWARD)
+      d.why_not_cudnn = plan(p, true, &bytes);
     if (d.why_not_cudnn.empty()) d.block = ring::block_kernel::cudnn;
   }
   decided[key] = d;
@@ -180,14 +186,18 @@ glabench_status device_available(glabench_message* reason) {
 
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "ring_softmax_cuda runs softmax_attn in fp64, fp32 and bf16");
-  if (!knob_values().error.empty()) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, knob_values().error);
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "ring_softmax_cuda runs softmax_attn in fp64, fp32 and bf16");
+  if (!knob_values().error.empty())
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, knob_values().error);
   if (p->B < 1 || p->T < 1 || p->H < 1 || p->K < 1 || p->V < 1)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B, T, H, D and V must be at least 1");
   if (p->K > kMaxHead || p->V > kMaxHead)
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "head sizes up to 256 (D=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
-  if (p->B * p->H > 65535) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
+    return fail(
+        reason, GLABENCH_ERROR_UNSUPPORTED,
+        "head sizes up to 256 (D=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
+  if (p->B * p->H > 65535)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
   const ring::nccl::process_ranks& ranks = ring::nccl::process_knobs();
   if (!ranks.error.empty()) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, ranks.error);
   if (ranks.world > 1 && p->num_devices > 1)
@@ -195,25 +205,31 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
                 "RING_SOFTMAX_CUDA_NCCL_WORLD: one device per process (its rank's), not " +
                     std::to_string(p->num_devices));
   if (ranks.world > 1 && knob_values().ranks_per_device > 1)
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE is for one process; with RING_SOFTMAX_CUDA_NCCL_WORLD "
-                "each process is one rank");
+    return fail(
+        reason, GLABENCH_ERROR_UNSUPPORTED,
+        "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE is for one process; with RING_SOFTMAX_CUDA_NCCL_WORLD "
+        "each process is one rank");
   if (across_ranks(p)) {
     std::string why;
     if (ranks.world > 1 && !ring::nccl::library_loaded(&why))
-      return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "the ring across processes needs NCCL: " + why);
-    if (knob_values().shards != 1)
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                  "RING_SOFTMAX_CUDA_SHARDS is the one-device ring; across ranks the shards are the ranks");
+                  "the ring across processes needs NCCL: " + why);
+    if (knob_values().shards != 1)
+      return fail(
+          reason, GLABENCH_ERROR_UNSUPPORTED,
+          "RING_SOFTMAX_CUDA_SHARDS is the one-device ring; across ranks the shards are the ranks");
     for (int i = 0; i < p->num_devices; ++i)
       for (int j = 0; j < i; ++j)
         if (p->device_ids[i] == p->device_ids[j])
-          return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "device " + std::to_string(p->device_ids[i]) +
-                      " is listed twice (several ranks on a device: RING_SOFTMAX_CUDA_RANKS_PER_DEVICE)");
+          return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                      "device " + std::to_string(p->device_ids[i]) +
+                          " is listed twice (several ranks on a device: "
+                          "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE)");
   }
   if (knob_values().block_choice == knobs::block::cudnn) {
     if (storage_of(p->dtype) != ring::storage::bf16)
-      return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: cuDNN blocks are bf16 only");
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                  "RING_SOFTMAX_CUDA_BLOCK=cudnn: cuDNN blocks are bf16 only");
     std::string why;
     if (!ring::cudnn_block::library_loaded(&why))
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: " + why);
@@ -222,7 +238,8 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
 }
 
 // The problem with its block kernel chosen; `cudnn` forced but refused is an error.
-bool chosen(const glabench_problem* p, glabench_mode mode, ring::problem* out, glabench_message* error) {
+bool chosen(const glabench_problem* p, glabench_mode mode, ring::problem* out,
+            glabench_message* error) {
   *out = problem_of(p);
   const block_decision d = decide_block(*out, mode, across_ranks(p));
   if (knob_values().block_choice == knobs::block::cudnn && d.block != ring::block_kernel::cudnn) {
@@ -243,7 +260,8 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
     if (across_ranks(p))
       *bytes = 0;
     else
-      *bytes = mode == GLABENCH_MODE_BACKWARD ? ring::backward_workspace_bytes(r) : ring::forward_workspace_bytes(r);
+      *bytes = mode == GLABENCH_MODE_BACKWARD ? ring::backward_workspace_bytes(r)
+                                              : ring::forward_workspace_bytes(r);
     return GLABENCH_OK;
   });
 }
@@ -261,8 +279,10 @@ glabench_status result(const ring::status& s, const char* what, glabench_message
 
 // The ABI's arguments as the ring's device pointers.
 ring::forward_io forward_io_of(const glabench_forward_args* f) {
-  return {data_of<void>(f->q), data_of<void>(f->k),   data_of<void>(f->v), data_of<void>(f->o),
-          data_of<void>(f->lse), f->workspace, f->workspace_bytes, static_cast<cudaStream_t>(f->stream)};
+  return {data_of<void>(f->q),   data_of<void>(f->k),
+          data_of<void>(f->v),   data_of<void>(f->o),
+          data_of<void>(f->lse), f->workspace,
+          f->workspace_bytes,    static_cast<cudaStream_t>(f->stream)};
 }
 ring::backward_io backward_io_of(const glabench_backward_args* bw) {
   return {data_of<void>(bw->q),  data_of<void>(bw->k),   data_of<void>(bw->v),
@@ -271,46 +291,57 @@ ring::backward_io backward_io_of(const glabench_backward_args* bw) {
           bw->workspace,         bw->workspace_bytes,    static_cast<cudaStream_t>(bw->stream)};
 }
 
-glabench_status forward(const glabench_problem* p, const glabench_forward_args* f, glabench_message* error) {
+glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
+                        glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error)) return s;
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error))
+      return s;
     ring::problem r;
     if (!chosen(p, GLABENCH_MODE_FORWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
     const ring::forward_io io = forward_io_of(f);
     const bool across = across_ranks(p);
     g_last = {true, across, r};
-    return result(across ? ring::ranks::run_forward(r, io) : ring::run_forward(r, io), "forward", error);
+    return result(across ? ring::ranks::run_forward(r, io) : ring::run_forward(r, io), "forward",
+                  error);
   });
 }
 
-glabench_status backward(const glabench_problem* p, const glabench_backward_args* bw, glabench_message* error) {
+glabench_status backward(const glabench_problem* p, const glabench_backward_args* bw,
+                         glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error)) return s;
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error))
+      return s;
     ring::problem r;
     if (!chosen(p, GLABENCH_MODE_BACKWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
     const ring::backward_io io = backward_io_of(bw);
     const bool across = across_ranks(p);
     g_last = {true, across, r};
-    return result(across ? ring::ranks::run_backward(r, io) : ring::run_backward(r, io), "backward", error);
+    return result(across ? ring::ranks::run_backward(r, io) : ring::run_backward(r, io), "backward",
+                  error);
   });
 }
 
 // Across GPUs: each rank's shard onto its device before the timed calls. One device:
 // nothing to do (cuDNN's graphs were planned with the workspace size).
-glabench_status prepare(const glabench_problem* p, glabench_mode mode, const glabench_forward_args* f,
-                        const glabench_backward_args* bw, glabench_message* error) {
+glabench_status prepare(const glabench_problem* p, glabench_mode mode,
+                        const glabench_forward_args* f, const glabench_backward_args* bw,
+                        glabench_message* error) {
   return guarded(error, [&] {
     if (!across_ranks(p)) return GLABENCH_OK;
     ring::problem r;
     if (!chosen(p, mode, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
     std::optional<ring::backward_io> bio;
     if (bw && mode == GLABENCH_MODE_BACKWARD) bio = backward_io_of(bw);
-    return result(ring::ranks::prepare(r, placement_of(p), forward_io_of(f), bio ? &*bio : nullptr), "prepare",
-                  error);
+    return result(ring::ranks::prepare(r, placement_of(p), forward_io_of(f), bio ? &*bio : nullptr),
+                  "prepare", error);
   });
 }
 
-void release() { ring::ranks::release(); }
+void release() {
+  ring::ranks::release();
+}
 
 // Across GPUs: every rank's rows of the outputs into the caller's tensors (untimed). One
 // device: the calls wrote them there.
@@ -371,4 +402,6 @@ const glabench_backend kBackend = {
 
 }  // namespace
 
-extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) { return &kBackend; }
+extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) {
+  return &kBackend;
+}

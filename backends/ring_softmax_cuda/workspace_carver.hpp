@@ -10,7 +10,8 @@ struct carver {
   static constexpr size_t kAlign = 256;
   char* base;
   size_t used = 0;
-  template <typename X> X* take(size_t count) {
+  template <typename X>
+  X* take(size_t count) {
     X* p = reinterpret_cast<X*>(base ? base + used : nullptr);
     used += (count * sizeof(X) + kAlign - 1) / kAlign * kAlign;
     return p;

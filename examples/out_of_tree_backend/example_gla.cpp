@@ -32,9 +32,13 @@ struct layout {
 };
 
 template <typename real>
-const real* in(const DLTensor* t) { return t ? data_of<const real>(t) : nullptr; }
+const real* in(const DLTensor* t) {
+  return t ? data_of<const real>(t) : nullptr;
+}
 template <typename real>
-real* out(DLTensor* t) { return t ? data_of<real>(t) : nullptr; }
+real* out(DLTensor* t) {
+  return t ? data_of<real>(t) : nullptr;
+}
 
 // S ← diag(exp g) S + k vᵀ
 template <typename real>
@@ -56,7 +60,10 @@ glabench_status run_forward(const glabench_problem& p, const glabench_forward_ar
   const int64_t KV = p.K * p.V;
   for (int64_t b = 0; b < p.B; ++b)
     for (int64_t h = 0; h < p.H; ++h) {
-      if (h0) std::copy_n(h0 + L.state(b, h), KV, S); else std::fill_n(S, KV, real(0));
+      if (h0)
+        std::copy_n(h0 + L.state(b, h), KV, S);
+      else
+        std::fill_n(S, KV, real(0));
       for (int64_t t = 0; t < p.T; ++t) {
         advance(p.K, p.V, k + L.tok_k(b, t, h), v + L.tok_v(b, t, h), g + L.tok_k(b, t, h), S);
         const real* qt = q + L.tok_k(b, t, h);
@@ -85,13 +92,19 @@ glabench_status run_backward(const glabench_problem& p, const glabench_backward_
   real* G = states + (p.T + 1) * KV;               // adjoint of S_t
   for (int64_t b = 0; b < p.B; ++b)
     for (int64_t h = 0; h < p.H; ++h) {
-      if (h0) std::copy_n(h0 + L.state(b, h), KV, states); else std::fill_n(states, KV, real(0));
+      if (h0)
+        std::copy_n(h0 + L.state(b, h), KV, states);
+      else
+        std::fill_n(states, KV, real(0));
       for (int64_t t = 0; t < p.T; ++t) {
         std::copy_n(states + t * KV, KV, states + (t + 1) * KV);
         advance(p.K, p.V, k + L.tok_k(b, t, h), v + L.tok_v(b, t, h), g + L.tok_k(b, t, h),
                 states + (t + 1) * KV);
       }
-      if (dht) std::copy_n(dht + L.state(b, h), KV, G); else std::fill_n(G, KV, real(0));
+      if (dht)
+        std::copy_n(dht + L.state(b, h), KV, G);
+      else
+        std::fill_n(G, KV, real(0));
       for (int64_t t = p.T - 1; t >= 0; --t) {
         const real *qt = q + L.tok_k(b, t, h), *kt = k + L.tok_k(b, t, h);
         const real *gt = g + L.tok_k(b, t, h), *vt = v + L.tok_v(b, t, h);
@@ -125,7 +138,9 @@ glabench_status run_backward(const glabench_problem& p, const glabench_backward_
   return GLABENCH_OK;
 }
 
-glabench_status device_available(glabench_message*) { return GLABENCH_OK; }
+glabench_status device_available(glabench_message*) {
+  return GLABENCH_OK;
+}
 
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
@@ -143,7 +158,8 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* a,
                         glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_FORWARD, a->workspace_bytes, error))
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_FORWARD, a->workspace_bytes, error))
       return s;
     return p->dtype.bits == 64 ? run_forward<double>(*p, *a) : run_forward<float>(*p, *a);
   });
@@ -152,18 +168,27 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
 glabench_status backward(const glabench_problem* p, const glabench_backward_args* a,
                          glabench_message* error) {
   return guarded(error, [&] {
-    if (glabench_status s = check_call(kBackend, p, GLABENCH_MODE_BACKWARD, a->workspace_bytes, error))
+    if (glabench_status s =
+            check_call(kBackend, p, GLABENCH_MODE_BACKWARD, a->workspace_bytes, error))
       return s;
     return p->dtype.bits == 64 ? run_backward<double>(*p, *a) : run_backward<float>(*p, *a);
   });
 }
 
 const glabench_backend kBackend = {
-    GLABENCH_ABI_MAJOR, GLABENCH_ABI_MINOR, sizeof(glabench_backend),
-    "example_gla",      "1.0.0",            kDLCPU,
-    kCapabilities,      sizeof(kCapabilities) / sizeof(kCapabilities[0]),
-    device_available,   supports,           workspace_size,
-    forward,            backward,
+    GLABENCH_ABI_MAJOR,
+    GLABENCH_ABI_MINOR,
+    sizeof(glabench_backend),
+    "example_gla",
+    "1.0.0",
+    kDLCPU,
+    kCapabilities,
+    sizeof(kCapabilities) / sizeof(kCapabilities[0]),
+    device_available,
+    supports,
+    workspace_size,
+    forward,
+    backward,
 };
 
 }  // namespace

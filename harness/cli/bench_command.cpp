@@ -188,7 +188,8 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
   cmd->add_option("--max-reps", o.stopping.max_reps, "samples at most")
       ->capture_default_str()
       ->check(oc::whole<int>(1, oc::kMaxReps));
-  cmd->add_option("--time-cap", o.stopping.time_cap_s, "seconds of sampling per configuration (≥ 5 samples)")
+  cmd->add_option("--time-cap", o.stopping.time_cap_s,
+                  "seconds of sampling per configuration (≥ 5 samples)")
       ->capture_default_str()
       ->check(oc::real(0, oc::end::open, oc::kMaxSeconds, oc::end::closed, "seconds"));
   cmd->add_option("--max-call-seconds", o.max_call_s,

@@ -17,8 +17,7 @@ namespace {
 void show(const fixture& f) {
   const problem& p = f.prob;
   fmt::print("{}\n  op={} B={} T={} H={} K={} V={} scale={:.6g}{}\n", console_safe(f.path),
-             op_name(p.op), p.B,
-             p.T, p.H, p.K, p.V, p.scale,
+             op_name(p.op), p.B, p.T, p.H, p.K, p.V, p.scale,
              p.op == op_kind::softmax_attn ? fmt::format(" causal={}", p.causal ? 1 : 0) : "");
   if (!f.description.empty()) fmt::print("  description: {}\n", console_safe(f.description));
   auto row = [](const std::string& path, const tensor& t) {

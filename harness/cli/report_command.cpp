@@ -10,8 +10,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "report_printer.hpp"
 #include "commands.hpp"
+#include "report_printer.hpp"
 #include "run_context.hpp"
 #include "safe_text.hpp"
 
@@ -59,7 +59,8 @@ int run_report(const report_args& args) {
     runs.push_back({path, bench_results_from_text(read_results_text(path), path)});
     texts.push_back(to_json(runs.back().results).dump());
   }
-  const std::string baseline = args.baseline.empty() ? report_printer::default_baseline(runs) : args.baseline;
+  const std::string baseline =
+      args.baseline.empty() ? report_printer::default_baseline(runs) : args.baseline;
 
   const std::string python = env_or("GLABENCH_PYTHON", "python3");
   const std::string script =

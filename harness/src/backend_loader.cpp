@@ -32,7 +32,8 @@ size_t table_size_for_minor(uint32_t minor) {
   if (minor == 0) return offsetof(glabench_backend, backward) + sizeof(glabench_backend::backward);
   if (minor == 1) return offsetof(glabench_backend, build) + sizeof(glabench_backend::build);
   if (minor == 2)
-    return offsetof(glabench_backend, last_call_report) + sizeof(glabench_backend::last_call_report);
+    return offsetof(glabench_backend, last_call_report) +
+           sizeof(glabench_backend::last_call_report);
   if (minor == 3) return offsetof(glabench_backend, collect) + sizeof(glabench_backend::collect);
   return offsetof(glabench_backend, num_knobs) + sizeof(glabench_backend::num_knobs);
 }

@@ -71,8 +71,7 @@ void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool
   }
 }
 template <typename Call>
-void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool hot,
-                  Call&& call) {
+void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool hot, Call&& call) {
   take_samples(
       dev, stop, warmups, hot, [] {}, call, [](size_t, double) {});
 }

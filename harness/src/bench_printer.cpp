@@ -40,8 +40,8 @@ std::string reason_kind(const std::string& reason) {
       kind += '#';
     }
     if (digit)
-      while (i + 1 < reason.size() && (std::isdigit(static_cast<unsigned char>(reason[i + 1])) ||
-                                       reason[i + 1] == '.'))
+      while (i + 1 < reason.size() &&
+             (std::isdigit(static_cast<unsigned char>(reason[i + 1])) || reason[i + 1] == '.'))
         ++i;
   }
   return kind;
@@ -73,7 +73,8 @@ void bench_printer::row(const bench_row& r) {
   if (r.status == bench_status::skipped) {
     ++skipped_;
     const auto key = std::make_pair(r.config.backend, reason_kind(r.message));
-    auto it = std::find_if(skips_.begin(), skips_.end(), [&](const auto& g) { return g.first == key; });
+    auto it =
+        std::find_if(skips_.begin(), skips_.end(), [&](const auto& g) { return g.first == key; });
     if (it == skips_.end()) it = skips_.insert(skips_.end(), {key, {0, r.message, false}});
     ++it->second.count;
     it->second.reasons_differ = it->second.reasons_differ || r.message != it->second.first_reason;

@@ -2,8 +2,9 @@
 // results file keeps Google Benchmark's JSON layout, the console does not need its
 // columns. A line per configuration as it finishes:
 //
-//   configuration                                median ms      p20–p80 ms     cv  reps   GB/s  % peak    status
-//   naive_recurrent  gla  fp32  fwd  B4 T1024 …     139.8   138.9–141.2  0.61%    10  1.172  5.6% copy  ok
+//   configuration                                median ms      p20–p80 ms     cv  reps   GB/s  %
+//   peak    status naive_recurrent  gla  fp32  fwd  B4 T1024 …     139.8   138.9–141.2  0.61%
+//   10  1.172  5.6% copy  ok
 //
 // the shape followed by softmax_attn's mask ("causal" or "full", --mask), then by "×2 GPU"
 // when the backend was given more than one device (--devices); times in milliseconds with

@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "backend_loader.hpp"
-#include "bench_results.hpp"
 #include "bench_device.hpp"
+#include "bench_results.hpp"
 #include "bench_shapes.hpp"
 #include "dtype.hpp"
 #include "glabench/reference/problem.hpp"

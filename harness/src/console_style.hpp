@@ -9,9 +9,9 @@
 namespace glabench {
 
 enum class tone {
-  good,     // ok, passed
-  bad,      // FAILED, CRASHED, TIMEOUT, warnings that invalidate figures
-  muted,    // skips and other lines that need no action
+  good,   // ok, passed
+  bad,    // FAILED, CRASHED, TIMEOUT, warnings that invalidate figures
+  muted,  // skips and other lines that need no action
 };
 
 class console_style {

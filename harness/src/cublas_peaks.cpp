@@ -87,18 +87,19 @@ double gemm_tflops(const cublas_api& api, cublasHandle_t handle, device_context&
   const float onef = 1, zerof = 0;
   const bool f64 = kind.compute == CUBLAS_COMPUTE_64F;
   cuda_timer timer(stream);
-  const double ms = quantile(time_repeatedly(timer, 2, 5, [&] {
-                               const cublasStatus_t status = api.gemm(
-                                   handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n,
-                                   f64 ? static_cast<const void*>(&one) : &onef, a.data(),
-                                   kind.type, n, b.data(), kind.type, n,
-                                   f64 ? static_cast<const void*>(&zero) : &zerof, c.data(),
-                                   kind.type, n, kind.compute, CUBLAS_GEMM_DEFAULT);
-                               if (status != CUBLAS_STATUS_SUCCESS)
-                                 throw std::runtime_error("cublasGemmEx failed with status " +
-                                                          std::to_string(status));
-                             }),
-                             0.5);
+  const double ms = quantile(
+      time_repeatedly(
+          timer, 2, 5,
+          [&] {
+            const cublasStatus_t status =
+                api.gemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n,
+                         f64 ? static_cast<const void*>(&one) : &onef, a.data(), kind.type, n,
+                         b.data(), kind.type, n, f64 ? static_cast<const void*>(&zero) : &zerof,
+                         c.data(), kind.type, n, kind.compute, CUBLAS_GEMM_DEFAULT);
+            if (status != CUBLAS_STATUS_SUCCESS)
+              throw std::runtime_error("cublasGemmEx failed with status " + std::to_string(status));
+          }),
+      0.5);
   return 2.0 * double(n) * n * n / (ms * 1e9);
 }
 

@@ -18,7 +18,7 @@ class cuda_timer {
   cuda_timer(const cuda_timer&) = delete;
   cuda_timer& operator=(const cuda_timer&) = delete;
 
-  void start();     // records the start event on the stream
+  void start();      // records the start event on the stream
   double stop_ms();  // records the stop event, waits for it; milliseconds since start()
 
  private:

@@ -1,5 +1,5 @@
-// Storage dtypes a run can use (their DLPack codes: abi_vocabulary.hpp), default tolerances (docs/design.md §5),
-// and conversion of fp64 host tensors to and from their packed bytes.
+// Storage dtypes a run can use (their DLPack codes: abi_vocabulary.hpp), default tolerances
+// (docs/design.md §5), and conversion of fp64 host tensors to and from their packed bytes.
 #pragma once
 
 #include <cstddef>

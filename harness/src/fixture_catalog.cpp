@@ -129,7 +129,8 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
     // walks, which need K and V multiples of 4 (rows of whole 8-byte vectors in bf16,
     // 16-byte in fp32), hand to their fallbacks.
     out.push_back({"gla_no_h0_t300_d32", "no initial state, at a shape the GPU walks take",
-                   make_problem(op_kind::gla, {1, 300, 2, 32, 32}), options(gate_kind::logsigmoid, false)});
+                   make_problem(op_kind::gla, {1, 300, 2, 32, 32}),
+                   options(gate_kind::logsigmoid, false)});
     out.push_back({"gla_no_decay_t200_d16", "g = 0 at every token, at a shape the GPU walks take",
                    make_problem(op_kind::gla, {1, 200, 2, 16, 16}), options(gate_kind::zero)});
     out.push_back({"gla_reset_t200_d16", "g = -30 at every token, at a shape the GPU walks take",

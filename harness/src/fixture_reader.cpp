@@ -381,8 +381,9 @@ class fixture_file {
     if (H5Oget_info_by_name2(loc, name, &info, H5O_INFO_HDR, H5P_DEFAULT) < 0)
       fail(path, "has an unreadable object header (corrupt file)");
     if (info.hdr.mesg.shared != 0)
-      fail(path, "has shared object-header messages; a fixture's objects keep every message in "
-                 "their own header");
+      fail(path,
+           "has shared object-header messages; a fixture's objects keep every message in "
+           "their own header");
   }
 
   // Every link in the root, /inputs and /expected: a known name, a hard link, to a
@@ -446,8 +447,8 @@ class fixture_file {
     const H5I_type_t found = H5Iget_type(obj.get());
     if (found != want)
       fail(path, "must be a " + object + ", found " +
-                     (found == H5I_GROUP     ? "a group"
-                      : found == H5I_DATASET ? "a dataset"
+                     (found == H5I_GROUP      ? "a group"
+                      : found == H5I_DATASET  ? "a dataset"
                       : found == H5I_DATATYPE ? "a named datatype"
                                               : "another kind of object"));
     return obj;
@@ -462,8 +463,8 @@ class fixture_file {
     if (link.type == H5L_TYPE_SOFT) return " to '" + printable(value.data()) + "'";
     const char* file = nullptr;
     const char* object = nullptr;
-    if (H5Lunpack_elink_val(value.data(), link.value_size, nullptr, &file, &object) < 0 ||
-        !file || !object)
+    if (H5Lunpack_elink_val(value.data(), link.value_size, nullptr, &file, &object) < 0 || !file ||
+        !object)
       return "";
     return " to '" + printable(file) + ":" + printable(object) + "'";
   }
@@ -537,9 +538,8 @@ struct planned_dataset {
 // Every dataset the op can have, with the shape its attributes give it.
 std::vector<planned_dataset> op_datasets(const problem& p) {
   std::vector<planned_dataset> out = {
-      {"/inputs/q", p.qk_shape()},    {"/inputs/k", p.qk_shape()},
-      {"/inputs/v", p.v_shape()},     {"/inputs/do", p.v_shape()},
-      {"/expected/o", p.v_shape()},   {"/expected/dq", p.qk_shape()},
+      {"/inputs/q", p.qk_shape()},    {"/inputs/k", p.qk_shape()},  {"/inputs/v", p.v_shape()},
+      {"/inputs/do", p.v_shape()},    {"/expected/o", p.v_shape()}, {"/expected/dq", p.qk_shape()},
       {"/expected/dk", p.qk_shape()}, {"/expected/dv", p.v_shape()}};
   if (p.has_gate()) {
     out.push_back({"/inputs/g", p.qk_shape()});
@@ -569,9 +569,9 @@ void check_memory(const fixture_file& file, const problem& p, uint64_t limit) {
     uint64_t bytes = sizeof(double);
     for (int64_t n : d.shape)
       if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(n), &bytes))
-        file.fail("attributes B, T, H, K, V",
-                  "the size of " + std::string(d.path) + ", shape " + shape_string(d.shape) +
-                      " of float64, overflows 64 bits (" + sizes + ")");
+        file.fail("attributes B, T, H, K, V", "the size of " + std::string(d.path) + ", shape " +
+                                                  shape_string(d.shape) +
+                                                  " of float64, overflows 64 bits (" + sizes + ")");
     if (file.has_dataset(d.path) && __builtin_add_overflow(needed, bytes, &needed))
       file.fail("attributes B, T, H, K, V",
                 "the total size of the datasets overflows 64 bits (" + sizes + ")");

@@ -49,12 +49,14 @@ measured_peaks measure_cuda_peaks(int device_id) {
     device_buffer a(*ctx, bytes), b(*ctx, bytes);
     check_cuda(cudaMemsetAsync(a.data(), 0x3f, bytes, stream), "cudaMemset");
     cuda_timer timer(stream);
-    const double ms = quantile(time_repeatedly(timer, 2, 10, [&] {
-                                 check_cuda(cudaMemcpyAsync(b.data(), a.data(), bytes,
-                                                            cudaMemcpyDeviceToDevice, stream),
-                                            "cudaMemcpyAsync D2D");
-                               }),
-                               0.5);
+    const double ms =
+        quantile(time_repeatedly(timer, 2, 10,
+                                 [&] {
+                                   check_cuda(cudaMemcpyAsync(b.data(), a.data(), bytes,
+                                                              cudaMemcpyDeviceToDevice, stream),
+                                              "cudaMemcpyAsync D2D");
+                                 }),
+                 0.5);
     peaks.copy_gbps = 2.0 * double(bytes) / (ms * 1e6);
   }
   peaks.notes =

@@ -1,11 +1,11 @@
 #include "quick_verify.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <future>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "glabench/reference/ops.hpp"
 #include "tensor_check.hpp"
@@ -74,8 +74,7 @@ tensor pick_rows(const tensor& t, const std::vector<int64_t>& at) {
   const bool tokens = t.shape.size() == 4;
   const int64_t n = int64_t(at.size()), X = tokens ? t.shape[3] : 1;
   tensor out(tokens ? std::vector<int64_t>{n, X} : std::vector<int64_t>{n});
-  for (size_t r = 0; r < at.size(); ++r)
-    std::copy_n(t.ptr() + at[r] * X, X, out.ptr() + r * X);
+  for (size_t r = 0; r < at.size(); ++r) std::copy_n(t.ptr() + at[r] * X, X, out.ptr() + r * X);
   return out;
 }
 
@@ -130,11 +129,12 @@ std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in
     pending.push_back(std::async(std::launch::async, [&, at] {
       const op_inputs x = head_inputs(in, at, d);
       if (by_rows)
-        return expected_head{at, {}, std::nullopt,
-                             reference::softmax_attn_rows(one_head(p), x, 0, 0,
-                                                          sampled_query_rows(p.T),
-                                                          sampled_key_rows(p, with_backward),
-                                                          with_backward)};
+        return expected_head{
+            at,
+            {},
+            std::nullopt,
+            reference::softmax_attn_rows(one_head(p), x, 0, 0, sampled_query_rows(p.T),
+                                         sampled_key_rows(p, with_backward), with_backward)};
       expected_head e{at, reference::forward(one_head(p), x), std::nullopt, std::nullopt};
       if (with_backward) e.grads = reference::backward(one_head(p), x);
       return e;
@@ -145,8 +145,8 @@ std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in
 }
 
 std::vector<tensor_check> check_heads(const problem& p, bool has_h0,
-                                     const std::vector<expected_head>& want, double tol,
-                                     const std::function<head_result(head_index)>& fetch) {
+                                      const std::vector<expected_head>& want, double tol,
+                                      const std::function<head_result(head_index)>& fetch) {
   std::map<std::string, tensor_check> worst;
   for (const auto& e : want) {
     const head_result got = fetch(e.at);

@@ -73,7 +73,7 @@ struct head_result {
 // over the batch, so one head's reference du is not the backend's; the fixture verify
 // checks du.
 std::vector<tensor_check> check_heads(const problem& p, bool has_h0,
-                                       const std::vector<expected_head>& want, double tol,
-                                       const std::function<head_result(head_index)>& fetch);
+                                      const std::vector<expected_head>& want, double tol,
+                                      const std::function<head_result(head_index)>& fetch);
 
 }  // namespace glabench

@@ -194,8 +194,7 @@ void write_speedups(std::ostream& out, const std::vector<named_results>& runs,
   out << "|---|---|---:|---:|---:|\n";
   for (const auto& l : lines)
     out << fmt::format("| {} | {} | {:.4g} | {:.4g} | {:.3g}× |\n", markdown_cell(l.backend),
-                       markdown_cell(l.config), l.base_ms,
-                       l.ms, l.base_ms / l.ms);
+                       markdown_cell(l.config), l.base_ms, l.ms, l.base_ms / l.ms);
   out << "\n";
 }
 

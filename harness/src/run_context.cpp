@@ -132,8 +132,7 @@ void check_output_path(const std::string& path, const std::string& what) {
   check_parent(folder_of(p), refuse);
   std::error_code ec;
   const fs::file_status s = fs::status(p, ec);
-  if (ec && s.type() != fs::file_type::not_found)
-    refuse("cannot be examined: " + ec.message());
+  if (ec && s.type() != fs::file_type::not_found) refuse("cannot be examined: " + ec.message());
   if (fs::is_directory(s)) refuse("is a folder; give a file name");
   if (fs::exists(s) && !fs::is_regular_file(s))
     refuse("exists and is not a regular file (a device or a pipe); give a file name");
@@ -141,7 +140,8 @@ void check_output_path(const std::string& path, const std::string& what) {
   // otherwise refuses new files fails here, before any work.
   std::string temp;
   const int fd = create_exclusive_temp(p, temp);
-  if (fd < 0) refuse("cannot create a file in " + folder_of(p).string() + ": " + std::strerror(errno));
+  if (fd < 0)
+    refuse("cannot create a file in " + folder_of(p).string() + ": " + std::strerror(errno));
   close(fd);
   unlink(temp.c_str());
 }
@@ -229,8 +229,8 @@ void check_report_dir(const std::string& dir, const std::string& what) {
 staged_dir::staged_dir(const std::string& target) : target_(without_trailing_slashes(target)) {
   path_ = make_temp_dir(target_, ".tmp-");
   if (path_.empty())
-    throw std::runtime_error(target_ + ": cannot create a folder beside it: " +
-                             std::strerror(errno));
+    throw std::runtime_error(target_ +
+                             ": cannot create a folder beside it: " + std::strerror(errno));
   chmod(path_.c_str(), 0777 & ~current_umask());  // mkdtemp makes it 0700
 }
 

@@ -74,8 +74,7 @@ class editor {
     delete_attr(name);
     std::vector<int64_t> values(n, 2);
     h5_handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-    h5_handle a(H5Acreate2(file_.get(), name, H5T_STD_I64LE, space.get(), H5P_DEFAULT,
-                           H5P_DEFAULT),
+    h5_handle a(H5Acreate2(file_.get(), name, H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
                 H5Aclose);
     H5Awrite(a.get(), H5T_NATIVE_INT64, values.data());
   }
@@ -116,8 +115,8 @@ class editor {
     std::vector<hsize_t> chunk(dims.size(), 1);
     chunk.back() = dims.back();
     H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data());
-    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
-                           dcpl.get(), H5P_DEFAULT),
+    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, dcpl.get(),
+                           H5P_DEFAULT),
                 H5Dclose);
   }
   // A float64 dataset whose raw data is the external file `data_file` (never opened here).
@@ -128,8 +127,8 @@ class editor {
                     H5Sclose);
     h5_handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5Pset_external(dcpl.get(), data_file.c_str(), 0, H5F_UNLIMITED);
-    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
-                           dcpl.get(), H5P_DEFAULT),
+    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, dcpl.get(),
+                           H5P_DEFAULT),
                 H5Dclose);
   }
   // A virtual dataset drawing all of its data from `source_file`:`source_dataset`.
@@ -140,8 +139,8 @@ class editor {
                     H5Sclose);
     h5_handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
     H5Pset_virtual(dcpl.get(), space.get(), source_file.c_str(), source_dataset, space.get());
-    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT,
-                           dcpl.get(), H5P_DEFAULT),
+    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, dcpl.get(),
+                           H5P_DEFAULT),
                 H5Dclose);
   }
   void group(const char* path) {
@@ -159,11 +158,16 @@ class editor {
   void user_defined_link(const char* path) {
     static const H5L_traverse_func_t traverse = [](const char*, hid_t, const void*, size_t, hid_t,
                                                    hid_t) -> hid_t { return H5I_INVALID_HID; };
-    static const H5L_class_t link_class = {
-        H5L_LINK_CLASS_T_VERS, static_cast<H5L_type_t>(kUserLinkClass), "glabench test link",
-        nullptr, nullptr, nullptr, traverse, nullptr, nullptr};
-    if (H5Lis_registered(static_cast<H5L_type_t>(kUserLinkClass)) <= 0)
-      H5Lregister(&link_class);
+    static const H5L_class_t link_class = {H5L_LINK_CLASS_T_VERS,
+                                           static_cast<H5L_type_t>(kUserLinkClass),
+                                           "glabench test link",
+                                           nullptr,
+                                           nullptr,
+                                           nullptr,
+                                           traverse,
+                                           nullptr,
+                                           nullptr};
+    if (H5Lis_registered(static_cast<H5L_type_t>(kUserLinkClass)) <= 0) H5Lregister(&link_class);
     delete_dataset(path);
     const char udata[] = "/inputs/k";
     H5Lcreate_ud(file_.get(), path, static_cast<H5L_type_t>(kUserLinkClass), udata, sizeof udata,

@@ -444,12 +444,14 @@ BOOST_AUTO_TEST_CASE(the_mask_keys_the_configuration) {
   std::ostringstream report;
   report_printer::print_markdown(report, {{"run.json", results_with({causal, full})}}, "attn", {},
                                  {});
-  BOOST_TEST(report.str().find("| softmax_attn | bf16 | fwd | B4 T2048 H16 K128 V128 causal | ok |") !=
-                 std::string::npos,
-             report.str());
-  BOOST_TEST(report.str().find("| softmax_attn | bf16 | fwd | B4 T2048 H16 K128 V128 full | ok |") !=
-                 std::string::npos,
-             report.str());
+  BOOST_TEST(
+      report.str().find("| softmax_attn | bf16 | fwd | B4 T2048 H16 K128 V128 causal | ok |") !=
+          std::string::npos,
+      report.str());
+  BOOST_TEST(
+      report.str().find("| softmax_attn | bf16 | fwd | B4 T2048 H16 K128 V128 full | ok |") !=
+          std::string::npos,
+      report.str());
   char* text = nullptr;
   size_t size = 0;
   std::FILE* out = open_memstream(&text, &size);
@@ -480,8 +482,8 @@ BOOST_AUTO_TEST_CASE(a_row_without_the_mask_field_is_causal) {
     BOOST_REQUIRE(row.contains("causal"));
     row.erase("causal");
   }
-  for (const bench_results& back :
-       {bench_results_from_json(old, "old.json"), bench_results_from_text(old.dump(), "old.json")}) {
+  for (const bench_results& back : {bench_results_from_json(old, "old.json"),
+                                    bench_results_from_text(old.dump(), "old.json")}) {
     BOOST_REQUIRE_EQUAL(back.rows.size(), 2u);
     BOOST_TEST(back.rows[0].config.causal);
     BOOST_TEST(back.rows[0].config == causal.config);

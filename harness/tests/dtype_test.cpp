@@ -1,9 +1,10 @@
-#include "abi_vocabulary.hpp"
 #include "dtype.hpp"
 
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 #include <limits>
+
+#include "abi_vocabulary.hpp"
 
 using namespace glabench;
 

@@ -157,8 +157,8 @@ BOOST_AUTO_TEST_CASE(the_memory_a_fixture_needs_is_checked_against_the_limit) {
 }
 
 BOOST_AUTO_TEST_CASE(the_default_memory_limit_is_half_the_physical_memory) {
-  const uint64_t physical =
-      static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
+  const uint64_t physical = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                            static_cast<uint64_t>(sysconf(_SC_PAGE_SIZE));
   BOOST_TEST(default_max_fixture_bytes() == physical / 2);
   BOOST_TEST(fixture_read_options{}.max_bytes == physical / 2);
 }
@@ -175,8 +175,8 @@ BOOST_AUTO_TEST_CASE(only_regular_files_are_opened, *boost::unit_test::timeout(6
       const fixture_error e = refusal(path);
       BOOST_TEST(e.file() == path);
       BOOST_TEST(e.field() == "(file)");
-      BOOST_TEST(e.rule() == "is " + kind +
-                                 ", not a regular file; fixtures are read only from regular files");
+      BOOST_TEST(e.rule() ==
+                 "is " + kind + ", not a regular file; fixtures are read only from regular files");
     }
   };
 

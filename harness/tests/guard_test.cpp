@@ -37,7 +37,8 @@ BOOST_AUTO_TEST_SUITE(guards)
 // The control: the same backend without the stray write passes everything, gradient
 // check included, so the failures below come from the guards alone.
 BOOST_AUTO_TEST_CASE(in_bounds_backend_passes) {
-  const verify_case_result r = verify_case(overrun_plugin("inbounds"), gla_basic(), dtype::fp64, {});
+  const verify_case_result r =
+      verify_case(overrun_plugin("inbounds"), gla_basic(), dtype::fp64, {});
   BOOST_TEST(case_status_name(r.status) == "passed", r.message);
   BOOST_REQUIRE(r.gradcheck.has_value());
   BOOST_TEST(r.gradcheck->passed);

@@ -65,18 +65,29 @@ std::string message_of(F&& f) {
   return "(no exception)";
 }
 
-const std::string kHostile[] = {
-    "\x1b[31mred\x1b[0m",  "line\nFORGED",   "\xff\xfe",         "nul\0byte"s,
-    "\xc0\xaf",            "\xed\xa0\x80",   "\xe2\x89",         "\xf4\x90\x80\x80",
-    "\xc2\x9b" "2J",       "\xe2\x80\xae" "evil", "\t\r\x07\x7f", "plain ≥ ×"};
+const std::string kHostile[] = {"\x1b[31mred\x1b[0m",
+                                "line\nFORGED",
+                                "\xff\xfe",
+                                "nul\0byte"s,
+                                "\xc0\xaf",
+                                "\xed\xa0\x80",
+                                "\xe2\x89",
+                                "\xf4\x90\x80\x80",
+                                "\xc2\x9b"
+                                "2J",
+                                "\xe2\x80\xae"
+                                "evil",
+                                "\t\r\x07\x7f",
+                                "plain ≥ ×"};
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(safe_text)
 
 BOOST_AUTO_TEST_CASE(keeps_printable_text) {
-  for (const std::string s : {"naive_recurrent gla fp64 B1 T64", "rel_l2 ≥ 1e-3 × 2 — é 日本 🙂",
-                              "C:\\path\\x1b is a backslash", "`a|b`"}) {
+  for (const std::string s :
+       {"naive_recurrent gla fp64 B1 T64", "rel_l2 ≥ 1e-3 × 2 — é 日本 🙂",
+        "C:\\path\\x1b is a backslash", "`a|b`"}) {
     BOOST_TEST(console_safe(s) == s);
     BOOST_TEST(json_safe(s) == s);
   }
@@ -88,14 +99,17 @@ BOOST_AUTO_TEST_CASE(escapes_controls_and_invalid_bytes) {
   BOOST_TEST(console_safe("nul\0!"s) == "nul\\x00!");
   BOOST_TEST(console_safe("bell\x07 del\x7f") == "bell\\x07 del\\x7f");
   BOOST_TEST(console_safe("\xff\xfe end") == "\\xff\\xfe end");
-  BOOST_TEST(console_safe("\xc0\xaf") == "\\xc0\\xaf");                // overlong '/'
-  BOOST_TEST(console_safe("\xed\xa0\x80") == "\\xed\\xa0\\x80");       // a surrogate
-  BOOST_TEST(console_safe("x\xe2\x89") == "x\\xe2\\x89");              // cut short
+  BOOST_TEST(console_safe("\xc0\xaf") == "\\xc0\\xaf");                    // overlong '/'
+  BOOST_TEST(console_safe("\xed\xa0\x80") == "\\xed\\xa0\\x80");           // a surrogate
+  BOOST_TEST(console_safe("x\xe2\x89") == "x\\xe2\\x89");                  // cut short
   BOOST_TEST(console_safe("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // > U+10FFFF
   BOOST_TEST(console_safe("\x80 lone") == "\\x80 lone");
-  BOOST_TEST(console_safe("\xc2\x9b" "2J") == "\\u009b2J");            // C1 CSI
-  BOOST_TEST(console_safe("\xe2\x80\xae" "abc") == "\\u202eabc");      // right-to-left override
-  BOOST_TEST(console_safe("a\xe2\x80\xa8" "b") == "a\\u2028b");        // line separator
+  BOOST_TEST(console_safe("\xc2\x9b"
+                          "2J") == "\\u009b2J");  // C1 CSI
+  BOOST_TEST(console_safe("\xe2\x80\xae"
+                          "abc") == "\\u202eabc");  // right-to-left override
+  BOOST_TEST(console_safe("a\xe2\x80\xa8"
+                          "b") == "a\\u2028b");  // line separator
   BOOST_TEST(json_safe("\x1b[31m\n\xff") == "\\x1b[31m\\n\\xff");
 }
 
@@ -113,11 +127,19 @@ BOOST_AUTO_TEST_CASE(results_are_clean_and_stable) {
 BOOST_AUTO_TEST_CASE(json_tree_is_writable) {
   nlohmann::json j = {{"message", "boom \xff\n\x1b[31m"},
                       {"rows", {"ok", "\xfe"}},
-                      {"nested", {{"bad\xff" "key", "v\x01"}, {"n", 1.5}, {"b", true}}}};
+                      {"nested",
+                       {{"bad\xff"
+                         "key",
+                         "v\x01"},
+                        {"n", 1.5},
+                        {"b", true}}}};
   // Unescaped, nlohmann refuses to write it: the crash this guards against.
   BOOST_CHECK_THROW((void)j.dump(), nlohmann::json::type_error);
   BOOST_TEST(!json_is_safe(j));
-  BOOST_TEST(!json_is_safe(nlohmann::json{{"ok", {{"bad\xff" "key", 1}}}}));  // a key alone
+  BOOST_TEST(!json_is_safe(nlohmann::json{{"ok",
+                                           {{"bad\xff"
+                                             "key",
+                                             1}}}}));  // a key alone
   const nlohmann::json safe = json_safe_tree(j);
   BOOST_TEST(json_is_safe(safe));
   BOOST_TEST(json_is_safe(nlohmann::json{{"k", {"≥ é", 1, nullptr, "a\\x1b"}}}));
@@ -174,7 +196,9 @@ BOOST_AUTO_TEST_CASE(a_failed_write_leaves_nothing_behind) {
   const fs::path dir = fresh_dir("failed_write");
   fs::create_directory(dir / "taken");  // a folder where the file should go
   spit(dir / "taken" / "inside", "keep");
-  const std::string why = message_of([&] { write_json_file((dir / "taken").string(), {{"k", 1}}); });
+  const std::string why = message_of([&] {
+    write_json_file((dir / "taken").string(), {{"k", 1}});
+  });
   BOOST_TEST(why.find((dir / "taken").string()) != std::string::npos, why);
   BOOST_TEST(why.find("cannot write") != std::string::npos, why);
   BOOST_TEST(entries(dir) == std::set<std::string>{"taken"});
@@ -202,7 +226,8 @@ BOOST_AUTO_TEST_CASE(check_output_path_names_the_path_and_the_rule) {
   BOOST_TEST(why.find("is a folder") != std::string::npos, why);
   why = message_of([&] { check_output_path(dir.string() + "/", "--json"); });
   BOOST_TEST(why.find("names a folder") != std::string::npos, why);
-  why = message_of([&] { check_output_path((dir / "existing.json" / "x.json").string(), "--json"); });
+  why =
+      message_of([&] { check_output_path((dir / "existing.json" / "x.json").string(), "--json"); });
   BOOST_TEST(why.find("is not a folder") != std::string::npos, why);
   why = message_of([&] { check_output_path("/dev/null", "--json"); });
   BOOST_TEST(why.find("not a regular file") != std::string::npos, why);

@@ -1,14 +1,15 @@
 // bench's quick verify of softmax_attn above the whole-head limit (the limit lowered so
 // that small problems take that path): sampled rows against the whole head's rows, the
 // rows it samples, what it leaves unchecked, and a wrong backend failing it.
+#include "quick_verify.hpp"
+
+#include <algorithm>
 #include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
-#include <algorithm>
 #include <cmath>
 
 #include "backend_runner.hpp"
 #include "glabench/reference/random_inputs.hpp"
-#include "quick_verify.hpp"
 
 namespace bdata = boost::unit_test::data;
 using namespace glabench;
@@ -74,9 +75,9 @@ BOOST_DATA_TEST_CASE(rows_match_the_whole_head, bdata::make({true, false}), caus
     BOOST_TEST(c.passed, c.tensor << " " << c.rel_l2);
     BOOST_TEST(c.rel_l2 <= 1e-12, c.tensor);
   }
-  const std::vector<std::string> want =
-      causal ? std::vector<std::string>{"dk", "dq", "dv", "lse", "o"}
-             : std::vector<std::string>{"dq", "lse", "o"};
+  const std::vector<std::string> want = causal
+                                            ? std::vector<std::string>{"dk", "dq", "dv", "lse", "o"}
+                                            : std::vector<std::string>{"dq", "lse", "o"};
   BOOST_TEST(names == want, boost::test_tools::per_element());
 
   // Full attention's dk, dv go unchecked, and the row says so; causal leaves nothing out.
@@ -111,8 +112,9 @@ BOOST_AUTO_TEST_CASE(always_causal_backend_fails_the_sampled_rows) {
     runner.launch_forward();
     runner.context().synchronize();
     const std::vector<tensor_check> checks =
-        check_heads(p, true, want, default_tolerance(dtype::fp64),
-                    [&](head_index at) { return head_result{runner.download_head_outputs(at.b, at.h), {}}; });
+        check_heads(p, true, want, default_tolerance(dtype::fp64), [&](head_index at) {
+          return head_result{runner.download_head_outputs(at.b, at.h), {}};
+        });
     BOOST_REQUIRE_EQUAL(checks.size(), 2u);  // lse, o
     for (const auto& c : checks) {
       BOOST_TEST_CONTEXT(variant << " " << c.tensor << " rel_l2 " << c.rel_l2) {

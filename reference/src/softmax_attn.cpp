@@ -16,9 +16,8 @@ op_outputs softmax_attn_forward(const problem& p, const op_inputs& in) {
   parallel_for(p.B * p.H, [&](int64_t bh) {
     const head_rows rows{p, in, bh / p.H, bh % p.H};
     for (int64_t t = 0; t < p.T; ++t)
-      out.lse.ptr()[bh * p.T + t] =
-          forward_row(rows, t, rows.scores(t),
-                      out.o.ptr() + token_offset(p, rows.b, t, rows.h, p.V));
+      out.lse.ptr()[bh * p.T + t] = forward_row(
+          rows, t, rows.scores(t), out.o.ptr() + token_offset(p, rows.b, t, rows.h, p.V));
   });
   return out;
 }

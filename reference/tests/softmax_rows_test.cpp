@@ -51,8 +51,8 @@ BOOST_DATA_TEST_CASE(rows_equal_the_whole_heads_rows, bdata::make({true, false})
   const op_gradients grad = reference::softmax_attn_backward(p, in);
   const int64_t b = 1, h = 2;
   // Unsorted with a repeat: the result's rows are sorted and distinct.
-  const reference::softmax_rows r = reference::softmax_attn_rows(
-      p, in, b, h, {63, 0, 5, 31, 5}, {63, 40, 0, 50, 62}, true);
+  const reference::softmax_rows r =
+      reference::softmax_attn_rows(p, in, b, h, {63, 0, 5, 31, 5}, {63, 40, 0, 50, 62}, true);
   const std::vector<int64_t> queries = {0, 5, 31, 63}, keys = {0, 40, 50, 62, 63};
   BOOST_TEST(r.queries == queries, boost::test_tools::per_element());
   BOOST_TEST(r.keys == keys, boost::test_tools::per_element());

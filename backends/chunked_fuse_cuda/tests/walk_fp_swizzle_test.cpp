@@ -101,10 +101,14 @@ BOOST_AUTO_TEST_CASE(fp32_lane_split_offsets_are_the_swizzle) {
     for (int r8 = 0; r8 < 4; ++r8)
       for (int j = 0; j < 16; ++j) {
         const int imm = 1024 * r8 + 32 * (j / 4);
-        BOOST_TEST_REQUIRE(wf::swz_key_lane(g, c, j % 4, false) + imm == (wf::swz<float, 128>(8 * r8 + c, 8 * j + g)));
-        BOOST_TEST_REQUIRE(wf::swz_key_lane(g, c, j % 4, true) + imm == (wf::swz<float, 128>(8 * r8 + c + 4, 8 * j + g)));
-        BOOST_TEST_REQUIRE(wf::swz_pair_lane(g, c, j % 4) + imm == (wf::swz<float, 128>(8 * r8 + g, 8 * j + 2 * c)));
-        BOOST_TEST_REQUIRE(wf::swz_pair_lane(g, c, j % 4) + 1 + imm == (wf::swz<float, 128>(8 * r8 + g, 8 * j + 2 * c + 1)));
+        BOOST_TEST_REQUIRE(wf::swz_key_lane(g, c, j % 4, false) + imm ==
+                           (wf::swz<float, 128>(8 * r8 + c, 8 * j + g)));
+        BOOST_TEST_REQUIRE(wf::swz_key_lane(g, c, j % 4, true) + imm ==
+                           (wf::swz<float, 128>(8 * r8 + c + 4, 8 * j + g)));
+        BOOST_TEST_REQUIRE(wf::swz_pair_lane(g, c, j % 4) + imm ==
+                           (wf::swz<float, 128>(8 * r8 + g, 8 * j + 2 * c)));
+        BOOST_TEST_REQUIRE(wf::swz_pair_lane(g, c, j % 4) + 1 + imm ==
+                           (wf::swz<float, 128>(8 * r8 + g, 8 * j + 2 * c + 1)));
       }
   }
 }

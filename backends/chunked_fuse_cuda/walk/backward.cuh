@@ -150,7 +150,8 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
   float dS[8][4];
   load_abi_tile(dht, a, f, lane, dS);
-  for (int m = (a.segs - 1) * a.subs - 1; m >= seg * a.subs; --m) carry_over_piece(a, m, f, lane, dS);
+  for (int m = (a.segs - 1) * a.subs - 1; m >= seg * a.subs; --m)
+    carry_over_piece(a, m, f, lane, dS);
   const int64_t last = static_cast<int64_t>(n1 - 1) * C;
   io.load_keyed(last, walk_io::kQ | walk_io::kG);
   io.load_values(0, last);

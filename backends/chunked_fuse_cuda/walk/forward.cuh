@@ -31,9 +31,9 @@
 // strong-gate features (where 2^{−l} would overflow) and the k̂-only pass
 // (walk_prepare_kg). That exponent is off by at most ulp(|T_j|): a relative error of the
 // decay near 5e-6 where |T_j| ≤ 64, reaching 1e-3 only where a sub-chunk's gates sum to
-// about −10⁴ — still under bf16's rounding. The one factor above 1 is the diagonal block's 2^{−l[s]}, bounded by
-// 2^{−T_i}; where a sub-chunk's gates in a feature sum below −kSafeLog2, that feature's
-// diagonal block leaves the tensor cores and is summed pair by pair (walk_inner_chunk_
+// about −10⁴ — still under bf16's rounding. The one factor above 1 is the diagonal block's
+// 2^{−l[s]}, bounded by 2^{−T_i}; where a sub-chunk's gates in a feature sum below −kSafeLog2, that
+// feature's diagonal block leaves the tensor cores and is summed pair by pair (walk_inner_chunk_
 // strong_gates), each pair's decay a sum of its own gates. So a gate of −30 on a token,
 // −10⁴ over a chunk, or exactly 0 all stay exact.
 //

@@ -32,8 +32,10 @@ struct plan {
 };
 
 // `chunk`: the walk's tokens a chunk (C for bf16; the fp32/fp64 walk's are shorter).
-inline plan plan_split(int B, int H, int V, int64_t T, int sms, int chunk = C, int first_slab = BV) {
-  const int base = B * H * ((V + BV - 1) / BV), first_base = B * H * ((V + first_slab - 1) / first_slab);
+inline plan plan_split(int B, int H, int V, int64_t T, int sms, int chunk = C,
+                       int first_slab = BV) {
+  const int base = B * H * ((V + BV - 1) / BV),
+            first_base = B * H * ((V + first_slab - 1) / first_slab);
   const int nt = static_cast<int>((T + chunk - 1) / chunk);
   const int segs = std::max(1, std::min({8, sms / base, nt / 4}));
   if (segs == 1) return {1, nt, 1, nt};
@@ -70,13 +72,14 @@ inline int max_pieces(int B, int H, int V, int64_t T, int chunk = C, int first_s
 // gate sum per (head, feature) in `gate_bytes`-byte ones (fp32 for bf16; the fp32/fp64
 // walk keeps T and fp64).
 inline size_t split_workspace_bytes(int B, int64_t T, int H, int V, int chunk = C,
-                                    size_t state_bytes = sizeof(float), size_t gate_bytes = sizeof(float),
-                                    int first_slab = BV) {
+                                    size_t state_bytes = sizeof(float),
+                                    size_t gate_bytes = sizeof(float), int first_slab = BV) {
   const size_t pieces = static_cast<size_t>(max_pieces(B, H, V, T, chunk, first_slab));
   const size_t heads = static_cast<size_t>(B) * H, slabs = (V + BV - 1) / BV;
   return pieces * heads * (slabs * KP * BV * state_bytes + KP * gate_bytes);
 }
-inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C, int first_slab = BV) {
+inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C,
+                        int first_slab = BV) {
   return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk, first_slab);
 }
 

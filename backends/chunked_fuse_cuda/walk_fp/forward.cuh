@@ -64,17 +64,21 @@ __device__ __forceinline__ double* split_gate(const args<T>& a, int piece) {
 }
 // S ← 2^{dgate}·S + dstate across piece m (either walk's state layout).
 template <class T, class St>
-__device__ __forceinline__ void fp_carry_over_piece(const args<T>& a, int m, St& S, int warp, int lane) {
+__device__ __forceinline__ void fp_carry_over_piece(const args<T>& a, int m, St& S, int warp,
+                                                    int lane) {
   const T* ds = split_state(a, m);
   const double* dg = split_gate(a, m);
-  for_each_state(S, warp, lane,
-                 [&](T& s, int row, int col) { s = exp2_of<T>(dg[row]) * s + ds[row * sizes<T>::BV + col]; });
+  for_each_state(S, warp, lane, [&](T& s, int row, int col) {
+    s = exp2_of<T>(dg[row]) * s + ds[row * sizes<T>::BV + col];
+  });
 }
 // The first pass's piece: its state into the split's workspace.
 template <class T, class St>
-__device__ __forceinline__ void fp_store_piece(const args<T>& a, int piece, const St& S, int warp, int lane) {
+__device__ __forceinline__ void fp_store_piece(const args<T>& a, int piece, const St& S, int warp,
+                                               int lane) {
   T* ds = split_state(a, piece);
-  for_each_state(S, warp, lane, [&](const T& s, int row, int col) { ds[row * sizes<T>::BV + col] = s; });
+  for_each_state(S, warp, lane,
+                 [&](const T& s, int row, int col) { ds[row * sizes<T>::BV + col] = s; });
 }
 
 template <class T>

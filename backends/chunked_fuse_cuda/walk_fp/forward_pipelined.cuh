@@ -77,7 +77,8 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     const int ahead = (i + 2) % Z::NBUF;
     if (i + 2 < count) {
       if (i >= 2) bar::wait(empty + ahead, ((i - 2) / Z::NBUF) & 1);
-      io.template load<Z::PTHREADS, !kStates>(ahead, t_first + static_cast<int64_t>(i + 2) * Z::C, pt);
+      io.template load<Z::PTHREADS, !kStates>(ahead, t_first + static_cast<int64_t>(i + 2) * Z::C,
+                                              pt);
     } else {
       tc::cp_async_commit();
     }
@@ -86,14 +87,16 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     const int b = i % Z::NBUF;
     float* buf = smem + b * L::buf;
     double l[Z::C / 2];
-    const bool mild = bar::sync_and(bar::kProducers, Z::PTHREADS,
-                                    fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
+    const bool mild =
+        bar::sync_and(bar::kProducers, Z::PTHREADS,
+                      fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
     if constexpr (kStates) gate += chunk_gates<Z::KP>(tots, f, h).last;
     if (!kStates && !mild) {
       fp_pair_partials<float, Z, L, Z::PS>(buf, buf + L::part, pw, lane);
       psync();  // the raw tiles read, before stage 2 writes over them
     }
-    fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild, pipe_operands<kStates>{buf});
+    fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild,
+                                     pipe_operands<kStates>{buf});
     if (pt == 0) reinterpret_cast<int*>(buf)[L::mild] = mild;
     if (!kStates && mild) {
       psync();  // operands written
@@ -107,8 +110,8 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
 // The first pass's piece: the block's state, 128 columns, into the split's workspace,
 // whose tiles are the walk's 64-column slabs (split_state's layout, slabs of a.V).
 __device__ __forceinline__ void fp32_store_first_piece(const args<float>& a, int piece,
-                                                       const state_t_regs<pipe_first_sizes>& S, int cw,
-                                                       int lane) {
+                                                       const state_t_regs<pipe_first_sizes>& S,
+                                                       int cw, int lane) {
   constexpr int BV = sizes<float>::BV, KP = sizes<float>::KP;
   const int slabs = (a.V + BV - 1) / BV, v0 = blockIdx.x * pipe_first_sizes::BV;
   float* ds = a.dstate + (static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * slabs * KP * BV;
@@ -121,8 +124,9 @@ __device__ __forceinline__ void fp32_store_first_piece(const args<float>& a, int
 // The consumers of the same span: the walk (o, and ht after the last segment) or the
 // first pass (kStates: the span's state into the split's workspace, piece blockIdx.z).
 template <bool kStates>
-__device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem, uint64_t* full,
-                                             uint64_t* empty, int64_t t_first, int count) {
+__device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem,
+                                             uint64_t* full, uint64_t* empty, int64_t t_first,
+                                             int count) {
   using Z = pipe_sizes_for<kStates>;
   using L = pipe_layout_for<kStates>;
   using P = mma_policy<float>;
@@ -131,7 +135,8 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
   // first pass's pieces before the segment.
   state_t_regs<Z> S;
   fp_load_state(kStates ? nullptr : a.h0, a, S, cw, lane);
-  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m) fp_carry_over_piece(a, m, S, cw, lane);
+  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m)
+    fp_carry_over_piece(a, m, S, cw, lane);
   const int64_t head = head_row(blockIdx.y, a.H, a.T_len), vs = static_cast<int64_t>(a.H) * a.V;
   const int v0 = blockIdx.x * Z::BV;
   float* o = a.o + head * a.V + v0;
@@ -160,7 +165,8 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
-        if (whole || (t0 + dt < a.T_len && v0 + vr + dv < a.V)) out[dt * vs + dv] = a.scale * O[nt][e];
+        if (whole || (t0 + dt < a.T_len && v0 + vr + dv < a.V))
+          out[dt * vs + dv] = a.scale * O[nt][e];
       }
   }
   if constexpr (kStates)
@@ -171,7 +177,8 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
 
 // Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
 template <bool kStates>
-__device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first, int64_t t_end) {
+__device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first,
+                                              int64_t t_end) {
   using Z = pipe_sizes_for<kStates>;
   extern __shared__ __align__(128) unsigned char raw[];
   float* smem = reinterpret_cast<float*>(raw);
@@ -179,7 +186,8 @@ __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_fi
   uint64_t* full = reinterpret_cast<uint64_t*>(raw + pipe_layout_for<kStates>::bars_bytes);
   uint64_t* empty = full + Z::NBUF;
   if (threadIdx.x == 0)
-    for (int b = 0; b < Z::NBUF; ++b) bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
+    for (int b = 0; b < Z::NBUF; ++b)
+      bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
   __syncthreads();
   if (threadIdx.x < 32 * Z::CONSUMERS)
     fp32_consume<kStates>(a, smem, full, empty, t_first, count);
@@ -189,10 +197,12 @@ __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_fi
 
 // The walk. Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments);
 // pipe_sizes::THREADS threads, pipe_layout::bytes of shared memory.
-__global__ void __launch_bounds__(pipe_sizes::THREADS, 1) chunk_walk_fp32_pipelined_kernel(args<float> a) {
+__global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
+    chunk_walk_fp32_pipelined_kernel(args<float> a) {
   constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
   const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
-  fp32_pipeline<false>(a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
+  fp32_pipeline<false>(a, t_first,
+                       min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
 }
 
 // The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z;

@@ -43,7 +43,8 @@ using pipe_first_sizes = pipe_sizes_of<128>;
 template <class Z>
 struct pipe_layout_of {
   static constexpr int tile_k = Z::C * Z::KP;
-  static constexpr int q = 0, g = tile_k, q_lo = g, k = 2 * tile_k, k_lo = 3 * tile_k, v = 4 * tile_k;
+  static constexpr int q = 0, g = tile_k, q_lo = g, k = 2 * tile_k, k_lo = 3 * tile_k,
+                       v = 4 * tile_k;
   static constexpr int part = v + Z::C * Z::BV, E = part + 4 * Z::C * Z::PS, mild = E + Z::KP;
   static constexpr int buf = (mild + 32) / 32 * 32;  // whole 128-byte lines
   static constexpr int tots_bytes = Z::NBUF * buf * 4;
@@ -76,7 +77,8 @@ __device__ __forceinline__ bool sync_and(int id, int threads, bool p) {
   return r != 0;
 }
 __device__ __forceinline__ void init(uint64_t* b, int count) {
-  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(tc::smem_addr(b)), "r"(count) : "memory");
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(tc::smem_addr(b)), "r"(count)
+               : "memory");
 }
 __device__ __forceinline__ void arrive(uint64_t* b) {
   asm volatile("mbarrier.arrive.shared.b64 _, [%0];\n" ::"r"(tc::smem_addr(b)) : "memory");

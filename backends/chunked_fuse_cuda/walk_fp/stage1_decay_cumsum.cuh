@@ -44,12 +44,15 @@ __device__ __forceinline__ void exp2_both(double x, T& up, T& down) {
 // quarter-rate conversion unit: exponent rebiased by 1023 − 127, mantissa moved up 29 bits.
 // Zeros and subnormals (|x| < 2^-126) give 0; the inputs are finite (the harness refuses
 // NaN and infinity).
-__device__ __forceinline__ double to_double(double x) { return x; }
+__device__ __forceinline__ double to_double(double x) {
+  return x;
+}
 __device__ __forceinline__ double to_double(float x) {
   const uint32_t u = __float_as_uint(x);
   if ((u & 0x7f800000u) == 0) return 0.0;
-  return __hiloint2double(static_cast<int>((u & 0x80000000u) | (((u & 0x7fffffffu) >> 3) + (896u << 20))),
-                          static_cast<int>(u << 29));
+  return __hiloint2double(
+      static_cast<int>((u & 0x80000000u) | (((u & 0x7fffffffu) >> 3) + (896u << 20))),
+      static_cast<int>(u << 29));
 }
 
 // ---- stage 1: fwd_decay_cumsum -------------------------------------------------------

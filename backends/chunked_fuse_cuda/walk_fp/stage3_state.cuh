@@ -77,8 +77,9 @@ using state_t_regs = float[Z::KP / 8][4];
 // 8 tokens), and E = 2^{G[C−1]} per feature scales before (κ = k̂, a chunk that is not
 // mild) or after (κ = k̃ = k̂·2^{−G[C−1]}, a mild one): the same state either way.
 template <class Z>
-__device__ __forceinline__ void fp_state_update_t(const float* kk, const float* kk_lo, const float* E,
-                                                  bool mild, const mma_policy<float>::afrag (&vt)[Z::C / 8],
+__device__ __forceinline__ void fp_state_update_t(const float* kk, const float* kk_lo,
+                                                  const float* E, bool mild,
+                                                  const mma_policy<float>::afrag (&vt)[Z::C / 8],
                                                   state_t_regs<Z>& S, int lane) {
   using P = mma_policy<float>;
   const int g = lane >> 2, c = lane & 3;
@@ -93,7 +94,8 @@ __device__ __forceinline__ void fp_state_update_t(const float* kk, const float* 
   static_assert(Z::KP == 128, "swz_key_lane's tile");
   int lane0[4], lane1[4];  // κ's B fragment rows c and c+4: the lane's part of the offsets
 #pragma unroll
-  for (int jj = 0; jj < 4; ++jj) lane0[jj] = swz_key_lane(g, c, jj, false), lane1[jj] = swz_key_lane(g, c, jj, true);
+  for (int jj = 0; jj < 4; ++jj)
+    lane0[jj] = swz_key_lane(g, c, jj, false), lane1[jj] = swz_key_lane(g, c, jj, true);
 #pragma unroll
   for (int ks = 0; ks < Z::C / 8; ++ks)
 #pragma unroll
@@ -110,9 +112,10 @@ __device__ __forceinline__ void fp_state_update_t(const float* kk, const float* 
 // vᵀ's A fragment for the k-step of tokens 8·ks …, rows 16·cw … of the V slab, split on
 // the fly from the raw v tile ([C][BV]).
 template <class Z>
-__device__ __forceinline__ mma_policy<float>::afrag fp_vt_frag(const float* v, int ks, int cw, int lane) {
-  return mma_policy<float>::load_a([&](int m, int k) { return v[swz<float, Z::BV>(k, m)]; }, 16 * cw,
-                                   8 * ks, lane);
+__device__ __forceinline__ mma_policy<float>::afrag fp_vt_frag(const float* v, int ks, int cw,
+                                                               int lane) {
+  return mma_policy<float>::load_a([&](int m, int k) { return v[swz<float, Z::BV>(k, m)]; },
+                                   16 * cw, 8 * ks, lane);
 }
 
 // Calls f(s, feature, column) for every element s of the warp's state, whichever walk's
@@ -135,7 +138,8 @@ __device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane,
 // The state tile of the ABI's [B·H][K][V] layout (h0, ht) as the warp's part of the state:
 // zeros outside K and V, or when absent.
 template <class T, class St>
-__device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, St& S, int warp, int lane) {
+__device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, St& S, int warp,
+                                              int lane) {
   const int v0 = blockIdx.x * sizes<T>::BV;
   for_each_state(S, warp, lane, [&](T& s, int row, int col) {
     const bool in = src && row < a.K && v0 + col < a.V;
@@ -143,11 +147,13 @@ __device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, St
   });
 }
 template <class T, class St>
-__device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const St& S, int warp, int lane) {
+__device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const St& S, int warp,
+                                               int lane) {
   if (!dst) return;
   const int v0 = blockIdx.x * sizes<T>::BV;
   for_each_state(S, warp, lane, [&](const T& s, int row, int col) {
-    if (row < a.K && v0 + col < a.V) dst[(static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + v0 + col] = s;
+    if (row < a.K && v0 + col < a.V)
+      dst[(static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + v0 + col] = s;
   });
 }
 

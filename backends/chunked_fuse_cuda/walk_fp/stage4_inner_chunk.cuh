@@ -86,7 +86,8 @@ template <class Z, class L>
 __device__ __forceinline__ void fp_inner_chunk_by_quarters(const float* buf, float* part, int warp,
                                                            int lane) {
   using P = mma_policy<float>;
-  static_assert(Z::C == P::TM && Z::PRODUCERS == 8 && Z::KP == 4 * 32, "two key tiles, four quarters");
+  static_assert(Z::C == P::TM && Z::PRODUCERS == 8 && Z::KP == 4 * 32,
+                "two key tiles, four quarters");
   const int c0 = (warp & 1) * P::TN, fq = warp >> 1;
   float acc[2][P::NACC] = {};
 #pragma unroll
@@ -97,7 +98,8 @@ __device__ __forceinline__ void fp_inner_chunk_by_quarters(const float* buf, flo
   }
 #pragma unroll
   for (int e = 0; e < P::NACC; e += 2)
-    *reinterpret_cast<float2*>(part + (fq * Z::C + acc_row(lane, e)) * Z::PS + c0 + acc_col(lane, e)) =
+    *reinterpret_cast<float2*>(part + (fq * Z::C + acc_row(lane, e)) * Z::PS + c0 +
+                               acc_col(lane, e)) =
         float2{acc[0][e] + acc[1][e], acc[0][e + 1] + acc[1][e + 1]};
 }
 

@@ -61,8 +61,9 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
 // fragments vᵀ that the state update shares (loaded in between: fewer live registers), and
 // A's B fragments summed from stage 4's four partial tiles (walk_fp/pipeline.cuh).
 template <class Z>
-__device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, const state_t_regs<Z>& S,
-                                             int lane, float (&O)[Z::C / 8][4]) {
+__device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo,
+                                             const state_t_regs<Z>& S, int lane,
+                                             float (&O)[Z::C / 8][4]) {
   using P = mma_policy<float>;
   constexpr int NT = Z::C / 8;
   const int g = lane >> 2, c = lane & 3;
@@ -81,7 +82,8 @@ __device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo, 
 #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
       const int at = pair[j % 4] + 1024 * nt + 32 * (j / 4);
-      const uint2 h = *reinterpret_cast<const uint2*>(q + at), l = *reinterpret_cast<const uint2*>(q_lo + at);
+      const uint2 h = *reinterpret_cast<const uint2*>(q + at),
+                  l = *reinterpret_cast<const uint2*>(q_lo + at);
       const P::bfrag b{{h.x, h.y}, {l.x, l.y}};
       P::mma1(small[j & 1][nt], a.lo, b.hi);
       P::mma1(small[j & 1][nt], a.hi, b.lo);

@@ -201,12 +201,16 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   const int step_k = int(a.H * a.K);
   const int rows_in = int(a.K - i0 < RJ ? a.K - i0 : RJ);  // the thread's rows before K
   // The chunk's tokens before T, and the place of the last token T − 1 (TC: not in it).
-  auto tokens_in = [&](int64_t chunk) { return int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC); };
+  auto tokens_in = [&](int64_t chunk) {
+    return int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
+  };
   auto last_place = [&](int64_t chunk) {
     return int(a.T - 1 - chunk * TC < TC ? a.T - 1 - chunk * TC : TC);
   };
   // rwkv6: the bonus of the thread's row r (read where a writer needs it; L1-cached).
-  auto bonus_u = [&](int r) { return to_compute<C>(static_cast<const Elem*>(a.u)[h * a.K + i0 + r]); };
+  auto bonus_u = [&](int r) {
+    return to_compute<C>(static_cast<const Elem*>(a.u)[h * a.K + i0 + r]);
+  };
 
   // ---- forward walk: dq and the hist part of ∂L/∂b ----
   C U[RJ][L], last[RJ];  // last: rowsum(dht ⊙ U) before the last token
@@ -219,55 +223,55 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   auto load_forward = [&](typename stage::prefetch& p, int64_t chunk) {
     stage::load(p, a, where, chunk * TC, false);
   };
-  pipelined_chunks<typename stage::prefetch>(chunks, buffer, load_forward, commit_forward, [&](
-                                                        int64_t chunk, const C* buf) {
-    const int last_tt = last_place(chunk), save_tt = dht ? last_tt : TC;
-    C part[TC * RJ];  // U_{τ−1} · do_τ per token and row, reduced once per chunk
+  pipelined_chunks<typename stage::prefetch>(
+      chunks, buffer, load_forward, commit_forward, [&](int64_t chunk, const C* buf) {
+        const int last_tt = last_place(chunk), save_tt = dht ? last_tt : TC;
+        C part[TC * RJ];  // U_{τ−1} · do_τ per token and row, reduced once per chunk
 #pragma unroll
-    for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
-    walk_chunk(stage::stepwise(buf, n0), [&](auto step_by_step) {
-      forward_walk<stage, decltype(step_by_step)::value, THREADS>(buf, lane, n0, save_tt, saved_u,
-                                                                  U, part);
-    });
-    if (save_tt < TC) {  // the last token's rowsum(dht ⊙ U_{T−2}), from saved_u
-      C D[RJ][L];
-      stage::load_state(dht, D, a, state0, lane, i0);
+        for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
+        walk_chunk(stage::stepwise(buf, n0), [&](auto step_by_step) {
+          forward_walk<stage, decltype(step_by_step)::value, THREADS>(buf, lane, n0, save_tt,
+                                                                      saved_u, U, part);
+        });
+        if (save_tt < TC) {  // the last token's rowsum(dht ⊙ U_{T−2}), from saved_u
+          C D[RJ][L];
+          stage::load_state(dht, D, a, state0, lane, i0);
 #pragma unroll
-      for (int r = 0; r < RJ; ++r) {
+          for (int r = 0; r < RJ; ++r) {
 #pragma unroll
-        for (int e = 0; e < L; ++e) last[r] += D[r][e] * saved_u[(r * L + e) * THREADS];
-        last[r] = group_sum<NL>(last[r]);
-      }
-    }
-    const int64_t key = chunk_key(chunk);
-    Elem* dq_chunk = static_cast<Elem*>(a.dq) + key;
-    C* pdb_chunk = pdb_out + key;
-    const int tokens = tokens_in(chunk);
-    reduce_scatter<NL>(part, lane, [&](int m, C sum) {
-      const int tt = m / RJ, r = m % RJ, at = tt * step_k + r;
-      if (tt >= tokens || r >= rows_in) return;
-      if constexpr (kRwkv6) {
-        const C hist = row_scalar(buf, stage::kEB, tt, r) * sum;  // hist'_τ
-        const C vdo = stage::vdo(buf, tt), q = row_scalar(buf, stage::kQRaw, tt, r);
-        dq_chunk[at] = to_storage<Elem>(
-            scale * (hist + row_scalar(buf, stage::kKPrev, tt, r) * stage::xdo(buf, tt) +
-                     bonus_u(r) * row_scalar(buf, stage::kKRaw, tt, r) * vdo));
-        if (chunk * TC + tt >= 1) pdb_chunk[at - step_k] = scale * q * hist;  // A'_τ at τ − 1
-        if (tt == last_tt) {  // dht's term at T − 1: e^{b_{T−1}} rowsum(dht ⊙ U_{T−2})
-          const C factor = stage::stepwise(buf, n0) ? C(1)
-                                                    : row_scalar(buf, stage::kEB, tt, r) *
-                                                          row_scalar(buf, stage::kA, tt, r);
-          pdb_chunk[at] = dht ? factor * last[r] : C(0);
+            for (int e = 0; e < L; ++e) last[r] += D[r][e] * saved_u[(r * L + e) * THREADS];
+            last[r] = group_sum<NL>(last[r]);
+          }
         }
-        return;
-      }
-      const C eb = row_scalar(buf, stage::kEB, tt, r), hist = eb * sum;
-      dq_chunk[at] = to_storage<Elem>(
-          scale * (hist + row_scalar(buf, stage::kKRaw, tt, r) * stage::vdo(buf, tt)));
-      pdb_chunk[at] = scale * row_scalar(buf, stage::kQRaw, tt, r) * hist +
-                      (tt == last_tt ? eb * last[r] : C(0));
-    });
-  });  // its barriers also make the workspace writes visible to the stagers
+        const int64_t key = chunk_key(chunk);
+        Elem* dq_chunk = static_cast<Elem*>(a.dq) + key;
+        C* pdb_chunk = pdb_out + key;
+        const int tokens = tokens_in(chunk);
+        reduce_scatter<NL>(part, lane, [&](int m, C sum) {
+          const int tt = m / RJ, r = m % RJ, at = tt * step_k + r;
+          if (tt >= tokens || r >= rows_in) return;
+          if constexpr (kRwkv6) {
+            const C hist = row_scalar(buf, stage::kEB, tt, r) * sum;  // hist'_τ
+            const C vdo = stage::vdo(buf, tt), q = row_scalar(buf, stage::kQRaw, tt, r);
+            dq_chunk[at] = to_storage<Elem>(
+                scale * (hist + row_scalar(buf, stage::kKPrev, tt, r) * stage::xdo(buf, tt) +
+                         bonus_u(r) * row_scalar(buf, stage::kKRaw, tt, r) * vdo));
+            if (chunk * TC + tt >= 1) pdb_chunk[at - step_k] = scale * q * hist;  // A'_τ at τ − 1
+            if (tt == last_tt) {  // dht's term at T − 1: e^{b_{T−1}} rowsum(dht ⊙ U_{T−2})
+              const C factor = stage::stepwise(buf, n0) ? C(1)
+                                                        : row_scalar(buf, stage::kEB, tt, r) *
+                                                              row_scalar(buf, stage::kA, tt, r);
+              pdb_chunk[at] = dht ? factor * last[r] : C(0);
+            }
+            return;
+          }
+          const C eb = row_scalar(buf, stage::kEB, tt, r), hist = eb * sum;
+          dq_chunk[at] = to_storage<Elem>(
+              scale * (hist + row_scalar(buf, stage::kKRaw, tt, r) * stage::vdo(buf, tt)));
+          pdb_chunk[at] = scale * row_scalar(buf, stage::kQRaw, tt, r) * hist +
+                          (tt == last_tt ? eb * last[r] : C(0));
+        });
+      });  // its barriers also make the workspace writes visible to the stagers
 
   // ---- reverse walk: dk, and dg as the suffix sum of ∂L/∂b ----
   // Row r's running suffix sum lives in lane r of its group.
@@ -280,54 +284,55 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   auto commit_reverse = [&](const typename stage::prefetch& p, C* buf) {
     stage::template commit<true>(p, buf, scale, where);
   };
-  pipelined_chunks<typename stage::prefetch>(chunks, buffer, load_reverse, commit_reverse, [&](
-                                                        int64_t n, const C* buf) {
-    const int64_t chunk = chunks - 1 - n;
-    C part[TC * RJ];  // W_τ · v_τ per token and row (W before token τ's own term)
+  pipelined_chunks<typename stage::prefetch>(
+      chunks, buffer, load_reverse, commit_reverse, [&](int64_t n, const C* buf) {
+        const int64_t chunk = chunks - 1 - n;
+        C part[TC * RJ];  // W_τ · v_τ per token and row (W before token τ's own term)
 #pragma unroll
-    for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
-    walk_chunk(stage::stepwise(buf, n0), [&](auto step_by_step) {
-      reverse_walk<stage, decltype(step_by_step)::value>(buf, lane, n0, W, part);
-    });
-    // dk, and each (token, row)'s term of ∂L/∂b into the group's scratch.
-    const int64_t key = chunk_key(chunk);
-    Elem* dk_chunk = static_cast<Elem*>(a.dk) + key;
-    const int tokens = tokens_in(chunk), last_tt = last_place(chunk);
-    reduce_scatter<NL>(part, lane, [&](int m, C sum) {
-      const int tt = m / RJ, r = m % RJ;
-      C term = C(0);
-      if constexpr (kRwkv6) {
-        if (tt < tokens && r < rows_in) {
-          const C fut = row_scalar(buf, stage::kEBI, tt, r) * sum;  // fut'_τ
-          dk_chunk[tt * step_k + r] = to_storage<Elem>(
-              fut + scale * (row_scalar(buf, stage::kQNext, tt, r) * stage::xdo(buf, tt) +
-                             bonus_u(r) * row_scalar(buf, stage::kQRaw, tt, r) * stage::vdo(buf, tt)));
-          term = row_scalar(buf, stage::kPdb, tt, r) -
-                 (tt != last_tt ? row_scalar(buf, stage::kKRaw, tt, r) * fut : C(0));
+        for (int m = 0; m < TC * RJ; ++m) part[m] = C(0);
+        walk_chunk(stage::stepwise(buf, n0), [&](auto step_by_step) {
+          reverse_walk<stage, decltype(step_by_step)::value>(buf, lane, n0, W, part);
+        });
+        // dk, and each (token, row)'s term of ∂L/∂b into the group's scratch.
+        const int64_t key = chunk_key(chunk);
+        Elem* dk_chunk = static_cast<Elem*>(a.dk) + key;
+        const int tokens = tokens_in(chunk), last_tt = last_place(chunk);
+        reduce_scatter<NL>(part, lane, [&](int m, C sum) {
+          const int tt = m / RJ, r = m % RJ;
+          C term = C(0);
+          if constexpr (kRwkv6) {
+            if (tt < tokens && r < rows_in) {
+              const C fut = row_scalar(buf, stage::kEBI, tt, r) * sum;  // fut'_τ
+              dk_chunk[tt * step_k + r] = to_storage<Elem>(
+                  fut + scale * (row_scalar(buf, stage::kQNext, tt, r) * stage::xdo(buf, tt) +
+                                 bonus_u(r) * row_scalar(buf, stage::kQRaw, tt, r) *
+                                     stage::vdo(buf, tt)));
+              term = row_scalar(buf, stage::kPdb, tt, r) -
+                     (tt != last_tt ? row_scalar(buf, stage::kKRaw, tt, r) * fut : C(0));
+            }
+          } else if (tt < tokens && r < rows_in) {
+            const C fut = row_scalar(buf, stage::kEBI, tt, r) * sum;
+            dk_chunk[tt * step_k + r] = to_storage<Elem>(
+                scale * row_scalar(buf, stage::kQRaw, tt, r) * stage::vdo(buf, tt) + fut);
+            term = row_scalar(buf, stage::kPdb, tt, r) -
+                   (tt != last_tt ? row_scalar(buf, stage::kKRaw, tt, r) * fut : C(0));
+          }
+          my_scratch[tt * RJ + r] = term;
+        });
+        __syncwarp();
+        if (lane < rows_in) {
+          Elem* dg_chunk = static_cast<Elem*>(a.dg) + key + lane;
+#pragma unroll
+          for (int tt = TC - 1; tt >= 0; --tt) {
+            if (tt >= tokens) continue;
+            dg_suffix += my_scratch[tt * RJ + lane];
+            dg_chunk[tt * step_k] = to_storage<Elem>(dg_suffix);
+            if constexpr (kRwkv6)
+              du_sum += scale * row_scalar(buf, stage::kQRaw, tt, lane) *
+                        row_scalar(buf, stage::kKRaw, tt, lane) * stage::vdo(buf, tt);
+          }
         }
-      } else if (tt < tokens && r < rows_in) {
-        const C fut = row_scalar(buf, stage::kEBI, tt, r) * sum;
-        dk_chunk[tt * step_k + r] = to_storage<Elem>(
-            scale * row_scalar(buf, stage::kQRaw, tt, r) * stage::vdo(buf, tt) + fut);
-        term = row_scalar(buf, stage::kPdb, tt, r) -
-               (tt != last_tt ? row_scalar(buf, stage::kKRaw, tt, r) * fut : C(0));
-      }
-      my_scratch[tt * RJ + r] = term;
-    });
-    __syncwarp();
-    if (lane < rows_in) {
-      Elem* dg_chunk = static_cast<Elem*>(a.dg) + key + lane;
-#pragma unroll
-      for (int tt = TC - 1; tt >= 0; --tt) {
-        if (tt >= tokens) continue;
-        dg_suffix += my_scratch[tt * RJ + lane];
-        dg_chunk[tt * step_k] = to_storage<Elem>(dg_suffix);
-        if constexpr (kRwkv6)
-          du_sum += scale * row_scalar(buf, stage::kQRaw, tt, lane) *
-                    row_scalar(buf, stage::kKRaw, tt, lane) * stage::vdo(buf, tt);
-      }
-    }
-  });
+      });
   if constexpr (kRwkv6)
     if (lane < rows_in) du_partials<C>(a)[(b * a.H + h) * a.K + i0 + lane] = du_sum;
 }

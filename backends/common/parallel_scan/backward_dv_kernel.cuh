@@ -50,52 +50,52 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
   auto commit = [&](const typename stage::prefetch& p, C* buf) {
     stage::commit(p, buf, scale, where);
   };
-  pipelined_chunks<typename stage::prefetch>(chunks, buffer, load, commit, [&](int64_t n,
-                                                                                       const C* buf) {
-    const int64_t chunk = chunks - 1 - n;
-    C dv_part[TC * CJ];  // per-token partial sums, reduced once per chunk
+  pipelined_chunks<typename stage::prefetch>(
+      chunks, buffer, load, commit, [&](int64_t n, const C* buf) {
+        const int64_t chunk = chunks - 1 - n;
+        C dv_part[TC * CJ];  // per-token partial sums, reduced once per chunk
 #pragma unroll
-    for (int m = 0; m < TC * CJ; ++m) dv_part[m] = C(0);
-    auto walk = [&](auto step_by_step) {
-      constexpr bool STEP = decltype(step_by_step)::value;
-      if constexpr (!STEP) stage::scale_strip(G, stage::beta(buf), lane);  // G → W
+        for (int m = 0; m < TC * CJ; ++m) dv_part[m] = C(0);
+        auto walk = [&](auto step_by_step) {
+          constexpr bool STEP = decltype(step_by_step)::value;
+          if constexpr (!STEP) stage::scale_strip(G, stage::beta(buf), lane);  // G → W
 #pragma unroll
-      for (int tt = TC - 1; tt >= 0; --tt) {
-        C ke[L], qe[L], d_o[CJ], dv_odd[CJ];  // qe already × scale
-        load_strip<L>(stage::vec(buf, stage::kK, tt) + lane * kStride, ke);
-        load_strip<L>(stage::vec(buf, stage::kQ, tt) + lane * kStride, qe);
-#pragma unroll
-        for (int c = 0; c < CJ; ++c) {
-          d_o[c] = stage::cols(buf, tt)[group * CJ + c];
-          dv_odd[c] = C(0);
-        }
-        if constexpr (OP == recurrence::gla) {
-#pragma unroll
-          for (int e = 0; e < L; ++e)
+          for (int tt = TC - 1; tt >= 0; --tt) {
+            C ke[L], qe[L], d_o[CJ], dv_odd[CJ];  // qe already × scale
+            load_strip<L>(stage::vec(buf, stage::kK, tt) + lane * kStride, ke);
+            load_strip<L>(stage::vec(buf, stage::kQ, tt) + lane * kStride, qe);
 #pragma unroll
             for (int c = 0; c < CJ; ++c) {
-              G[e][c] += qe[e] * d_o[c];
-              (e % 2 ? dv_odd[c] : dv_part[tt * CJ + c]) += ke[e] * G[e][c];
+              d_o[c] = stage::cols(buf, tt)[group * CJ + c];
+              dv_odd[c] = C(0);
             }
+            if constexpr (OP == recurrence::gla) {
 #pragma unroll
-          for (int c = 0; c < CJ; ++c) dv_part[tt * CJ + c] += dv_odd[c];
-          if constexpr (STEP) stage::scale_strip(G, stage::vec(buf, stage::kA, tt), lane);
-        } else {
+              for (int e = 0; e < L; ++e)
 #pragma unroll
-          for (int e = 0; e < L; ++e)
+                for (int c = 0; c < CJ; ++c) {
+                  G[e][c] += qe[e] * d_o[c];
+                  (e % 2 ? dv_odd[c] : dv_part[tt * CJ + c]) += ke[e] * G[e][c];
+                }
 #pragma unroll
-            for (int c = 0; c < CJ; ++c) dv_part[tt * CJ + c] += ke[e] * G[e][c];  // one chain
-          if constexpr (STEP) stage::scale_strip(G, stage::vec(buf, stage::kA, tt), lane);
+              for (int c = 0; c < CJ; ++c) dv_part[tt * CJ + c] += dv_odd[c];
+              if constexpr (STEP) stage::scale_strip(G, stage::vec(buf, stage::kA, tt), lane);
+            } else {
 #pragma unroll
-          for (int e = 0; e < L; ++e)
+              for (int e = 0; e < L; ++e)
 #pragma unroll
-            for (int c = 0; c < CJ; ++c) G[e][c] += qe[e] * d_o[c];
-        }
-      }
-    };
-    walk_chunk(stage::stepwise(buf, lane), walk);
-    stage::store_chunk(dv_out, dv_part, a, b, h, chunk, j0, lane, buf, group);
-  });
+                for (int c = 0; c < CJ; ++c) dv_part[tt * CJ + c] += ke[e] * G[e][c];  // one chain
+              if constexpr (STEP) stage::scale_strip(G, stage::vec(buf, stage::kA, tt), lane);
+#pragma unroll
+              for (int e = 0; e < L; ++e)
+#pragma unroll
+                for (int c = 0; c < CJ; ++c) G[e][c] += qe[e] * d_o[c];
+            }
+          }
+        };
+        walk_chunk(stage::stepwise(buf, lane), walk);
+        stage::store_chunk(dv_out, dv_part, a, b, h, chunk, j0, lane, buf, group);
+      });
 
   if (a.dh0) stage::store_state(static_cast<Elem*>(a.dh0), G, a, state0, lane, j0);
 }

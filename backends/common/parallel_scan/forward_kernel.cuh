@@ -49,57 +49,58 @@ __global__ void __launch_bounds__(THREADS) forward_kernel(scan_args a) {
   // 1.5% faster at B4 T2048 H16 D128; with 128 threads (one warp a scheduler) 12% slower.
   constexpr bool kStagger = stage::kWiderState && THREADS >= 256;
   using prefetch = typename stage::prefetch;
-  pipelined_chunks<prefetch, kStagger>(chunks, buffer, load, commit, [&](int64_t chunk,
-                                                                       const C* buf) {
-    C o_part[TC * CJ];  // per-token partial sums, reduced once per chunk
+  pipelined_chunks<prefetch, kStagger>(
+      chunks, buffer, load, commit, [&](int64_t chunk, const C* buf) {
+        C o_part[TC * CJ];  // per-token partial sums, reduced once per chunk
 #pragma unroll
-    for (int n = 0; n < TC * CJ; ++n) o_part[n] = C(0);
-    // The chunk's tokens, rescaled or (STEP) step by step; one loop each, so the
-    // strip's choice is one branch per chunk.
-    auto walk = [&](auto step_by_step) {
-      constexpr bool STEP = decltype(step_by_step)::value;
+        for (int n = 0; n < TC * CJ; ++n) o_part[n] = C(0);
+        // The chunk's tokens, rescaled or (STEP) step by step; one loop each, so the
+        // strip's choice is one branch per chunk.
+        auto walk = [&](auto step_by_step) {
+          constexpr bool STEP = decltype(step_by_step)::value;
 #pragma unroll
-      for (int tt = 0; tt < TC; ++tt) {
-        // Two interleaved sums halve the FMA chain. The fp64 state's 8-long strips keep
-        // one: its DFMAs issue at half the rate, and the second chain costs a DADD a
-        // column and token (with chunk_stage's pointer-stepping split loads and single
-        // selects, the wide forward went 0.735 → 0.719 ms, H200). rwkv6 keeps one too
-        // where the state is the storage's own (fp32, or fp64 for fp64): its o does not
-        // wait for the token's update, whose independent FMAs hide the chain (bf16 B4
-        // T2048 H16 D128, wide width 4, H100: 0.4707 → 0.4654 ms).
-        constexpr int kChains =
-            stage::kWiderState ? (L <= 8 ? 1 : 2) : OP == recurrence::rwkv6 ? 1 : 2;
-        C ke[L], qe[L], v[CJ], o_odd[CJ];
-        load_strip<L>(stage::vec(buf, stage::kK, tt) + lane * kStride, ke);
-        load_strip<L>(stage::vec(buf, stage::kQ, tt) + lane * kStride, qe);
+          for (int tt = 0; tt < TC; ++tt) {
+            // Two interleaved sums halve the FMA chain. The fp64 state's 8-long strips keep
+            // one: its DFMAs issue at half the rate, and the second chain costs a DADD a
+            // column and token (with chunk_stage's pointer-stepping split loads and single
+            // selects, the wide forward went 0.735 → 0.719 ms, H200). rwkv6 keeps one too
+            // where the state is the storage's own (fp32, or fp64 for fp64): its o does not
+            // wait for the token's update, whose independent FMAs hide the chain (bf16 B4
+            // T2048 H16 D128, wide width 4, H100: 0.4707 → 0.4654 ms).
+            constexpr int kChains = stage::kWiderState        ? (L <= 8 ? 1 : 2)
+                                    : OP == recurrence::rwkv6 ? 1
+                                                              : 2;
+            C ke[L], qe[L], v[CJ], o_odd[CJ];
+            load_strip<L>(stage::vec(buf, stage::kK, tt) + lane * kStride, ke);
+            load_strip<L>(stage::vec(buf, stage::kQ, tt) + lane * kStride, qe);
 #pragma unroll
-        for (int c = 0; c < CJ; ++c) {
-          v[c] = stage::cols(buf, tt)[group * CJ + c];
-          o_odd[c] = C(0);
-        }
-        auto update = [&] {
-          if constexpr (STEP) stage::scale_strip(S, stage::vec(buf, stage::kA, tt), lane);
+            for (int c = 0; c < CJ; ++c) {
+              v[c] = stage::cols(buf, tt)[group * CJ + c];
+              o_odd[c] = C(0);
+            }
+            auto update = [&] {
+              if constexpr (STEP) stage::scale_strip(S, stage::vec(buf, stage::kA, tt), lane);
 #pragma unroll
-          for (int e = 0; e < L; ++e)
+              for (int e = 0; e < L; ++e)
 #pragma unroll
-            for (int c = 0; c < CJ; ++c) S[e][c] += ke[e] * v[c];
+                for (int c = 0; c < CJ; ++c) S[e][c] += ke[e] * v[c];
+            };
+            if constexpr (OP == recurrence::gla) update();
+#pragma unroll
+            for (int e = 0; e < L; ++e)
+#pragma unroll
+              for (int c = 0; c < CJ; ++c)
+                (kChains == 2 && e % 2 ? o_odd[c] : o_part[tt * CJ + c]) += qe[e] * S[e][c];
+            if constexpr (OP == recurrence::rwkv6) update();
+            if constexpr (kChains == 2)
+#pragma unroll
+              for (int c = 0; c < CJ; ++c) o_part[tt * CJ + c] += o_odd[c];
+          }
+          if constexpr (!STEP) stage::scale_strip(S, stage::beta(buf), lane);  // U → S
         };
-        if constexpr (OP == recurrence::gla) update();
-#pragma unroll
-        for (int e = 0; e < L; ++e)
-#pragma unroll
-          for (int c = 0; c < CJ; ++c)
-            (kChains == 2 && e % 2 ? o_odd[c] : o_part[tt * CJ + c]) += qe[e] * S[e][c];
-        if constexpr (OP == recurrence::rwkv6) update();
-        if constexpr (kChains == 2)
-#pragma unroll
-          for (int c = 0; c < CJ; ++c) o_part[tt * CJ + c] += o_odd[c];
-      }
-      if constexpr (!STEP) stage::scale_strip(S, stage::beta(buf), lane);  // U → S
-    };
-    walk_chunk(stage::stepwise(buf, lane), walk);
-    stage::store_chunk(out, o_part, a, b, h, chunk, j0, lane, buf, group);
-  });
+        walk_chunk(stage::stepwise(buf, lane), walk);
+        stage::store_chunk(out, o_part, a, b, h, chunk, j0, lane, buf, group);
+      });
 
   stage::store_state(static_cast<Elem*>(a.ht), S, a, state0, lane, j0);
 }

@@ -230,11 +230,10 @@ cudaError_t narrow_rows_run(const scan_args& a) {
     const int64_t sms = sm_count();
     const int64_t per_sm_long = longer::blocks_per_sm(), per_sm_short = shorter::blocks_per_sm();
     auto waves = [&](int64_t per_sm) { return (row_blocks + per_sm * sms - 1) / (per_sm * sms); };
-    const bool crowded = forced_row_chunk<OP>()
-                             ? forced_row_chunk<OP>() == 16
-                             : sms > 0 && per_sm_long > 0 && per_sm_short > 0 &&
-                                   double(row_blocks) >= 1.5 * double(sms) &&
-                                   waves(per_sm_long) <= waves(per_sm_short);
+    const bool crowded = forced_row_chunk<OP>() ? forced_row_chunk<OP>() == 16
+                                                : sms > 0 && per_sm_long > 0 && per_sm_short > 0 &&
+                                                      double(row_blocks) >= 1.5 * double(sms) &&
+                                                      waves(per_sm_long) <= waves(per_sm_short);
     if (crowded) return longer::run(a);
   }
   return shorter::run(a);

@@ -91,7 +91,8 @@ __device__ __forceinline__ void exp_pair(double x, double& up, double& down) {
   x = fmin(fmax(x, -700.0), 700.0);
   const double t = fma(x, 1.4426950408889634, kShift), n = t - kShift;
   const int ni = __double2loint(t);
-  const double r0 = fma(n, -6.93147180369123816490e-01, x);  // ln 2's high part: n times it is exact
+  const double r0 =
+      fma(n, -6.93147180369123816490e-01, x);  // ln 2's high part: n times it is exact
   const double r = fma(n, -1.90821492927058770002e-10, r0), r2 = r * r;
   double even = fma(r2, 1.0 / 40320, 1.0 / 720);
   even = fma(even, r2, 1.0 / 24);

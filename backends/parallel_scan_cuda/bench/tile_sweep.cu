@@ -205,7 +205,8 @@ void run_fp32_state64(const problem& p, const scan_args& a, const references& re
   const double ms = median_ms([&] { return fwd::run(a); });
   const cudaFuncAttributes fa = attributes<fwd>();
   std::printf(
-      "fp32, fp64 state  L=%d CJ=%d TC=%2d threads=%3d blocks=%5lld regs %3d local %zu | fwd %.4f ms"
+      "fp32, fp64 state  L=%d CJ=%d TC=%2d threads=%3d blocks=%5lld regs %3d local %zu | fwd %.4f "
+      "ms"
       "  o rel_l2 %.3g\n",
       L, CJ, TC, THREADS, blocks<fwd>(p, p.V), fa.numRegs, fa.localSizeBytes, ms,
       rel_l2(download<float>(a.o, p.n_v()), ref.o));
@@ -291,8 +292,9 @@ void sweep_rwkv6(const char* dtype, const problem& p, const host_inputs& in) {
 
 int sweep_main(int argc, char** argv) {
   problem p{4, 2048, 16, 128, 128};
-  if (argc > 5) p = {std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3]),
-                     std::atoll(argv[4]), std::atoll(argv[5])};
+  if (argc > 5)
+    p = {std::atoll(argv[1]), std::atoll(argv[2]), std::atoll(argv[3]), std::atoll(argv[4]),
+         std::atoll(argv[5])};
   if (p.K > 128 || p.K <= 64) {
     std::fprintf(stderr, "this sweep is built for 64 < K ≤ 128\n");
     return 2;
@@ -310,17 +312,16 @@ int sweep_main(int argc, char** argv) {
     }
     return x;
   };
-  host_inputs in{draw(p.n_k(), false), draw(p.n_k(), false), draw(p.n_v(), false),
-                 draw(p.n_k(), true),  draw(p.n_v(), false), draw(p.n_s(), false),
+  host_inputs in{draw(p.n_k(), false), draw(p.n_k(), false),          draw(p.n_v(), false),
+                 draw(p.n_k(), true),  draw(p.n_v(), false),          draw(p.n_s(), false),
                  draw(p.n_s(), false), draw(size_t(p.H * p.K), false)};
-  host_inputs in_bf16{round_bf16(in.q),   round_bf16(in.k),   round_bf16(in.v),
-                      round_bf16(in.g),   round_bf16(in.d_o), round_bf16(in.h0),
-                      round_bf16(in.dht), round_bf16(in.u)};
-  std::printf("B=%lld T=%lld H=%lld K=%lld V=%lld; medians under glabench bench's rule "
-              "(%d warm-ups, cv ≤ %g after %d samples, at most %d samples or %g s)\n",
-              (long long)p.B, (long long)p.T, (long long)p.H, (long long)p.K, (long long)p.V,
-              s.warmups, s.rule.noise_target, s.rule.min_reps, s.rule.max_reps,
-              s.rule.time_cap_s);
+  host_inputs in_bf16{round_bf16(in.q),   round_bf16(in.k),  round_bf16(in.v),   round_bf16(in.g),
+                      round_bf16(in.d_o), round_bf16(in.h0), round_bf16(in.dht), round_bf16(in.u)};
+  std::printf(
+      "B=%lld T=%lld H=%lld K=%lld V=%lld; medians under glabench bench's rule "
+      "(%d warm-ups, cv ≤ %g after %d samples, at most %d samples or %g s)\n",
+      (long long)p.B, (long long)p.T, (long long)p.H, (long long)p.K, (long long)p.V, s.warmups,
+      s.rule.noise_target, s.rule.min_reps, s.rule.max_reps, s.rule.time_cap_s);
   const std::string mode = argc > 7 ? argv[7] : "";
   if (mode == "fp64") {
     sweep_fp64(p, in);

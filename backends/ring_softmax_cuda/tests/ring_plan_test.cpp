@@ -3,12 +3,11 @@
 // once, the causal work per shard is balanced under zigzag, and every query chunk meets
 // its own chunk at step 0.
 #define BOOST_TEST_MODULE ring_plan
-#include <boost/test/included/unit_test.hpp>
+#include "../ring_plan.hpp"
 
+#include <boost/test/included/unit_test.hpp>
 #include <map>
 #include <set>
-
-#include "../ring_plan.hpp"
 
 namespace ring = glabench::ring;
 
@@ -85,9 +84,11 @@ BOOST_AUTO_TEST_CASE(zigzag_balances_causal_work) {
   for (const ring::layout l : {ring::layout::ring, ring::layout::zigzag}) {
     std::vector<double> work(n, 0);
     for (const auto& bp : ring::ring_schedule(T, n, l, true))
-      work[bp.q_shard] += bp.mask == ring::pair_mask::full ? double(bp.q.size()) * bp.kv.size()
-                                                            : double(bp.q.size()) * (bp.q.size() + 1) / 2;
-    const double lo = *std::min_element(work.begin(), work.end()), hi = *std::max_element(work.begin(), work.end());
+      work[bp.q_shard] += bp.mask == ring::pair_mask::full
+                              ? double(bp.q.size()) * bp.kv.size()
+                              : double(bp.q.size()) * (bp.q.size() + 1) / 2;
+    const double lo = *std::min_element(work.begin(), work.end()),
+                 hi = *std::max_element(work.begin(), work.end());
     if (l == ring::layout::zigzag)
       BOOST_TEST(hi / lo < 1.01);
     else
@@ -130,7 +131,8 @@ BOOST_AUTO_TEST_CASE(rank_steps_cover_every_visible_pair_once) {
                 }
             }
           for (int64_t i = 0; i < T; ++i)
-            for (int64_t j = 0; j < T; ++j) BOOST_TEST_REQUIRE(seen[size_t(i * T + j)] == (!causal || j <= i ? 1 : 0));
+            for (int64_t j = 0; j < T; ++j)
+              BOOST_TEST_REQUIRE(seen[size_t(i * T + j)] == (!causal || j <= i ? 1 : 0));
         }
 }
 

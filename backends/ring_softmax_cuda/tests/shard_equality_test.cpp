@@ -44,14 +44,17 @@ double from_bf16(uint16_t h) {
   return f;
 }
 
-size_t bytes_of(ring::storage s) { return s == ring::storage::fp64 ? 8 : s == ring::storage::fp32 ? 4 : 2; }
+size_t bytes_of(ring::storage s) {
+  return s == ring::storage::fp64 ? 8 : s == ring::storage::fp32 ? 4 : 2;
+}
 
 // A device tensor filled from / read back as doubles in a given dtype.
 struct device_tensor {
   void* ptr = nullptr;
   size_t n = 0, elem = 0;
   ring::storage dtype{};
-  device_tensor(size_t count, size_t elem_bytes, ring::storage d) : n(count), elem(elem_bytes), dtype(d) {
+  device_tensor(size_t count, size_t elem_bytes, ring::storage d)
+      : n(count), elem(elem_bytes), dtype(d) {
     check_cuda(cudaMalloc(&ptr, n * elem), "cudaMalloc");
     check_cuda(cudaMemset(ptr, 0xff, n * elem), "cudaMemset");  // NaN-filled: unwritten shows
   }
@@ -60,8 +63,14 @@ struct device_tensor {
     std::vector<unsigned char> raw(n * elem);
     for (size_t i = 0; i < n; ++i) {
       if (elem == 8) std::memcpy(&raw[i * 8], &x[i], 8);
-      if (elem == 4) { const float f = float(x[i]); std::memcpy(&raw[i * 4], &f, 4); }
-      if (elem == 2) { const uint16_t h = to_bf16(x[i]); std::memcpy(&raw[i * 2], &h, 2); }
+      if (elem == 4) {
+        const float f = float(x[i]);
+        std::memcpy(&raw[i * 4], &f, 4);
+      }
+      if (elem == 2) {
+        const uint16_t h = to_bf16(x[i]);
+        std::memcpy(&raw[i * 2], &h, 2);
+      }
     }
     check_cuda(cudaMemcpy(ptr, raw.data(), raw.size(), cudaMemcpyHostToDevice), "upload");
   }
@@ -71,8 +80,16 @@ struct device_tensor {
     std::vector<double> x(n);
     for (size_t i = 0; i < n; ++i) {
       if (elem == 8) std::memcpy(&x[i], &raw[i * 8], 8);
-      if (elem == 4) { float f; std::memcpy(&f, &raw[i * 4], 4); x[i] = f; }
-      if (elem == 2) { uint16_t h; std::memcpy(&h, &raw[i * 2], 2); x[i] = from_bf16(h); }
+      if (elem == 4) {
+        float f;
+        std::memcpy(&f, &raw[i * 4], 4);
+        x[i] = f;
+      }
+      if (elem == 2) {
+        uint16_t h;
+        std::memcpy(&h, &raw[i * 2], 2);
+        x[i] = from_bf16(h);
+      }
     }
     return x;
   }
@@ -99,9 +116,11 @@ struct inputs {
 outputs run(const ring::problem& p, const inputs& x) {
   const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
   const size_t e = bytes_of(p.dtype), le = p.dtype == ring::storage::fp64 ? 8 : 4;
-  device_tensor q(tokens * p.D, e, p.dtype), k(tokens * p.D, e, p.dtype), v(tokens * p.V, e, p.dtype);
+  device_tensor q(tokens * p.D, e, p.dtype), k(tokens * p.D, e, p.dtype),
+      v(tokens * p.V, e, p.dtype);
   device_tensor o(tokens * p.V, e, p.dtype), lse(stats, le, p.dtype), d_o(tokens * p.V, e, p.dtype);
-  device_tensor dq(tokens * p.D, e, p.dtype), dk(tokens * p.D, e, p.dtype), dv(tokens * p.V, e, p.dtype);
+  device_tensor dq(tokens * p.D, e, p.dtype), dk(tokens * p.D, e, p.dtype),
+      dv(tokens * p.V, e, p.dtype);
   q.upload(x.q);
   k.upload(x.k);
   v.upload(x.v);
@@ -111,7 +130,8 @@ outputs run(const ring::problem& p, const inputs& x) {
   check_cuda(cudaMalloc(&ws, std::max<size_t>(std::max(fws, bws), 1)), "cudaMalloc workspace");
   ring::status s = ring::run_forward(p, {q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, ws, fws, nullptr});
   if (s.empty())
-    s = ring::run_backward(p, {q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, d_o.ptr, dq.ptr, dk.ptr, dv.ptr, ws, bws, nullptr});
+    s = ring::run_backward(p, {q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, d_o.ptr, dq.ptr, dk.ptr, dv.ptr,
+                               ws, bws, nullptr});
   if (!s.empty()) {
     std::fprintf(stderr, "run failed: %s\n", s.c_str());
     std::exit(1);
@@ -121,20 +141,29 @@ outputs run(const ring::problem& p, const inputs& x) {
   return {o.download(), lse.download(), dq.download(), dk.download(), dv.download()};
 }
 
-const char* dtype_name(ring::storage s) { return s == ring::storage::fp64 ? "fp64" : s == ring::storage::fp32 ? "fp32" : "bf16"; }
+const char* dtype_name(ring::storage s) {
+  return s == ring::storage::fp64 ? "fp64" : s == ring::storage::fp32 ? "fp32" : "bf16";
+}
 
-void compare(const char* label, const ring::problem& p, const outputs& got, const outputs& want, double tol) {
-  const std::pair<const char*, double> errs[] = {{"o", rel_l2(got.o, want.o)},    {"lse", rel_l2(got.lse, want.lse)},
-                                                 {"dq", rel_l2(got.dq, want.dq)}, {"dk", rel_l2(got.dk, want.dk)},
+void compare(const char* label, const ring::problem& p, const outputs& got, const outputs& want,
+             double tol) {
+  const std::pair<const char*, double> errs[] = {{"o", rel_l2(got.o, want.o)},
+                                                 {"lse", rel_l2(got.lse, want.lse)},
+                                                 {"dq", rel_l2(got.dq, want.dq)},
+                                                 {"dk", rel_l2(got.dk, want.dk)},
                                                  {"dv", rel_l2(got.dv, want.dv)}};
   double worst = 0;
   const char* worst_name = "";
   for (const auto& [name, err] : errs)
-    if (!(err <= worst)) { worst = err; worst_name = name; }
+    if (!(err <= worst)) {
+      worst = err;
+      worst_name = name;
+    }
   const bool ok = worst <= tol;
   failures += ok ? 0 : 1;
-  std::printf("%-4s %s %-8s %-6s %-5s N=%d  worst rel_l2 %.2e (%s)  tol %.0e  %s\n", ok ? "ok" : "FAIL", dtype_name(p.dtype),
-              p.causal ? "causal" : "full", ring::layout_name(p.chunking), label, p.shards, worst, worst_name, tol,
+  std::printf("%-4s %s %-8s %-6s %-5s N=%d  worst rel_l2 %.2e (%s)  tol %.0e  %s\n",
+              ok ? "ok" : "FAIL", dtype_name(p.dtype), p.causal ? "causal" : "full",
+              ring::layout_name(p.chunking), label, p.shards, worst, worst_name, tol,
               ok ? "" : "<--");
 }
 
@@ -148,12 +177,17 @@ int main() {
   }
   std::string why;
   const bool have_cudnn = ring::cudnn_block::library_loaded(&why);
-  std::printf("cuDNN blocks: %s\n", have_cudnn ? std::to_string(ring::cudnn_block::library_version()).c_str() : why.c_str());
+  std::printf(
+      "cuDNN blocks: %s\n",
+      have_cudnn ? std::to_string(ring::cudnn_block::library_version()).c_str() : why.c_str());
 
   std::mt19937_64 rng(20261123);
   std::normal_distribution<double> normal;
-  for (const ring::storage dtype : {ring::storage::fp64, ring::storage::fp32, ring::storage::bf16}) {
-    const double tol = dtype == ring::storage::fp64 ? 1e-12 : dtype == ring::storage::fp32 ? 1e-5 : 1e-2;
+  for (const ring::storage dtype :
+       {ring::storage::fp64, ring::storage::fp32, ring::storage::bf16}) {
+    const double tol = dtype == ring::storage::fp64   ? 1e-12
+                       : dtype == ring::storage::fp32 ? 1e-5
+                                                      : 1e-2;
     // D ≠ V and ragged T for the own kernel; D = V = 64 (a multiple of 8) for cuDNN.
     for (const bool cudnn : {false, true}) {
       if (cudnn && (dtype != ring::storage::bf16 || !have_cudnn)) continue;

@@ -86,7 +86,7 @@ typedef struct glabench_problem {
   glabench_op op;
   int64_t B, T, H, K, V;
   double scale;
-  int32_t causal;   /* softmax_attn only */
+  int32_t causal; /* softmax_attn only */
   /* Storage dtype of every tensor but lse, which is float32 when this is 16-bit: the
    * backward's probabilities exp(s - lse) need lse to more than bf16's 8 bits. */
   DLDataType dtype;
@@ -199,10 +199,10 @@ typedef struct glabench_build_info {
 #endif
 
 /* This translation unit's build, as a glabench_build_info initializer. */
-#define GLABENCH_BUILD_INFO_INIT                                                         \
-  {                                                                                      \
-    GLABENCH_BUILD_INFO_COMPILER, GLABENCH_BUILD_INFO_TYPE,                              \
-        GLABENCH_BUILD_INFO_CUDA_ARCHITECTURES, GLABENCH_BUILD_INFO_OPTIMIZED            \
+#define GLABENCH_BUILD_INFO_INIT                                              \
+  {                                                                           \
+    GLABENCH_BUILD_INFO_COMPILER, GLABENCH_BUILD_INFO_TYPE,                   \
+        GLABENCH_BUILD_INFO_CUDA_ARCHITECTURES, GLABENCH_BUILD_INFO_OPTIMIZED \
   }
 
 typedef struct glabench_backend {

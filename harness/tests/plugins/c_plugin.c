@@ -18,8 +18,8 @@ static glabench_status supports(const glabench_problem* p, glabench_mode mode,
   (void)p, (void)mode, (void)reason;
   return GLABENCH_OK;
 }
-static glabench_status workspace_size(const glabench_problem* p, glabench_mode mode,
-                                      size_t* bytes, glabench_message* error) {
+static glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
+                                      glabench_message* error) {
   (void)p, (void)mode, (void)error;
   *bytes = 0;
   return GLABENCH_OK;
@@ -31,14 +31,32 @@ static glabench_status forward(const glabench_problem* p, const glabench_forward
 }
 
 static const glabench_backend kTable = {
-    GLABENCH_ABI_MAJOR, GLABENCH_ABI_MINOR, sizeof(glabench_backend),
+    GLABENCH_ABI_MAJOR,
+    GLABENCH_ABI_MINOR,
+    sizeof(glabench_backend),
 #if C_PLUGIN_DESCRIBED
-    "test_c_described", "0.0.0", kDLCPU, kCapabilities, 1,
-    device_available, supports, workspace_size, forward, NULL,
+    "test_c_described",
+    "0.0.0",
+    kDLCPU,
+    kCapabilities,
+    1,
+    device_available,
+    supports,
+    workspace_size,
+    forward,
+    NULL,
     GLABENCH_BUILD_INFO_INIT,
 #else
-    "test_c_undescribed", "0.0.0", kDLCPU, kCapabilities, 1,
-    device_available, supports, workspace_size, forward, NULL,
+    "test_c_undescribed",
+    "0.0.0",
+    kDLCPU,
+    kCapabilities,
+    1,
+    device_available,
+    supports,
+    workspace_size,
+    forward,
+    NULL,
 #endif
 };
 

@@ -3,10 +3,9 @@
 // a C1 CSI), and its forward fails with a message holding an ANSI colour sequence, a
 // newline that would forge a line of output, and bytes that are not UTF-8. glabench must
 // print all of it escaped and store it as valid JSON (harness/src/safe_text.hpp).
+#include "accepting_stubs.hpp"
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
-
-#include "accepting_stubs.hpp"
 
 namespace {
 using namespace glabench::backend_support;
@@ -15,9 +14,10 @@ constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_GLA, kFloat64, GLABENCH_MODE_FORWARD}};
 
 // The bytes, spelled out so the test script can look for their escaped forms.
-constexpr char kVersion[] = "6.6.6\x1b[2J\x07\r\xc2\x9b" "31m";
-constexpr char kMessage[] =
-    "hostile \x1b[31mRED\x1b[0m\nFORGED LINE: 0 failed\n\xff\xfe end";
+constexpr char kVersion[] =
+    "6.6.6\x1b[2J\x07\r\xc2\x9b"
+    "31m";
+constexpr char kMessage[] = "hostile \x1b[31mRED\x1b[0m\nFORGED LINE: 0 failed\n\xff\xfe end";
 
 using test_plugin::device_available, test_plugin::supports, test_plugin::workspace_size;
 glabench_status forward(const glabench_problem*, const glabench_forward_args*,

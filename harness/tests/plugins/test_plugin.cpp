@@ -19,10 +19,9 @@
 //   aws            valid, named "aws", with one knob, AWS_TEST_TILE: results record it,
 //                  and no other AWS_ variable (AWS_SECRET_ACCESS_KEY)
 //   foreign_knob   names HF_TOKEN, a variable not named after it, as a knob
+#include "accepting_stubs.hpp"
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
-
-#include "accepting_stubs.hpp"
 
 namespace {
 using namespace glabench::backend_support;
