@@ -155,8 +155,8 @@ std::string device_of(const named_results& run) {
 }
 
 // Speed-ups pair a baseline row with every other backend's row of the same configuration,
-// from the same file or from another file that names the same device — a peer timed in
-// its own file (scripts/peers/) in the same device call, say.
+// from the same file or from another file that names the same device — a run of another
+// build in the same device call, say.
 void write_speedups(std::ostream& out, const std::vector<named_results>& runs,
                     const std::string& baseline) {
   struct line {
