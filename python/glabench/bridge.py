@@ -163,6 +163,16 @@ class Bridge:
             self.pool = torch.cuda.MemPool()
         return torch.cuda.use_mem_pool(self.pool)
 
+    def _on_stream(self, stream, work, *args):
+        """work(*args) with glabench's stream current, inside the capture pool while the
+        harness captures a CUDA graph."""
+        self._use_stream(stream)
+        pool = self._capture_pool()
+        if pool is None:
+            return work(*args)
+        with pool:
+            return work(*args)
+
     def _run(self, pr: Problem, q, k, v, g, u, h0, out):
         """The kernel on these inputs: (o, second) with second ht (gla, rwkv6) or lse; with
         outputs="arguments", `out` (o and ht or lse) goes to the kernel as keywords."""
@@ -180,12 +190,7 @@ class Bridge:
     def forward(self, p, q, k, v, g, u, h0, o, ht, lse, stream):
         try:
             pr = Problem(p)
-            self._use_stream(stream)
-            pool = self._capture_pool()
-            if pool is not None:
-                with pool:
-                    return self._forward(pr, q, k, v, g, u, h0, o, ht, lse)
-            return self._forward(pr, q, k, v, g, u, h0, o, ht, lse)
+            return self._on_stream(stream, self._forward, pr, q, k, v, g, u, h0, o, ht, lse)
         except BaseException as e:  # noqa: BLE001
             self.saved = None
             return failure(e)
@@ -219,14 +224,8 @@ class Bridge:
     def backward(self, p, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv, dg, du, dh0, stream):
         try:
             pr = Problem(p)
-            self._use_stream(stream)
-            pool = self._capture_pool()
-            if pool is not None:
-                with pool:
-                    return self._backward(pr, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv,
-                                          dg, du, dh0)
-            return self._backward(pr, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv, dg, du,
-                                  dh0)
+            return self._on_stream(stream, self._backward, pr, q, k, v, g, u, h0, o, lse, do,
+                                   dht, dq, dk, dv, dg, du, dh0)
         except BaseException as e:  # noqa: BLE001
             return failure(e)
         finally:
