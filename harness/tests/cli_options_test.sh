@@ -70,7 +70,7 @@ numeric=(
   "compare --alpha"
 )
 words=(
-  "--backend-lib"
+  "--backend-lib" "--python"
   "fixtures make --out" "fixtures make --preset" "fixtures make --only"
   "verify --backend" "verify --op" "verify --fixture" "verify --dtype" "verify --json"
   "bench --backend" "bench --op" "bench --shapes" "bench --dtype" "bench --mode" "bench --mask"
