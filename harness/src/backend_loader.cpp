@@ -234,10 +234,6 @@ std::vector<std::string> knobs_of(const glabench_backend& t) {
   return knobs;
 }
 
-}  // namespace
-
-namespace {
-
 // Before a Python backend's bridge is loaded: the callable it is to host. One per process
 // (the bridge's table is the library's): isolated runs give each its own worker.
 void bind_python_callable(const std::string& path, const python_locator& py) {

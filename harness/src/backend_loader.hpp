@@ -1,9 +1,10 @@
 // Finding and loading backend plugins (docs/design.md §3). Backends are found in the build's
 // backend folder, in the folders of GLABENCH_BACKEND_PATH (':'-separated), and as
-// explicit --backend-lib paths. The loader refuses, with a message naming the file:
-// a file that is not a shared library, one without the entry symbol, an entry that
-// returns NULL, a major ABI mismatch, a table shorter than its version promises,
-// a table with missing members, a capability with an unknown op or mode, a knob not named
+// explicit --backend-lib paths; a Python backend's path is a locator of the bridge
+// (python_backend.hpp), which load_backend loads with the callable it is to host. The loader
+// refuses, with a message naming the file: a file that is not a shared library, one without the
+// entry symbol, an entry that returns NULL, a major ABI mismatch, a table shorter than its version
+// promises, a table with missing members, a capability with an unknown op or mode, a knob not named
 // after the backend, and two backends with the same name. A backend runs its
 // code inside glabench, so, like ssh's StrictModes, the loader also refuses a plugin file or
 // folder that someone other than the current user or root could change (owned by another
