@@ -306,19 +306,25 @@ std::string backend_registry::names() const {
   return s.empty() ? "(none)" : s;
 }
 
-backend_registry discover_backends(const std::string& default_dir,
-                                   const std::vector<std::string>& explicit_libs,
-                                   const backend_loader_fn& load) {
+std::vector<std::string> backend_path_folders() {
   std::vector<std::string> dirs;
-  if (!default_dir.empty()) dirs.push_back(default_dir);
   if (const char* env = std::getenv("GLABENCH_BACKEND_PATH")) {
-    std::string list = env;
+    const std::string list = env;
     for (size_t start = 0; start <= list.size();) {
       const size_t end = std::min(list.find(':', start), list.size());
       if (end > start) dirs.push_back(list.substr(start, end - start));
       start = end + 1;
     }
   }
+  return dirs;
+}
+
+backend_registry discover_backends(const std::string& default_dir,
+                                   const std::vector<std::string>& explicit_libs,
+                                   const backend_loader_fn& load) {
+  std::vector<std::string> dirs;
+  if (!default_dir.empty()) dirs.push_back(default_dir);
+  for (auto& dir : backend_path_folders()) dirs.push_back(std::move(dir));
 
   backend_registry reg;
   std::set<std::string> seen_paths;

@@ -64,6 +64,9 @@ struct backend_registry {
   std::string names() const;  // "a, b, c"
 };
 
+// The folders of GLABENCH_BACKEND_PATH (':'-separated, empty entries skipped), in order.
+std::vector<std::string> backend_path_folders();
+
 // File names a folder scan considers: glabench_backend_<name>.so
 bool looks_like_backend_file(const std::string& filename);
 

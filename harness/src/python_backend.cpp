@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "backend_loader.hpp"
+
 namespace glabench {
 namespace fs = std::filesystem;
 namespace {
@@ -92,14 +94,7 @@ std::string find_python_bridge(const std::string& default_dir) {
   if (!default_dir.empty()) folders.push_back(default_dir);
   if (const std::string exe = executable_folder(); !exe.empty())
     folders.push_back(exe + "/../lib/glabench/backends");
-  if (const char* env = std::getenv("GLABENCH_BACKEND_PATH")) {
-    const std::string list = env;
-    for (size_t start = 0; start <= list.size();) {
-      const size_t end = std::min(list.find(':', start), list.size());
-      if (end > start) folders.push_back(list.substr(start, end - start));
-      start = end + 1;
-    }
-  }
+  for (auto& folder : backend_path_folders()) folders.push_back(std::move(folder));
   for (const auto& folder : folders) {
     std::error_code ec;
     const fs::path candidate = fs::path(folder) / kBridgeFile;
