@@ -51,6 +51,11 @@ struct backward_io {
 // Empty on success, else what failed (a CUDA or cuDNN error, named).
 using status = std::string;
 
+// A failed CUDA call as a status: "what: cudaErrorX (its description)".
+inline std::string cuda_error(cudaError_t e, const char* what) {
+  return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+}
+
 // Builds cuDNN's graph for every block shape of the problem's schedule (untimed; they
 // are cached). Empty = cuDNN takes them all, and `most_workspace_bytes` is the largest
 // workspace a block needs; else why cuDNN refuses one.

@@ -5,7 +5,7 @@
 // writes NCCL's unique id to the file, the others read it, and each calls
 // ncclCommInitRank. The file may sit on a shared filesystem, which is how the same path
 // spans nodes. One process driving every GPU of the call's device list moves data with
-// the copy engines instead (ring_ranks.cu), and needs no NCCL.
+// the copy engines instead (ranks_exchange.cpp), and needs no NCCL.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -1,6 +1,6 @@
 // One (query chunk, key chunk) pair on one device, forward and backward: the block
 // kernel (own or cuDNN) and the fold of its result into the running results. The
-// one-device ring (ring_one_gpu.cu) and each rank of the multi-GPU ring (ring_ranks.cu)
+// one-device ring (ring_one_gpu.cu) and each rank of the multi-GPU ring (ranks_schedule.cu)
 // walk their pairs through these; the kernels are compiled once, in pair_steps.cu.
 // Tensors are [B,T,H,X] (lse [B,H,T]) at the sequence's own positions, so a pair's rows
 // are where the plan's spans say.
@@ -19,10 +19,6 @@
 #include "launch.hpp"
 
 namespace glabench::ring {
-
-inline std::string cuda_error(cudaError_t e, const char* what) {
-  return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-}
 
 // Is each pair the first or last of its query chunk, and of its key chunk, in `plan`?
 struct pair_visits {

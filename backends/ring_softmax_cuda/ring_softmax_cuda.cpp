@@ -1,7 +1,7 @@
 // The ring-merged softmax attention backend (seed 003): softmax_attn forward (o, lse)
 // and backward (dq, dk, dv), causal or not, as blocks merged through their log-sum-exp
 // along a ring's schedule. Plugin-ABI glue and the knobs; the schedule is ring_plan.hpp,
-// the one-device ring ring_one_gpu.cu, the ring across GPUs ring_ranks.cu (a call with
+// the one-device ring ring_one_gpu.cu, the ring across GPUs ring_ranks.hpp (a call with
 // several devices, or one process per rank through nccl_link.hpp's knobs).
 #include <cuda_runtime_api.h>
 
