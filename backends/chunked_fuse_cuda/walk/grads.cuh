@@ -45,7 +45,6 @@
 #pragma once
 
 #include "backward.cuh"
-#include "grads_strong_gates.cuh"
 
 namespace glabench::chunked::walk {
 
@@ -298,6 +297,17 @@ __device__ __forceinline__ void each_element(const unsigned char* smem, int row0
     }
 }
 
+struct grads_out {
+  bf16* base;
+  int64_t stride;
+  int64_t rows;  // valid rows from the chunk's start
+  int cols;
+  __device__ void store(int r, int c, float x, float y) const {
+    if (r < rows && c < cols)
+      *reinterpret_cast<uint32_t*>(base + r * stride + c) = tc::pack_bf16(x, y);
+  }
+};
+
 // The warp's gradients for sub-chunk mt: dv, dq and dk stored, and dg's two parts left in
 // Tg (q ⊙ dq' − k ⊙ dk'_intra) and Pg (k ⊙ dk_inter) for walk_grad_dg. dv comes first,
 // while Tg and Pg hold no registers.
@@ -543,7 +553,6 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, gr
     if (tid == 0) w.fallback[1 + atomicAdd(w.fallback, 1)] = bh * a.NT + n;
     return;
   }
-  const bool strong = __syncthreads_or(l0[SUB - 1] < -kSafeLog2 || l1[SUB - 1] < -kSafeLog2);
   const int mt = warp >> 1, half = warp & 1;
   const int64_t rows = a.T - t0;
   const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, a.K},
@@ -553,11 +562,6 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, gr
   float Tg[8][4], Pg[8][4];
   walk_grad_rows(smem, sm, mt, lane, half, a.scale, dq, dk, dv, Tg, Pg);
   walk_grad_dg(smem, mt, lane, half, dg, Tg, Pg);
-  if (strong) {       // block-uniform
-    __syncthreads();  // dq, dk, dv and dg stored
-    walk_grad_strong_features(smem, a.scale, {a.q + head * a.K + t0 * ks, ks, rows},
-                              {a.k + head * a.K + t0 * ks, ks, rows}, dq, dk, dv, dg);
-  }
 }
 
 }  // namespace glabench::chunked::walk

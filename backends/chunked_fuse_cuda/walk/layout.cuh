@@ -55,7 +55,7 @@ static_assert(layout::bytes <= 227 * 1024, "one block per SM");
 // operands, the log2 gates l cumulative inside each 16-token sub-chunk as fp32 rows of
 // GLD floats (the gate tile g loads there first), each sub-chunk's gate totals T_m and
 // 2^{T_m}, the gate Γ_m before each sub-chunk (Γ_4 = G[C−1]), the column sums that dg's
-// scans pass between warps, Y_n, and a score block for the strong features.
+// scans pass between warps, and Y_n.
 struct grads_layout {
   static constexpr int GLD = KP + 8;  // a row of l: conflict-free 8-byte reads
   static constexpr uint32_t tile = C * KROW, state = KP * KROW;
@@ -69,8 +69,7 @@ struct grads_layout {
   static constexpr uint32_t gam = etots + SUBS * KP * 4;         // float [SUBS + 1][KP]: Γ_m
   static constexpr uint32_t colsum = gam + (SUBS + 1) * KP * 4;  // float [2][SUBS][KP]
   static constexpr uint32_t y = colsum + 2 * SUBS * KP * 4;      // float [KP]
-  static constexpr uint32_t scratch = y + KP * 4;                // float [C][SUB]
-  static constexpr uint32_t bytes = scratch + C * SUB * 4;
+  static constexpr uint32_t bytes = y + KP * 4;
 };
 static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");
 
@@ -171,29 +170,6 @@ __device__ __forceinline__ void cp_async_cols8(uint32_t dst, const bf16* row, in
 __device__ __forceinline__ int cols8_in(bool row_in, int c, int cols) {
   return row_in ? max(0, min(8, cols - 8 * c)) : 0;
 }
-
-// A gradient's rows of one chunk of one head (from the chunk's first token): pairs stored
-// as bf16, rows past T and columns past K (or V) left alone.
-struct grads_out {
-  bf16* base;
-  int64_t stride;
-  int64_t rows;  // valid rows from the chunk's start
-  int cols;
-  __device__ void store(int r, int c, float x, float y) const {
-    if (r < rows && c < cols)
-      *reinterpret_cast<uint32_t*>(base + r * stride + c) = tc::pack_bf16(x, y);
-  }
-  __device__ void set(int r, int c, float x) const {
-    if (r < rows && c < cols) base[r * stride + c] = __float2bfloat16_rn(x);
-  }
-  // Adds x to the stored element (r, c).
-  __device__ void add(int r, int c, float x) const {
-    if (r < rows && c < cols) {
-      bf16* e = base + r * stride + c;
-      *e = __float2bfloat16_rn(__bfloat162float(*e) + x);
-    }
-  }
-};
 
 // One head's q, k, g (from feature 0) and v, o (from column v0) in the [B,T,H,D] layout,
 // and the cp.async loads of a chunk's tiles; zeros past T, K and V.

@@ -196,8 +196,7 @@ __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, i
     at<float2>(smem, L::gam + (SUBS * KP + 2 * p) * 4) = make_float2(G0, G1);
   }
   const float T0 = l0[SUB - 1], T1 = l1[SUB - 1];
-  const bool strong0 = T0 < -kSafeLog2, strong1 = T1 < -kSafeLog2;
-  bool in_range = true;
+  bool in_range = T0 >= -kSafeLog2 && T1 >= -kSafeLog2;
   float prev0 = 0.f, prev1 = 0.f;
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
@@ -211,8 +210,7 @@ __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, i
     tc::split_bf16(q.x * tc::ex2(l0[u]), q.y * tc::ex2(l1[u]), hi, lo);
     at<uint32_t>(smem, L::qbar + off) = hi;
     at<uint32_t>(smem, L::qbar_lo + off) = lo;
-    tc::split_bf16(strong0 ? 0.f : k.x * tc::ex2(-l0[u]), strong1 ? 0.f : k.y * tc::ex2(-l1[u]), hi,
-                   lo);
+    tc::split_bf16(k.x * tc::ex2(-l0[u]), k.y * tc::ex2(-l1[u]), hi, lo);
     at<uint32_t>(smem, L::kbar + off) = hi;
     at<uint32_t>(smem, L::kbar_lo + off) = lo;
     at<uint32_t>(smem, L::kend + off) =
