@@ -7,13 +7,15 @@
 #include <unordered_map>
 
 #include "../common/parallel_scan/occupancy.cuh"
-#include "backward_kernels.cuh"
-#include "forward_kernels.cuh"
+#include "backward_bf16_mma_grads.cuh"
+#include "backward_bf16_mma_states.cuh"
+#include "backward_wmma.cuh"
+#include "forward_bf16_mma.cuh"
+#include "forward_fp32_3xtf32.cuh"
+#include "forward_fp64_dmma.cuh"
+#include "forward_seed_reference.cuh"
+#include "forward_wmma.cuh"
 #include "launch.hpp"
-#include "walk/backward.cuh"
-#include "walk/forward.cuh"
-#include "walk/grads.cuh"
-#include "walk_fp/forward_pipelined.cuh"
 
 namespace glabench::chunked {
 namespace {
@@ -76,7 +78,7 @@ template <class Tr>
 struct backward_plan {
   typename Tr::acc_t *states, *dstates, *ypart;
   // bf16 only: the chunks the gradient walk leaves to the WMMA kernels, and the state
-  // walks' sequence split (walk/plan.hpp).
+  // walks' sequence split (walk_plan.hpp).
   int* leftover = nullptr;
   float* split = nullptr;
   backward_plan(workspace_carve& w, const dims& d)
@@ -121,10 +123,10 @@ cudaError_t launch(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, A
   return cudaGetLastError();
 }
 
-// The bf16 chunk walk (walk/forward.cuh) takes heads with K ≤ 128 whose rows are whole
+// The bf16 chunk walk (forward_bf16_mma.cuh) takes heads with K ≤ 128 whose rows are whole
 // 8-byte vectors at 8-byte-aligned addresses (K and V multiples of 4): loads of 16 bytes
 // where the rows are whole 16-byte vectors, else of 8 (`narrow`). The other shapes take
-// the two-kernel path.
+// the WMMA kernels (forward_wmma.cuh).
 bool rows_aligned(const call& c, int elems, uintptr_t bytes) {
   auto aligned = [&](const void* p) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; };
   return c.K % elems == 0 && c.V % elems == 0 && aligned(c.q) && aligned(c.k) && aligned(c.v) &&
@@ -136,7 +138,7 @@ bool walk_fits(const call& c) {
          aligned4(c.dht) && aligned4(c.dh0);
 }
 
-// The gradient walk (walk/grads.cuh) reads S_n and dS_n as rows of exactly 128 columns
+// The gradient walk (backward_bf16_mma_grads.cuh) reads S_n and dS_n as rows of exactly 128 columns
 // (Vp = 128: V ≤ 128) and stores the gradients as bf16 pairs (4-byte aligned).
 bool grads_walk_fits(const call& c, const dims& d) {
   auto aligned4 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
@@ -223,7 +225,7 @@ cudaError_t launch_walk(const call& c) {
       c.stream, a);
 }
 
-// The fp walks (walk_fp/: fp64's one-pass walk, fp32's pipelined one) take heads with
+// The fp walks (forward_fp64_dmma.cuh, forward_fp32_3xtf32.cuh) take heads with
 // K ≤ 128 whose rows are whole 16-byte vectors at 16-byte-aligned addresses, as the bf16
 // walk does.
 template <class S>
@@ -246,7 +248,7 @@ cudaError_t launch_fp_walk(const call& c) {
   const auto [grid, pieces] =
       plan_walk_split(a, c, c.V, c.workspace, Z::C, walk_fp::first_pass_slab<S>);
   if constexpr (std::is_same_v<S, float>) {
-    // fp32: the pipelined walk (walk_fp/forward_pipelined.cuh); its first pass likewise, a
+    // fp32: the pipelined walk (forward_fp32_3xtf32.cuh); its first pass likewise, a
     // block 128 columns of V.
     using F = walk_fp::pipe_first_sizes;
     const dim3 first_pass((c.V + F::BV - 1) / F::BV, grid.y, pieces);
@@ -269,7 +271,7 @@ cudaError_t launch_fp_walk(const call& c) {
   }
 }
 
-// The backward's state and dS walks (walk/backward.cuh) into its workspace arrays.
+// The backward's state and dS walks (backward_bf16_mma_states.cuh) into its workspace arrays.
 template <class Tr>
 cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
   using bf16 = __nv_bfloat16;
@@ -298,7 +300,7 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
       grid, c.stream, a, w, d_o, static_cast<const bf16*>(c.dht), static_cast<bf16*>(c.dh0));
 }
 
-// The gradient walk (walk/grads.cuh) for heads the state walks took with V ≤ 128. It
+// The gradient walk (backward_bf16_mma_grads.cuh) for heads the state walks took with V ≤ 128. It
 // lists the chunks whose gates it does not take (strong gates) in p.leftover.
 template <class Tr>
 cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<Tr>& p) {

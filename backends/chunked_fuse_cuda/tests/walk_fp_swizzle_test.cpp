@@ -1,13 +1,13 @@
-// The fp32/fp64 chunk walk's tile swizzle (walk_fp/swizzle.hpp), on the CPU: each row's
+// The fp32/fp64 chunk walk's tile swizzle (fp32_fp64_mma/swizzle.hpp), on the CPU: each row's
 // columns are a permutation of the row, 16-byte groups stay whole (cp.async writes them),
-// and the warp-wide fragment reads of walk_fp/mma.cuh hit distinct banks — as stored and
+// and the warp-wide fragment reads of fp32_fp64_mma/mma.cuh hit distinct banks — as stored and
 // transposed, for the m16n8k8 (fp32) and m8n8k4 (fp64) fragments and fp32's ldmatrix —
 // at every row and column offset the walk uses, in every tile width it has.
 #define BOOST_TEST_MODULE walk_fp_swizzle
 #include <boost/test/included/unit_test.hpp>
 #include <set>
 
-#include "../walk_fp/swizzle.hpp"
+#include "../fp32_fp64_mma/swizzle.hpp"
 
 namespace wf = glabench::chunked::walk_fp;
 

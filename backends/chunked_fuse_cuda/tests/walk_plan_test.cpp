@@ -1,14 +1,14 @@
-// The chunk walk's sequence split (walk/plan.hpp), on the CPU: segments cover the chunks
+// The chunk walk's sequence split (walk_plan.hpp), on the CPU: segments cover the chunks
 // once and in order, the last one non-empty; the first pass's pieces tile every segment
 // but the last, and the dS walk's pieces every segment but the first, each carried in the
 // order the walks apply them; neither pass asks for more blocks than the GPU has SMs; and
 // the workspace holds the pieces of every GPU, so a launch never writes past it. Each
 // holds for the bf16 walk's 64-token chunks and the fp32/fp64 walk's 32 and 16.
 #define BOOST_TEST_MODULE walk_plan
+#include "../walk_plan.hpp"
+
 #include <algorithm>
 #include <boost/test/included/unit_test.hpp>
-
-#include "../walk/plan.hpp"
 
 namespace walk = glabench::chunked::walk;
 
@@ -16,7 +16,7 @@ namespace {
 int chunks(int64_t T, int chunk = walk::C) {
   return static_cast<int>((T + chunk - 1) / chunk);
 }
-constexpr int kChunks[] = {walk::C, 32, 16};  // bf16; fp32 and fp64 (walk_fp/layout.cuh)
+constexpr int kChunks[] = {walk::C, 32, 16};  // bf16; fp32 and fp64 (fp32_fp64_mma/layout.cuh)
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(one_segment_when_the_heads_fill_the_gpu) {

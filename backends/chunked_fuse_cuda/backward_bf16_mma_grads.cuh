@@ -1,0 +1,570 @@
+// The backward's gradient walk for bf16: dq, dk, dv and dg of one chunk in one block, on
+// mma.sync with the score matrices going from their accumulators straight into the next
+// product's A operand. It reads what the state and dS walks
+// (backward_bf16_mma_states.cuh) left: S_n, the state before chunk n, dS_n, the gradient of
+// the state after it, and Y_n = Σ_v S_n ⊙ dS_n. It replaces chunk_dv_kernel and
+// chunk_dq_dk_dg_kernel (backward_wmma.cuh) for the chunks it takes: the same terms, summed
+// in another order with other roundings.
+//
+// A reference at each 16-token sub-chunk's start, as in the forward (walk_prepare_grads):
+// for token t of sub-chunk m, l[t] ≤ 0 is its log2 gate summed from the sub-chunk's start,
+// T_m the sub-chunk's total, Γ_m = T_0 + … + T_{m−1} the gate before it, and
+//   q̄ = q·2^{l},  k̄ = k·2^{−l},  k̆ = k·2^{T_m − l}  (keys decayed to their sub-chunk's end).
+// With s = scale, the scores taken strictly below the diagonal, and the diagonal pair
+// dA[t][t] added apart (dg needs dq and dk without it, as backward_wmma.cuh derives):
+//
+//   dA   = s·do·vᵀ                                   (rows t, keys j)
+//   dq   = 2^{l} ⊙ D + dA[t][t]·k[t],   D = Σ over key blocks, at reference Γ_mt:
+//          D ← s·do·S_nᵀ;  for m < mt: D ← 2^{T_m} ⊙ D + dA_m·k̆_m;  D += dA_mt·k̄_mt
+//   dk   = 2^{−l} ⊙ Kr + dA[t][t]·q[t] + 2^{G[C−1] − G} ⊙ (v·dS_nᵀ),  Kr at reference Γ_mt:
+//          for m from the last down to mt + 1: Kr ← 2^{T_m} ⊙ Kr + dAᵀ_m·q̄_m; then
+//          Kr ← 2^{T_mt} ⊙ Kr + dAᵀ_mt·q̄_mt
+//   dv   = k̂·dS_n + (s·Aᵀ)·do,  Aᵀ (keys j, rows t ≥ j) block by block: k̄·q̄ᵀ on the
+//          diagonal, k̆·q̄ᵀ next to it, (k̄·2^{Γ_m − Γ_mt})·q̄ᵀ further; k̂ = k̄·2^{G[C−1] − Γ_mt}
+//   dg_t = Σ_{r≥t} (q ⊙ dq' − k ⊙ dk'_intra)_r + Σ_{r<t} (k ⊙ dk_inter)_r + 2^{G[C−1]} ⊙ Y_n
+//
+// Every factor but k̄'s is ≤ 1: each accumulator is decayed one sub-chunk at a time, as
+// fla's chunk_gla does with its sub-chunk references, so the cost is one for any gates.
+// k̄ ≤ |k|·2^{−T_mt} ≤ |k|·2^96: a chunk with a sub-chunk whose gates sum below
+// −kSafeLog2 in some feature, or with a gate above 0, is appended to a list that the WMMA
+// kernels then run (launch.cu); under −exp(N(−0.5, 1)) gates that is about 4 % of chunks.
+// Scores of pairs outside the causal mask can overflow; they are zeroed by selects, never
+// multiplied.
+//
+// (primes: without the diagonal pair.) As in the forward, the diagonal blocks — the
+// weakest decays, the largest terms — carry the residual of each operand's bf16
+// rounding: dA·k̄, dAᵀ·q̄, the scores k̄·q̄ᵀ and Aᵀ·do take hi·hi + lo·hi + hi·lo there.
+// With single operands on the diagonal, bf16 dg reached 9.7e-3 on gla_t65 (limit 1e-2).
+// The decayed key fragments (k̂, and the blocks two or more sub-chunks on) are
+// (k̄_hi + k̄_lo)·2^{…} rounded once, in registers.
+//
+// Warps: warp w takes the 16 rows of sub-chunk mt (tokens for dq and dg, keys for dk and
+// dv) and 64 of the 128 columns (`half`). The two warps of a sub-chunk both compute its
+// score tiles (dA, dAᵀ, Aᵀ), which keeps the scores in registers. The three products read
+// only shared memory that no warp writes, so they need no barrier; dg's scans run on the
+// fragments, with one exchange of column sums.
+#pragma once
+
+#include "bf16_mma/layout.cuh"
+#include "bf16_mma/stage1_decay_cumsum.cuh"
+#include "bf16_mma/stage2_prepare_qg_kg.cuh"
+
+namespace glabench::chunked::walk {
+
+struct grad_args {
+  const bf16* d_o;
+  bf16 *dq, *dk, *dv, *dg;
+  const float *states, *dstates, *ypart;  // [B·H][NT+1][Kp][Vp] ×2, [B·H][NT][NVs][Kp]
+  int Kp, Vp, NVs;
+  int* fallback;  // [0]: how many chunks follow; then bh·NT + n of each one left over
+};
+
+// An fp32 state [Kp][Vp] (rows past Kp zero) as a 128 × 128 bf16 operand tile. Each
+// thread's 16 loads are all in flight before it converts any: one memory latency.
+__device__ __forceinline__ void state_operand(unsigned char* smem, uint32_t dst, const float* src,
+                                              int Kp, int Vp) {
+  constexpr int kLoads = KP * KP / 4 / THREADS;
+  float4 x[kLoads];
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it) {
+    const int i = threadIdx.x + it * THREADS, f = i >> 5, c4 = (i & 31) << 2;
+    x[it] = f < Kp ? __ldg(reinterpret_cast<const float4*>(src + static_cast<int64_t>(f) * Vp + c4))
+                   : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it) {
+    const int i = threadIdx.x + it * THREADS, f = i >> 5, c4 = (i & 31) << 2;
+    at<uint2>(smem, dst + tc::swizzle<KROW>(f, c4 >> 3) + ((c4 & 7) << 1)) =
+        make_uint2(tc::pack_bf16(x[it].x, x[it].y), tc::pack_bf16(x[it].z, x[it].w));
+  }
+}
+
+// The warps run one code path, with their row sub-chunk mt a runtime value: every score
+// block is computed and the ones outside the triangle masked to zero, and the diagonal
+// block is picked out by selects, never by branching around mma.sync. Four paths, one per
+// mt, measured 60 % of the warps' stalls waiting on instruction fetch (H100): the four
+// code regions, 250 KB together, did not share the instruction cache.
+
+// Zeroes the elements of a 16-row strip's score tiles outside the causal mask: block m
+// (tiles 2m, 2m+1) is kept whole where after(m) says so, kept on the diagonal block
+// (m = mt) where on_diagonal(row, col) does, zeroed elsewhere.
+template <class After, class Diag>
+__device__ __forceinline__ void mask_scores(float (&X)[8][4], int mt, int lane, After after,
+                                            Diag on_diagonal) {
+#pragma unroll
+  for (int jt = 0; jt < 8; ++jt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int m = jt >> 1, row = (lane >> 2) + 8 * (e >> 1),
+                col = 8 * (jt & 1) + 2 * (lane & 3) + (e & 1);
+      const bool keep = m == mt ? on_diagonal(row, col) : after(m);
+      X[jt][e] = keep ? X[jt][e] : 0.f;
+    }
+}
+
+// The diagonal block's two tiles (2mt, 2mt+1), by selects.
+__device__ __forceinline__ void diagonal_tiles(const float (&X)[8][4], int mt, float (&d)[2][4]) {
+#pragma unroll
+  for (int e = 0; e < 4; ++e) d[0][e] = d[1][e] = 0.f;
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      d[0][e] = m == mt ? X[2 * m][e] : d[0][e];
+      d[1][e] = m == mt ? X[2 * m + 1][e] : d[1][e];
+    }
+}
+
+// dA[t][t] for the lane's rows (lane/4 and lane/4 + 8), from the diagonal tiles.
+__device__ __forceinline__ float2 diagonal_of(const float (&d)[2][4], int lane) {
+  const int r = lane >> 2, src = 4 * r + (r >> 1);
+  const float lo = (r & 1) ? d[0][1] : d[0][0];
+  const float hi = (r & 1) ? d[1][3] : d[1][2];
+  return make_float2(__shfl_sync(0xffffffffu, lo, src), __shfl_sync(0xffffffffu, hi, src));
+}
+
+// Two m16n8 accumulator tiles as the bf16 A fragment of a 16×16 operand, and the
+// fragment of what that rounding left out.
+__device__ __forceinline__ void a_fragment(const float (&x0)[4], const float (&x1)[4],
+                                           uint32_t (&a)[4]) {
+  a[0] = tc::pack_bf16(x0[0], x0[1]);
+  a[1] = tc::pack_bf16(x0[2], x0[3]);
+  a[2] = tc::pack_bf16(x1[0], x1[1]);
+  a[3] = tc::pack_bf16(x1[2], x1[3]);
+}
+__device__ __forceinline__ void a_fragments(const float (&x0)[4], const float (&x1)[4],
+                                            uint32_t (&a)[4], uint32_t (&a_lo)[4]) {
+  tc::split_bf16(x0[0], x0[1], a[0], a_lo[0]);
+  tc::split_bf16(x0[2], x0[3], a[1], a_lo[1]);
+  tc::split_bf16(x1[0], x1[1], a[2], a_lo[2]);
+  tc::split_bf16(x1[2], x1[3], a[3], a_lo[3]);
+}
+
+// X[jn] (+)= A·B over the warp's 64 columns: B's 16-row block kb of the 128-column tile
+// at `tile`, stored [k][n] (transposing ldmatrix).
+__device__ __forceinline__ void mma_cols(float (&X)[8][4], const uint32_t (&a)[4], uint32_t tile,
+                                         int kb, int half, int lane) {
+#pragma unroll
+  for (int np = 0; np < 4; ++np) {
+    uint32_t b[4];
+    tc::ldsm_x4_trans(b, tile + frag_bt(16 * kb, 64 * half + 16 * np, lane));
+    tc::mma(X[2 * np], a, b[0], b[1]);
+    tc::mma(X[2 * np + 1], a, b[2], b[3]);
+  }
+}
+// The same with B stored [n][k] (the states, whose rows are the output's columns).
+__device__ __forceinline__ void mma_cols_nk(float (&X)[8][4], const uint32_t (&a)[4], uint32_t tile,
+                                            int kb, int half, int lane) {
+#pragma unroll
+  for (int np = 0; np < 4; ++np) {
+    uint32_t b[4];
+    tc::ldsm_x4(b, tile + frag_b(64 * half + 16 * np, 16 * kb, lane));
+    tc::mma(X[2 * np], a, b[0], b[1]);
+    tc::mma(X[2 * np + 1], a, b[2], b[3]);
+  }
+}
+// Scores of the warp's 16 rows against all four key blocks: X[2m], X[2m+1] += A·Bᵀ with
+// B's rows 16m … stored [n][k].
+__device__ __forceinline__ void mma_scores(float (&X)[8][4], const uint32_t (&a)[4], uint32_t tile,
+                                           int kb, int lane) {
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    uint32_t b[4];
+    tc::ldsm_x4(b, tile + frag_b(16 * m, 16 * kb, lane));
+    tc::mma(X[2 * m], a, b[0], b[1]);
+    tc::mma(X[2 * m + 1], a, b[2], b[3]);
+  }
+}
+
+__device__ __forceinline__ void scale_tiles(float (&X)[8][4], float s) {
+#pragma unroll
+  for (int jt = 0; jt < 8; ++jt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) X[jt][e] *= s;
+}
+
+// X[·][col] *= 2^{T_m}[col] over the warp's 64 columns: a sum of products moved from the
+// reference Γ_m to Γ_{m+1} (or, for the keys, from Γ_{m+1} to Γ_m).
+__device__ __forceinline__ void decay_columns(float (&X)[8][4], const unsigned char* smem, int m,
+                                              int half, int lane) {
+  const float* e = reinterpret_cast<const float*>(smem + grads_layout::etots) + m * KP;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const float2 f = *reinterpret_cast<const float2*>(e + 64 * half + 8 * jn + ((lane & 3) << 1));
+    X[jn][0] *= f.x, X[jn][1] *= f.y, X[jn][2] *= f.x, X[jn][3] *= f.y;
+  }
+}
+
+// The A fragments of the scores' block m, zeroed where m is the diagonal block mt (which
+// takes other operands), and of the diagonal block with its rounding residual.
+__device__ __forceinline__ void off_diagonal_fragment(const float (&S)[8][4], int m, int mt,
+                                                      uint32_t (&a)[4]) {
+  a_fragment(S[2 * m], S[2 * m + 1], a);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) a[i] = m == mt ? 0u : a[i];
+}
+
+// D += S·B over the diagonal block mt of scores S, with both residuals: S_hi·B_hi +
+// S_lo·B_hi + S_hi·B_lo (B's rows 16mt …, stored [k][n]: hi and its residual lo).
+__device__ __forceinline__ void mma_diagonal(float (&D)[8][4], const float (&S)[8][4], int mt,
+                                             uint32_t hi, uint32_t lo, int half, int lane) {
+  float d[2][4];
+  diagonal_tiles(S, mt, d);
+  uint32_t a[4], a_lo[4];
+  a_fragments(d[0], d[1], a, a_lo);
+  mma_cols(D, a, hi, mt, half, lane);
+  mma_cols(D, a_lo, hi, mt, half, lane);
+  mma_cols(D, a, lo, mt, half, lane);
+}
+
+// D += S·B for scores S masked to the triangle, walking the key blocks forward (dq): the
+// off-diagonal blocks m < mt read `off` (keys decayed to their sub-chunk's end, reference
+// Γ_{m+1}), D moving from Γ_m to Γ_{m+1} before each; the diagonal block reads `diag` and
+// its residual `diag_lo` (reference Γ_mt), with the scores' residual too.
+__device__ __forceinline__ void mma_blocks_forward(float (&D)[8][4], const float (&S)[8][4],
+                                                   const unsigned char* smem, int mt, uint32_t off,
+                                                   uint32_t diag, uint32_t diag_lo, int half,
+                                                   int lane) {
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    if (m < mt) decay_columns(D, smem, m, half, lane);  // warp-uniform
+    uint32_t a[4];
+    off_diagonal_fragment(S, m, mt, a);
+    mma_cols(D, a, off, m, half, lane);
+  }
+  mma_diagonal(D, S, mt, diag, diag_lo, half, lane);
+}
+
+// The same walking the blocks backward (dk): every block m ≥ mt reads q̄ (reference Γ_m),
+// D moving from Γ_{m+1} to Γ_m before each; the diagonal block also the residual.
+__device__ __forceinline__ void mma_blocks_backward(float (&D)[8][4], const float (&S)[8][4],
+                                                    const unsigned char* smem, int mt, uint32_t hi,
+                                                    uint32_t lo, int half, int lane) {
+#pragma unroll
+  for (int m = SUBS - 1; m >= 0; --m) {
+    if (m >= mt && m < SUBS - 1) decay_columns(D, smem, m, half, lane);  // warp-uniform
+    uint32_t a[4];
+    off_diagonal_fragment(S, m, mt, a);
+    mma_cols(D, a, hi, m, half, lane);
+  }
+  mma_diagonal(D, S, mt, hi, lo, half, lane);
+}
+
+// An A fragment of (hi + lo)·2^{e}, rounded once: e per feature, e_lo for the fragment's
+// first column pair and e_hi for its second (columns +8).
+__device__ __forceinline__ void decayed_fragment(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
+                                                 float2 e_lo, float2 e_hi, uint32_t (&a)[4]) {
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 h = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&hi[i]));
+    const float2 l = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&lo[i]));
+    const float2 e = i < 2 ? e_lo : e_hi;
+    a[i] = tc::pack_bf16((h.x + l.x) * e.x, (h.y + l.y) * e.y);
+  }
+}
+// 2^{Γ_m − Γ_mt} for the two features at column f.
+__device__ __forceinline__ float2 gate_between(const unsigned char* smem, int mt, int m, int f) {
+  const float* gam = reinterpret_cast<const float*>(smem + grads_layout::gam);
+  const float2 to = *reinterpret_cast<const float2*>(gam + m * KP + f);
+  const float2 from = *reinterpret_cast<const float2*>(gam + mt * KP + f);
+  return make_float2(tc::ex2(to.x - from.x), tc::ex2(to.y - from.y));
+}
+
+// What one element pair (row t of the chunk, columns f, f+1) of the warp's fragments
+// reads: l, the gates from its sub-chunk's start, and q̄ and k̄ as their bf16 roundings
+// plus residuals (q = q̄·2^{−l} to 2^-16).
+struct element {
+  float2 l, qb, kb;
+  __device__ element(const unsigned char* smem, int t, int f) {
+    using L = grads_layout;
+    const uint32_t off = pair_offset(t, f >> 1);
+    l = *reinterpret_cast<const float2*>(smem + L::l + (t * L::GLD + f) * 4);
+    const float2 qh = pair_at(smem, L::qbar + off), ql = pair_at(smem, L::qbar_lo + off);
+    const float2 kh = pair_at(smem, L::kbar + off), kl = pair_at(smem, L::kbar_lo + off);
+    qb = make_float2(qh.x + ql.x, qh.y + ql.y), kb = make_float2(kh.x + kl.x, kh.y + kl.y);
+  }
+};
+
+// f(jn, h, t, col, x) for each element pair of the warp's 16 × 64 fragments: tile jn,
+// row half h, row t of the chunk, first column col, and what the pair reads.
+template <class F>
+__device__ __forceinline__ void each_element(const unsigned char* smem, int row0, int half,
+                                             int lane, F f) {
+  const int c2 = (lane & 3) << 1;
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int t = row0 + 8 * h, col = 64 * half + 8 * jn + c2;
+      f(jn, h, t, col, element(smem, t, col));
+    }
+}
+
+struct grads_out {
+  bf16* base;
+  int64_t stride;
+  int64_t rows;  // valid rows from the chunk's start
+  int cols;
+  __device__ void store(int r, int c, float x, float y) const {
+    if (r < rows && c < cols)
+      *reinterpret_cast<uint32_t*>(base + r * stride + c) = tc::pack_bf16(x, y);
+  }
+};
+
+// The warp's gradients for sub-chunk mt: dv, dq and dk stored, and dg's two parts left in
+// Tg (q ⊙ dq' − k ⊙ dk'_intra) and Pg (k ⊙ dk_inter) for walk_grad_dg. dv comes first,
+// while Tg and Pg hold no registers.
+__device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32_t sm, int mt,
+                                               int lane, int half, float scale, const grads_out& dq,
+                                               const grads_out& dk, const grads_out& dv,
+                                               float (&Tg)[8][4], float (&Pg)[8][4]) {
+  using L = grads_layout;
+  const int r = lane >> 2, c2 = (lane & 3) << 1, row0 = 16 * mt + r;
+  // ---- dv: the scores Aᵀ (keys j of sub-chunk mt, rows t ≥ j) and k̂·dS_n, then + Aᵀ·do --
+  //   block mt:     k̄·q̄ᵀ with both residuals (reference Γ_mt);
+  //   block mt + 1: k̆·q̄ᵀ (reference Γ_{mt+1});
+  //   blocks after: ((k̄_hi + k̄_lo)·2^{Γ_m − Γ_mt})·q̄ᵀ, rounded once;
+  //   k̂ = (k̄_hi + k̄_lo)·2^{G[C−1] − Γ_mt}, rounded once.
+  {
+    float At[8][4] = {}, D[8][4] = {}, Ad[2][4] = {};
+#pragma unroll 2
+    for (int kb = 0; kb < KP / 16; ++kb) {
+      uint32_t kh[4], kl[4], ke[4], b[4];
+      tc::ldsm_x4(kh, sm + L::kbar + frag_a(16 * mt, 16 * kb, lane));
+      tc::ldsm_x4(kl, sm + L::kbar_lo + frag_a(16 * mt, 16 * kb, lane));
+      tc::ldsm_x4(ke, sm + L::kend + frag_a(16 * mt, 16 * kb, lane));
+      tc::ldsm_x4(b, sm + L::qbar + frag_b(16 * mt, 16 * kb, lane));
+      tc::mma(Ad[0], kh, b[0], b[1]);
+      tc::mma(Ad[1], kh, b[2], b[3]);
+      tc::mma(Ad[0], kl, b[0], b[1]);
+      tc::mma(Ad[1], kl, b[2], b[3]);
+      tc::ldsm_x4(b, sm + L::qbar_lo + frag_b(16 * mt, 16 * kb, lane));
+      tc::mma(Ad[0], kh, b[0], b[1]);
+      tc::mma(Ad[1], kh, b[2], b[3]);
+      const int f = 16 * kb + c2;
+#pragma unroll
+      for (int m = 0; m < SUBS; ++m) {
+        uint32_t a[4];
+        if (m < 2) {
+          // m = mt + 1 or masked (m ≤ mt)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) a[i] = ke[i];
+        } else {
+          decayed_fragment(kh, kl, gate_between(smem, mt, m, f), gate_between(smem, mt, m, f + 8),
+                           a);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) a[i] = m == mt + 1 ? ke[i] : a[i];
+        }
+        tc::ldsm_x4(b, sm + L::qbar + frag_b(16 * m, 16 * kb, lane));
+        tc::mma(At[2 * m], a, b[0], b[1]);
+        tc::mma(At[2 * m + 1], a, b[2], b[3]);
+      }
+      uint32_t a[4];
+      decayed_fragment(kh, kl, gate_between(smem, mt, SUBS, f), gate_between(smem, mt, SUBS, f + 8),
+                       a);
+      mma_cols(D, a, sm + L::ds, kb, half, lane);
+    }
+#pragma unroll
+    for (int m = 0; m < SUBS; ++m)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        At[2 * m][e] = m == mt ? Ad[0][e] : At[2 * m][e];
+        At[2 * m + 1][e] = m == mt ? Ad[1][e] : At[2 * m + 1][e];
+      }
+    scale_tiles(At, scale);
+    mask_scores(
+        At, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t >= j; });
+    // Aᵀ·do with the diagonal's residual on the scores only (do is exact)
+#pragma unroll
+    for (int m = 0; m < SUBS; ++m) {
+      uint32_t a[4];
+      a_fragment(At[2 * m], At[2 * m + 1], a);
+      mma_cols(D, a, sm + L::d_o, m, half, lane);
+    }
+    {
+      float d[2][4];
+      diagonal_tiles(At, mt, d);
+      uint32_t a[4], a_lo[4];
+      a_fragments(d[0], d[1], a, a_lo);
+      mma_cols(D, a_lo, sm + L::d_o, mt, half, lane);
+    }
+#pragma unroll
+    for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        dv.store(row0 + 8 * h, 64 * half + 8 * jn + c2, D[jn][2 * h], D[jn][2 * h + 1]);
+  }
+  // ---- dq: dA = s·do·vᵀ (keys up to the rows) and s·do·S_nᵀ, then the key blocks -------
+  //   D = s·do·S_nᵀ at reference Γ_0 = 0, moved block by block to Γ_mt;
+  //   dq = 2^{l} ⊙ (D + dA[t][t]·k̄[t]),  q ⊙ dq' = q̄ ⊙ D
+  float2 diag;
+  {
+    float dA[8][4] = {}, D[8][4] = {};
+#pragma unroll 2
+    for (int kb = 0; kb < KP / 16; ++kb) {
+      uint32_t a[4];
+      tc::ldsm_x4(a, sm + L::d_o + frag_a(16 * mt, 16 * kb, lane));
+      mma_scores(dA, a, sm + L::v, kb, lane);
+      mma_cols_nk(D, a, sm + L::s, kb, half, lane);
+    }
+    scale_tiles(dA, scale);
+    scale_tiles(D, scale);
+    {
+      float d[2][4];
+      diagonal_tiles(dA, mt, d);
+      diag = diagonal_of(d, lane);
+    }
+    mask_scores(
+        dA, mt, lane, [mt](int m) { return m < mt; }, [](int t, int j) { return j < t; });
+    mma_blocks_forward(D, dA, smem, mt, sm + L::kend, sm + L::kbar, sm + L::kbar_lo, half, lane);
+    each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
+      const float dd = h ? diag.y : diag.x, d0 = D[jn][2 * h], d1 = D[jn][2 * h + 1];
+      dq.store(t, f, tc::ex2(x.l.x) * fmaf(dd, x.kb.x, d0), tc::ex2(x.l.y) * fmaf(dd, x.kb.y, d1));
+      Tg[jn][2 * h] = x.qb.x * d0, Tg[jn][2 * h + 1] = x.qb.y * d1;
+    });
+  }
+  // ---- dk: dAᵀ = s·v·doᵀ (rows after the keys), the row blocks, then v·dS_nᵀ -------------
+  //   Kr at reference Γ_mt, moved block by block from the chunk's end;
+  //   dk = 2^{−l} ⊙ (Kr + dA[j][j]·q̄[j]) + 2^{G[C−1] − Γ_mt − l} ⊙ Ki,  k ⊙ dk'_intra = k̄ ⊙ Kr
+  {
+    float Ki[8][4] = {}, Kr[8][4] = {};
+    {
+      float dAt[8][4] = {};
+#pragma unroll 2
+      for (int kb = 0; kb < KP / 16; ++kb) {
+        uint32_t a[4];
+        tc::ldsm_x4(a, sm + L::v + frag_a(16 * mt, 16 * kb, lane));
+        mma_scores(dAt, a, sm + L::d_o, kb, lane);
+      }
+      scale_tiles(dAt, scale);
+      mask_scores(
+          dAt, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t > j; });
+      mma_blocks_backward(Kr, dAt, smem, mt, sm + L::qbar, sm + L::qbar_lo, half, lane);
+    }
+#pragma unroll 2
+    for (int kb = 0; kb < KP / 16; ++kb) {
+      uint32_t a[4];
+      tc::ldsm_x4(a, sm + L::v + frag_a(16 * mt, 16 * kb, lane));
+      mma_cols_nk(Ki, a, sm + L::ds, kb, half, lane);
+    }
+    const float* gam = reinterpret_cast<const float*>(smem + L::gam);
+    each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
+      const float2 end = *reinterpret_cast<const float2*>(gam + SUBS * KP + f);
+      const float2 start = *reinterpret_cast<const float2*>(gam + mt * KP + f);
+      const float i0 = tc::ex2((end.x - start.x) - x.l.x) * Ki[jn][2 * h];
+      const float i1 = tc::ex2((end.y - start.y) - x.l.y) * Ki[jn][2 * h + 1];
+      const float dd = h ? diag.y : diag.x, r0 = Kr[jn][2 * h], r1 = Kr[jn][2 * h + 1];
+      dk.store(t, f, fmaf(tc::ex2(-x.l.x), fmaf(dd, x.qb.x, r0), i0),
+               fmaf(tc::ex2(-x.l.y), fmaf(dd, x.qb.y, r1), i1));
+      Pg[jn][2 * h] = x.kb.x * tc::ex2(x.l.x) * i0;
+      Pg[jn][2 * h + 1] = x.kb.y * tc::ex2(x.l.y) * i1;
+      Tg[jn][2 * h] -= x.kb.x * r0, Tg[jn][2 * h + 1] -= x.kb.y * r1;
+    });
+  }
+}
+
+// dg from the warp's parts: Σ_{r≥t} Tg_r + Σ_{r<t} Pg_r + 2^{G[C−1]} ⊙ Y_n. The scans run
+// over the fragment's rows (lane/4, and +8) by shuffles; each warp's 16-row column sums
+// pass to the other sub-chunks through shared memory. Every sum has a fixed order.
+__device__ __forceinline__ void walk_grad_dg(unsigned char* smem, int mt, int lane, int half,
+                                             const grads_out& dg, float (&Tg)[8][4],
+                                             const float (&Pg)[8][4]) {
+  using L = grads_layout;
+  const unsigned all = 0xffffffffu;
+  const int r = lane >> 2, c = lane & 3, c2 = c << 1;
+  float* colsum = reinterpret_cast<float*>(smem + L::colsum);  // [T, P][SUBS][KP]
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float sa = Tg[jn][e], sb = Tg[jn][2 + e], pa = Pg[jn][e], pb = Pg[jn][2 + e];
+#pragma unroll
+      for (int off = 1; off < 8; off <<= 1) {  // suffix sums of T, inclusive prefix sums of P
+        const float za = __shfl_down_sync(all, sa, 4 * off),
+                    zb = __shfl_down_sync(all, sb, 4 * off);
+        const float ya = __shfl_up_sync(all, pa, 4 * off), yb = __shfl_up_sync(all, pb, 4 * off);
+        if (r + off < 8) sa += za, sb += zb;
+        if (r >= off) pa += ya, pb += yb;
+      }
+      sa += __shfl_sync(all, sb, c);  // rows r … 7, then 8 … 15
+      const float ta = __shfl_sync(all, pa, 28 + c);
+      pb += ta;
+      float ea = __shfl_up_sync(all, pa, 4), eb = __shfl_up_sync(all, pb, 4);
+      if (r == 0) ea = 0.f, eb = ta;
+      const float col_t = __shfl_sync(all, sa, c), col_p = __shfl_sync(all, pb, 28 + c);
+      const int f = 64 * half + 8 * jn + c2 + e;
+      if (r == 0) colsum[mt * KP + f] = col_t, colsum[(SUBS + mt) * KP + f] = col_p;
+      Tg[jn][e] = sa + ea, Tg[jn][2 + e] = sb + eb;
+    }
+  __syncthreads();
+  const float* y = reinterpret_cast<const float*>(smem + L::y);
+#pragma unroll
+  for (int jn = 0; jn < 8; ++jn) {
+    const int f = 64 * half + 8 * jn + c2;
+    float add[2];
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float later = 0.f, earlier = 0.f;
+#pragma unroll
+      for (int m = 0; m < SUBS; ++m) {
+        if (m > mt) later += colsum[m * KP + f + e];
+        if (m < mt) earlier += colsum[(SUBS + m) * KP + f + e];
+      }
+      const float end = at<float>(smem, L::gam + (SUBS * KP + f + e) * 4);  // G[C−1]
+      add[e] = (later + earlier) + tc::ex2(end) * y[f + e];
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      dg.store(16 * mt + r + 8 * h, f, Tg[jn][2 * h] + add[0], Tg[jn][2 * h + 1] + add[1]);
+  }
+}
+
+// ---- the kernel: one block per (chunk, head) ------------------------------------------
+template <bool kNarrow>
+__global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, grad_args w) {
+  using L = grads_layout;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sm = tc::smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int n = blockIdx.x, bh = blockIdx.y;
+  const int64_t t0 = static_cast<int64_t>(n) * C;
+  const int64_t head = head_row(bh, a.H, a.T);
+  const int64_t ks = static_cast<int64_t>(a.H) * a.K, vs = static_cast<int64_t>(a.H) * a.V;
+  load_rows128(sm + L::q, a.q + head * a.K, t0, a.T, ks, a.K, kNarrow);
+  load_rows128(sm + L::k, a.k + head * a.K, t0, a.T, ks, a.K, kNarrow);
+  load_rows128(sm + L::g, a.g + head * a.K, t0, a.T, ks, a.K, kNarrow);
+  load_rows128(sm + L::v, a.v + head * a.V, t0, a.T, vs, a.V, kNarrow);
+  load_rows128(sm + L::d_o, w.d_o + head * a.V, t0, a.T, vs, a.V, kNarrow);
+  tc::cp_async_commit();
+  const int64_t slot = (static_cast<int64_t>(bh) * (a.NT + 1) + n) * w.Kp * w.Vp;
+  state_operand(smem, L::s, w.states + slot, w.Kp, w.Vp);
+  state_operand(smem, L::ds, w.dstates + slot, w.Kp, w.Vp);
+  if (tid < KP) {
+    float y = 0.f;
+    if (tid < w.Kp)
+      for (int s = 0; s < w.NVs; ++s)
+        y += w.ypart[((static_cast<int64_t>(bh) * a.NT + n) * w.NVs + s) * w.Kp + tid];
+    at<float>(smem, L::y + 4 * tid) = y;
+  }
+  tc::cp_async_wait_all();
+  __syncthreads();
+  const int j = tid >> 6, p = tid & 63;  // stages 1–2: sub-chunk, feature pair
+  float l0[SUB], l1[SUB];
+  walk_decay_cumsum(smem, j, p, l0, l1, L::g, L::tots);
+  __syncthreads();  // totals written, g read: G overwrites it
+  if (!__syncthreads_and(walk_prepare_grads(smem, j, p, l0, l1))) {
+    if (tid == 0) w.fallback[1 + atomicAdd(w.fallback, 1)] = bh * a.NT + n;
+    return;
+  }
+  const int mt = warp >> 1, half = warp & 1;
+  const int64_t rows = a.T - t0;
+  const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, a.K},
+      dk{w.dk + head * a.K + t0 * ks, ks, rows, a.K},
+      dv{w.dv + head * a.V + t0 * vs, vs, rows, a.V},
+      dg{w.dg + head * a.K + t0 * ks, ks, rows, a.K};
+  float Tg[8][4], Pg[8][4];
+  walk_grad_rows(smem, sm, mt, lane, half, a.scale, dq, dk, dv, Tg, Pg);
+  walk_grad_dg(smem, mt, lane, half, dg, Tg, Pg);
+}
+
+}  // namespace glabench::chunked::walk

@@ -1,0 +1,222 @@
+// Stage 2 of the chunk walk — the seed's `prepare_qg_kg`: the tensor-core operands with
+// their decays, relative to the references ../forward_bf16_mma.cuh's header derives: per sub-chunk
+// (walk_prepare_qg_kg), one for the whole chunk where its gates are mild
+// (walk_prepare_qg_kg_mild), k̂ alone for the sequence split's first pass and the
+// backward's state walk (walk_prepare_kg), q̃ alone for the backward's dS walk
+// (walk_prepare_qg), and the gradient walk's operands (walk_prepare_grads).
+#pragma once
+
+#include "layout.cuh"
+
+namespace glabench::chunked::walk {
+
+// ---- stage 2: prepare_qg_kg ----------------------------------------------------------
+// Thread (j, p) writes its 16 tokens × 2 features of q̄ (and its residual), q̃, k̄⁽ʲ⁾ (and
+// its residual) … k̄⁽³⁾ and k̂. `strong0/1`: the sub-chunk's gates in this feature sum
+// below −kSafeLog2, so its diagonal block is left to walk_inner_chunk_strong_gates
+// (k̄⁽ʲ⁾ = 0 there).
+__device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, int p,
+                                                   const float (&l0)[SUB], const float (&l1)[SUB],
+                                                   bool strong0, bool strong1) {
+  float T0[SUBS], T1[SUBS];
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    T0[m] = at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
+    T1[m] = at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
+  }
+  float G0 = 0.f, G1 = 0.f, tj0 = 0.f, tj1 = 0.f;  // Γ_j, T_j
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    if (m < j) G0 += T0[m], G1 += T1[m];
+    if (m == j) tj0 = T0[m], tj1 = T1[m];
+  }
+  const float eG0 = tc::ex2(G0), eG1 = tc::ex2(G1), etj0 = tc::ex2(tj0), etj1 = tc::ex2(tj1);
+  // P[i] = 2^{T_{j+1} + … + T_{i−1}} for i > j; i = SUBS is the chunk's end (k̂).
+  float P0[SUBS + 1], P1[SUBS + 1];
+  {
+    float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+    for (int i = 1; i <= SUBS; ++i) {
+      if (i - 1 > j) a0 += T0[i - 1], a1 += T1[i - 1];
+      P0[i] = tc::ex2(a0);
+      P1[i] = tc::ex2(a1);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    const uint32_t off = pair_offset(SUB * j + u, p);
+    const float2 q = pair_at(smem, layout::q + off), k = pair_at(smem, layout::k + off);
+    uint32_t hi, lo;
+    const float qb0 = q.x * tc::ex2(l0[u]), qb1 = q.y * tc::ex2(l1[u]);
+    tc::split_bf16(qb0, qb1, hi, lo);
+    at<uint32_t>(smem, layout::qbar + off) = hi;
+    at<uint32_t>(smem, layout::qbar_lo + off) = lo;
+    at<uint32_t>(smem, layout::qtil + off) = tc::pack_bf16(qb0 * eG0, qb1 * eG1);
+    const float ek0 = tc::ex2(-l0[u]), ek1 = tc::ex2(-l1[u]);
+    tc::split_bf16(strong0 ? 0.f : k.x * ek0, strong1 ? 0.f : k.y * ek1, hi, lo);
+    at<uint32_t>(smem, layout::kbar + kbar_row0(j) * KROW + off) = hi;
+    at<uint32_t>(smem, layout::kdiag_lo + off) = lo;
+    // k[s]·2^{T_j − l[s]}: decayed to the sub-chunk's end
+    const float kf0 = k.x * (strong0 ? tc::ex2(tj0 - l0[u]) : ek0 * etj0);
+    const float kf1 = k.y * (strong1 ? tc::ex2(tj1 - l1[u]) : ek1 * etj1);
+#pragma unroll
+    for (int i = 1; i < SUBS; ++i)
+      if (i > j)
+        at<uint32_t>(smem, layout::kbar + kbar_row0(i) * KROW + off) =
+            tc::pack_bf16(kf0 * P0[i], kf1 * P1[i]);
+    at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(kf0 * P0[SUBS], kf1 * P1[SUBS]);
+  }
+}
+
+// One reference for the chunk: Γ_j, the gate before sub-chunk j, and G[C−1], the chunk's
+// summed gate, for feature pair p, from the sub-chunk totals at `tots` (summed in a fixed
+// order).
+__device__ __forceinline__ void chunk_references(const unsigned char* smem, uint32_t tots, int j,
+                                                 int p, float& G0, float& G1, float& end0,
+                                                 float& end1) {
+  G0 = 0.f, G1 = 0.f, end0 = 0.f, end1 = 0.f;
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    const float t0 = *reinterpret_cast<const float*>(smem + tots + (m * KP + 2 * p) * 4);
+    const float t1 = *reinterpret_cast<const float*>(smem + tots + (m * KP + 2 * p + 1) * 4);
+    if (m < j) G0 += t0, G1 += t1;
+    end0 += t0, end1 += t1;
+  }
+}
+
+// The chunk-reference operands of one token's feature pair, at byte offset `off` of
+// each tile: q̃ = q·2^{x} and k̃ = k·2^{−x} as bf16 (hi, lo) pairs, and k̂ = k̃·2^{G[C−1]}.
+struct reference_tiles {
+  uint32_t qt, qt_lo, kt, kt_lo, kh;
+};
+__device__ __forceinline__ void store_reference_operands(unsigned char* smem, uint32_t off,
+                                                         float2 q, float2 k, float x0, float x1,
+                                                         float E0, float E1,
+                                                         const reference_tiles& to) {
+  uint32_t hi, lo;
+  tc::split_bf16(q.x * tc::ex2(x0), q.y * tc::ex2(x1), hi, lo);
+  at<uint32_t>(smem, to.qt + off) = hi;
+  at<uint32_t>(smem, to.qt_lo + off) = lo;
+  const float k0 = k.x * tc::ex2(-x0), k1 = k.y * tc::ex2(-x1);
+  tc::split_bf16(k0, k1, hi, lo);
+  at<uint32_t>(smem, to.kt + off) = hi;
+  at<uint32_t>(smem, to.kt_lo + off) = lo;
+  at<uint32_t>(smem, to.kh + off) = tc::pack_bf16(k0 * E0, k1 * E1);
+}
+
+// Stage 2 for a mild chunk, where every sub-chunk's gates sum to ≥ −kMildLog2 in every
+// feature, so 2^{−G[s]} ≤ 2^{4·kMildLog2} from the chunk's start: one reference for the
+// whole chunk. q̃ (with its residual) is then also the scores' query operand, and
+// k̃[s] = k[s]·2^{−G[s]} (with its residual) the key operand of every sub-chunk row;
+// k̂ = k̃·2^{G[C−1]}. Half the work of the sub-chunk references.
+__device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int j, int p,
+                                                        const float (&l0)[SUB],
+                                                        const float (&l1)[SUB]) {
+  float G0, G1, end0, end1;  // Γ_j and G[C−1]
+  chunk_references(smem, layout::tots, j, p, G0, G1, end0, end1);
+  const float E0 = tc::ex2(end0), E1 = tc::ex2(end1);
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    const uint32_t off = pair_offset(SUB * j + u, p);
+    const float2 q = pair_at(smem, layout::q + off), k = pair_at(smem, layout::k + off);
+    store_reference_operands(
+        smem, off, q, k, G0 + l0[u], G1 + l1[u], E0, E1,
+        {layout::qtil, layout::qbar_lo, layout::kbar, layout::kdiag_lo, layout::khat});
+  }
+}
+
+// Stage 2 of the split's first pass and the backward's state walk: k̂ alone, k[s]·2^{T_j −
+// l[s]}·2^{T_{j+1} + … + T_3}.
+__device__ __forceinline__ void walk_prepare_kg(unsigned char* smem, int j, int p,
+                                                const float (&l0)[SUB], const float (&l1)[SUB]) {
+  float a0 = 0.f, a1 = 0.f, tj0 = 0.f, tj1 = 0.f;
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    const float t0 = at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
+    const float t1 = at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
+    if (m > j) a0 += t0, a1 += t1;
+    if (m == j) tj0 = t0, tj1 = t1;
+  }
+  const float P0 = tc::ex2(a0), P1 = tc::ex2(a1);
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    const uint32_t off = pair_offset(SUB * j + u, p);
+    const float2 k = pair_at(smem, layout::k + off);
+    at<uint32_t>(smem, layout::khat + off) =
+        tc::pack_bf16(k.x * tc::ex2(tj0 - l0[u]) * P0, k.y * tc::ex2(tj1 - l1[u]) * P1);
+  }
+}
+
+// Stage 2 of the dS walk: the queries decayed from the chunk's start and scaled,
+// q̃[t] = scale·q[t]·2^{Γ_j + l[t]} (exponent a sum of gates, ≤ 0), into the tile that
+// walk_state_update reads as its key operand.
+__device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int p,
+                                                const float (&l0)[SUB], const float (&l1)[SUB],
+                                                float scale) {
+  float G0 = 0.f, G1 = 0.f;
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m)
+    if (m < j) {
+      G0 += at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
+      G1 += at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
+    }
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    const uint32_t off = pair_offset(SUB * j + u, p);
+    const float2 q = pair_at(smem, layout::q + off);
+    at<uint32_t>(smem, layout::khat + off) =
+        tc::pack_bf16(scale * q.x * tc::ex2(G0 + l0[u]), scale * q.y * tc::ex2(G1 + l1[u]));
+  }
+}
+
+// Stage 2 of the gradient walk (../backward_bf16_mma_grads.cuh): a reference at each sub-chunk's
+// start, as the forward's. For token t of sub-chunk j, with l[t] ≤ 0 its log2 gates summed from the
+// sub-chunk's start and T_j their total:
+//   q̄[t] = q[t]·2^{l[t]}  ≤ |q|          (hi and lo: the residual in place of q)
+//   k̄[t] = k[t]·2^{−l[t]} ≤ |k|·2^{−T_j}  (hi and lo: the residual in place of k)
+//   k̆[t] = k[t]·2^{T_j − l[t]} ≤ |k|     (decayed to the sub-chunk's end)
+// and l itself (fp32) for the gradients' own decays. The threads of sub-chunk 0 also write
+// 2^{T_m} and the gates before each sub-chunk, Γ_m = T_0 + … + T_{m−1} (Γ_4 = G[C−1]),
+// summed in that order. Returns whether this thread's gates are all ≤ 0 and its sub-chunk's
+// sum ≥ −kSafeLog2 in both features, so that k̄ ≤ |k|·2^96; where a thread's are not, the
+// block leaves the chunk to the WMMA kernels.
+__device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, int p,
+                                                   const float (&l0)[SUB], const float (&l1)[SUB]) {
+  using L = grads_layout;
+  if (j == 0) {
+    float G0 = 0.f, G1 = 0.f;
+#pragma unroll
+    for (int m = 0; m < SUBS; ++m) {
+      const float2 t = make_float2(at<float>(smem, L::tots + (m * KP + 2 * p) * 4),
+                                   at<float>(smem, L::tots + (m * KP + 2 * p + 1) * 4));
+      at<float2>(smem, L::gam + (m * KP + 2 * p) * 4) = make_float2(G0, G1);
+      at<float2>(smem, L::etots + (m * KP + 2 * p) * 4) = make_float2(tc::ex2(t.x), tc::ex2(t.y));
+      G0 += t.x, G1 += t.y;
+    }
+    at<float2>(smem, L::gam + (SUBS * KP + 2 * p) * 4) = make_float2(G0, G1);
+  }
+  const float T0 = l0[SUB - 1], T1 = l1[SUB - 1];
+  bool in_range = T0 >= -kSafeLog2 && T1 >= -kSafeLog2;
+  float prev0 = 0.f, prev1 = 0.f;
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    const int t = SUB * j + u;
+    const uint32_t off = pair_offset(t, p);
+    in_range = in_range && l0[u] <= prev0 && l1[u] <= prev1;
+    prev0 = l0[u], prev1 = l1[u];
+    const float2 q = pair_at(smem, L::q + off), k = pair_at(smem, L::k + off);
+    at<float2>(smem, L::l + (t * L::GLD + 2 * p) * 4) = make_float2(l0[u], l1[u]);
+    uint32_t hi, lo;
+    tc::split_bf16(q.x * tc::ex2(l0[u]), q.y * tc::ex2(l1[u]), hi, lo);
+    at<uint32_t>(smem, L::qbar + off) = hi;
+    at<uint32_t>(smem, L::qbar_lo + off) = lo;
+    tc::split_bf16(k.x * tc::ex2(-l0[u]), k.y * tc::ex2(-l1[u]), hi, lo);
+    at<uint32_t>(smem, L::kbar + off) = hi;
+    at<uint32_t>(smem, L::kbar_lo + off) = lo;
+    at<uint32_t>(smem, L::kend + off) =
+        tc::pack_bf16(k.x * tc::ex2(T0 - l0[u]), k.y * tc::ex2(T1 - l1[u]));
+  }
+  return in_range;
+}
+
+}  // namespace glabench::chunked::walk

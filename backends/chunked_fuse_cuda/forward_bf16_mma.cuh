@@ -1,0 +1,219 @@
+// The bf16 forward in one pass: the chunk walk. One block per (V slab of 64 columns,
+// head) walks the chunks in order and keeps the K×64 state in registers, as the seed's
+// fused_chunk_gla_fwd_kernel does; every stage of a chunk runs inside the walk, on
+// mma.sync with fragments in registers:
+//
+//   stage 1  walk_decay_cumsum   the cumulative log2 gates of each 16-token sub-chunk
+//   stage 2  walk_prepare_qg_kg  q̄, q̃, k̄, k̂: the operands with their decays
+//   stage 3  walk_state_update   S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v (q̃·S is in walk_combine)
+//   stage 4  walk_inner_chunk    A = q̄·k̄ᵀ per sub-chunk row, masked
+//   stage 5  walk_combine        o = scale·(q̃·S + A·v), A straight from registers
+//
+// each in bf16_mma/stageN_*.cuh, on the tiles of bf16_mma/layout.cuh.
+//
+// Nothing goes through the workspace: states never leave the block. The next chunk's q,
+// k, v and g load (cp.async) while this one computes.
+//
+// Gates are log2 (g·log2 e), cumulative inside each 16-token sub-chunk j: l[s] ≤ 0 from
+// the sub-chunk's start, T_j = l[last]. With Γ_i = T_0 + … + T_{i−1} the gate before
+// sub-chunk i:
+//   q̄[t]      = q[t]·2^{l[t]}                         ≤ |q|  (reference Γ_i, t in i)
+//   q̃[t]      = q̄[t]·2^{Γ_i}                          ≤ |q|  (reference: chunk start)
+//   k̄⁽ⁱ⁾[s]    = k[s]·2^{Γ_i − G[s]}  for s ≤ i's last token:
+//               s in an earlier sub-chunk j: k[s]·2^{T_j − l[s]}·2^{T_{j+1}+…+T_{i−1}} ≤ |k|
+//               s in i itself (the diagonal block): k[s]·2^{−l[s]} ≤ |k|·2^{−T_i}
+//   k̂[s]      = k[s]·2^{G[C−1] − G[s]}                ≤ |k|  (reference: chunk end)
+// Every exponent is a sum of gates in a fixed order, never a difference of cumulative
+// sums across sub-chunks. Two places take one inside a sub-chunk, T_j − l[s]: the
+// strong-gate features (where 2^{−l} would overflow) and the k̂-only pass
+// (walk_prepare_kg). That exponent is off by at most ulp(|T_j|): a relative error of the
+// decay near 5e-6 where |T_j| ≤ 64, reaching 1e-3 only where a sub-chunk's gates sum to
+// about −10⁴ — still under bf16's rounding. The one factor above 1 is the diagonal block's
+// 2^{−l[s]}, bounded by 2^{−T_i}; where a sub-chunk's gates in a feature sum below −kSafeLog2, that
+// feature's diagonal block leaves the tensor cores and is summed pair by pair (walk_inner_chunk_
+// strong_gates), each pair's decay a sum of its own gates. So a gate of −30 on a token,
+// −10⁴ over a chunk, or exactly 0 all stay exact.
+//
+// A mild chunk — every sub-chunk's gates sum to ≥ −kMildLog2 in every feature, so
+// 2^{−G[s]} ≤ 2^{4·kMildLog2} — takes one reference for the whole chunk instead:
+// q̃ = q·2^{G} and k̃ = k·2^{−G} are then the scores' operands for every sub-chunk row,
+// half the elementwise work (walk_prepare_qg_kg_mild).
+//
+// Precision: the diagonal blocks, whose decays are the weakest and terms the largest, take
+// the residual of each operand's bf16 rounding too (q̄_hi·k̄_hi + q̄_lo·k̄_hi + q̄_hi·k̄_lo);
+// states and scores enter o's products as two bf16 operands each, the rounding and its
+// residual (S_hi + S_lo, A_hi + A_lo).
+//
+// Long sequences with few heads: chunk_walk_segment_states_kernel below splits the
+// sequence (launch.cu: plan_walk_split).
+#pragma once
+
+#include "bf16_mma/layout.cuh"
+#include "bf16_mma/split_pieces.cuh"
+#include "bf16_mma/stage1_decay_cumsum.cuh"
+#include "bf16_mma/stage2_prepare_qg_kg.cuh"
+#include "bf16_mma/stage3_state.cuh"
+#include "bf16_mma/stage4_inner_chunk.cuh"
+#include "bf16_mma/stage5_combine.cuh"
+
+namespace glabench::chunked::walk {
+
+// Stages 4 and 5 for the warp's row sub-chunk MT: the scores, then o into registers.
+template <int MT>
+__device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t sm,
+                                             uint32_t v_tile, const lane_offsets& lo, int lane,
+                                             bool mild, bool strong_chunk, float (&O)[4][4]) {
+  float A[8][4];
+  walk_inner_chunk<MT>(smem, sm, lo, lane, mild, strong_chunk, A);
+  walk_combine<MT>(sm, v_tile, lo, A, O);
+}
+
+// ---- the walk ------------------------------------------------------------------------
+template <bool kNarrow>
+__global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sm = tc::smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const walk_io io(a, sm, kNarrow);
+  const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
+
+  const state_rows f(warp, lane);
+  const lane_offsets lo(warp, lane);
+  const int c2 = (lane & 3) << 1;
+  // The state before chunk n0: h0, carried over the pieces before the segment.
+  float S[8][4];
+  load_abi_tile(a.h0, a, f, lane, S);
+  for (int m = 0; m < seg * a.subs; ++m) carry_over_piece(a, m, f, lane, S);
+
+  io.load_keyed(static_cast<int64_t>(n0) * C, walk_io::kQ | walk_io::kK | walk_io::kG);
+  io.load_values(0, static_cast<int64_t>(n0) * C);
+  tc::cp_async_commit();
+  if (tid == 0) at<int>(smem, layout::flag) = 0;
+
+  const int j = tid >> 6, p = tid & 63;  // stages 1–2: sub-chunk, feature pair
+  // Stages 4–5: the warp's sub-chunk rows and column half. Row sub-chunk mt costs more
+  // the larger mt; warps w and w+4 share a scheduler, so each pairs mt = 0 with 3 or 1
+  // with 2.
+  const int mt = (0x22331100 >> (4 * warp)) & 3, half = warp & 1;
+  for (int n = n0; n < n1; ++n) {
+    const int cur = (n - n0) & 1;
+    const int64_t t0 = static_cast<int64_t>(n) * C;
+    const uint32_t v_tile = sm + layout::v + cur * layout::tile_v;
+    tc::cp_async_wait_all();
+    __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
+    if (n + 1 < n1) {
+      io.load_values(cur ^ 1, t0 + C);
+      tc::cp_async_commit();
+    }
+    walk_state_to_shared(smem, S, f, lane);
+    reinterpret_cast<float4*>(smem + layout::corr)[tid] = make_float4(0.f, 0.f, 0.f, 0.f);
+    if (tid == 0) at<int>(smem, layout::flag + 4 * (cur ^ 1)) = 0;
+
+    float l0[SUB], l1[SUB];
+    walk_decay_cumsum(smem, j, p, l0, l1);
+    const bool strong0 = l0[SUB - 1] < -kSafeLog2, strong1 = l1[SUB - 1] < -kSafeLog2;
+    if (strong0 || strong1) at<int>(smem, layout::flag + 4 * cur) = 1;
+    // totals and flag written
+    const bool mild = __syncthreads_and(l0[SUB - 1] >= -kMildLog2 && l1[SUB - 1] >= -kMildLog2);
+    const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
+    if (mild) {
+      walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
+    } else {
+      walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1);
+      if (strong_chunk && __any_sync(0xffffffffu, strong0 || strong1))
+        walk_inner_chunk_strong_gates(smem, j, p, strong0, strong1);
+    }
+    __syncthreads();  // operands written; q, k and g read
+    if (n + 1 < n1) {
+      io.load_keyed(t0 + C, walk_io::kQ | walk_io::kK | walk_io::kG);
+      tc::cp_async_commit();
+    }
+
+    float O[4][4];
+    switch (mt) {  // warp-uniform
+      case 0:
+        walk_outputs<0>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
+        break;
+      case 1:
+        walk_outputs<1>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
+        break;
+      case 2:
+        walk_outputs<2>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
+        break;
+      default:
+        walk_outputs<3>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
+        break;
+    }
+    walk_state_update(smem, sm, v_tile, lo, S, f);
+    const int64_t r_lo = t0 + 16 * mt + (lane >> 2), r_hi = r_lo + 8;
+    bf16* o_lo = io.o + r_lo * io.vs + 32 * half + c2;
+    bf16* o_hi = o_lo + 8 * io.vs;
+    const bool row_lo = r_lo < a.T, row_hi = r_hi < a.T;
+#pragma unroll
+    for (int jn = 0; jn < 4; ++jn) {
+      // Past V: whole 8-column groups (V % 8 = 0), else pair by pair (V even).
+      if (io.v0 + 32 * half + 8 * jn + (kNarrow ? c2 : 0) >= a.V) break;
+      if (row_lo)
+        *reinterpret_cast<uint32_t*>(o_lo + 8 * jn) =
+            tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
+      if (row_hi)
+        *reinterpret_cast<uint32_t*>(o_hi + 8 * jn) =
+            tc::pack_bf16(a.scale * O[jn][2], a.scale * O[jn][3]);
+    }
+  }
+
+  if (seg == a.segs - 1) store_abi_tile(a.ht, a, f, lane, S);
+}
+
+// ---- the sequence split: a segment's state contribution -------------------------------
+// For long sequences with few heads, where (V slabs × heads) blocks leave SMs idle: the
+// chunks split into segments, and a first pass walks each piece of every segment but the
+// last from a zero state (pieces shorter than segments, so that this pass fills the GPU
+// too), with stages 1–3 only (k̂ and the state), leaving
+//   dstate = Σ_n 2^{G[end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[end] − G[start]
+// The walk of segment s then starts from h0 carried across the pieces before it:
+// S ← 2^{dgate}·S + dstate, in order.
+template <bool kNarrow>
+__global__ void __launch_bounds__(THREADS, 1) chunk_walk_segment_states_kernel(args a) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sm = tc::smem_addr(smem);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const walk_io io(a, sm, kNarrow);
+  const int piece = blockIdx.z;
+  const chunk_span span = state_piece(piece, a.sub_chunks, a.NT);
+  const int n0 = span.first, n1 = span.last;
+  const state_rows f(warp, lane);
+  const lane_offsets lo(warp, lane);
+  float S[8][4] = {};
+  float gate_lo = 0.f, gate_hi = 0.f;
+
+  io.load_keyed(static_cast<int64_t>(n0) * C, walk_io::kK | walk_io::kG);
+  io.load_values(0, static_cast<int64_t>(n0) * C);
+  tc::cp_async_commit();
+  const int j = tid >> 6, p = tid & 63;
+  for (int n = n0; n < n1; ++n) {
+    const int cur = (n - n0) & 1;
+    const int64_t t0 = static_cast<int64_t>(n) * C;
+    tc::cp_async_wait_all();
+    __syncthreads();
+    if (n + 1 < n1) {
+      io.load_values(cur ^ 1, t0 + C);
+      tc::cp_async_commit();
+    }
+    float l0[SUB], l1[SUB];
+    walk_decay_cumsum(smem, j, p, l0, l1);
+    __syncthreads();
+    walk_prepare_kg(smem, j, p, l0, l1);
+    __syncthreads();
+    if (n + 1 < n1) {
+      io.load_keyed(t0 + C, walk_io::kK | walk_io::kG);
+      tc::cp_async_commit();
+    }
+    walk_state_update(smem, sm, sm + layout::v + cur * layout::tile_v, lo, S, f);
+    gate_lo += chunk_gate_sum(smem, f.lo);
+    gate_hi += chunk_gate_sum(smem, f.hi);
+  }
+  store_piece(a, piece, f, lane, S, gate_lo, gate_hi);
+}
+
+}  // namespace glabench::chunked::walk

@@ -1,0 +1,225 @@
+// The fp32 forward as a pipelined chunk walk on 3×TF32 (mma.sync m16n8k8, never plain
+// TF32): the stages of forward_fp64_dmma.cuh (fp32_fp64_mma/stageN_*.cuh) split between two
+// kinds of warps of one block (fp32_fp64_mma/fp32_pipeline.cuh), so that the work that does
+// not need the state overlaps the work that does.
+//
+//   producers (8 warps)  stage 1  fp_decay_cumsum             G, mild or not
+//                        stage 4  fp_pair_partials            scores of a chunk not mild
+//                        stage 2  fp_prepare_operands         q̃, k̃ or k̂ (operand pairs), E
+//                        stage 4  fp_inner_chunk_by_quarters  scores of a mild chunk
+//   consumers (4 warps)  stage 5  fp_combine_t                o = scale·(q̃·S + A·v)
+//                        stage 3  fp_state_update_t           S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
+//
+// The consumers keep Sᵀ (V rows × features) in registers: its accumulator tiles are the A
+// operand of oᵀ = Sᵀ·q̃ᵀ directly, so the state never goes through shared memory. Each
+// consumer warp owns 16 V rows of the block's slab; the chunk's operands are read by all
+// four. Chunks are 16 tokens, in a ring of four buffers with loads two chunks ahead.
+//
+// The sequence split is the fp walk's plan (walk_plan.hpp over sizes<float>::C = 32-token
+// chunks), its spans walked in chunks of 16. Its first pass is the same pipeline with the
+// state's stages only (kStates): producers stages 1–2 (the key operand and E), consumers
+// the update, from a zero state, leaving each piece's state and summed gates. A first-pass
+// block covers 128 columns of V (pipe_first_sizes: 8 consumer warps), two of the walk's
+// slabs, so its producers' stages run once for both.
+#pragma once
+
+#include "fp32_fp64_mma/fp32_pipeline.cuh"
+#include "fp32_fp64_mma/split_pieces.cuh"
+#include "fp32_fp64_mma/stage1_decay_cumsum.cuh"
+#include "fp32_fp64_mma/stage2_prepare_qg_kg.cuh"
+#include "fp32_fp64_mma/stage3_state.cuh"
+#include "fp32_fp64_mma/stage4_inner_chunk.cuh"
+#include "fp32_fp64_mma/stage5_combine.cuh"
+#include "walk_plan.hpp"
+
+namespace glabench::chunked::walk_fp {
+
+// The walk's sizes and layout, or the first pass's (kStates).
+template <bool kStates>
+using pipe_sizes_for = std::conditional_t<kStates, pipe_first_sizes, pipe_sizes>;
+template <bool kStates>
+using pipe_layout_for = pipe_layout_of<pipe_sizes_for<kStates>>;
+// The V columns of a first-pass block by dtype, for the split's plan (walk_plan.hpp):
+// fp32's pipelined first pass 128, fp64's one-pass walk a slab.
+template <class S>
+inline constexpr int first_pass_slab = sizeof(S) == 4 ? pipe_first_sizes::BV : sizes<S>::BV;
+
+// Stage 2's operands in place (pipe_layout): q̃ over q and g, the key operand over k and
+// k_lo — k̃ for a mild chunk (the state update then scales by E after), k̂ for others.
+// The first pass (kStates) writes the key operand alone.
+template <bool kStates>
+struct pipe_operands {
+  float* buf;
+  __device__ void mild(int at, float qt, float kt, float) const {
+    using L = pipe_layout_for<kStates>;
+    if (!kStates) mma_policy<float>::store_op(buf + L::q, buf + L::q_lo, at, qt);
+    mma_policy<float>::store_op(buf + L::k, buf + L::k_lo, at, kt);
+  }
+  __device__ void strong(int at, float qt, float kh) const { mild(at, qt, kh, 0.f); }
+};
+
+// The producers of tokens [t_first, t_first + 16·count). `full` and `empty`: the buffers'
+// mbarriers (pipe_layout::bars_bytes). The first pass (kStates) leaves the span's summed
+// gates in the split's workspace (piece blockIdx.z; slab 0's block, a thread a feature).
+template <bool kStates>
+__device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, uint64_t* full,
+                                             uint64_t* empty, int64_t t_first, int count) {
+  using Z = pipe_sizes_for<kStates>;
+  using L = pipe_layout_for<kStates>;
+  const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
+  const int f = pt % Z::KP, h = pt / Z::KP;  // stages 1–2: feature, half of the chunk
+  double* tots = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::tots_bytes);
+  const walk_io<float, Z, L> io(a, smem);
+  auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
+  double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
+
+  io.template load<Z::PTHREADS, !kStates>(0, t_first, pt);
+  if (count > 1)
+    io.template load<Z::PTHREADS, !kStates>(1, t_first + Z::C, pt);
+  else
+    tc::cp_async_commit();
+  for (int i = 0; i < count; ++i) {
+    // The chunk two ahead, into the buffer of the chunk two behind once the consumers are
+    // done with it (a group for every chunk, empty past the end, so the wait counts alike).
+    const int ahead = (i + 2) % Z::NBUF;
+    if (i + 2 < count) {
+      if (i >= 2) bar::wait(empty + ahead, ((i - 2) / Z::NBUF) & 1);
+      io.template load<Z::PTHREADS, !kStates>(ahead, t_first + static_cast<int64_t>(i + 2) * Z::C,
+                                              pt);
+    } else {
+      tc::cp_async_commit();
+    }
+    cp_async_wait<2>();
+    psync();  // chunk i has landed for every producer; chunk i−1's tots are read
+    const int b = i % Z::NBUF;
+    float* buf = smem + b * L::buf;
+    double l[Z::C / 2];
+    const bool mild =
+        bar::sync_and(bar::kProducers, Z::PTHREADS,
+                      fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
+    if constexpr (kStates) gate += chunk_gates<Z::KP>(tots, f, h).last;
+    if (!kStates && !mild) {
+      fp_pair_partials<float, Z, L, Z::PS>(buf, buf + L::part, pw, lane);
+      psync();  // the raw tiles read, before stage 2 writes over them
+    }
+    fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild,
+                                     pipe_operands<kStates>{buf});
+    if (pt == 0) reinterpret_cast<int*>(buf)[L::mild] = mild;
+    if (!kStates && mild) {
+      psync();  // operands written
+      fp_inner_chunk_by_quarters<Z, L>(buf, buf + L::part, pw, lane);
+    }
+    bar::arrive(full + b);
+  }
+  if (kStates && h == 1 && blockIdx.x == 0) split_gate(a, blockIdx.z)[f] = gate;
+}
+
+// The first pass's piece: the block's state, 128 columns, into the split's workspace,
+// whose tiles are the walk's 64-column slabs (split_state's layout, slabs of a.V).
+__device__ __forceinline__ void fp32_store_first_piece(const args<float>& a, int piece,
+                                                       const state_t_regs<pipe_first_sizes>& S,
+                                                       int cw, int lane) {
+  constexpr int BV = sizes<float>::BV, KP = sizes<float>::KP;
+  const int slabs = (a.V + BV - 1) / BV, v0 = blockIdx.x * pipe_first_sizes::BV;
+  float* ds = a.dstate + (static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * slabs * KP * BV;
+  for_each_state(S, cw, lane, [&](const float& s, int row, int col) {
+    const int slab = (v0 + col) / BV;
+    if (slab < slabs) ds[(slab * KP + row) * BV + (v0 + col) % BV] = s;
+  });
+}
+
+// The consumers of the same span: the walk (o, and ht after the last segment) or the
+// first pass (kStates: the span's state into the split's workspace, piece blockIdx.z).
+template <bool kStates>
+__device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem,
+                                             uint64_t* full, uint64_t* empty, int64_t t_first,
+                                             int count) {
+  using Z = pipe_sizes_for<kStates>;
+  using L = pipe_layout_for<kStates>;
+  using P = mma_policy<float>;
+  const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  // The state before the span: zero in the first pass; in the walk, h0 carried over the
+  // first pass's pieces before the segment.
+  state_t_regs<Z> S;
+  fp_load_state(kStates ? nullptr : a.h0, a, S, cw, lane);
+  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m)
+    fp_carry_over_piece(a, m, S, cw, lane);
+  const int64_t head = head_row(blockIdx.y, a.H, a.T_len), vs = static_cast<int64_t>(a.H) * a.V;
+  const int v0 = blockIdx.x * Z::BV;
+  float* o = a.o + head * a.V + v0;
+  for (int i = 0; i < count; ++i) {
+    const int b = i % Z::NBUF;
+    const float* buf = smem + b * L::buf;
+    bar::wait(full + b, (i / Z::NBUF) & 1);
+    const bool mild = reinterpret_cast<const int*>(buf)[L::mild] != 0;
+    float O[Z::C / 8][4];
+    if (!kStates) fp_combine_t<Z>(buf + L::q, buf + L::q_lo, S, lane, O);
+    P::afrag vt[Z::C / 8];
+#pragma unroll
+    for (int ks = 0; ks < Z::C / 8; ++ks) vt[ks] = fp_vt_frag<Z>(buf + L::v, ks, cw, lane);
+    if (!kStates) fp_combine_t_scores<Z>(buf + L::part, vt, lane, O);
+    fp_state_update_t<Z>(buf + L::k, buf + L::k_lo, buf + L::E, mild, vt, S, lane);
+    bar::arrive(empty + b);
+    if constexpr (kStates) continue;
+    // O[nt][e] at token t0 + 8·nt + 2c + e%2, V row 16·cw + g + 8·(e/2); the checks only
+    // in a ragged chunk or slab.
+    const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C + 2 * (lane & 3);
+    const int vr = 16 * cw + (lane >> 2);
+    float* out = o + t0 * vs + vr;
+    const bool whole = t0 - 2 * (lane & 3) + Z::C <= a.T_len && v0 + 16 * cw + 16 <= a.V;
+#pragma unroll
+    for (int nt = 0; nt < Z::C / 8; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
+        if (whole || (t0 + dt < a.T_len && v0 + vr + dv < a.V))
+          out[dt * vs + dv] = a.scale * O[nt][e];
+      }
+  }
+  if constexpr (kStates)
+    fp32_store_first_piece(a, blockIdx.z, S, cw, lane);
+  else if (blockIdx.z == a.segs - 1)
+    fp_store_state(a.ht, a, S, cw, lane);
+}
+
+// Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
+template <bool kStates>
+__device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first,
+                                              int64_t t_end) {
+  using Z = pipe_sizes_for<kStates>;
+  extern __shared__ __align__(128) unsigned char raw[];
+  float* smem = reinterpret_cast<float*>(raw);
+  const int count = static_cast<int>((t_end - t_first + Z::C - 1) / Z::C);
+  uint64_t* full = reinterpret_cast<uint64_t*>(raw + pipe_layout_for<kStates>::bars_bytes);
+  uint64_t* empty = full + Z::NBUF;
+  if (threadIdx.x == 0)
+    for (int b = 0; b < Z::NBUF; ++b)
+      bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
+  __syncthreads();
+  if (threadIdx.x < 32 * Z::CONSUMERS)
+    fp32_consume<kStates>(a, smem, full, empty, t_first, count);
+  else
+    fp32_produce<kStates>(a, smem, full, empty, t_first, count);
+}
+
+// The walk. Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments);
+// pipe_sizes::THREADS threads, pipe_layout::bytes of shared memory.
+__global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
+    chunk_walk_fp32_pipelined_kernel(args<float> a) {
+  constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
+  const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
+  fp32_pipeline<false>(a, t_first,
+                       min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
+}
+
+// The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z;
+// grid x the 128-column blocks of V, pipe_first_sizes::THREADS threads, pipe_first_layout::bytes.
+__global__ void __launch_bounds__(pipe_first_sizes::THREADS, 1)
+    chunk_walk_fp32_pipelined_states_kernel(args<float> a) {
+  constexpr int plan_chunk = sizes<float>::C;
+  const walk::chunk_span span = walk::state_piece(blockIdx.z, a.sub_chunks, a.NT);
+  const int64_t t_first = static_cast<int64_t>(span.first) * plan_chunk;
+  fp32_pipeline<true>(a, t_first, min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk));
+}
+
+}  // namespace glabench::chunked::walk_fp

@@ -1,0 +1,148 @@
+// The fp64 forward in one pass: the chunk walk of forward_bf16_mma.cuh on the FP64 tensor
+// cores (DMMA, m8n8k4). The kernel is written for fp32 too (3×TF32,
+// fp32_fp64_mma/mma.cuh), which took it until the pipelined walk
+// (forward_fp32_3xtf32.cuh) replaced it; only fp64 launches it now.
+// One block per (V slab of 64 columns, head) walks the chunks in order and keeps its
+// 128×64 state in registers; every stage of a chunk runs inside the walk:
+//
+//   stage 1  fp_decay_cumsum    G, the cumulative log2 gates
+//   stage 2  fp_prepare_qg_kg   q̃, k̂ (and k̃): the operands with their decays, in place
+//   stage 3  fp_state_update    S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
+//   stage 4  fp_inner_chunk     the masked scores A
+//   stage 5  fp_combine         o = scale·(q̃·S + A·v)
+//
+// each in fp32_fp64_mma/stageN_*.cuh, shared with the fp32 walk, on the tiles of
+// fp32_fp64_mma/layout.cuh.
+//
+// A chunk is 32 tokens in fp32 and 16 in fp64, so that every input tile is
+// double-buffered: the next chunk's q, k, g and v load (cp.async) during this one.
+//
+// Gates: every exponent is ≤ 0 — G[t] for q̃, G[C−1] − G[t] for k̂ — except k̃'s −G[t],
+// which only a mild chunk takes (G ≥ −kMildLog2 throughout: 2^{64} in fp32, 2^{480} in
+// fp64). Any other chunk sums its scores pair by pair from the pair's own gates
+// (fp_inner_chunk_by_pairs), so a gate of −30, chunk sums of −10⁴ and exact zeros all stay
+// accurate and finite. G is summed in fp64 in both dtypes.
+#pragma once
+
+#include "fp32_fp64_mma/split_pieces.cuh"
+#include "fp32_fp64_mma/stage1_decay_cumsum.cuh"
+#include "fp32_fp64_mma/stage2_prepare_qg_kg.cuh"
+#include "fp32_fp64_mma/stage3_state.cuh"
+#include "fp32_fp64_mma/stage4_inner_chunk.cuh"
+#include "fp32_fp64_mma/stage5_combine.cuh"
+#include "walk_plan.hpp"
+
+namespace glabench::chunked::walk_fp {
+
+// o's element pairs of a warp's two column tiles (stage 5's layout), scaled, past T and V
+// left out.
+template <class T>
+__device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t0, int warp,
+                                                 int lane, T scale,
+                                                 const T (&O)[2][mma_policy<T>::NACC]) {
+  using P = mma_policy<T>;
+  using T2 = std::conditional_t<sizeof(T) == 4, float2, double2>;
+  const int r0 = (warp >> 2) * P::TM, n0 = 2 * (warp & 3) * P::TN;
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int e = 0; e < P::NACC; e += 2) {
+      const int64_t t = t0 + r0 + acc_row(lane, e);
+      const int col = n0 + j * P::TN + acc_col(lane, e);
+      if (t < io.T_len && io.v0 + col < io.V)
+        *reinterpret_cast<T2*>(io.o + t * io.vs + col) = T2{scale * O[j][e], scale * O[j][e + 1]};
+    }
+}
+
+template <class T>
+__global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(args<T> a) {
+  using Z = sizes<T>;
+  using L = layout<T>;
+  using P = mma_policy<T>;
+  extern __shared__ __align__(128) unsigned char raw[];
+  T* smem = reinterpret_cast<T*>(raw);
+  T* E = smem + L::E;
+  double* tots = reinterpret_cast<double*>(raw + L::tots_bytes);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int f = tid % Z::KP, h = tid / Z::KP;  // stages 1–2: feature, half of the chunk
+  const walk_io<T> io(a, smem);
+
+  const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
+
+  // The state before chunk n0: h0, carried over the pieces before the segment.
+  state_regs<T> S;
+  fp_load_state(a.h0, a, S, warp, lane);
+  for (int m = 0; m < seg * a.subs; ++m) fp_carry_over_piece(a, m, S, warp, lane);
+  io.load(0, static_cast<int64_t>(n0) * Z::C);
+  for (int n = n0; n < n1; ++n) {
+    const int cur = (n - n0) & 1;
+    T* buf = smem + cur * L::buf;
+    const int64_t t0 = static_cast<int64_t>(n) * Z::C;
+    tc::cp_async_wait_all();
+    __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
+    if (n + 1 < n1) io.load(cur ^ 1, t0 + Z::C);
+    fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
+
+    double l[Z::C / 2];
+    // Mild: each half's gates sum to ≥ −kMildLog2/2 in every feature (tots written).
+    const bool mild = __syncthreads_and(fp_decay_cumsum(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
+    if (!mild)
+      fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, smem + L::A_lo, warp, lane);
+    fp_prepare_qg_kg(buf, smem + L::q_lo, smem + L::k_lo, E, tots, f, h, l, mild);
+    __syncthreads();  // operands written
+    if (mild)
+      fp_inner_chunk(buf, smem + L::q_lo, smem + L::k_lo, smem + L::A, smem + L::A_lo, warp, lane);
+    // The state update reads only k̂, v and E: it runs beside the scores, which leave some
+    // warps idle (S_n is already in its tile for stage 5).
+    fp_state_update(buf, E, S, warp, lane);
+    __syncthreads();  // scores written
+
+    T O[2][P::NACC];
+    fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::St_lo, smem + L::A, smem + L::A_lo,
+               warp, lane, O);
+    fp_store_outputs(io, t0, warp, lane, a.scale, O);
+  }
+  if (seg == a.segs - 1) fp_store_state(a.ht, a, S, warp, lane);
+}
+
+// For long sequences with few heads: the first pass of the sequence split, as in the bf16
+// walk (forward_bf16_mma.cuh, chunk_walk_segment_states_kernel). Each piece of every segment
+// but the last walks from a zero state with stages 1–3 only, leaving
+//   dstate = Σ_n 2^{G[end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[end] − G[start]
+// and each segment's walk starts from h0 carried across the pieces before it.
+template <class T>
+__global__ void __launch_bounds__(sizes<T>::THREADS, 1)
+    chunk_walk_fp_segment_states_kernel(args<T> a) {
+  using Z = sizes<T>;
+  using L = layout<T>;
+  extern __shared__ __align__(128) unsigned char raw[];
+  T* smem = reinterpret_cast<T*>(raw);
+  T* E = smem + L::E;
+  double* tots = reinterpret_cast<double*>(raw + L::tots_bytes);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int f = tid % Z::KP, h = tid / Z::KP;
+  const walk_io<T> io(a, smem);
+  const int piece = blockIdx.z;
+  const walk::chunk_span span = walk::state_piece(piece, a.sub_chunks, a.NT);
+  state_regs<T> S = {};
+  double gate = 0.0;  // the piece's summed gates of feature f, in chunk order
+  io.load(0, static_cast<int64_t>(span.first) * Z::C);
+  for (int n = span.first; n < span.last; ++n) {
+    const int cur = (n - span.first) & 1;
+    T* buf = smem + cur * L::buf;
+    tc::cp_async_wait_all();
+    __syncthreads();
+    if (n + 1 < span.last) io.load(cur ^ 1, static_cast<int64_t>(n + 1) * Z::C);
+    double l[Z::C / 2];
+    fp_decay_cumsum(buf, tots, f, h, l);
+    __syncthreads();  // tots written
+    gate += chunk_gates<Z::KP>(tots, f, h).last;
+    fp_prepare_kg(buf, E, tots, f, h, l);
+    __syncthreads();
+    fp_state_update(buf, E, S, warp, lane);
+  }
+  fp_store_piece(a, piece, S, warp, lane);
+  if (blockIdx.x == 0 && h == 1) split_gate(a, piece)[f] = gate;
+}
+
+}  // namespace glabench::chunked::walk_fp

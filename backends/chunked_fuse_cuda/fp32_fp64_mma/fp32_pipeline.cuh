@@ -1,0 +1,116 @@
+// The pipelined fp32 chunk walk's ground (../forward_fp32_3xtf32.cuh): its sizes, the
+// block's shared memory as a ring of chunk buffers, and the barriers that hand the buffers
+// between its two kinds of warps.
+//
+// Producer warps load a chunk and run stages 1, 2 and 4 on it — the gates, the operands and
+// the scores, none of which needs the state — while the consumer warps, which keep the
+// state in registers, run stages 3 and 5 on the chunk before. A buffer goes round:
+//   producers: wait `empty` (consumers done with the buffer's last chunk), cp.async the
+//              chunk two ahead into it, … stages 1, 2, 4 in place … arrive `full`;
+//   consumers: wait `full`, stages 5 and 3, arrive `empty`.
+#pragma once
+
+#include "layout.cuh"
+
+namespace glabench::chunked::walk_fp {
+
+// 16-token chunks (one m16 row block; the ring of NBUF buffers then fits with loads two
+// chunks ahead), the padded key width, the block's V columns; CONSUMERS warps of 16 V rows
+// each, PRODUCERS warps as (feature, half of the chunk) threads.
+template <int BV_>
+struct pipe_sizes_of {
+  static constexpr int C = 16, KP = 128, BV = BV_, NBUF = 4;
+  // The scores' partial tiles (four C×C, one a feature quarter): rows of PS floats, 20 so
+  // that the consumers' fragment reads (8 rows × 4 columns) hit 32 banks.
+  static constexpr int PS = 20;
+  static constexpr int CONSUMERS = BV / 16, PRODUCERS = 8;
+  static constexpr int THREADS = 32 * (CONSUMERS + PRODUCERS), PTHREADS = 32 * PRODUCERS;
+  static constexpr double kMildLog2 = 64.0;  // as sizes<float>
+  static_assert(PTHREADS == 2 * KP, "a producer thread per (feature, half)");
+};
+// The walk: a block a 64-column V slab (4 consumer warps). The split's first pass: a block
+// 128 columns (8 consumer warps), both of a V ≤ 128 head's slabs — it runs no stage 5, so
+// its producers set its pace, and stages 1–2 then run once a head, not once a slab.
+using pipe_sizes = pipe_sizes_of<64>;
+using pipe_first_sizes = pipe_sizes_of<128>;
+
+// A chunk buffer, in floats. The loads land in q, g, k and v; stage 2 writes the operand
+// pairs in place: q̃ over q (hi) and g (lo; stage 1 has read g), the key operand over k (hi)
+// and k_lo — k̃ in a mild chunk, which stage 4 and the state update share, k̂ in others.
+// part: stage 4's four partial score tiles, E = 2^{G[C−1]} per feature, `mild` the chunk's
+// kind. After the ring: stage 1's per-half gate sums (fp64 [2][KP]) and each buffer's full
+// and empty mbarriers.
+template <class Z>
+struct pipe_layout_of {
+  static constexpr int tile_k = Z::C * Z::KP;
+  static constexpr int q = 0, g = tile_k, q_lo = g, k = 2 * tile_k, k_lo = 3 * tile_k,
+                       v = 4 * tile_k;
+  static constexpr int part = v + Z::C * Z::BV, E = part + 4 * Z::C * Z::PS, mild = E + Z::KP;
+  static constexpr int buf = (mild + 32) / 32 * 32;  // whole 128-byte lines
+  static constexpr int tots_bytes = Z::NBUF * buf * 4;
+  static constexpr int bars_bytes = tots_bytes + 2 * Z::KP * 8;
+  static constexpr int bytes = bars_bytes + 2 * Z::NBUF * 8;
+};
+using pipe_layout = pipe_layout_of<pipe_sizes>;
+using pipe_first_layout = pipe_layout_of<pipe_first_sizes>;
+static_assert(pipe_first_layout::bytes <= 227 * 1024, "one block per SM");
+
+// The producers' own barrier (named barrier 1, 0 being __syncthreads'), and the handoff of
+// the buffers: mbarriers, whose arrive releases the arriving thread's writes and whose
+// wait acquires them — so every thread arrives (a buffer's `full` counts the producers'
+// threads, its `empty` the consumers'), and a wait names the phase it waits for by parity,
+// the buffer's round (chunk / NBUF) mod 2.
+namespace bar {
+inline constexpr int kProducers = 1;
+__device__ __forceinline__ void sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+// A barrier that also returns whether `p` held in every thread that reached it.
+__device__ __forceinline__ bool sync_and(int id, int threads, bool p) {
+  uint32_t r;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n bar.red.and.pred q, %2, %3, p;\n"
+      " selp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(r)
+      : "r"(static_cast<uint32_t>(p)), "r"(id), "r"(threads)
+      : "memory");
+  return r != 0;
+}
+__device__ __forceinline__ void init(uint64_t* b, int count) {
+  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(tc::smem_addr(b)), "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void arrive(uint64_t* b) {
+  asm volatile("mbarrier.arrive.shared.b64 _, [%0];\n" ::"r"(tc::smem_addr(b)) : "memory");
+}
+// Hopper's try_wait may suspend the thread until the phase completes; sm_80, which the
+// plugin is also built for, has only the polling test_wait.
+__device__ __forceinline__ void wait(uint64_t* b, int parity) {
+  uint32_t done;
+  do {
+#if __CUDA_ARCH__ >= 900
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(tc::smem_addr(b)), "r"(parity)
+        : "memory");
+#else
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n"
+        " selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(tc::smem_addr(b)), "r"(parity)
+        : "memory");
+#endif
+  } while (!done);
+}
+}  // namespace bar
+
+// All but the newest N groups of this thread's cp.async have landed.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+}  // namespace glabench::chunked::walk_fp

@@ -1,0 +1,126 @@
+// The fp32 and fp64 chunk walk's common ground: its sizes, the block's shared-memory
+// layout, the kernel arguments and the cp.async loads of a chunk's tiles.
+#pragma once
+
+#include <cstdint>
+
+#include "../ptx_primitives.cuh"
+#include "../tensor_layout.cuh"
+#include "mma.cuh"
+
+namespace glabench::chunked::walk_fp {
+
+// Tokens a chunk (32 in fp32, 16 in fp64: two row blocks of the tensor-core tile, and
+// every input double-buffered within 227 KB), the padded key width (K ≤ KP), the V slab
+// of a block, the block's threads and warps.
+template <class T>
+struct sizes {
+  using P = mma_policy<T>;
+  static constexpr int C = 2 * P::TM, KP = 128, BV = 64, THREADS = 256, WARPS = THREADS / 32;
+  // Warp w holds state rows 16w … 16w+15: RB row blocks of the tile, 8 column tiles.
+  static constexpr int RB = 16 / P::TM, CT = BV / P::TN;
+  // The scores' tiles (C×C), one a warp; in fp64 warps 4–7 have none (they run the
+  // state update, beside the scores).
+  static constexpr int SCORE_TILES = (C / P::TM) * (C / P::TN);
+  static_assert(SCORE_TILES <= WARPS, "a warp a score tile");
+  // A chunk whose two halves' log2 gates each sum to ≥ −kMildLog2/2 in every feature is
+  // mild: one reference for the whole chunk, 2^{±G} ≤ 2^{kMildLog2}, far inside T's range.
+  static constexpr double kMildLog2 = sizeof(T) == 4 ? 64.0 : 480.0;
+};
+inline constexpr double kLog2e = 1.4426950408889634;
+
+// The block's shared memory, in elements of T. q, k, g and v are double-buffered and the
+// next chunk loads while this one computes; stage 2 writes the operands in place over
+// this chunk's buffer (q → q̃, k → k̃, g → k̂). St is the state before the chunk,
+// transposed ([V][K]: stage 5's B operand), A the masked scores, `pairs` the strong-gate
+// path's partial scores (one tile per quarter of the features), E = 2^{G[C−1]} per feature, and
+// each half's summed log2 gates per feature (fp64, tots [2][KP]). fp32 keeps the operands q̃, k̃, St
+// and A split for 3×TF32 (mma.cuh): the tiles above hold hi, their *_lo twins lo (k̃'s twin shares
+// `pairs`, which only other chunks use).
+template <class T>
+struct layout {
+  using Z = sizes<T>;
+  static constexpr int split = mma_policy<T>::kSplit ? 1 : 0;
+  static constexpr int tile_k = Z::C * Z::KP, tile_v = Z::C * Z::BV, tile_s = Z::KP * Z::BV;
+  static constexpr int q = 0, k = tile_k, g = 2 * tile_k, v = 3 * tile_k, buf = 3 * tile_k + tile_v;
+  static constexpr int St = 2 * buf, St_lo = St + tile_s, A = St_lo + split * tile_s;
+  static constexpr int A_lo = A + Z::C * Z::C, q_lo = A_lo + split * Z::C * Z::C;
+  static constexpr int pairs = q_lo + split * tile_k, k_lo = pairs;
+  static constexpr int pairs_size =
+      split * tile_k > 4 * Z::C* Z::C ? split* tile_k : 4 * Z::C* Z::C;
+  static constexpr int E = pairs + pairs_size;
+  static constexpr int tots_bytes = (E + Z::KP) * static_cast<int>(sizeof(T));  // double [2][KP]
+  static constexpr int bytes = tots_bytes + 2 * Z::KP * 8;
+};
+static_assert(layout<float>::bytes <= 227 * 1024 && layout<double>::bytes <= 227 * 1024,
+              "one block per SM");
+
+template <class T>
+struct args {
+  const T *q, *k, *v, *g, *h0;
+  T *o, *ht;
+  int H, K, V, NT;
+  int64_t T_len;
+  T scale;
+  // The sequence split, as in the bf16 walk (../walk_plan.hpp): `segs` segments of
+  // `seg_chunks` chunks, one block each (grid z); each but the last cut into `subs` pieces
+  // of `sub_chunks` chunks, whose state contributions chunk_walk_fp_segment_states_kernel
+  // leaves in dstate [piece][B·H][V slabs][KP][BV] and summed log2 gates in
+  // dgate [piece][B·H][KP]. One segment: no split, both unused.
+  int segs, seg_chunks, subs, sub_chunks;
+  T* dstate;
+  double* dgate;
+};
+
+// One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,
+// and the cp.async loads of a chunk's tiles into buffer `b` of layout L; zeros past T, K
+// and V. NTH threads share a load, `tid` among them (the whole block by default).
+template <class T, class Z = sizes<T>, class L = layout<T>>
+struct walk_io {
+  static constexpr int kVec = 16 / sizeof(T);
+  const T *q, *k, *g, *v;
+  T* o;
+  int64_t ks, vs, T_len;
+  int K, V, v0;
+  uint32_t sm;
+  __device__ walk_io(const args<T>& a, const T* smem)
+      : ks(static_cast<int64_t>(a.H) * a.K),
+        vs(static_cast<int64_t>(a.H) * a.V),
+        T_len(a.T_len),
+        K(a.K),
+        V(a.V),
+        v0(blockIdx.x * Z::BV),
+        sm(tc::smem_addr(smem)) {
+    const int bh = blockIdx.y;
+    const int64_t head = head_row(bh, a.H, a.T_len);
+    q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
+    v = a.v + head * a.V + v0, o = a.o + head * a.V + v0;
+  }
+  __device__ void load(int b, int64_t t0) const { load<Z::THREADS>(b, t0, threadIdx.x); }
+  // kWithQ = false: q is left out (a pass that needs the keys alone).
+  template <int NTH, bool kWithQ = true>
+  __device__ void load(int b, int64_t t0, int tid) const {
+    constexpr int per_row = Z::KP / kVec, per_vrow = Z::BV / kVec;
+    static_assert(Z::C * per_row % NTH == 0 && Z::C * per_vrow % NTH == 0, "whole rounds of loads");
+#pragma unroll
+    for (int it = 0; it < Z::C * per_row / NTH; ++it) {
+      const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
+      const bool in = t0 + r < T_len && c < K;
+      const int64_t src = in ? (t0 + r) * ks + c : 0;
+      const uint32_t dst = sm + (b * L::buf + swz<T, Z::KP>(r, c)) * sizeof(T);
+      if (kWithQ) tc::cp_async16(dst + L::q * sizeof(T), q + src, in ? 16 : 0);
+      tc::cp_async16(dst + L::k * sizeof(T), k + src, in ? 16 : 0);
+      tc::cp_async16(dst + L::g * sizeof(T), g + src, in ? 16 : 0);
+    }
+#pragma unroll
+    for (int it = 0; it < Z::C * per_vrow / NTH; ++it) {
+      const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
+      const bool in = t0 + r < T_len && v0 + c < V;
+      tc::cp_async16(sm + (b * L::buf + L::v + swz<T, Z::BV>(r, c)) * sizeof(T),
+                     in ? v + (t0 + r) * vs + c : v, in ? 16 : 0);
+    }
+    tc::cp_async_commit();
+  }
+};
+
+}  // namespace glabench::chunked::walk_fp

@@ -1,0 +1,160 @@
+// Register-level tensor-core products of the fp32 and fp64 chunk walks
+// (../forward_fp64_dmma.cuh, ../forward_fp32_3xtf32.cuh): one policy per storage type,
+// with the same fragment interface.
+//
+//   fp32  mma.sync m16n8k8 on TF32, as 3×TF32: a·b ≈ a_lo·b_hi + a_hi·b_lo + a_hi·b_hi,
+//         each operand split into its TF32 rounding (hi) and the exact fp32 rest (lo), whose
+//         bits below TF32's the tensor core drops. The products keep fp32 accuracy; plain
+//         TF32 is never used.
+//   fp64  mma.sync m8n8k4 on the FP64 tensor cores (DMMA), exact fp64 products.
+//
+// Fragments (PTX ISA), with g = lane/4 and c = lane%4:
+//   A (TM×TK): m16n8k8 a0 (g, c), a1 (g+8, c), a2 (g, c+4), a3 (g+8, c+4); m8n8k4 a0 (g, c)
+//   B (TK×TN): m16n8k8 b0 (c, g), b1 (c+4, g);                              m8n8k4 b0 (c, g)
+//   C (TM×TN): element e at (g + 8·(e/2), 2c + e%2) — 4 elements (m16n8), 2 (m8n8).
+// The loads take an accessor x(row, col) of the stored matrix, so one routine reads a tile
+// as stored or transposed.
+#pragma once
+
+#include <cstdint>
+
+#include "../ptx_primitives.cuh"
+#include "swizzle.hpp"
+
+namespace glabench::chunked::walk_fp {
+
+// Row and column of accumulator element e of lane `lane` in a TM×TN tile.
+__device__ __forceinline__ int acc_row(int lane, int e) {
+  return (lane >> 2) + 8 * (e >> 1);
+}
+__device__ __forceinline__ int acc_col(int lane, int e) {
+  return 2 * (lane & 3) + (e & 1);
+}
+
+template <class T>
+struct mma_policy;
+
+template <>
+struct mma_policy<float> {
+  static constexpr int TM = 16, TN = 8, TK = 8, NACC = 4;
+  struct afrag {
+    uint32_t hi[4], lo[4];
+  };
+  struct bfrag {
+    uint32_t hi[2], lo[2];
+  };
+  // hi: x rounded to TF32's 10 mantissa bits (half an ulp added to the magnitude, the
+  // rest cut: finite inputs only, which is all the walk feeds); lo = x − hi, exact in fp32,
+  // whose bits below TF32's the tensor core ignores: |lo| ≤ 2^-11·|x|, so each operand
+  // loses at most 2^-21 of itself, and a product (with the dropped lo·lo) about 2^-19.7.
+  // Three instructions, where cvt.rna.tf32 takes eight on sm_90.
+  static __device__ __forceinline__ void split(float x, uint32_t& hi, uint32_t& lo) {
+    hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+    lo = __float_as_uint(x - __uint_as_float(hi));
+  }
+  template <class X>
+  static __device__ __forceinline__ afrag load_a(X x, int r0, int k0, int lane) {
+    const int g = lane >> 2, c = lane & 3;
+    afrag a;
+    split(x(r0 + g, k0 + c), a.hi[0], a.lo[0]);
+    split(x(r0 + g + 8, k0 + c), a.hi[1], a.lo[1]);
+    split(x(r0 + g, k0 + c + 4), a.hi[2], a.lo[2]);
+    split(x(r0 + g + 8, k0 + c + 4), a.hi[3], a.lo[3]);
+    return a;
+  }
+  template <class X>
+  static __device__ __forceinline__ bfrag load_b(X x, int k0, int n0, int lane) {
+    const int g = lane >> 2, c = lane & 3;
+    bfrag b;
+    split(x(k0 + c, n0 + g), b.hi[0], b.lo[0]);
+    split(x(k0 + c + 4, n0 + g), b.hi[1], b.lo[1]);
+    return b;
+  }
+  static __device__ __forceinline__ void mma1(float (&d)[4], const uint32_t (&a)[4],
+                                              const uint32_t (&b)[2]) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+  // The small terms first, into the accumulator that the large one then joins.
+  static __device__ __forceinline__ void mma(float (&d)[4], const afrag& a, const bfrag& b) {
+    mma1(d, a.lo, b.hi);
+    mma1(d, a.hi, b.lo);
+    mma1(d, a.hi, b.hi);
+  }
+
+  // Operand tiles split once, when written: hi in one tile, lo in its twin, read by
+  // ldmatrix — an 8×8 b16 matrix is an 8-row × 4-float block, each lane's word the
+  // fragment element at (row lane/4, column lane%4).
+  static constexpr bool kSplit = true;
+  static __device__ __forceinline__ void store_op(float* hi, float* lo, int at, float x) {
+    uint32_t h, l;
+    split(x, h, l);
+    hi[at] = __uint_as_float(h), lo[at] = __uint_as_float(l);
+  }
+  // A at (r0, k0) of a [m][k] tile of COLS columns.
+  template <int COLS>
+  static __device__ __forceinline__ afrag lds_a(const float* hi, const float* lo, int r0, int k0,
+                                                int lane) {
+    const int m = lane >> 3,
+              at = swz<float, COLS>(r0 + (lane & 7) + 8 * (m & 1), k0 + 4 * (m >> 1));
+    afrag a;
+    tc::ldsm_x4(a.hi, tc::smem_addr(hi + at));
+    tc::ldsm_x4(a.lo, tc::smem_addr(lo + at));
+    return a;
+  }
+  // B at (k0, n0) of a tile stored [n][k] (COLS columns of k).
+  template <int COLS>
+  static __device__ __forceinline__ bfrag lds_b(const float* hi, const float* lo, int n0, int k0,
+                                                int lane) {
+    const int at = swz<float, COLS>(n0 + (lane & 7), k0 + 4 * ((lane >> 3) & 1));
+    bfrag b;
+    tc::ldsm_x2(b.hi, tc::smem_addr(hi + at));
+    tc::ldsm_x2(b.lo, tc::smem_addr(lo + at));
+    return b;
+  }
+};
+
+template <>
+struct mma_policy<double> {
+  static constexpr int TM = 8, TN = 8, TK = 4, NACC = 2;
+  struct afrag {
+    double a;
+  };
+  struct bfrag {
+    double b;
+  };
+  template <class X>
+  static __device__ __forceinline__ afrag load_a(X x, int r0, int k0, int lane) {
+    return {x(r0 + (lane >> 2), k0 + (lane & 3))};
+  }
+  template <class X>
+  static __device__ __forceinline__ bfrag load_b(X x, int k0, int n0, int lane) {
+    return {x(k0 + (lane & 3), n0 + (lane >> 2))};
+  }
+  static __device__ __forceinline__ void mma(double (&d)[2], const afrag& a, const bfrag& b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a.a), "d"(b.b));
+  }
+
+  // The same interface as fp32's split tiles: one tile, exact operands.
+  static constexpr bool kSplit = false;
+  static __device__ __forceinline__ void store_op(double* hi, double*, int at, double x) {
+    hi[at] = x;
+  }
+  template <int COLS>
+  static __device__ __forceinline__ afrag lds_a(const double* hi, const double*, int r0, int k0,
+                                                int lane) {
+    return {hi[swz<double, COLS>(r0 + (lane >> 2), k0 + (lane & 3))]};
+  }
+  template <int COLS>
+  static __device__ __forceinline__ bfrag lds_b(const double* hi, const double*, int n0, int k0,
+                                                int lane) {
+    return {hi[swz<double, COLS>(n0 + (lane >> 2), k0 + (lane & 3))]};
+  }
+};
+
+}  // namespace glabench::chunked::walk_fp

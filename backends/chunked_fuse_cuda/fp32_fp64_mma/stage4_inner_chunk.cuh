@@ -1,0 +1,106 @@
+// Stage 4 of the fp32/fp64 chunk walk — the seed's `fwd_inner_chunk`: the chunk's masked
+// scores A[t][s] = Σ_f q[t,f]·k[s,f]·2^{G[t,f] − G[s,f]} (s ≤ t) into shared memory, on
+// the tensor cores for a mild chunk, pair by pair for the others.
+#pragma once
+
+#include "layout.cuh"
+
+namespace glabench::chunked::walk_fp {
+
+// ---- stage 4: fwd_inner_chunk --------------------------------------------------------
+// A mild chunk: A = q̃·k̃ᵀ, one reference for the chunk. Each product q̃[t]·k̃[s] with
+// s ≤ t is q·k·2^{G[t]−G[s]} ≤ |q·k|; the products above the diagonal, up to 2^{kMildLog2}
+// larger, are masked by a select. Warp w < SCORE_TILES takes score tile w; two
+// accumulators, even and odd k-steps, keep two products in flight.
+template <class T>
+__device__ __forceinline__ void fp_inner_chunk(const T* buf, const T* q_lo, const T* k_lo, T* A,
+                                               T* A_lo, int warp, int lane) {
+  using Z = sizes<T>;
+  using P = mma_policy<T>;
+  using L = layout<T>;
+  constexpr int tiles_n = Z::C / P::TN;
+  if (warp >= Z::SCORE_TILES) return;
+  const int r0 = (warp / tiles_n) * P::TM, c0 = (warp % tiles_n) * P::TN;
+  T acc[2][P::NACC] = {};
+  if (c0 <= r0 + P::TM - 1) {
+#pragma unroll
+    for (int k0 = 0; k0 < Z::KP; k0 += 2 * P::TK) {
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        P::mma(acc[i], P::template lds_a<Z::KP>(buf + L::q, q_lo, r0, k0 + i * P::TK, lane),
+               P::template lds_b<Z::KP>(buf + L::k, k_lo, c0, k0 + i * P::TK, lane));
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < P::NACC; ++e) {
+    const int t = r0 + acc_row(lane, e), s = c0 + acc_col(lane, e);
+    P::store_op(A, A_lo, swz<T, Z::C>(t, s), s > t ? T(0) : acc[0][e] + acc[1][e]);
+  }
+}
+
+// Any chunk: each score as a sum over features of q[t,f]·k[s,f]·2^{d}, d the pair's own
+// gates g[s+1] + … + g[t] (log2, fp64, ≤ 0) summed in order — no reference, so no factor
+// above 1, whatever the gates. Warp w of 8 takes features 32·(w%4) … and the keys s of
+// parity w/4; each score's lanes are summed by shuffles into part[w%4][t][s] (rows of PS
+// elements). Reads the raw q, k and g of layout L.
+// Out of line: the walk's loop stays small in the instruction cache.
+template <class T, class Z, class L, int PS>
+__device__ __noinline__ void fp_pair_partials(const T* buf, T* part, int warp, int lane) {
+  const int f = 32 * (warp & 3) + lane;
+  T* mine = part + (warp & 3) * Z::C * PS;
+  for (int s = warp >> 2; s < Z::C; s += 2) {
+    const double ks = buf[L::k + swz<T, Z::KP>(s, f)];
+    double d = 0.0;
+    for (int t = s; t < Z::C; ++t) {
+      const int at = swz<T, Z::KP>(t, f);
+      if (t > s) d = fma(static_cast<double>(buf[L::g + at]), kLog2e, d);
+      double x = static_cast<double>(buf[L::q + at]) * ks * exp2(d);
+#pragma unroll
+      for (int w = 16; w >= 1; w >>= 1) x += __shfl_xor_sync(0xffffffffu, x, w);
+      if (lane == 0) mine[t * PS + s] = static_cast<T>(x);
+    }
+  }
+}
+// The one-pass walk's: the four quarters then summed, in order, into A (a barrier of the
+// block between; the caller's barrier after stage 2 separates A from stage 5).
+template <class T>
+__device__ __forceinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo,
+                                                        int warp, int lane) {
+  using Z = sizes<T>;
+  constexpr int C = Z::C;
+  fp_pair_partials<T, Z, layout<T>, C>(buf, pairs, warp, lane);
+  __syncthreads();
+  for (int i = threadIdx.x; i < C * C; i += Z::THREADS) {
+    const int t = i / C, s = i % C;
+    const T sum = ((pairs[i] + pairs[C * C + i]) + pairs[2 * C * C + i]) + pairs[3 * C * C + i];
+    mma_policy<T>::store_op(A, A_lo, swz<T, C>(t, s), s > t ? T(0) : sum);
+  }
+}
+
+// The pipelined fp32 walk's scores of a mild chunk (fp32_pipeline.cuh: C = 16, one
+// m16 row block): q̃·k̃ᵀ as in fp_inner_chunk, split over its 8 producer warps — warp w
+// takes key columns 8·(w%2) … and features 32·(w/2) …, four k-steps, into the partial
+// part[w/2][t][s] (rows of Z::PS). The consumers sum the four in order and mask the
+// diagonal's upper side (fp_combine_t_scores), as for fp_pair_partials'.
+template <class Z, class L>
+__device__ __forceinline__ void fp_inner_chunk_by_quarters(const float* buf, float* part, int warp,
+                                                           int lane) {
+  using P = mma_policy<float>;
+  static_assert(Z::C == P::TM && Z::PRODUCERS == 8 && Z::KP == 4 * 32,
+                "two key tiles, four quarters");
+  const int c0 = (warp & 1) * P::TN, fq = warp >> 1;
+  float acc[2][P::NACC] = {};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int k0 = 32 * fq + i * P::TK;
+    P::mma(acc[i & 1], P::template lds_a<Z::KP>(buf + L::q, buf + L::q_lo, 0, k0, lane),
+           P::template lds_b<Z::KP>(buf + L::k, buf + L::k_lo, c0, k0, lane));
+  }
+#pragma unroll
+  for (int e = 0; e < P::NACC; e += 2)
+    *reinterpret_cast<float2*>(part + (fq * Z::C + acc_row(lane, e)) * Z::PS + c0 +
+                               acc_col(lane, e)) =
+        float2{acc[0][e] + acc[1][e], acc[0][e + 1] + acc[1][e + 1]};
+}
+
+}  // namespace glabench::chunked::walk_fp

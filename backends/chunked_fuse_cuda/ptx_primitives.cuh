@@ -1,0 +1,99 @@
+// Register-level tensor-core primitives of the chunk walks (namespace tc): 16-byte
+// asynchronous copies into shared memory, ldmatrix, mma.sync m16n8k16 (bf16 operands,
+// fp32 accumulation) and the XOR swizzle that keeps ldmatrix free of bank conflicts. The
+// bf16 walks use all of them; the fp32 and fp64 walks the copies, ldmatrix and ex2.
+//
+// Fragment layouts (PTX ISA, mma.m16n8k16), with g = lane/4 and c = lane%4:
+//   A (16×16): a0 (row g, cols 2c..2c+1), a1 (row g+8, same), a2 (row g, cols 8+2c..),
+//              a3 (row g+8, cols 8+2c..);
+//   B (16×8):  b0 (rows 2c..2c+1, col g), b1 (rows 8+2c.., col g);
+//   C (16×8):  c0, c1 (row g, cols 2c, 2c+1), c2, c3 (row g+8, same).
+// Two C tiles side by side are, rounded to bf16 pairs, the A fragment of a 16×16 operand
+// — how the intra-chunk scores feed A·v without a trip through shared memory.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+namespace glabench::chunked::tc {
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in a tile of ROW_BYTES-byte rows. The
+// chunk index is XORed with row % 8, so the eight rows an ldmatrix reads at one logical
+// column land in eight different bank groups.
+template <int ROW_BYTES>
+__device__ __forceinline__ uint32_t swizzle(int row, int chunk) {
+  static_assert(ROW_BYTES % 128 == 0, "rows of whole 128-byte lines");
+  return static_cast<uint32_t>(row * ROW_BYTES + ((chunk ^ (row & 7)) << 4));
+}
+// Byte offset of bf16 element (row, col).
+template <int ROW_BYTES>
+__device__ __forceinline__ uint32_t swizzle_elem(int row, int col) {
+  return swizzle<ROW_BYTES>(row, col >> 3) + ((col & 7) << 1);
+}
+
+// 16 bytes global → shared, asynchronously; `bytes` = 0 writes zeros and reads nothing.
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, int bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+}
+// The same for 8 bytes (rows only 8-byte aligned).
+__device__ __forceinline__ void cp_async8(uint32_t dst, const void* src, int bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+__device__ __forceinline__ void cp_async_wait_all() {
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x2(uint32_t (&r)[2], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// d += a·b (16×16 · 16×8, bf16 operands, fp32 accumulators).
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                    uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+      "{%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  const __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&p);
+}
+// (x, y) as a bf16 pair and the pair of what that rounding left out.
+__device__ __forceinline__ void split_bf16(float x, float y, uint32_t& hi, uint32_t& lo) {
+  const __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
+  const float2 back = __bfloat1622float2(h);
+  hi = *reinterpret_cast<const uint32_t*>(&h);
+  lo = pack_bf16(x - back.x, y - back.y);
+}
+
+// 2^x on the special-function unit (2 ulp; ±0 for results below 2^-126).
+__device__ __forceinline__ float ex2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+}  // namespace glabench::chunked::tc

@@ -1,0 +1,87 @@
+// The chunk walks' launch shape on the host: the bf16 walk's sizes, and the sequence
+// split's plan for long sequences with few heads (forward_bf16_mma.cuh,
+// chunk_walk_segment_states_kernel; the fp32 and fp64 walks split alike, in their chunks).
+// Plain C++: the plugin's launch code and the CPU test tests/walk_plan_test.cpp use it.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+// The piece mappings below run in the kernels and in the CPU test.
+#ifdef __CUDACC__
+#define GLABENCH_WALK_HD __host__ __device__
+#else
+#define GLABENCH_WALK_HD
+#endif
+
+namespace glabench::chunked::walk {
+
+// Tokens a chunk and a sub-chunk, the padded key width (K ≤ KP), the V slab of a block,
+// the block's threads.
+inline constexpr int C = 64, SUB = 16, SUBS = C / SUB, KP = 128, BV = 64, THREADS = 256;
+
+// The sequence split: the walk runs `segs` segments of `seg_chunks` chunks, one block
+// each; a first pass walks every segment but the last in `subs` pieces of `sub_chunks`
+// chunks, from a zero state, for the state each piece adds. Enough (V slab, head,
+// segment) blocks to fill the GPU's SMs, at most 8 segments of at least 4 chunks; the
+// first pass's pieces fill the SMs too. A first-pass block covers `first_slab` columns of
+// V (BV, or more where one block takes several of the walk's slabs).
+struct plan {
+  int segs, seg_chunks, subs, sub_chunks;
+  int pieces() const { return (segs - 1) * subs; }
+};
+
+// `chunk`: the walk's tokens a chunk (C for bf16; the fp32/fp64 walk's are shorter).
+inline plan plan_split(int B, int H, int V, int64_t T, int sms, int chunk = C,
+                       int first_slab = BV) {
+  const int base = B * H * ((V + BV - 1) / BV),
+            first_base = B * H * ((V + first_slab - 1) / first_slab);
+  const int nt = static_cast<int>((T + chunk - 1) / chunk);
+  const int segs = std::max(1, std::min({8, sms / base, nt / 4}));
+  if (segs == 1) return {1, nt, 1, nt};
+  const int subs = std::max(1, std::min(4, sms / ((segs - 1) * first_base)));
+  const int sub_chunks = (nt + segs * subs - 1) / (segs * subs), seg_chunks = subs * sub_chunks;
+  return {(nt + seg_chunks - 1) / seg_chunks, seg_chunks, subs, sub_chunks};
+}
+
+// The chunks [first, last) of a first-pass piece (clipped to nt chunks). The forward's
+// (and the state walk's) piece m cuts segment m / subs, for the segments before the last;
+// the dS walk's piece m cuts segment m / subs + 1, for the segments after the first, which
+// that walk reaches walking backwards.
+struct chunk_span {
+  int first, last;
+};
+GLABENCH_WALK_HD inline chunk_span state_piece(int m, int sub_chunks, int nt) {
+  const int first = m * sub_chunks < nt ? m * sub_chunks : nt;
+  return {first, first + sub_chunks < nt ? first + sub_chunks : nt};
+}
+GLABENCH_WALK_HD inline chunk_span dstate_piece(int m, int subs, int sub_chunks, int nt) {
+  return state_piece(m + subs, sub_chunks, nt);  // seg_chunks = subs · sub_chunks
+}
+
+// The workspace holds the most pieces any GPU of up to kMaxSms SMs plans (the count is
+// not monotonic in the SMs). A launch on a larger GPU plans as if it had kMaxSms.
+inline constexpr int kMaxSms = 256;
+inline int max_pieces(int B, int H, int V, int64_t T, int chunk = C, int first_slab = BV) {
+  int most = 0;
+  for (int sms = 1; sms <= kMaxSms; ++sms)
+    most = std::max(most, plan_split(B, H, V, T, sms, chunk, first_slab).pieces());
+  return most;
+}
+// Each piece holds a state tile per (head, V slab) in `state_bytes`-byte elements and a
+// gate sum per (head, feature) in `gate_bytes`-byte ones (fp32 for bf16; the fp32/fp64
+// walk keeps T and fp64).
+inline size_t split_workspace_bytes(int B, int64_t T, int H, int V, int chunk = C,
+                                    size_t state_bytes = sizeof(float),
+                                    size_t gate_bytes = sizeof(float), int first_slab = BV) {
+  const size_t pieces = static_cast<size_t>(max_pieces(B, H, V, T, chunk, first_slab));
+  const size_t heads = static_cast<size_t>(B) * H, slabs = (V + BV - 1) / BV;
+  return pieces * heads * (slabs * KP * BV * state_bytes + KP * gate_bytes);
+}
+inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C,
+                        int first_slab = BV) {
+  return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk, first_slab);
+}
+
+}  // namespace glabench::chunked::walk

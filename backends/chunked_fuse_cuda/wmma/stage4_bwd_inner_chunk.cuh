@@ -1,0 +1,95 @@
+// The backward of stage 4: the intra-chunk parts of dq and dk, from dA = scale·do·vᵀ
+// (C×C, lower triangle), relative to sub-chunk references as in the forward so every
+// exponent is ≤ 0. Both leave out the diagonal pair (i = j): dg needs them without it
+// (see ../backward_wmma.cuh), and the caller adds it back.
+//
+//   dq[i] += Σ_{j<i} dA[i][j] · k[j] ⊙ e^{G[i] − G[j]}
+//     below-diagonal blocks: e^{G[i] − G[a0]} ⊙ (dA · k[j]e^{G[a0] − G[j]}), the keys of
+//     stage 4 (reference: the first token a0 of i's sub-chunk);
+//   dk[j] += Σ_{i>j} dA[i][j] · q[i] ⊙ e^{G[i] − G[j]}
+//     below-diagonal blocks: e^{G[b1] − G[j]} ⊙ (dAᵀ · q[i]e^{G[i] − G[b1]}) (reference:
+//     the last token b1 of j's sub-chunk);
+//   diagonal blocks pair by pair, with running products of e^{g} as decays.
+#pragma once
+
+#include "stage4_fwd_inner_chunk.cuh"
+
+namespace glabench::chunked {
+
+// Queries after each sub-chunk b < kSubs−1, stacked: q[i]·e^{G[i] − G[b1]}, i > b1.
+__host__ __device__ constexpr int after_row0(int b) {
+  int r = 0;
+  for (int x = 0; x < b; ++x) r += kChunk - kSub * (x + 1);
+  return r;
+}
+
+template <class Tr>
+__device__ void sub_chunk_queries_after(typename Tr::op_t* qe, int ldo, const typename Tr::acc_t* q,
+                                        const typename Tr::gate_t* G, int ld, int cols) {
+  using op_t = typename Tr::op_t;
+  using acc_t = typename Tr::acc_t;
+  for (int i = threadIdx.x; i < kStackRows * cols; i += kThreads) {
+    const int row = i / cols, c = i % cols;
+    int b = 0;
+    while (row >= after_row0(b + 1)) ++b;
+    const int b1 = b * kSub + kSub - 1, t = b1 + 1 + row - after_row0(b);
+    qe[row * ldo + c] =
+        to_op<op_t>(q[t * ld + c] * Tr::exp(static_cast<acc_t>(G[t * ld + c] - G[b1 * ld + c])));
+  }
+}
+
+// T[i] = dA_op[i][0:a0] · stack(a) for the rows i ≥ kSub (a: i's sub-chunk). Products
+// only: barriers before and after are the caller's.
+template <class Tr>
+__device__ void inner_chunk_dq_products(typename Tr::acc_t* T, int ld, const typename Tr::op_t* dA,
+                                        int lda, const typename Tr::op_t* ks, int ldo, int cols) {
+  int shift = 0;
+  for (int a = 1; a < kSubs; ++a) {
+    const int a0 = a * kSub;
+    block_mma<Tr, lay::row, lay::row>(T + a0 * ld, ld, dA + a0 * lda, lda, ks + stack_row0(a) * ldo,
+                                      ldo, kSub, cols, a0, false, shift);
+    shift += mma_tiles<Tr>(kSub, cols);
+  }
+}
+
+// T[j] = Σ_{i>b1} dA_op[i][j] · qe(b)[i] for the rows j < kChunk−kSub (b: j's sub-chunk).
+template <class Tr>
+__device__ void inner_chunk_dk_products(typename Tr::acc_t* T, int ld, const typename Tr::op_t* dA,
+                                        int lda, const typename Tr::op_t* qe, int ldo, int cols) {
+  int shift = 0;
+  for (int b = 0; b + 1 < kSubs; ++b) {
+    const int b0 = b * kSub, after = kChunk - b0 - kSub;
+    block_mma<Tr, lay::col, lay::row>(T + b0 * ld, ld, dA + (b0 + kSub) * lda + b0, lda,
+                                      qe + after_row0(b) * ldo, ldo, kSub, cols, after, false,
+                                      shift);
+    shift += mma_tiles<Tr>(kSub, cols);
+  }
+}
+
+// The diagonal block's strict part for element (i, c), its decays running products of
+// the tokens' own E = e^{g}: Σ_{j<i, same sub-chunk} dA[i][j]·k[j][c]·e^{G[i][c] − G[j][c]}
+// (dq), and Σ_{i>j} dA[i][j]·q[i][c]·e^{G[i][c] − G[j][c]} for element (j, c) (dk).
+template <class Tr>
+__device__ typename Tr::acc_t diagonal_dq(const typename Tr::acc_t* dA, int lda,
+                                          const typename Tr::acc_t* k, const typename Tr::acc_t* E,
+                                          int ld, int i, int c) {
+  typename Tr::acc_t s = 0, w = 1;
+  for (int j = i - 1; j >= i / kSub * kSub; --j) {
+    w *= E[(j + 1) * ld + c];
+    s += dA[i * lda + j] * k[j * ld + c] * w;
+  }
+  return s;
+}
+template <class Tr>
+__device__ typename Tr::acc_t diagonal_dk(const typename Tr::acc_t* dA, int lda,
+                                          const typename Tr::acc_t* q, const typename Tr::acc_t* E,
+                                          int ld, int j, int c) {
+  typename Tr::acc_t s = 0, w = 1;
+  for (int i = j + 1; i < (j / kSub + 1) * kSub; ++i) {
+    w *= E[i * ld + c];
+    s += dA[i * lda + j] * q[i * ld + c] * w;
+  }
+  return s;
+}
+
+}  // namespace glabench::chunked
