@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../common/cuda_error.hpp"
 #include "ring_plan.hpp"
 
 namespace glabench::ring {
@@ -48,13 +49,10 @@ struct backward_io {
   cudaStream_t stream;
 };
 
-// Empty on success, else what failed (a CUDA or cuDNN error, named).
-using status = std::string;
-
-// A failed CUDA call as a status: "what: cudaErrorX (its description)".
-inline std::string cuda_error(cudaError_t e, const char* what) {
-  return std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
-}
+// Empty on success, else what failed (a CUDA or cuDNN error, named): the CUDA backends'
+// one error path (../common/cuda_error.hpp).
+using cuda_plugin::cuda_error;
+using cuda_plugin::status;
 
 // Builds cuDNN's graph for every block shape of the problem's schedule (untimed; they
 // are cached). Empty = cuDNN takes them all, and `most_workspace_bytes` is the largest

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <thread>
 
+#include "../common/device_guard.hpp"
+
 namespace glabench::ring::nccl {
 namespace {
 
@@ -166,12 +168,10 @@ std::string process_communicator(int device, comm* out) {
   ncclUniqueId id{};
   failed = share_unique_id(k, &id);
   if (failed.empty()) {
-    int previous = 0;
-    cudaGetDevice(&previous);
+    const cuda_plugin::device_guard keep;
     cudaSetDevice(device);
     ncclComm_t c = nullptr;
     failed = named(lib().init_rank(&c, k.world, id, k.rank), "ncclCommInitRank");
-    cudaSetDevice(previous);
     made = c;
   }
   *out = made;

@@ -41,7 +41,7 @@ std::string fold_rows(const problem& p, span rows, int X, visit when, const T* p
   const unsigned blocks = unsigned(n / 256 + 1 < 8192 ? n / 256 + 1 : 8192);
   fold_partial_kernel<T><<<blocks, 256, 0, stream>>>(p.B, p.T, p.H, X, rows.begin, rows.size(),
                                                      when, partial, acc, out);
-  if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "fold_partial_kernel launch");
+  GLABENCH_TRY_CUDA(cudaGetLastError(), "fold_partial_kernel launch");
   return {};
 }
 
@@ -50,7 +50,7 @@ std::string sum_values(int64_t n, const P* a, const T* b, O* out, cudaStream_t s
   if (n == 0) return {};
   const unsigned blocks = unsigned(n / 256 + 1 < 16384 ? n / 256 + 1 : 16384);
   sum_values_kernel<acc_t<T>><<<blocks, 256, 0, stream>>>(n, a, b, out);
-  if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "sum_values_kernel launch");
+  GLABENCH_TRY_CUDA(cudaGetLastError(), "sum_values_kernel launch");
   return {};
 }
 
@@ -65,11 +65,10 @@ std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool a
   const pair_geometry g = geometry(p, bp);
   if (p.block == block_kernel::own) {
     const size_t smem = forward_smem_values<A>(p.D, p.V) * sizeof(A);
-    if (cudaError_t e = allow_smem(block_forward_kernel<T>, smem))
-      return cuda_error(e, "cudaFuncSetAttribute");
+    GLABENCH_TRY_CUDA(allow_smem(block_forward_kernel<T>, smem), "cudaFuncSetAttribute");
     block_forward_kernel<T><<<grid_of(bp.q.size(), p), kThreads, smem, stream>>>(
         g, w, A(p.scale), x.q, x.k, x.v, x.acc_o, x.acc_lse, x.o, x.lse);
-    if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "block_forward_kernel launch");
+    GLABENCH_TRY_CUDA(cudaGetLastError(), "block_forward_kernel launch");
     return {};
   }
   if constexpr (std::is_same_v<T, __nv_bfloat16>) {
@@ -89,7 +88,7 @@ std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool a
     else
       merge_block_kernel<T, A, A><<<grid, 256, 0, stream>>>(g, w, x.block_o, x.block_stats, x.acc_o,
                                                             x.acc_o, x.acc_lse, x.o, x.lse);
-    if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "merge_block_kernel launch");
+    GLABENCH_TRY_CUDA(cudaGetLastError(), "merge_block_kernel launch");
     return {};
   } else {
     return "cuDNN blocks are bf16 only";
@@ -105,7 +104,7 @@ std::string row_dots_of(const problem& p, span rows, const T* d_o, const T* o, a
   if (rows.size() == 0) return {};
   row_dot_kernel<T><<<row_grid(int64_t(p.B) * rows.size() * p.H), 256, 0, stream>>>(
       p.B, p.T, p.H, p.V, rows.begin, rows.size(), d_o, o, out);
-  if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "row_dot_kernel launch");
+  GLABENCH_TRY_CUDA(cudaGetLastError(), "row_dot_kernel launch");
   return {};
 }
 
@@ -119,27 +118,21 @@ std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visi
   if (p.block == block_kernel::own) {
     const size_t dq_smem = dq_smem_values<A>(p.D, p.V) * sizeof(A);
     const size_t dkdv_smem = dkdv_smem_values<A>(p.D, p.V) * sizeof(A);
-    if (cudaError_t e = allow_smem(block_dq_kernel<T>, dq_smem))
-      return cuda_error(e, "cudaFuncSetAttribute");
-    if (cudaError_t e = allow_smem(block_dkdv_kernel<T>, dkdv_smem))
-      return cuda_error(e, "cudaFuncSetAttribute");
+    GLABENCH_TRY_CUDA(allow_smem(block_dq_kernel<T>, dq_smem), "cudaFuncSetAttribute");
+    GLABENCH_TRY_CUDA(allow_smem(block_dkdv_kernel<T>, dkdv_smem), "cudaFuncSetAttribute");
     block_dq_kernel<T><<<grid_of(bp.q.size(), p), kThreads, dq_smem, stream>>>(
         g, wq, A(p.scale), x.q, x.k, x.v, x.d_o, x.lse, x.row_dots, x.acc_dq, x.dq);
-    if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "block_dq_kernel launch");
+    GLABENCH_TRY_CUDA(cudaGetLastError(), "block_dq_kernel launch");
     block_dkdv_kernel<T><<<grid_of(bp.kv.size(), p), kThreads, dkdv_smem, stream>>>(
         g, wkv, A(p.scale), x.q, x.k, x.v, x.d_o, x.lse, x.row_dots, x.acc_dk, x.acc_dv, x.dk,
         x.dv);
-    if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "block_dkdv_kernel launch");
+    GLABENCH_TRY_CUDA(cudaGetLastError(), "block_dkdv_kernel launch");
     return {};
   }
-  if (std::string s = cudnn_backward_block<T>(p, bp, alone, x, stream); !s.empty()) return s;
+  GLABENCH_TRY(cudnn_backward_block<T>(p, bp, alone, x, stream));
   if (alone) return {};
-  if (std::string s = fold_rows<T>(p, bp.q, p.D, wq, x.block_dq, x.acc_dq, x.dq, stream);
-      !s.empty())
-    return s;
-  if (std::string s = fold_rows<T>(p, bp.kv, p.D, wkv, x.block_dk, x.acc_dk, x.dk, stream);
-      !s.empty())
-    return s;
+  GLABENCH_TRY(fold_rows<T>(p, bp.q, p.D, wq, x.block_dq, x.acc_dq, x.dq, stream));
+  GLABENCH_TRY(fold_rows<T>(p, bp.kv, p.D, wkv, x.block_dk, x.acc_dk, x.dk, stream));
   return fold_rows<T>(p, bp.kv, p.V, wkv, x.block_dv, x.acc_dv, x.dv, stream);
 }
 
@@ -158,7 +151,7 @@ std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool al
       const int64_t n = int64_t(p.B) * p.H * bp.q.size();
       pack_lse_rows_kernel<<<unsigned(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096), 256, 0, stream>>>(
           p.B, p.H, p.T, bp.q.begin, bp.q.size(), x.lse, x.packed_lse);
-      if (cudaError_t e = cudaGetLastError()) return cuda_error(e, "pack_lse_rows_kernel launch");
+      GLABENCH_TRY_CUDA(cudaGetLastError(), "pack_lse_rows_kernel launch");
       stats = x.packed_lse;
     }
     return cudnn_block::run_backward(cudnn_shape(p, bp), x.q + q_row * p.D, x.k + kv_row * p.D,

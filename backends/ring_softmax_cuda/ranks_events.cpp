@@ -9,7 +9,7 @@ namespace glabench::ring::ranks {
 status event_pool::take(cudaEvent_t* e) {
   if (next == events.size()) {
     cudaEvent_t made = nullptr;
-    RING_CUDA(cudaEventCreate(&made), "cudaEventCreate");
+    GLABENCH_TRY_CUDA(cudaEventCreate(&made), "cudaEventCreate");
     events.push_back(made);
   }
   *e = events[next++];
@@ -18,44 +18,44 @@ status event_pool::take(cudaEvent_t* e) {
 
 status timed_wait(rank_state& r, int m, cudaEvent_t e) {
   cudaEvent_t before, after;
-  RING_TRY(r.pool[m].take(&before));
-  RING_TRY(r.pool[m].take(&after));
-  RING_CUDA(cudaEventRecord(before, r.compute), "cudaEventRecord");
-  RING_CUDA(cudaStreamWaitEvent(r.compute, e, 0), "cudaStreamWaitEvent");
-  RING_CUDA(cudaEventRecord(after, r.compute), "cudaEventRecord");
+  GLABENCH_TRY(r.pool[m].take(&before));
+  GLABENCH_TRY(r.pool[m].take(&after));
+  GLABENCH_TRY_CUDA(cudaEventRecord(before, r.compute), "cudaEventRecord");
+  GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.compute, e, 0), "cudaStreamWaitEvent");
+  GLABENCH_TRY_CUDA(cudaEventRecord(after, r.compute), "cudaEventRecord");
   r.clock[m].stalls.push_back({before, after});
   return {};
 }
 
 status open_span(rank_state& r, int m, cudaEvent_t* begin) {
-  RING_TRY(r.pool[m].take(begin));
-  RING_CUDA(cudaEventRecord(*begin, r.compute), "cudaEventRecord");
+  GLABENCH_TRY(r.pool[m].take(begin));
+  GLABENCH_TRY_CUDA(cudaEventRecord(*begin, r.compute), "cudaEventRecord");
   return {};
 }
 status close_span(rank_state& r, int m, cudaEvent_t begin, cudaEvent_t* end) {
-  RING_TRY(r.pool[m].take(end));
-  RING_CUDA(cudaEventRecord(*end, r.compute), "cudaEventRecord");
+  GLABENCH_TRY(r.pool[m].take(end));
+  GLABENCH_TRY_CUDA(cudaEventRecord(*end, r.compute), "cudaEventRecord");
   r.clock[m].computes.push_back({begin, *end});
   return {};
 }
 
 status begin_step(rank_state& r, int m, cudaEvent_t keys_ready, cudaEvent_t* begin) {
-  RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-  if (keys_ready) RING_TRY(timed_wait(r, m, keys_ready));
+  GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+  if (keys_ready) GLABENCH_TRY(timed_wait(r, m, keys_ready));
   return open_span(r, m, begin);
 }
 
 status begin_call(world_state& w, int m, cudaStream_t caller) {
-  RING_CUDA(cudaEventRecord(w.common_start, caller), "cudaEventRecord");
+  GLABENCH_TRY_CUDA(cudaEventRecord(w.common_start, caller), "cudaEventRecord");
   for (rank_state& r : w.ranks) {
-    RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
     r.pool[m].next = 0;
     r.clock[m] = rank_clock{};
-    RING_TRY(r.pool[m].take(&r.clock[m].start));
-    RING_TRY(r.pool[m].take(&r.clock[m].end));
-    RING_CUDA(cudaStreamWaitEvent(r.compute, w.common_start, 0), "cudaStreamWaitEvent");
-    RING_CUDA(cudaStreamWaitEvent(r.link, w.common_start, 0), "cudaStreamWaitEvent");
-    RING_CUDA(cudaEventRecord(r.clock[m].start, r.compute), "cudaEventRecord");
+    GLABENCH_TRY(r.pool[m].take(&r.clock[m].start));
+    GLABENCH_TRY(r.pool[m].take(&r.clock[m].end));
+    GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.compute, w.common_start, 0), "cudaStreamWaitEvent");
+    GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.link, w.common_start, 0), "cudaStreamWaitEvent");
+    GLABENCH_TRY_CUDA(cudaEventRecord(r.clock[m].start, r.compute), "cudaEventRecord");
   }
   return {};
 }
@@ -64,12 +64,12 @@ status end_call(world_state& w, int m, const std::vector<cudaEvent_t>& last_tran
                 cudaStream_t caller) {
   for (size_t i = 0; i < w.ranks.size(); ++i) {
     rank_state& r = w.ranks[i];
-    RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-    if (!last_transfer.empty()) RING_TRY(timed_wait(r, m, last_transfer[i]));
-    RING_CUDA(cudaEventRecord(r.clock[m].end, r.compute), "cudaEventRecord");
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    if (!last_transfer.empty()) GLABENCH_TRY(timed_wait(r, m, last_transfer[i]));
+    GLABENCH_TRY_CUDA(cudaEventRecord(r.clock[m].end, r.compute), "cudaEventRecord");
   }
   for (rank_state& r : w.ranks)
-    RING_CUDA(cudaStreamWaitEvent(caller, r.clock[m].end, 0), "cudaStreamWaitEvent");
+    GLABENCH_TRY_CUDA(cudaStreamWaitEvent(caller, r.clock[m].end, 0), "cudaStreamWaitEvent");
   w.called[m] = true;
   return {};
 }

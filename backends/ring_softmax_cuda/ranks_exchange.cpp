@@ -13,20 +13,20 @@ status exchange(world_state& w, int m, const std::vector<cudaEvent_t>& after,
   std::vector<std::vector<message>> msgs(n);
   for (size_t i = 0; i < n; ++i) {
     rank_state& r = w.ranks[i];
-    RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
     if (!after.empty() && after[i])
-      RING_CUDA(cudaStreamWaitEvent(r.link, after[i], 0), "cudaStreamWaitEvent");
-    RING_TRY(r.pool[m].take(&begin[i]));
-    RING_TRY(r.pool[m].take(&(*done)[i]));
-    RING_CUDA(cudaEventRecord(begin[i], r.link), "cudaEventRecord");
-    RING_TRY(ops(r, &msgs[i]));
+      GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.link, after[i], 0), "cudaStreamWaitEvent");
+    GLABENCH_TRY(r.pool[m].take(&begin[i]));
+    GLABENCH_TRY(r.pool[m].take(&(*done)[i]));
+    GLABENCH_TRY_CUDA(cudaEventRecord(begin[i], r.link), "cudaEventRecord");
+    GLABENCH_TRY(ops(r, &msgs[i]));
   }
   if (w.one_process) {
     // Rank r is w.ranks[r] here. The k-th send of a to b pairs with b's k-th receive from a.
     std::vector<cudaEvent_t> copied(n);
     for (size_t b = 0; b < n; ++b) {
       rank_state& to = w.ranks[b];
-      RING_CUDA(cudaSetDevice(to.device), "cudaSetDevice");
+      GLABENCH_TRY_CUDA(cudaSetDevice(to.device), "cudaSetDevice");
       std::vector<size_t> taken(n, 0);
       for (const message& in : msgs[b]) {
         if (in.send) continue;
@@ -42,25 +42,25 @@ status exchange(world_state& w, int m, const std::vector<cudaEvent_t>& after,
         if (!match || match->bytes != in.bytes)
           return "ring exchange: a receive has no matching send";
         ++taken[a];
-        RING_CUDA(cudaStreamWaitEvent(to.link, begin[a], 0), "cudaStreamWaitEvent");
+        GLABENCH_TRY_CUDA(cudaStreamWaitEvent(to.link, begin[a], 0), "cudaStreamWaitEvent");
         if (in.bytes)
-          RING_CUDA(cudaMemcpyPeerAsync(in.data, to.device, match->data, w.ranks[a].device,
-                                        in.bytes, to.link),
-                    "cudaMemcpyPeerAsync");
+          GLABENCH_TRY_CUDA(cudaMemcpyPeerAsync(in.data, to.device, match->data, w.ranks[a].device,
+                                                in.bytes, to.link),
+                            "cudaMemcpyPeerAsync");
       }
-      RING_TRY(to.pool[m].take(&copied[b]));
-      RING_CUDA(cudaEventRecord(copied[b], to.link), "cudaEventRecord");
+      GLABENCH_TRY(to.pool[m].take(&copied[b]));
+      GLABENCH_TRY_CUDA(cudaEventRecord(copied[b], to.link), "cudaEventRecord");
     }
     for (size_t a = 0; a < n; ++a) {
       rank_state& from = w.ranks[a];
-      RING_CUDA(cudaSetDevice(from.device), "cudaSetDevice");
+      GLABENCH_TRY_CUDA(cudaSetDevice(from.device), "cudaSetDevice");
       for (const message& x : msgs[a])
         if (x.send)
-          RING_CUDA(cudaStreamWaitEvent(from.link, copied[size_t(x.peer)], 0),
-                    "cudaStreamWaitEvent");
+          GLABENCH_TRY_CUDA(cudaStreamWaitEvent(from.link, copied[size_t(x.peer)], 0),
+                            "cudaStreamWaitEvent");
     }
   } else {
-    RING_TRY(nccl::group_start());
+    GLABENCH_TRY(nccl::group_start());
     status failed;
     for (size_t i = 0; i < n && failed.empty(); ++i)
       for (const message& x : msgs[i]) {
@@ -70,13 +70,13 @@ status exchange(world_state& w, int m, const std::vector<cudaEvent_t>& after,
                         : nccl::recv(x.data, x.bytes, x.peer, r.comm, r.link);
         if (!failed.empty()) break;
       }
-    RING_TRY(nccl::group_end());
+    GLABENCH_TRY(nccl::group_end());
     if (!failed.empty()) return failed;
   }
   for (size_t i = 0; i < n; ++i) {
     rank_state& r = w.ranks[i];
-    RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-    RING_CUDA(cudaEventRecord((*done)[i], r.link), "cudaEventRecord");
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaEventRecord((*done)[i], r.link), "cudaEventRecord");
     r.clock[m].transfers.push_back({begin[i], (*done)[i]});
   }
   return {};

@@ -27,58 +27,58 @@ status gather(world_state& w, const std::vector<output_tensor>& outs) {
   const problem& p = w.p;
   const int W = w.where.world;
   for (rank_state& r : w.ranks) {
-    RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-    RING_CUDA(cudaStreamSynchronize(r.compute), "cudaStreamSynchronize (before collect)");
-    RING_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (before collect)");
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaStreamSynchronize(r.compute), "cudaStreamSynchronize (before collect)");
+    GLABENCH_TRY_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (before collect)");
   }
   if (w.one_process) {
     const int caller = w.where.devices[0];
     for (rank_state& r : w.ranks) {
-      RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+      GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
       const std::vector<span>& seq = w.chunks[size_t(r.rank)];
       for (const output_tensor& t : outs)
-        RING_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller),
-                             caller, row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)),
-                             r.*t.member, r.device, r.link));
+        GLABENCH_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller),
+                                 caller, row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)),
+                                 r.*t.member, r.device, r.link));
     }
     for (rank_state& r : w.ranks) {
-      RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-      RING_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (collect)");
+      GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+      GLABENCH_TRY_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (collect)");
     }
     return {};
   }
-  RING_TRY(nccl::group_start());
+  GLABENCH_TRY(nccl::group_start());
   status failed;
   for (rank_state& r : w.ranks) {
     if (!failed.empty()) break;
     failed = [&]() -> status {
-      RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+      GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
       for (int peer = 0; peer < W; ++peer) {
         if (peer == r.rank) continue;
         for (const output_tensor& t : outs) {
           for (const byte_range& x :
                row_ranges(p, w.local.T, t.X, t.elem, local_spans(w.chunks[size_t(r.rank)])))
             if (x.bytes)
-              RING_TRY(nccl::send(r.*t.member + x.offset, x.bytes, peer, r.comm, r.link));
+              GLABENCH_TRY(nccl::send(r.*t.member + x.offset, x.bytes, peer, r.comm, r.link));
           for (const byte_range& x : row_ranges(p, p.T, t.X, t.elem, w.chunks[size_t(peer)]))
             if (x.bytes)
-              RING_TRY(nccl::recv(static_cast<char*>(t.caller) + x.offset, x.bytes, peer, r.comm,
-                                  r.link));
+              GLABENCH_TRY(nccl::recv(static_cast<char*>(t.caller) + x.offset, x.bytes, peer,
+                                      r.comm, r.link));
         }
       }
       return {};
     }();
   }
-  RING_TRY(nccl::group_end());
+  GLABENCH_TRY(nccl::group_end());
   if (!failed.empty()) return failed;
   for (rank_state& r : w.ranks) {
-    RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
     const std::vector<span>& seq = w.chunks[size_t(r.rank)];
     for (const output_tensor& t : outs)
-      RING_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller),
-                           r.device, row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)),
-                           r.*t.member, r.device, r.link));
-    RING_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (collect)");
+      GLABENCH_TRY(copy_ranges(row_ranges(p, p.T, t.X, t.elem, seq), static_cast<char*>(t.caller),
+                               r.device, row_ranges(p, w.local.T, t.X, t.elem, local_spans(seq)),
+                               r.*t.member, r.device, r.link));
+    GLABENCH_TRY_CUDA(cudaStreamSynchronize(r.link), "cudaStreamSynchronize (collect)");
   }
   return {};
 }
@@ -96,7 +96,7 @@ status collect_pending(world_state& w) {
         outs.push_back({&rank_state::dv, x.dv, p.V, e});
   if (outs.empty()) return {};
   const auto t0 = std::chrono::steady_clock::now();
-  RING_TRY(gather(w, outs));
+  GLABENCH_TRY(gather(w, outs));
   w.collect_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   w.pending = {};
@@ -107,7 +107,7 @@ status collect_pending(world_state& w) {
 
 status collect() {
   std::lock_guard<std::mutex> guard(state_lock);
-  device_guard keep;
+  cuda_plugin::device_guard keep;
   if (!state) return {};
   return collect_pending(*state);
 }

@@ -61,7 +61,7 @@ std::string call_report(world_state& w, int m) {
 
 std::string report_json() {
   std::lock_guard<std::mutex> guard(state_lock);
-  device_guard keep;
+  cuda_plugin::device_guard keep;
   if (!state || !(state->called[0] || state->called[1])) return {};
   world_state& w = *state;
   std::string s =

@@ -57,8 +57,8 @@ status forward_typed(world_state& w, const forward_io& io) {
   using A = acc_t<T>;
   const problem& lp = w.local;
   const int W = w.where.world, m = 0;
-  RING_TRY(check_inputs(w, io.q, io.k, io.v));
-  RING_TRY(begin_call(w, m, io.stream));
+  GLABENCH_TRY(check_inputs(w, io.q, io.k, io.v));
+  GLABENCH_TRY(begin_call(w, m, io.stream));
   // cuDNN on two ranks: o itself holds the running result (each block is in the storage
   // dtype already, so one merge of two of them rounds once, as through acc_o), which
   // saves two passes over the compute-type accumulator.
@@ -68,12 +68,12 @@ status forward_typed(world_state& w, const forward_io& io) {
     std::vector<cudaEvent_t> next_ready;
     // Ring buffer (s+1) mod 2 was last read at step s−1 (none before step 1).
     if (s + 1 < W)
-      RING_TRY(pass_keys(w, m, s, s + 1, true, s >= 2 ? computed : std::vector<cudaEvent_t>{},
-                         &next_ready));
+      GLABENCH_TRY(pass_keys(w, m, s, s + 1, true, s >= 2 ? computed : std::vector<cudaEvent_t>{},
+                             &next_ready));
     for (size_t i = 0; i < w.ranks.size(); ++i) {
       rank_state& r = w.ranks[i];
       cudaEvent_t begin;
-      RING_TRY(begin_step(r, m, s > 0 ? keys_ready[i] : nullptr, &begin));
+      GLABENCH_TRY(begin_step(r, m, s > 0 ? keys_ready[i] : nullptr, &begin));
       const held_keys kv = keys_at(r, s);
       // lse is its own accumulator: the merge reads a row's lse before writing it.
       const forward_tensors<T> x{reinterpret_cast<const T*>(r.q),
@@ -91,24 +91,24 @@ status forward_typed(world_state& w, const forward_io& io) {
       if (in_o) {
         // Step 0 writes o and lse; step 1 merges into them; a row it does not cover is done.
         if (blk)
-          RING_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, true}, s == 0, x,
-                                   r.compute));
+          GLABENCH_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, true}, s == 0,
+                                       x, r.compute));
       } else {
         // Step 0 covers every row (first); the last step writes o for the rows it covers,
         // and the rows whose last block came earlier are written from their accumulator.
         if (blk)
-          RING_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, s + 1 == W},
-                                   false, x, r.compute));
+          GLABENCH_TRY(forward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{s == 0, s + 1 == W},
+                                       false, x, r.compute));
         if (s + 1 == W)
           for (const span& rows : rows_outside(r.rows, blk, true))
-            RING_TRY(
+            GLABENCH_TRY(
                 fold_rows<T>(lp, rows, lp.V, visit{false, true}, nullptr, x.acc_o, x.o, r.compute));
       }
-      RING_TRY(close_span(r, m, begin, &computed[i]));
+      GLABENCH_TRY(close_span(r, m, begin, &computed[i]));
     }
     keys_ready = next_ready;
   }
-  RING_TRY(end_call(w, m, {}, io.stream));
+  GLABENCH_TRY(end_call(w, m, {}, io.stream));
   w.forward_ran = true;
   w.next_keys_held = true;  // ring buffer (W−1) mod 2: r+1's keys, the backward's first
   w.pending.o = io.o, w.pending.lse = io.lse;
@@ -121,9 +121,9 @@ status zero_rows(const problem& lp, int X, size_t elem, const std::vector<span>&
   const size_t row = size_t(lp.H) * X * elem;
   for (const span& c : rows)
     if (c.size() > 0)
-      RING_CUDA(cudaMemset2DAsync(base + size_t(c.begin) * row, size_t(lp.T) * row, 0,
-                                  size_t(c.size()) * row, size_t(lp.B), stream),
-                "cudaMemset2DAsync");
+      GLABENCH_TRY_CUDA(cudaMemset2DAsync(base + size_t(c.begin) * row, size_t(lp.T) * row, 0,
+                                          size_t(c.size()) * row, size_t(lp.B), stream),
+                        "cudaMemset2DAsync");
   return {};
 }
 
@@ -143,28 +143,28 @@ status backward_typed(world_state& w, const backward_io& io) {
   const problem& lp = w.local;
   const int W = w.where.world, m = 1;
   if (!w.backward) return "prepare() was given no backward arguments";
-  RING_TRY(check_inputs(w, io.q, io.k, io.v));
+  GLABENCH_TRY(check_inputs(w, io.q, io.k, io.v));
   if (io.d_o != w.io_do) return "d_o differs from the one prepare() was given";
-  RING_TRY(begin_call(w, m, io.stream));
+  GLABENCH_TRY(begin_call(w, m, io.stream));
   const size_t e = storage_bytes(lp.dtype), a = acc_bytes(lp.dtype);
   // Values in a rank's buffer of D columns (q, dq, dk) and of V columns (dv).
   const int64_t n_d = int64_t(lp.B) * lp.T * lp.H * lp.D, n_v = int64_t(lp.B) * lp.T * lp.H * lp.V;
   std::vector<cudaEvent_t> computed(w.ranks.size()), keys_ready, sums_ready;
   if (!w.forward_ran) {  // the ranks' o and lse are not the forward's: take the caller's
     for (rank_state& r : w.ranks) {
-      RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+      GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
       const std::vector<span>&seq = w.chunks[size_t(r.rank)], loc = local_spans(seq);
       const int from = w.where.devices[0];
-      RING_TRY(copy_ranges(row_ranges(lp, lp.T, lp.V, e, loc), r.o, r.device,
-                           row_ranges(w.p, w.p.T, lp.V, e, seq), static_cast<const char*>(io.o),
-                           from, r.compute));
-      RING_TRY(copy_ranges(row_ranges(lp, lp.T, 0, a, loc), r.lse, r.device,
-                           row_ranges(w.p, w.p.T, 0, a, seq), static_cast<const char*>(io.lse),
-                           from, r.compute));
+      GLABENCH_TRY(copy_ranges(row_ranges(lp, lp.T, lp.V, e, loc), r.o, r.device,
+                               row_ranges(w.p, w.p.T, lp.V, e, seq), static_cast<const char*>(io.o),
+                               from, r.compute));
+      GLABENCH_TRY(copy_ranges(row_ranges(lp, lp.T, 0, a, loc), r.lse, r.device,
+                               row_ranges(w.p, w.p.T, 0, a, seq), static_cast<const char*>(io.lse),
+                               from, r.compute));
     }
   }
   // r+1's keys, unless the forward's last step left them in ring buffer (W−1) mod 2.
-  if (!w.next_keys_held) RING_TRY(pass_keys(w, m, 0, W - 1, false, {}, &keys_ready));
+  if (!w.next_keys_held) GLABENCH_TRY(pass_keys(w, m, 0, W - 1, false, {}, &keys_ready));
   const bool cudnn = lp.block == block_kernel::cudnn;
   for (int t = 0; t < W; ++t) {
     const int s = W - 1 - t;
@@ -173,14 +173,14 @@ status backward_typed(world_state& w, const backward_io& io) {
     // Step s−1's keys into ring buffer (s−1) mod 2, last read at step s+1 (none before);
     // at s − 1 = 0 every rank has its own.
     if (s - 1 >= 1) {
-      RING_TRY(pass_keys(w, m, s, s - 1, false, t >= 1 ? computed : std::vector<cudaEvent_t>{},
-                         &next_ready));
+      GLABENCH_TRY(pass_keys(w, m, s, s - 1, false, t >= 1 ? computed : std::vector<cudaEvent_t>{},
+                             &next_ready));
       w.next_keys_held = false;  // the ring buffers now hold other shards
     }
     for (size_t i = 0; i < w.ranks.size(); ++i) {
       rank_state& r = w.ranks[i];
       cudaEvent_t begin;
-      RING_TRY(begin_step(r, m, keys_ready.empty() ? nullptr : keys_ready[i], &begin));
+      GLABENCH_TRY(begin_step(r, m, keys_ready.empty() ? nullptr : keys_ready[i], &begin));
       const held_keys kv = keys_at(r, s);
       const int b = t % 2;
       const backward_tensors<T> x{reinterpret_cast<const T*>(r.q),
@@ -205,12 +205,13 @@ status backward_typed(world_state& w, const backward_io& io) {
       const int64_t held_rows = shard_rows(w.chunks[size_t(kv_source(r.rank, s, W))]);
       if (cudnn) {
         if (blk)
-          RING_TRY(cudnn_backward_block<T>(lp, pair_of(r.rank, s, W, *blk), false, x, r.compute));
+          GLABENCH_TRY(
+              cudnn_backward_block<T>(lp, pair_of(r.rank, s, W, *blk), false, x, r.compute));
         const std::vector<span> q_rest = rows_outside(r.rows, blk, true),
                                 kv_rest = rows_outside(held_rows, blk, false);
-        RING_TRY(zero_rows(lp, lp.D, e, q_rest, r.block_dq[b], r.compute));
-        RING_TRY(zero_rows(lp, lp.D, e, kv_rest, r.block_dk[b], r.compute));
-        RING_TRY(zero_rows(lp, lp.V, e, kv_rest, r.block_dv[b], r.compute));
+        GLABENCH_TRY(zero_rows(lp, lp.D, e, q_rest, r.block_dq[b], r.compute));
+        GLABENCH_TRY(zero_rows(lp, lp.D, e, kv_rest, r.block_dk[b], r.compute));
+        GLABENCH_TRY(zero_rows(lp, lp.V, e, kv_rest, r.block_dv[b], r.compute));
         // (sum so far) + this block: into the compute-type sum, or at the last step the
         // output. The sum so far is the first step's block (storage dtype) at t = 1.
         auto add_block = [&](int64_t n, const auto* so_far, const T* block, A* sum, T* out) {
@@ -219,44 +220,47 @@ status backward_typed(world_state& w, const backward_io& io) {
         };
         // dq: the first step's block waits for the second.
         if (t == 1)
-          RING_TRY(add_block(n_d, reinterpret_cast<const T*>(r.block_dq[0]), x.block_dq, x.acc_dq,
-                             x.dq));
-        if (t >= 2) RING_TRY(add_block(n_d, x.acc_dq, x.block_dq, x.acc_dq, x.dq));
+          GLABENCH_TRY(add_block(n_d, reinterpret_cast<const T*>(r.block_dq[0]), x.block_dq,
+                                 x.acc_dq, x.dq));
+        if (t >= 2) GLABENCH_TRY(add_block(n_d, x.acc_dq, x.block_dq, x.acc_dq, x.dq));
         // dk, dv: into the sum r+1 passed on (its first step's as cuDNN wrote them).
         if (t >= 1) {
-          RING_TRY(timed_wait(r, m, sums_ready[i]));
+          GLABENCH_TRY(timed_wait(r, m, sums_ready[i]));
           if (t == 1) {
-            RING_TRY(
+            GLABENCH_TRY(
                 add_block(n_d, reinterpret_cast<const T*>(r.recv_dk), x.block_dk, x.acc_dk, x.dk));
-            RING_TRY(
+            GLABENCH_TRY(
                 add_block(n_v, reinterpret_cast<const T*>(r.recv_dv), x.block_dv, x.acc_dv, x.dv));
           } else {
-            RING_TRY(add_block(n_d, x.acc_dk, x.block_dk, x.acc_dk, x.dk));
-            RING_TRY(add_block(n_v, x.acc_dv, x.block_dv, x.acc_dv, x.dv));
+            GLABENCH_TRY(add_block(n_d, x.acc_dk, x.block_dk, x.acc_dk, x.dk));
+            GLABENCH_TRY(add_block(n_v, x.acc_dv, x.block_dv, x.acc_dv, x.dv));
           }
         }
       } else {
         if (t == 0) {  // the kernels fold into zeroed accumulators
-          RING_TRY(row_dots_of<T>(lp, span{0, r.rows}, x.d_o, x.o, reinterpret_cast<A*>(r.row_dots),
-                                  r.compute));
-          RING_CUDA(cudaMemsetAsync(r.acc_dq, 0, size_t(n_d) * a, r.compute), "cudaMemsetAsync");
-          RING_CUDA(cudaMemsetAsync(r.acc_dk[b], 0, size_t(n_d) * a, r.compute), "cudaMemsetAsync");
-          RING_CUDA(cudaMemsetAsync(r.acc_dv[b], 0, size_t(n_v) * a, r.compute), "cudaMemsetAsync");
+          GLABENCH_TRY(row_dots_of<T>(lp, span{0, r.rows}, x.d_o, x.o,
+                                      reinterpret_cast<A*>(r.row_dots), r.compute));
+          GLABENCH_TRY_CUDA(cudaMemsetAsync(r.acc_dq, 0, size_t(n_d) * a, r.compute),
+                            "cudaMemsetAsync");
+          GLABENCH_TRY_CUDA(cudaMemsetAsync(r.acc_dk[b], 0, size_t(n_d) * a, r.compute),
+                            "cudaMemsetAsync");
+          GLABENCH_TRY_CUDA(cudaMemsetAsync(r.acc_dv[b], 0, size_t(n_v) * a, r.compute),
+                            "cudaMemsetAsync");
         } else {
-          RING_TRY(timed_wait(r, m, sums_ready[i]));
+          GLABENCH_TRY(timed_wait(r, m, sums_ready[i]));
         }
         if (blk)
-          RING_TRY(backward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{false, last},
-                                    visit{false, last}, false, x, r.compute));
+          GLABENCH_TRY(backward_pair<T>(lp, pair_of(r.rank, s, W, *blk), visit{false, last},
+                                        visit{false, last}, false, x, r.compute));
       }
-      RING_TRY(close_span(r, m, begin, &computed[i]));
+      GLABENCH_TRY(close_span(r, m, begin, &computed[i]));
     }
     keys_ready = next_ready;
     if (last) break;
     // The held keys' sums on to r−1; the next keys' arrive from r+1.
     const bool as_written = cudnn && t == 0;
     const int nb = (t + 1) % 2;
-    RING_TRY(exchange(
+    GLABENCH_TRY(exchange(
         w, m, computed,
         [&](rank_state& r, std::vector<message>* out) -> status {
           const int to = (r.rank + W - 1) % W, from = (r.rank + 1) % W;
@@ -271,7 +275,7 @@ status backward_typed(world_state& w, const backward_io& io) {
         },
         &sums_ready));
   }
-  RING_TRY(end_call(w, m, {}, io.stream));
+  GLABENCH_TRY(end_call(w, m, {}, io.stream));
   w.pending.dq = io.dq, w.pending.dk = io.dk, w.pending.dv = io.dv;
   return {};
 }
@@ -300,14 +304,14 @@ status plan_cudnn_steps(const problem& p, bool backward, int64_t* most_workspace
 
 status run_forward(const problem& p, const forward_io& io) {
   std::lock_guard<std::mutex> guard(state_lock);
-  device_guard keep;
+  cuda_plugin::device_guard keep;
   if (!state) return "the multi-GPU ring needs prepare() before its calls";
   return by_dtype<forward_call>(p.dtype, *state, io);
 }
 
 status run_backward(const problem& p, const backward_io& io) {
   std::lock_guard<std::mutex> guard(state_lock);
-  device_guard keep;
+  cuda_plugin::device_guard keep;
   if (!state) return "the multi-GPU ring needs prepare() before its calls";
   return by_dtype<backward_call>(p.dtype, *state, io);
 }

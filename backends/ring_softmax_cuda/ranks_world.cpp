@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <tuple>
 
-#include "workspace_carver.hpp"
+#include "../common/workspace_carver.hpp"
 
 namespace glabench::ring::ranks {
 
@@ -41,9 +41,9 @@ status copy_ranges(const std::vector<byte_range>& to, char* dst, int dst_device,
                    const std::vector<byte_range>& from, const char* src, int src_device,
                    cudaStream_t stream) {
   for (size_t i = 0; i < to.size(); ++i)
-    RING_CUDA(cudaMemcpyPeerAsync(dst + to[i].offset, dst_device, src + from[i].offset, src_device,
-                                  to[i].bytes, stream),
-              "cudaMemcpyPeerAsync");
+    GLABENCH_TRY_CUDA(cudaMemcpyPeerAsync(dst + to[i].offset, dst_device, src + from[i].offset,
+                                          src_device, to[i].bytes, stream),
+                      "cudaMemcpyPeerAsync");
   return {};
 }
 
@@ -76,7 +76,7 @@ void free_rank(rank_state& r) {
 
 void free_world() {
   if (!state) return;
-  device_guard keep;
+  cuda_plugin::device_guard keep;
   for (rank_state& r : state->ranks) free_rank(r);
   if (state->common_start) {
     cudaSetDevice(state->common_start_device);
@@ -88,7 +88,7 @@ void free_world() {
 // The rank's buffers, carved in order from one arena (base null: only counts). `lp` is
 // the local problem (T = rows per batch of every rank's buffers).
 size_t carve(const problem& lp, bool backward, size_t cudnn_bytes, rank_state& r, char* base) {
-  carver c{base};
+  cuda_plugin::carver c{base};
   const size_t e = storage_bytes(lp.dtype), a = acc_bytes(lp.dtype);
   const size_t tokens = size_t(lp.B) * lp.T * lp.H, stats = size_t(lp.B) * lp.H * lp.T;
   auto take = [&](size_t bytes) { return c.take<char>(bytes); };
@@ -131,8 +131,9 @@ status build_world(const problem& p, const placement& where, bool backward, bool
   w.chunks = shard_chunks(p.T, where.world, p.chunking);
   w.local = local_problem(p, w.chunks);
   w.steps = steps_of(w.chunks, p.causal);
-  RING_CUDA(cudaSetDevice(where.devices[0]), "cudaSetDevice");
-  RING_CUDA(cudaEventCreateWithFlags(&w.common_start, cudaEventDisableTiming), "cudaEventCreate");
+  GLABENCH_TRY_CUDA(cudaSetDevice(where.devices[0]), "cudaSetDevice");
+  GLABENCH_TRY_CUDA(cudaEventCreateWithFlags(&w.common_start, cudaEventDisableTiming),
+                    "cudaEventCreate");
   w.common_start_device = where.devices[0];
   // One process: the ranks' copies go device to device over NVLink where it exists.
   if (one_process)
@@ -140,12 +141,12 @@ status build_world(const problem& p, const placement& where, bool backward, bool
       for (int to : where.devices) {
         int can = 0;
         if (from == to || cudaDeviceCanAccessPeer(&can, to, from) != cudaSuccess || !can) continue;
-        RING_CUDA(cudaSetDevice(to), "cudaSetDevice");
+        GLABENCH_TRY_CUDA(cudaSetDevice(to), "cudaSetDevice");
         const cudaError_t e = cudaDeviceEnablePeerAccess(from, 0);
         if (e == cudaErrorPeerAccessAlreadyEnabled)
           cudaGetLastError();  // enabled before (this process's earlier world): fine
         else
-          RING_CUDA(e, "cudaDeviceEnablePeerAccess");
+          GLABENCH_TRY_CUDA(e, "cudaDeviceEnablePeerAccess");
       }
   w.ranks.resize(where.devices.size());
   for (size_t i = 0; i < where.devices.size(); ++i) {
@@ -154,19 +155,21 @@ status build_world(const problem& p, const placement& where, bool backward, bool
     r.device = where.devices[i];
     r.comm = comms[i];
     r.rows = shard_rows(w.chunks[size_t(r.rank)]);
-    RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-    RING_CUDA(cudaStreamCreateWithFlags(&r.compute, cudaStreamNonBlocking), "cudaStreamCreate");
-    RING_CUDA(cudaStreamCreateWithFlags(&r.link, cudaStreamNonBlocking), "cudaStreamCreate");
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaStreamCreateWithFlags(&r.compute, cudaStreamNonBlocking),
+                      "cudaStreamCreate");
+    GLABENCH_TRY_CUDA(cudaStreamCreateWithFlags(&r.link, cudaStreamNonBlocking),
+                      "cudaStreamCreate");
     int64_t cudnn_fwd = 0, cudnn_bwd = 0;
     if (p.block == block_kernel::cudnn) {  // graphs per device, planned now (untimed)
-      RING_TRY(plan_cudnn_steps(p, false, &cudnn_fwd));
-      if (backward) RING_TRY(plan_cudnn_steps(p, true, &cudnn_bwd));
+      GLABENCH_TRY(plan_cudnn_steps(p, false, &cudnn_fwd));
+      if (backward) GLABENCH_TRY(plan_cudnn_steps(p, true, &cudnn_bwd));
     }
     const size_t cudnn_bytes = size_t(std::max(cudnn_fwd, cudnn_bwd));
     r.arena_bytes = carve(w.local, backward, cudnn_bytes, r, nullptr);
-    RING_CUDA(cudaMalloc(&r.arena, r.arena_bytes), "cudaMalloc (the rank's buffers)");
+    GLABENCH_TRY_CUDA(cudaMalloc(&r.arena, r.arena_bytes), "cudaMalloc (the rank's buffers)");
     // Padding rows travel with whole buffers: zeros, never read.
-    RING_CUDA(cudaMemset(r.arena, 0, r.arena_bytes), "cudaMemset (the rank's buffers)");
+    GLABENCH_TRY_CUDA(cudaMemset(r.arena, 0, r.arena_bytes), "cudaMemset (the rank's buffers)");
     carve(w.local, backward, cudnn_bytes, r, r.arena);
   }
   return {};
@@ -177,13 +180,13 @@ status build_world(const problem& p, const placement& where, bool backward, bool
 status prepare(const problem& p, const placement& where, const forward_io& fwd,
                const backward_io* bwd) {
   std::lock_guard<std::mutex> guard(state_lock);
-  device_guard keep;
+  cuda_plugin::device_guard keep;
   if (where.world < 2 || where.devices.empty()) return "the multi-GPU ring needs at least 2 ranks";
   if (p.shards != where.world) return "the ring's shards must equal its ranks";
   // One process moves everything with the copy engines, NCCL only one process per rank.
   const bool one_process = int(where.devices.size()) == where.world;
   std::vector<nccl::comm> comms(where.devices.size(), nullptr);
-  if (!one_process) RING_TRY(nccl::process_communicator(where.devices[0], &comms[0]));
+  if (!one_process) GLABENCH_TRY(nccl::process_communicator(where.devices[0], &comms[0]));
   const bool backward = bwd != nullptr;
   // Same problem and placement: keep the buffers, copy the inputs again.
   const bool same =
@@ -207,18 +210,18 @@ status prepare(const problem& p, const placement& where, const forward_io& fwd,
   const size_t e = storage_bytes(p.dtype);
   const int from = where.devices[0];
   for (rank_state& r : w.ranks) {
-    RING_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
     const std::vector<span>&seq = w.chunks[size_t(r.rank)], loc = local_spans(seq);
     auto rows_of = [&](const void* src, char* dst, int X) {
       return copy_ranges(row_ranges(p, w.local.T, X, e, loc), dst, r.device,
                          row_ranges(p, p.T, X, e, seq), static_cast<const char*>(src), from,
                          r.compute);
     };
-    RING_TRY(rows_of(fwd.q, r.q, p.D));
-    RING_TRY(rows_of(fwd.k, r.k, p.D));
-    RING_TRY(rows_of(fwd.v, r.v, p.V));
-    if (bwd) RING_TRY(rows_of(bwd->d_o, r.d_o, p.V));
-    RING_CUDA(cudaStreamSynchronize(r.compute), "cudaStreamSynchronize (prepare's copies)");
+    GLABENCH_TRY(rows_of(fwd.q, r.q, p.D));
+    GLABENCH_TRY(rows_of(fwd.k, r.k, p.D));
+    GLABENCH_TRY(rows_of(fwd.v, r.v, p.V));
+    if (bwd) GLABENCH_TRY(rows_of(bwd->d_o, r.d_o, p.V));
+    GLABENCH_TRY_CUDA(cudaStreamSynchronize(r.compute), "cudaStreamSynchronize (prepare's copies)");
   }
   return {};
 }

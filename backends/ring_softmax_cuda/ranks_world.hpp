@@ -16,6 +16,8 @@
 #include <optional>
 #include <vector>
 
+#include "../common/cuda_error.hpp"
+#include "../common/device_guard.hpp"
 #include "launch.hpp"
 #include "nccl_link.hpp"
 #include "ranks_events.hpp"
@@ -23,22 +25,6 @@
 #include "ring_ranks.hpp"
 
 namespace glabench::ring::ranks {
-
-#define RING_TRY(expr)                              \
-  do {                                              \
-    if (status s_ = (expr); !s_.empty()) return s_; \
-  } while (0)
-#define RING_CUDA(expr, what)                                 \
-  do {                                                        \
-    if (cudaError_t e_ = (expr)) return cuda_error(e_, what); \
-  } while (0)
-
-// Leaves the calling thread's current device as it found it.
-struct device_guard {
-  int previous = 0;
-  device_guard() { cudaGetDevice(&previous); }
-  ~device_guard() { cudaSetDevice(previous); }
-};
 
 inline size_t storage_bytes(storage s) {
   return s == storage::fp64 ? 8 : s == storage::fp32 ? 4 : 2;

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "../common/workspace_carver.hpp"
 #include "pair_steps.hpp"
-#include "workspace_carver.hpp"
 
 namespace glabench::ring {
 namespace {
@@ -37,7 +37,7 @@ struct forward_space {
 // The workspace in order; cuDNN's own workspace is what follows (`used` excludes it).
 template <typename T>
 forward_space<T> carve_forward(const problem& p, bool accumulate, char* base, size_t* used) {
-  carver c{base};
+  cuda_plugin::carver c{base};
   const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
   forward_space<T> s{};
   if (accumulate) {
@@ -71,8 +71,7 @@ status forward_typed(const problem& p, const forward_io& io) {
                              o, lse, ws.block_o, ws.block_stats, ws.cudnn_workspace};
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit w = when.of_q[i];
-    if (status s = forward_pair<T>(p, plan[i], w, w.first && w.last, x, io.stream); !s.empty())
-      return s;
+    GLABENCH_TRY(forward_pair<T>(p, plan[i], w, w.first && w.last, x, io.stream));
   }
   return {};
 }
@@ -90,7 +89,7 @@ struct backward_space {
 
 template <typename T>
 backward_space<T> carve_backward(const problem& p, bool accumulate, char* base, size_t* used) {
-  carver c{base};
+  cuda_plugin::carver c{base};
   const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
   backward_space<T> s{};
   if (p.block == block_kernel::own) s.row_dots = c.take<acc_t<T>>(stats);
@@ -130,8 +129,7 @@ status backward_typed(const problem& p, const backward_io& io) {
   T* dv = static_cast<T*>(io.dv);
 
   if (p.block == block_kernel::own)
-    if (status s = row_dots_of<T>(p, {0, p.T}, d_o, o, ws.row_dots, io.stream); !s.empty())
-      return s;
+    GLABENCH_TRY(row_dots_of<T>(p, {0, p.T}, d_o, o, ws.row_dots, io.stream));
   const backward_tensors<T> x{
       q,           k,           v,           o,           d_o,           lse,
       ws.row_dots, ws.acc_dq,   dq,          ws.acc_dk,   ws.acc_dv,     dk,
@@ -139,7 +137,7 @@ status backward_typed(const problem& p, const backward_io& io) {
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit wq = when.of_q[i], wkv = when.of_kv[i];
     const bool alone = wq.first && wq.last && wkv.first && wkv.last;
-    if (status s = backward_pair<T>(p, plan[i], wq, wkv, alone, x, io.stream); !s.empty()) return s;
+    GLABENCH_TRY(backward_pair<T>(p, plan[i], wq, wkv, alone, x, io.stream));
   }
   return {};
 }

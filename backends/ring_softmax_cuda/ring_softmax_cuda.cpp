@@ -272,10 +272,7 @@ struct last_call_info {
   ring::problem problem{};
 } g_last;
 
-glabench_status result(const ring::status& s, const char* what, glabench_message* error) {
-  if (s.empty()) return GLABENCH_OK;
-  return fail(error, GLABENCH_ERROR_RUNTIME, std::string(what) + ": " + s);
-}
+using glabench::cuda_plugin::finish;
 
 // The ABI's arguments as the ring's device pointers.
 ring::forward_io forward_io_of(const glabench_forward_args* f) {
@@ -302,7 +299,7 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     const ring::forward_io io = forward_io_of(f);
     const bool across = across_ranks(p);
     g_last = {true, across, r};
-    return result(across ? ring::ranks::run_forward(r, io) : ring::run_forward(r, io), "forward",
+    return finish(across ? ring::ranks::run_forward(r, io) : ring::run_forward(r, io), "forward",
                   error);
   });
 }
@@ -318,7 +315,7 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     const ring::backward_io io = backward_io_of(bw);
     const bool across = across_ranks(p);
     g_last = {true, across, r};
-    return result(across ? ring::ranks::run_backward(r, io) : ring::run_backward(r, io), "backward",
+    return finish(across ? ring::ranks::run_backward(r, io) : ring::run_backward(r, io), "backward",
                   error);
   });
 }
@@ -334,7 +331,7 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode,
     if (!chosen(p, mode, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
     std::optional<ring::backward_io> bio;
     if (bw && mode == GLABENCH_MODE_BACKWARD) bio = backward_io_of(bw);
-    return result(ring::ranks::prepare(r, placement_of(p), forward_io_of(f), bio ? &*bio : nullptr),
+    return finish(ring::ranks::prepare(r, placement_of(p), forward_io_of(f), bio ? &*bio : nullptr),
                   "prepare", error);
   });
 }
@@ -346,7 +343,7 @@ void release() {
 // Across GPUs: every rank's rows of the outputs into the caller's tensors (untimed). One
 // device: the calls wrote them there.
 glabench_status collect(glabench_message* error) {
-  return guarded(error, [&] { return result(ring::ranks::collect(), "collect", error); });
+  return guarded(error, [&] { return finish(ring::ranks::collect(), "collect", error); });
 }
 
 // Which ring ran the last call: across GPUs, per-rank times and the communication hidden.

@@ -1,42 +1,22 @@
-// What the launch asks the CUDA runtime about the current device — its SM count, the
+// What the launch asks the CUDA runtime about its kernels on the current device — the
 // blocks of a kernel an SM holds — and the shared-memory limit it raises per kernel,
-// each done once per device and remembered rather than on every launch: the answers do
-// not change while the process runs.
+// each done once per device and remembered (../device_attributes.hpp, which also has the
+// SM count) rather than on every launch.
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <array>
-#include <atomic>
 #include <cstddef>
+
+#include "../device_attributes.hpp"
 
 namespace glabench::parallel_scan {
 
-// Per-device answers (up to 64 devices): remembered(known, ask) returns ask(device)
-// for the current device, asking once; 0 (failed, or the device cannot be read) is
-// not remembered.
-using per_device = std::array<std::atomic<int>, 64>;
-template <typename Ask>
-int remembered(per_device& known, Ask&& ask) {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) return 0;
-  const bool cacheable = device >= 0 && device < int(known.size());
-  if (cacheable)
-    if (const int cached = known[device].load(std::memory_order_relaxed)) return cached;
-  const int answer = ask(device);
-  if (cacheable && answer) known[device].store(answer, std::memory_order_relaxed);
-  return answer;
-}
-
-// The current device's SM count (0 if it cannot be read).
-inline int sm_count() {
-  static per_device known{};
-  return remembered(known, [](int device) {
-    int sms = 0;
-    return cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess ? sms
-                                                                                               : 0;
-  });
-}
+// The remembering and the SM count are the neutral ../device_attributes.hpp's.
+// (chunked_fuse_cuda names sm_count as parallel_scan::sm_count through this header.)
+using cuda_plugin::per_device;
+using cuda_plugin::remembered;
+using cuda_plugin::sm_count;
 
 // Raises `kernel`'s dynamic shared-memory limit to smem_bytes (a constant per kernel),
 // once per device rather than on every launch.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../../common/cuda_error.hpp"
 #include "../cudnn_block.hpp"
 #include "../launch.hpp"
 
@@ -25,7 +26,7 @@ int failures = 0;
 
 void check_cuda(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(e));
+    std::fprintf(stderr, "%s\n", glabench::cuda_plugin::cuda_error(e, what).c_str());
     std::exit(1);
   }
 }
