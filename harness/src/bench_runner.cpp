@@ -16,7 +16,7 @@
 #include "device_info.hpp"
 #include "gate_regime.hpp"
 #include "glabench/reference/random_inputs.hpp"
-#include "json_reader.hpp"
+#include "json_depth.hpp"
 #include "nvml_reader.hpp"
 #include "op_cost.hpp"
 #include "peak_rates.hpp"

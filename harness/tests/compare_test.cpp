@@ -9,7 +9,7 @@
 
 #include "bench_printer.hpp"
 #include "comparison_printer.hpp"
-#include "json_reader.hpp"
+#include "json_depth.hpp"
 #include "op_cost.hpp"
 #include "report_printer.hpp"
 #include "run_context.hpp"
@@ -965,99 +965,91 @@ BOOST_AUTO_TEST_CASE(a_file_is_read_as_its_parsed_json_is) {
   BOOST_TEST(outcome_of_file(good.dump()) == good.dump());  // the round trip, through a file
 }
 
-// The JSON reader behind read_bench_results accepts exactly what nlohmann's parser
-// accepts and reads the same values (the fuzz target bench_results_fuzzer checks this on
-// its inputs too).
+// Results files are read by nlohmann's parser, which nests without bound; a text nested
+// deeper than kMaxJsonDepth is refused first, naming where, so that no recursive step
+// (printing, plotting) meets it.
 BOOST_AUTO_TEST_CASE(json_nesting_is_bounded) {
-  // kMaxJsonDepth levels read; one more is refused, naming the field it is in.
   auto nested = [](std::size_t depth) {
     return "{\"a\": [1, {\"b\": " + std::string(depth, '[') + std::string(depth, ']') + "}]}";
   };
-  nlohmann::json j;
   BOOST_TEST(glabench::json_depth_within(nested(kMaxJsonDepth - 3), kMaxJsonDepth));
   BOOST_TEST(!glabench::json_depth_within(nested(kMaxJsonDepth), kMaxJsonDepth));
   BOOST_TEST(glabench::json_depth_within("[\"[[[[\", {\"k\": \"]]\\\"[\"}]", 2));
-  struct null_sax : nlohmann::json_sax<nlohmann::json> {
-    bool null() override { return true; }
-    bool boolean(bool) override { return true; }
-    bool number_integer(number_integer_t) override { return true; }
-    bool number_unsigned(number_unsigned_t) override { return true; }
-    bool number_float(number_float_t, const string_t&) override { return true; }
-    bool string(string_t&) override { return true; }
-    bool binary(binary_t&) override { return true; }
-    bool start_object(std::size_t) override { return true; }
-    bool key(string_t&) override { return true; }
-    bool end_object() override { return true; }
-    bool start_array(std::size_t) override { return true; }
-    bool end_array() override { return true; }
-    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
-      return false;
-    }
-  } sax;
-  const std::string ok = nested(kMaxJsonDepth - 3), deep = nested(kMaxJsonDepth);
-  BOOST_TEST(glabench::json_reader(ok, sax).parse());
+  BOOST_TEST(glabench::json_nesting_error(nested(kMaxJsonDepth - 3), kMaxJsonDepth).empty());
+  const std::string what = glabench::json_nesting_error(nested(kMaxJsonDepth), kMaxJsonDepth);
+  BOOST_TEST(what.find("a[1].b[0][0]") != std::string::npos, what);
+  BOOST_TEST(what.find("nest deeper than 64 levels") != std::string::npos, what);
   try {
-    glabench::json_reader(deep, sax).parse();
+    bench_results_from_text(nested(kMaxJsonDepth), "deep.json");
     BOOST_ERROR("a text nested deeper than kMaxJsonDepth was read");
-  } catch (const glabench::json_syntax_error& e) {
-    const std::string what = e.what();
-    BOOST_TEST(what.find("a[1].b[0][0]") != std::string::npos, what);
-    BOOST_TEST(what.find("nest deeper than 64 levels") != std::string::npos, what);
+  } catch (const results_error& e) {
+    BOOST_TEST(std::string(e.what()).rfind("deep.json: not valid JSON (byte ", 0) == 0, e.what());
+    BOOST_TEST(std::string(e.what()).find("a[1].b[0][0]") != std::string::npos, e.what());
   }
 }
 
-BOOST_AUTO_TEST_CASE(the_json_reader_reads_what_nlohmann_reads) {
-  using nlohmann::json;
-  auto nlohmann_reads = [](const std::string& t) {
-    try {
-      return json::parse(t).dump();
-    } catch (const json::exception&) {
-      return std::string("refused");
-    }
-  };
-  auto reader_reads = [](const std::string& t) {
-    json out;
-    nlohmann::detail::json_sax_dom_parser<json> dom(out, true);
-    try {
-      json_sax_read(t, dom);
-      return out.dump();
-    } catch (const json_syntax_error&) {
-      return std::string("refused");
-    }
-  };
-  using namespace std::string_literals;
-  // clang-format off
-  const std::vector<std::string> texts = {
-      "", " ", "0", "-0", "01", "-01", "1.", ".5", "1e", "1e+", "1E5", "1e-400", "1e400",
-      "-1e400", "4.9e-324", "2.2250738585072011e-308", "0.1", "-0.0", "1.5e3", "+1", "--1", "-",
-      "1.5.3", "0x10", "18446744073709551615", "18446744073709551616", "-9223372036854775808",
-      "-9223372036854775809", "123456789012345678901234567890", "Infinity", "NaN", "nul", "null",
-      "true", "false", "tru", "nulll", "[]", "{}", "[1,]", "[,1]", "{,}", "{\"a\":1,}", "{\"a\"1}",
-      "{\"a\":}", "{1:2}", "[1 2]", "[1,2", "[[[]]]", "[1]]", "{\"a\":{\"b\":[1,{\"c\":null}]}}",
-      "{\"a\":1,\"a\":2}", "\"abc\"", "\"a\\\"b\"", "\"\\u0041\\u00e9\"", "\"\\ud83d\\ude00\"",
-      "\"\\ud83d\"", "\"\\ude00\"", "\"\\ud83dx\"", "\"\\ud83d\\u0041\"", "\"\\u12\"",
-      "\"\\uGGGG\"", "\"\\x\"", "\"\\/\\b\\f\\n\\r\\t\"", "\"\\u0000\"", "\"a\0b\""s,
-      "\"a\tb\"", "\"a\x7f\"", "\"\xc3\xa9\"", "\"\xc3\"", "\"\xc0\x80\"", "\"\xe0\x80\x80\"",
-      "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xf0\x9f\x98\x80\"", "\"\xff\"", "\"abc",
-      "\xef\xbb\xbf[1]", "\xef\xbb[1]", "[1]\xef\xbb\xbf", "[1]\0xyz"s, "[1] \0"s, "\0"s,
-      "[\0]"s, "[1] x", "\t\n\r[1]\r\n", "[1]\f", "[1e5, 1E+5, 1e-5, 0.5e1, -0e0, 0e0]", "[-]",
-      "{\"k\":\"v\"  ,  \"k2\" : [ true , false , null ] }", "{\"a\":[}", "[1, /* c */ 2]"};
-  // clang-format on
-  for (const auto& text : texts) {
-    BOOST_TEST_INFO(text);
-    BOOST_TEST(reader_reads(text) == nlohmann_reads(text));
-  }
-  const std::string good = to_json(results_with({timed_row("k", 2048, samples(1.0))})).dump(2);
-  BOOST_TEST(reader_reads(good) == nlohmann_reads(good));
-  BOOST_TEST(nlohmann_reads(good) != "refused");
-  try {
-    json out;
-    nlohmann::detail::json_sax_dom_parser<json> dom(out, true);
-    json_sax_read("{\"a\": [1, 2,, 3]}", dom);
-    BOOST_ERROR("accepted");
-  } catch (const json_syntax_error& e) {
-    BOOST_TEST(e.offset() == 12u);  // the second comma
-    BOOST_TEST(std::string(e.what()) == "byte 12: a value was expected");
+// One description of a row's fields (results_row.hpp) serves the writer and both readers:
+// a row with every field set comes back whole through each reader, and the writer writes
+// what the readers read (and Google Benchmark's fields beside them).
+BOOST_AUTO_TEST_CASE(every_row_field_round_trips_through_both_readers) {
+  bench_row r = timed_row("k", 2048, samples(1.0));
+  r.config.hot = true;
+  r.config.num_devices = 2;
+  r.devices = {3, 1};
+  r.config.timing = "graph";
+  r.config.gates = "fla";
+  r.message = "a note";
+  r.noise_target_met = true;
+  r.wall_s = 12.5;
+  r.gbps = 800;
+  r.tflops = 9.5;
+  r.bandwidth_fraction = 0.25;
+  r.flop_fraction = 0.125;
+  r.backend_report = {{"rank_ms", {0.5, 0.6}}};
+  r.timed_outputs_identical = false;
+  r.timed_outputs_rel_l2 = NAN;  // written as null, read back as NaN
+  tensor_check nan_check = r.checks.front();
+  nan_check.tensor = "ht";
+  nan_check.rel_l2 = NAN;
+  nan_check.max_abs = NAN;
+  nan_check.finite = false;
+  nan_check.passed = false;
+  r.checks.push_back(nan_check);
+  const bench_results written = results_with({r, failed_row("j", 2048)});
+  const nlohmann::json j = to_json(written);
+  for (const char* key : {"name", "run_name", "run_type", "repetitions", "real_time", "cpu_time",
+                          "time_unit", "median_ms", "p20_ms", "cv"})
+    BOOST_TEST(j["benchmarks"][0].contains(key), key);
+  BOOST_TEST(j["benchmarks"][1]["error_occurred"] == true);
+  BOOST_TEST(j["benchmarks"][0]["timed_outputs_rel_l2"].is_null());
+  for (const bench_results& back :
+       {bench_results_from_json(j, "mem"), bench_results_from_text(j.dump(), "mem")}) {
+    BOOST_REQUIRE_EQUAL(back.rows.size(), 2u);
+    const bench_row& b = back.rows[0];
+    BOOST_TEST(b.config == r.config);
+    BOOST_TEST((b.devices == std::vector<int32_t>{3, 1}));
+    BOOST_TEST(b.message == r.message);
+    BOOST_TEST(b.samples_ms == r.samples_ms);
+    BOOST_TEST(b.stats->median == r.stats->median);
+    BOOST_TEST(b.noise_target_met);
+    BOOST_TEST(*b.wall_s == 12.5);
+    BOOST_TEST(*b.gbps == 800);
+    BOOST_TEST(*b.tflops == 9.5);
+    BOOST_TEST(*b.bandwidth_fraction == 0.25);
+    BOOST_TEST(*b.flop_fraction == 0.125);
+    BOOST_TEST(b.backend_report == r.backend_report);
+    BOOST_TEST(*b.timed_outputs_identical == false);
+    BOOST_TEST(std::isnan(*b.timed_outputs_rel_l2));
+    BOOST_REQUIRE_EQUAL(b.checks.size(), 2u);
+    BOOST_TEST(b.checks[0].tensor == r.checks[0].tensor);
+    BOOST_TEST(b.checks[0].rel_l2 == r.checks[0].rel_l2);
+    BOOST_TEST(b.checks[0].max_abs == r.checks[0].max_abs);
+    BOOST_TEST(b.checks[0].threshold == r.checks[0].threshold);
+    BOOST_TEST(b.checks[0].passed == r.checks[0].passed);
+    BOOST_TEST((std::isnan(b.checks[1].rel_l2) && !b.checks[1].finite));
+    BOOST_TEST(std::isnan(b.checks[1].max_abs));
+    BOOST_TEST((back.rows[1].status == bench_status::failed));
+    BOOST_TEST(to_json(back) == j);
   }
 }
 
