@@ -6,7 +6,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "../common/parallel_scan/occupancy.cuh"
+#include "../common/device_attributes.hpp"
+#include "../common/workspace_carver.hpp"
 #include "backward_bf16_mma_grads.cuh"
 #include "backward_bf16_mma_states.cuh"
 #include "backward_wmma.cuh"
@@ -39,17 +40,9 @@ dims dims_of(const call& c) {
   return d;
 }
 
-// A bump allocator over the workspace (256-byte aligned arrays).
-struct workspace_carve {
-  char* base;
-  size_t used = 0;
-  template <class T>
-  T* take(size_t count) {
-    T* p = reinterpret_cast<T*>(base + used);
-    used += (count * sizeof(T) + 255) / 256 * 256;
-    return p;
-  }
-};
+// The workspace is carved in 256-byte-aligned arrays, in order
+// (../common/workspace_carver.hpp): the size queries walk the same plans with a null base.
+using cuda_plugin::carver;
 
 template <class Tr>
 size_t states_count(const dims& d) {
@@ -60,7 +53,7 @@ template <class Tr>
 struct forward_plan {
   typename Tr::acc_t* states = nullptr;
   separate_workspace<Tr> sep{};
-  forward_plan(workspace_carve& w, const dims& d, stages path) {
+  forward_plan(carver& w, const dims& d, stages path) {
     if (path == stages::fused) {
       states = w.take<typename Tr::acc_t>(states_count<Tr>(d));
       return;
@@ -81,7 +74,7 @@ struct backward_plan {
   // walks' sequence split (walk_plan.hpp).
   int* leftover = nullptr;
   float* split = nullptr;
-  backward_plan(workspace_carve& w, const dims& d)
+  backward_plan(carver& w, const dims& d)
       : states(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         dstates(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)) {
@@ -197,9 +190,10 @@ struct walk_split {
 template <class A>
 walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk = walk::C,
                            int first_slab = walk::BV) {
-  // The SM count is asked once per device (0 if unreadable: no split), not every call.
+  // The SM count is asked once per device (0 if unreadable: no split), not every call
+  // (../common/device_attributes.hpp).
   const walk::plan plan =
-      walk::plan_launch(c.B, c.H, cols, c.T, parallel_scan::sm_count(), chunk, first_slab);
+      walk::plan_launch(c.B, c.H, cols, c.T, cuda_plugin::sm_count(), chunk, first_slab);
   a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs,
   a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (cols + walk::BV - 1) / walk::BV;
@@ -332,7 +326,7 @@ cudaError_t forward(const call& c) {
   using Tr = traits<S>;
   const dims d = dims_of<Tr>(c);
   const tensors<S> x = tensors_of<S>(c);
-  workspace_carve w{static_cast<char*>(c.workspace)};
+  carver w{static_cast<char*>(c.workspace)};
   if constexpr (std::is_same_v<S, __nv_bfloat16>) {
     if (c.path == stages::fused && walk_fits(c)) return launch_walk(c);
   } else {
@@ -385,7 +379,7 @@ cudaError_t backward(const call& c) {
   using acc_t = typename Tr::acc_t;
   const dims d = dims_of<Tr>(c);
   const tensors<S> x = tensors_of<S>(c);
-  workspace_carve w{static_cast<char*>(c.workspace)};
+  carver w{static_cast<char*>(c.workspace)};
   const backward_plan<Tr> p(w, d);
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
@@ -411,7 +405,7 @@ cudaError_t backward(const call& c) {
       return e;
   }
   if (leftover) {  // one wave of blocks (a block an SM) that loop over the list, mostly empty
-    const int sms = parallel_scan::sm_count(), chunks = static_cast<int>(nt * heads);
+    const int sms = cuda_plugin::sm_count(), chunks = static_cast<int>(nt * heads);
     const unsigned wave = static_cast<unsigned>(sms > 0 ? std::min(chunks, sms) : chunks);
     if (cudaError_t e = launch(chunk_dv_list_kernel<S>, dim3(wave, d.Vp / Tr::BV_out),
                                smem_of<outputs_smem<Tr>>(), c.stream, x, d,
@@ -436,7 +430,7 @@ size_t forward_bytes(stages path, int B, int64_t T, int H, int K, int V) {
   call c{};
   c.B = B, c.T = T, c.H = H, c.K = K, c.V = V;
   const dims d = dims_of<traits<S>>(c);
-  workspace_carve w{nullptr};
+  carver w{nullptr};
   forward_plan<traits<S>> p(w, d, path);
   if (path != stages::fused) return w.used;
   // The walk's sequence split, or the two kernels for misaligned rows.
@@ -453,7 +447,7 @@ size_t backward_bytes(int B, int64_t T, int H, int K, int V) {
   call c{};
   c.B = B, c.T = T, c.H = H, c.K = K, c.V = V;
   const dims d = dims_of<traits<S>>(c);
-  workspace_carve w{nullptr};
+  carver w{nullptr};
   backward_plan<traits<S>> p(w, d);
   return w.used;
 }

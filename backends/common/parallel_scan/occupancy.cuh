@@ -13,7 +13,6 @@
 namespace glabench::parallel_scan {
 
 // The remembering and the SM count are the neutral ../device_attributes.hpp's.
-// (chunked_fuse_cuda names sm_count as parallel_scan::sm_count through this header.)
 using cuda_plugin::per_device;
 using cuda_plugin::remembered;
 using cuda_plugin::sm_count;
