@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "backend_loader.hpp"
+#include "json_fields.hpp"
 
 namespace glabench {
 
@@ -27,25 +28,11 @@ backend_build build_of(const glabench_backend& t) {
 }
 
 nlohmann::json to_json(const backend_build& b) {
-  if (!b.described) return {{"described", false}, {"abi", b.abi}};
-  return {{"described", true},
-          {"optimized", b.optimized},
-          {"compiler", b.compiler},
-          {"build_type", b.build_type},
-          {"cuda_architectures", b.cuda_architectures},
-          {"abi", b.abi}};
+  return to_json_by(b, backend_build_fields);
 }
 
 backend_build backend_build_from_json(const nlohmann::json& j) {
-  backend_build b;
-  b.abi = j.at("abi").get<std::string>();
-  b.described = j.at("described").get<bool>();
-  if (!b.described) return b;
-  b.optimized = j.at("optimized").get<bool>();
-  b.compiler = j.at("compiler").get<std::string>();
-  b.build_type = j.at("build_type").get<std::string>();
-  b.cuda_architectures = j.at("cuda_architectures").get<std::string>();
-  return b;
+  return from_json_by<backend_build>(j, backend_build_fields);
 }
 
 nlohmann::json backend_builds(const std::vector<const loaded_backend*>& backends) {

@@ -32,8 +32,18 @@ struct backend_build {
 // What the table says (GLABENCH_HAS_MEMBER decides whether it says anything).
 backend_build build_of(const glabench_backend& table);
 
+// Its JSON, described once (json_fields.hpp) for the worker's reply and the results file
+// that write it and the parent and `glabench report` that read it back:
 // {"described": true, "optimized": true, "compiler": …, "build_type": …,
 //  "cuda_architectures": …, "abi": "1.1"}; {"described": false, "abi": "1.0"}.
+inline constexpr auto backend_build_fields = [](auto& f, auto& b) {
+  f("described", b.described);
+  f("abi", b.abi);
+  f.present_if(b.described, "optimized", b.optimized);
+  f.present_if(b.described, "compiler", b.compiler);
+  f.present_if(b.described, "build_type", b.build_type);
+  f.present_if(b.described, "cuda_architectures", b.cuda_architectures);
+};
 nlohmann::json to_json(const backend_build& b);
 backend_build backend_build_from_json(const nlohmann::json& j);
 

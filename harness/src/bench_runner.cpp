@@ -17,6 +17,7 @@
 #include "gate_regime.hpp"
 #include "glabench/reference/random_inputs.hpp"
 #include "json_depth.hpp"
+#include "json_fields.hpp"
 #include "nvml_reader.hpp"
 #include "op_cost.hpp"
 #include "peak_rates.hpp"
@@ -72,34 +73,44 @@ job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t 
   return j;
 }
 
-// What a worker needs to rebuild a job (the backend is the worker's own).
-nlohmann::json job_spec(const job& j) {
-  return {{"op", j.config.op},
-          {"B", j.prob.B},
-          {"T", j.prob.T},
-          {"H", j.prob.H},
-          {"K", j.prob.K},
-          {"V", j.prob.V},
-          {"shape_index", j.shape_index},
-          {"dtype", j.config.dtype},
-          {"mode", j.config.mode},
-          {"causal", j.prob.causal},
-          {"gates", j.config.gates},
-          {"timing", j.config.timing}};
+// What a worker needs to rebuild a job (the backend is the worker's own): a bench
+// request's "job", written by the parent and read by the worker by one description.
+struct job_request {
+  std::string op, dtype, mode, gates, timing;
+  bench_shape shape;
+  size_t shape_index = 0;
+  bool causal = true;
+};
+constexpr auto job_request_fields = [](auto& f, auto& r) {
+  f("op", r.op);
+  size_fields(f, r.shape);
+  f("shape_index", r.shape_index);
+  f("dtype", r.dtype);
+  f("mode", r.mode);
+  f("causal", r.causal);
+  f("gates", r.gates);
+  f("timing", r.timing);
+};
+
+job_request request_of(const job& j) {
+  return {j.config.op,    j.config.dtype,  j.config.mode,
+          j.config.gates, j.config.timing, {j.prob.B, j.prob.T, j.prob.H, j.prob.K, j.prob.V},
+          j.shape_index,  j.prob.causal};
 }
 
-nlohmann::json options_spec(const bench_options& o) {
-  return {{"hot", o.hot},
-          {"warmup", o.warmup},
-          {"noise_target", o.stopping.noise_target},
-          {"min_reps", o.stopping.min_reps},
-          {"max_reps", o.stopping.max_reps},
-          {"time_cap_s", o.stopping.time_cap_s},
-          {"max_call_s", o.max_call_s},
-          {"seed", o.seed},
-          {"modes", o.modes},
-          {"devices", o.devices}};
-}
+// The options a worker's session runs with: a bench request's "options".
+constexpr auto worker_options_fields = [](auto& f, auto& o) {
+  f("hot", o.hot);
+  f("warmup", o.warmup);
+  f("noise_target", o.stopping.noise_target);
+  f("min_reps", o.stopping.min_reps);
+  f("max_reps", o.stopping.max_reps);
+  f("time_cap_s", o.stopping.time_cap_s);
+  f("max_call_s", o.max_call_s);
+  f("seed", o.seed);
+  f("modes", o.modes);
+  f("devices", o.devices);
+};
 
 std::vector<job> plan_jobs(const bench_options& opts) {
   std::vector<job> jobs;
@@ -418,31 +429,17 @@ bench_worker::bench_worker() : state_(std::make_unique<state>()) {}
 bench_worker::~bench_worker() = default;
 
 bench_row bench_worker::run(const loaded_backend& backend, const nlohmann::json& request) {
-  const nlohmann::json& o = request.at("options");
-  const nlohmann::json& spec = request.at("job");
   if (!state_->session) {
-    bench_options& opts = state_->opts;
-    opts.hot = o.at("hot").get<bool>();
-    opts.warmup = o.at("warmup").get<int>();
-    opts.stopping = {o.at("noise_target").get<double>(), o.at("min_reps").get<int>(),
-                     o.at("max_reps").get<int>(), o.at("time_cap_s").get<double>()};
-    opts.max_call_s = o.at("max_call_s").get<double>();
-    opts.seed = o.at("seed").get<uint64_t>();
-    opts.modes = o.at("modes").get<std::vector<std::string>>();
-    opts.devices = o.at("devices").get<std::vector<int32_t>>();
-    state_->session = std::make_unique<bench_session>(opts);
+    state_->opts = from_json_by<bench_options>(request.at("options"), worker_options_fields);
+    state_->session = std::make_unique<bench_session>(state_->opts);
   }
-  const auto op = parse_op(spec.at("op").get<std::string>());
-  const auto d = parse_dtype(spec.at("dtype").get<std::string>());
+  const auto r = from_json_by<job_request>(request.at("job"), job_request_fields);
+  const auto op = parse_op(r.op);
+  const auto d = parse_dtype(r.dtype);
   if (!op || !d) throw std::runtime_error("bench job: unknown op or dtype");
-  const bench_shape shape{spec.at("B").get<int64_t>(), spec.at("T").get<int64_t>(),
-                          spec.at("H").get<int64_t>(), spec.at("K").get<int64_t>(),
-                          spec.at("V").get<int64_t>()};
-  return state_->session->run(
-      make_job(&backend, *op, shape, spec.at("shape_index").get<size_t>(), *d,
-               spec.at("mode").get<std::string>(), spec.at("causal").get<bool>(), state_->opts.hot,
-               state_->opts.devices.size(), spec.at("gates").get<std::string>(),
-               spec.at("timing").get<std::string>()));
+  return state_->session->run(make_job(&backend, *op, r.shape, r.shape_index, *d, r.mode, r.causal,
+                                       state_->opts.hot, state_->opts.devices.size(), r.gates,
+                                       r.timing));
 }
 
 std::vector<bench_config> planned_configs(const bench_options& opts) {
@@ -507,7 +504,9 @@ bench_results run_bench(const bench_options& opts) {
     const auto start = clock_type::now();
     results.rows.push_back(
         opts.run_isolated
-            ? opts.run_isolated(*j.backend, {{"options", options_spec(opts)}, {"job", job_spec(j)}})
+            ? opts.run_isolated(*j.backend,
+                                {{"options", to_json_by(opts, worker_options_fields)},
+                                 {"job", to_json_by(request_of(j), job_request_fields)}})
             : session.run(j));
     bench_row& row = results.rows.back();
     if (row.config.backend.empty()) {  // a row its worker did not make (lost, failed, skipped)

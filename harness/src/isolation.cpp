@@ -22,63 +22,42 @@
 #include "device_context.hpp"
 #include "verify_case_json.hpp"
 #include "worker_channel.hpp"
+#include "worker_protocol.hpp"
 
 namespace glabench {
 namespace {
+
+using worker_protocol::backend_description;
 
 // A plugin's table as the parent knows it: the worker's description, no functions and no
 // build member (loaded_backend::build holds the plugin's).
 struct described_table {
   glabench_backend table{};
-  std::string name, version;
-  std::vector<glabench_capability> capabilities;
+  backend_description d;
 };
 
-nlohmann::json describe_table(const loaded_backend& b) {
+backend_description description_of(const loaded_backend& b) {
   const glabench_backend& t = *b.table;
-  nlohmann::json caps = nlohmann::json::array();
-  for (size_t i = 0; i < t.num_capabilities; ++i) {
-    const glabench_capability& c = t.capabilities[i];
-    caps.push_back({{"op", int(c.op)},
-                    {"code", int(c.dtype.code)},
-                    {"bits", int(c.dtype.bits)},
-                    {"lanes", int(c.dtype.lanes)},
-                    {"mode", int(c.mode)}});
-  }
-  return {{"name", t.name},
-          {"version", t.version},
-          {"device_type", int(t.device_type)},
-          {"abi_major", t.abi_major},
-          {"abi_minor", t.abi_minor},
-          {"capabilities", caps},
-          {"build", to_json(b.build)},
-          {"knobs", b.knobs},
-          {"availability", availability_here(b)}};
+  return {t.name,      t.version,   t.device_type,
+          t.abi_major, t.abi_minor, {t.capabilities, t.capabilities + t.num_capabilities},
+          b.build,     b.knobs,     availability_here(b)};
 }
 
-loaded_backend backend_from_description(const std::string& path, const nlohmann::json& d) {
+loaded_backend backend_from_description(const std::string& path, backend_description d) {
   auto held = std::make_shared<described_table>();
-  held->name = d.at("name").get<std::string>();
-  held->version = d.at("version").get<std::string>();
-  for (const auto& c : d.at("capabilities"))
-    held->capabilities.push_back(
-        {glabench_op(c.at("op").get<int>()),
-         DLDataType{uint8_t(c.at("code").get<int>()), uint8_t(c.at("bits").get<int>()),
-                    uint16_t(c.at("lanes").get<int>())},
-         glabench_mode(c.at("mode").get<int>())});
+  held->d = std::move(d);
   glabench_backend& t = held->table;
-  t.abi_major = d.at("abi_major").get<uint32_t>();
-  t.abi_minor = d.at("abi_minor").get<uint32_t>();
+  t.abi_major = held->d.abi_major;
+  t.abi_minor = held->d.abi_minor;
   t.struct_size = sizeof(glabench_backend);
-  t.name = held->name.c_str();
-  t.version = held->version.c_str();
-  t.device_type = DLDeviceType(d.at("device_type").get<int>());
-  t.capabilities = held->capabilities.data();
-  t.num_capabilities = held->capabilities.size();
+  t.name = held->d.name.c_str();
+  t.version = held->d.version.c_str();
+  t.device_type = held->d.device_type;
+  t.capabilities = held->d.capabilities.data();
+  t.num_capabilities = held->d.capabilities.size();
   t.build = {};  // compiler NULL: not this table's to say
   const glabench_backend* table = &held->table;
-  return {path, table, std::shared_ptr<void>(held, held.get()),
-          backend_build_from_json(d.at("build")), d.at("knobs").get<std::vector<std::string>>()};
+  return {path, table, std::shared_ptr<void>(held, held.get()), held->d.build, held->d.knobs};
 }
 
 // A case that the worker did not judge: `status` with `message`.
@@ -105,123 +84,34 @@ std::string lost_message(const worker_reply& reply, const char* what) {
              : fmt::format("the worker running this {} {}", what, reply.what);
 }
 
-// A tensor as it crosses the pipe: its shape and its bytes (CBOR binary, not numbers).
-nlohmann::json tensor_to_json(const tensor& t) {
-  std::vector<std::uint8_t> bytes(t.data.size() * sizeof(double));
-  if (!bytes.empty()) std::memcpy(bytes.data(), t.data.data(), bytes.size());
-  return {{"shape", t.shape}, {"data", nlohmann::json::binary(std::move(bytes))}};
-}
-
-tensor tensor_from_json(const nlohmann::json& j) {
-  tensor t;
-  t.shape = j.at("shape").get<std::vector<int64_t>>();
-  const auto& bytes = j.at("data").get_binary();
-  if (bytes.size() % sizeof(double)) throw std::runtime_error("fixture tensor: not whole doubles");
-  t.data.resize(bytes.size() / sizeof(double));
-  if (!bytes.empty()) std::memcpy(t.data.data(), bytes.data(), bytes.size());
-  return t;
-}
-
-nlohmann::json optional_tensor(const std::optional<tensor>& t) {
-  return t ? tensor_to_json(*t) : nlohmann::json(nullptr);
-}
-
-std::optional<tensor> optional_tensor_from(const nlohmann::json& j, const char* key) {
-  const nlohmann::json& v = j.at(key);
-  return v.is_null() ? std::nullopt : std::optional<tensor>(tensor_from_json(v));
-}
-
-// A fixture the parent has read and checked, handed to the worker whole, so that the
-// worker opens no file for it: neither a plugin's chdir() nor its leaked descriptors can
-// keep a case from its fixture.
-nlohmann::json fixture_to_json(const fixture& f) {
-  const problem& p = f.prob;
-  nlohmann::json j = {{"path", f.path},
-                      {"description", f.description},
-                      {"problem",
-                       {{"op", op_name(p.op)},
-                        {"B", p.B},
-                        {"T", p.T},
-                        {"H", p.H},
-                        {"K", p.K},
-                        {"V", p.V},
-                        {"scale", p.scale},
-                        {"causal", p.causal}}},
-                      {"inputs",
-                       {{"q", tensor_to_json(f.inputs.q)},
-                        {"k", tensor_to_json(f.inputs.k)},
-                        {"v", tensor_to_json(f.inputs.v)},
-                        {"g", tensor_to_json(f.inputs.g)},
-                        {"u", tensor_to_json(f.inputs.u)},
-                        {"h0", optional_tensor(f.inputs.h0)},
-                        {"d_o", optional_tensor(f.inputs.d_o)},
-                        {"dht", optional_tensor(f.inputs.dht)}}},
-                      {"expected",
-                       {{"o", tensor_to_json(f.expected.o)},
-                        {"ht", tensor_to_json(f.expected.ht)},
-                        {"lse", tensor_to_json(f.expected.lse)}}},
-                      {"expected_grads", nullptr}};
-  if (f.expected_grads) {
-    const op_gradients& g = *f.expected_grads;
-    j["expected_grads"] = {{"dq", tensor_to_json(g.dq)}, {"dk", tensor_to_json(g.dk)},
-                           {"dv", tensor_to_json(g.dv)}, {"dg", tensor_to_json(g.dg)},
-                           {"du", tensor_to_json(g.du)}, {"dh0", tensor_to_json(g.dh0)}};
-  }
-  return j;
-}
-
-fixture fixture_from_json(const nlohmann::json& j) {
-  fixture f;
-  f.path = j.at("path").get<std::string>();
-  f.description = j.at("description").get<std::string>();
-  const nlohmann::json& p = j.at("problem");
-  const std::optional<op_kind> op = parse_op(p.at("op").get<std::string>());
-  if (!op) throw std::runtime_error("fixture: unknown op");
-  f.prob.op = *op;
-  f.prob.B = p.at("B").get<int64_t>();
-  f.prob.T = p.at("T").get<int64_t>();
-  f.prob.H = p.at("H").get<int64_t>();
-  f.prob.K = p.at("K").get<int64_t>();
-  f.prob.V = p.at("V").get<int64_t>();
-  f.prob.scale = p.at("scale").get<double>();
-  f.prob.causal = p.at("causal").get<bool>();
-  const nlohmann::json& in = j.at("inputs");
-  f.inputs.q = tensor_from_json(in.at("q"));
-  f.inputs.k = tensor_from_json(in.at("k"));
-  f.inputs.v = tensor_from_json(in.at("v"));
-  f.inputs.g = tensor_from_json(in.at("g"));
-  f.inputs.u = tensor_from_json(in.at("u"));
-  f.inputs.h0 = optional_tensor_from(in, "h0");
-  f.inputs.d_o = optional_tensor_from(in, "d_o");
-  f.inputs.dht = optional_tensor_from(in, "dht");
-  const nlohmann::json& out = j.at("expected");
-  f.expected.o = tensor_from_json(out.at("o"));
-  f.expected.ht = tensor_from_json(out.at("ht"));
-  f.expected.lse = tensor_from_json(out.at("lse"));
-  if (const nlohmann::json& g = j.at("expected_grads"); !g.is_null())
-    f.expected_grads = op_gradients{tensor_from_json(g.at("dq")), tensor_from_json(g.at("dk")),
-                                    tensor_from_json(g.at("dv")), tensor_from_json(g.at("dg")),
-                                    tensor_from_json(g.at("du")), tensor_from_json(g.at("dh0"))};
-  return f;
-}
-
 // The bytes of a fixture's tensors; a fixture larger than this goes to the worker by
 // (absolute) path instead, well inside the pipe's frame limit.
 constexpr uint64_t kMaxInlineFixtureBytes = uint64_t(256) << 20;
 
-uint64_t fixture_bytes(const fixture& f) {
+// Walks a description and adds up the bytes of the tensors it holds.
+struct tensor_bytes {
   uint64_t n = 0;
-  auto add = [&](const tensor& t) { n += t.data.size() * sizeof(double); };
-  for (const tensor* t : {&f.inputs.q, &f.inputs.k, &f.inputs.v, &f.inputs.g, &f.inputs.u,
-                          &f.expected.o, &f.expected.ht, &f.expected.lse})
-    add(*t);
-  for (const auto* t : {&f.inputs.h0, &f.inputs.d_o, &f.inputs.dht})
-    if (*t) add(**t);
-  if (f.expected_grads)
-    for (const tensor* t : {&f.expected_grads->dq, &f.expected_grads->dk, &f.expected_grads->dv,
-                            &f.expected_grads->dg, &f.expected_grads->du, &f.expected_grads->dh0})
-      add(*t);
-  return n;
+  template <typename V>
+  void operator()(const char*, const V&) {}
+  template <typename V, typename Describe>
+  void operator()(const char*, const V& v, const Describe& describe) {
+    if constexpr (json_fields_detail::is_optional<V>::value) {
+      if (v) describe(*this, *v);
+    } else {
+      describe(*this, v);
+    }
+  }
+  template <typename... A>
+  void named(const A&...) {}
+  void bytes(const char*, const std::vector<double>& values) {
+    n += values.size() * sizeof(double);
+  }
+};
+
+uint64_t fixture_bytes(const fixture& f) {
+  tensor_bytes count;
+  worker_protocol::fixture_fields(count, f);
+  return count.n;
 }
 
 // A file's path made absolute, so that the worker never depends on its working
@@ -271,8 +161,10 @@ loaded_backend backend_isolation::describe(const std::string& path) {
   }
   try {
     const nlohmann::json& d = reply.message.at("backend");
-    availability_[path] = d.at("availability").get<std::string>();
-    return backend_from_description(path, d);
+    backend_description description =
+        from_json_by<backend_description>(d, worker_protocol::backend_description_fields);
+    availability_[path] = description.availability;
+    return backend_from_description(path, std::move(description));
   } catch (const nlohmann::json::exception& e) {
     throw backend_load_error(path +
                              ": the worker loading it gave a malformed description: " + e.what());
@@ -291,13 +183,11 @@ verify_case_result backend_isolation::verify(const loaded_backend& backend, cons
   nlohmann::json req = {{"type", "verify"},
                         {"path", absolute_path(backend.path)},
                         {"dtype", dtype_name(storage)},
-                        {"gradcheck", opts.gradcheck},
-                        {"devices", opts.devices}};
+                        {"options", to_json_by(opts, worker_protocol::verify_options_fields)}};
   if (fixture_bytes(f) <= kMaxInlineFixtureBytes)
-    req["fixture"] = fixture_to_json(f);
+    req["fixture"] = to_json_by(f, worker_protocol::fixture_fields);
   else
     req["fixture_path"] = absolute_path(f.path);
-  if (opts.tolerance) req["tolerance"] = *opts.tolerance;
   const auto start = std::chrono::steady_clock::now();
   const worker_reply reply =
       worker_for(backend.path).request(req, {opts_.call_timeout_s, opts_.call_timeout_s});
@@ -454,17 +344,17 @@ int run_worker() {
       const std::string type = req->at("type").get<std::string>();
       const loaded_backend& b = backend_at(req->at("path").get<std::string>());
       if (type == "describe") {
-        reply = {{"ok", true}, {"backend", describe_table(b)}};
+        reply = {{"ok", true},
+                 {"backend",
+                  to_json_by(description_of(b), worker_protocol::backend_description_fields)}};
       } else if (type == "verify") {
         const std::optional<dtype> d = parse_dtype(req->at("dtype").get<std::string>());
         if (!d) throw std::runtime_error("unknown dtype");
-        verify_options opts;
-        opts.gradcheck = req->at("gradcheck").get<bool>();
-        opts.devices = req->at("devices").get<std::vector<int32_t>>();
-        if (req->contains("tolerance")) opts.tolerance = req->at("tolerance").get<double>();
+        const auto opts = from_json_by<verify_options>(req->at("options"),
+                                                       worker_protocol::verify_options_fields);
         fixture f;
         if (req->contains("fixture")) {
-          f = fixture_from_json(req->at("fixture"));
+          f = from_json_by<fixture>(req->at("fixture"), worker_protocol::fixture_fields);
         } else {
           // Too large to send (the parent has read and checked it, its size limit
           // included): read again, by absolute path.
