@@ -180,8 +180,6 @@ RING_SUM_VALUES(__nv_bfloat16, __nv_bfloat16, __nv_bfloat16)
 RING_SUM_VALUES(__nv_bfloat16, __nv_bfloat16, float)
 RING_SUM_VALUES(__nv_bfloat16, float, __nv_bfloat16)
 RING_SUM_VALUES(__nv_bfloat16, float, float)
-RING_SUM_VALUES(float, float, float)
-RING_SUM_VALUES(double, double, double)
 
 RING_PAIR_STEPS(double)
 RING_PAIR_STEPS(float)

@@ -96,7 +96,7 @@ std::string fold_rows(const problem& p, span rows, int X, visit when, const T* p
                       acc_t<T>* acc, T* out, cudaStream_t stream);
 
 // out = a + b over n values, summed in acc_t<T>; a and out in T or acc_t<T>, b in T
-// (the ranks' whole-shard gradient sums).
+// (the ranks' whole-shard gradient sums of cuDNN's blocks: compiled for bf16 only).
 template <typename T, typename P, typename O>
 std::string sum_values(int64_t n, const P* a, const T* b, O* out, cudaStream_t stream);
 

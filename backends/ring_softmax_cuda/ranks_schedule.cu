@@ -18,6 +18,7 @@
 
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "pair_steps.hpp"
@@ -204,36 +205,42 @@ status backward_typed(world_state& w, const backward_io& io) {
       const std::optional<step_block>& blk = w.steps[size_t(r.rank)][size_t(s)];
       const int64_t held_rows = shard_rows(w.chunks[size_t(kv_source(r.rank, s, W))]);
       if (cudnn) {
-        if (blk)
-          GLABENCH_TRY(
-              cudnn_backward_block<T>(lp, pair_of(r.rank, s, W, *blk), false, x, r.compute));
-        const std::vector<span> q_rest = rows_outside(r.rows, blk, true),
-                                kv_rest = rows_outside(held_rows, blk, false);
-        GLABENCH_TRY(zero_rows(lp, lp.D, e, q_rest, r.block_dq[b], r.compute));
-        GLABENCH_TRY(zero_rows(lp, lp.D, e, kv_rest, r.block_dk[b], r.compute));
-        GLABENCH_TRY(zero_rows(lp, lp.V, e, kv_rest, r.block_dv[b], r.compute));
-        // (sum so far) + this block: into the compute-type sum, or at the last step the
-        // output. The sum so far is the first step's block (storage dtype) at t = 1.
-        auto add_block = [&](int64_t n, const auto* so_far, const T* block, A* sum, T* out) {
-          return last ? sum_values<T>(n, so_far, block, out, r.compute)
-                      : sum_values<T>(n, so_far, block, sum, r.compute);
-        };
-        // dq: the first step's block waits for the second.
-        if (t == 1)
-          GLABENCH_TRY(add_block(n_d, reinterpret_cast<const T*>(r.block_dq[0]), x.block_dq,
-                                 x.acc_dq, x.dq));
-        if (t >= 2) GLABENCH_TRY(add_block(n_d, x.acc_dq, x.block_dq, x.acc_dq, x.dq));
-        // dk, dv: into the sum r+1 passed on (its first step's as cuDNN wrote them).
-        if (t >= 1) {
-          GLABENCH_TRY(timed_wait(r, m, sums_ready[i]));
-          if (t == 1) {
+        // cuDNN blocks are bf16 only (the plugin never picks them for fp32 or fp64), so
+        // their steps, and the sums they need, are compiled for bf16 alone.
+        if constexpr (!std::is_same_v<T, __nv_bfloat16>) {
+          return "cuDNN blocks are bf16 only";
+        } else {
+          if (blk)
             GLABENCH_TRY(
-                add_block(n_d, reinterpret_cast<const T*>(r.recv_dk), x.block_dk, x.acc_dk, x.dk));
-            GLABENCH_TRY(
-                add_block(n_v, reinterpret_cast<const T*>(r.recv_dv), x.block_dv, x.acc_dv, x.dv));
-          } else {
-            GLABENCH_TRY(add_block(n_d, x.acc_dk, x.block_dk, x.acc_dk, x.dk));
-            GLABENCH_TRY(add_block(n_v, x.acc_dv, x.block_dv, x.acc_dv, x.dv));
+                cudnn_backward_block<T>(lp, pair_of(r.rank, s, W, *blk), false, x, r.compute));
+          const std::vector<span> q_rest = rows_outside(r.rows, blk, true),
+                                  kv_rest = rows_outside(held_rows, blk, false);
+          GLABENCH_TRY(zero_rows(lp, lp.D, e, q_rest, r.block_dq[b], r.compute));
+          GLABENCH_TRY(zero_rows(lp, lp.D, e, kv_rest, r.block_dk[b], r.compute));
+          GLABENCH_TRY(zero_rows(lp, lp.V, e, kv_rest, r.block_dv[b], r.compute));
+          // (sum so far) + this block: into the compute-type sum, or at the last step the
+          // output. The sum so far is the first step's block (storage dtype) at t = 1.
+          auto add_block = [&](int64_t n, const auto* so_far, const T* block, A* sum, T* out) {
+            return last ? sum_values<T>(n, so_far, block, out, r.compute)
+                        : sum_values<T>(n, so_far, block, sum, r.compute);
+          };
+          // dq: the first step's block waits for the second.
+          if (t == 1)
+            GLABENCH_TRY(add_block(n_d, reinterpret_cast<const T*>(r.block_dq[0]), x.block_dq,
+                                   x.acc_dq, x.dq));
+          if (t >= 2) GLABENCH_TRY(add_block(n_d, x.acc_dq, x.block_dq, x.acc_dq, x.dq));
+          // dk, dv: into the sum r+1 passed on (its first step's as cuDNN wrote them).
+          if (t >= 1) {
+            GLABENCH_TRY(timed_wait(r, m, sums_ready[i]));
+            if (t == 1) {
+              GLABENCH_TRY(add_block(n_d, reinterpret_cast<const T*>(r.recv_dk), x.block_dk,
+                                     x.acc_dk, x.dk));
+              GLABENCH_TRY(add_block(n_v, reinterpret_cast<const T*>(r.recv_dv), x.block_dv,
+                                     x.acc_dv, x.dv));
+            } else {
+              GLABENCH_TRY(add_block(n_d, x.acc_dk, x.block_dk, x.acc_dk, x.dk));
+              GLABENCH_TRY(add_block(n_v, x.acc_dv, x.block_dv, x.acc_dv, x.dv));
+            }
           }
         }
       } else {
