@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Markdown tables of glabench verify results: per backend, op and dtype, the cases that
+passed, and each tensor's worst rel_l2 over the fixtures, with the fixture it came from;
+then every case that did not pass, with its status and the first line of its message.
+
+usage: verify_table.py VERIFY.json... [--backends PATTERN,...]
+  Several files (say, one verify per backend run side by side) make one table. A case
+  given by more than one file is counted once (the last file's). --backends keeps the
+  rows whose backend matches a pattern (shell-style; comma-separated or repeated).
+"""
+import argparse
+import fnmatch
+import json
+import sys
+
+TENSORS = ["o", "lse", "ht", "dq", "dk", "dv", "dg", "du", "dh0"]
+
+
+def cell(text):
+    """A markdown table cell: '|' escaped and line breaks made spaces."""
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+
+
+def load(paths):
+    cases = {}
+    for path in paths:
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.exit(f"verify_table.py: {path}: {e}")
+        results = doc.get("results") if isinstance(doc, dict) else None
+        if not isinstance(results, list):
+            sys.exit(f"verify_table.py: {path}: no 'results' list (not a glabench verify file)")
+        for r in results:
+            key = (r.get("backend"), r.get("op"), r.get("dtype"), r.get("fixture"))
+            cases[key] = r
+    return cases
+
+
+def tables(cases, patterns):
+    keep = [c for c in cases.values()
+            if not patterns or any(fnmatch.fnmatchcase(str(c.get("backend")), p) for p in patterns)]
+    groups = {}
+    for c in keep:
+        groups.setdefault((c.get("backend"), c.get("op"), c.get("dtype")), []).append(c)
+    names = [t for t in TENSORS if any(x.get("name") == t for c in keep for x in c.get("tensors", []))]
+    out = ["| backend | op | dtype | passed | " + " | ".join(names) + " |",
+           "|---|---|---|---|" + "---|" * len(names)]
+    for (backend, op, dtype), group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        ran = [c for c in group if c.get("status") not in ("skipped", "unsupported")]
+        passed = sum(c.get("status") == "passed" for c in group)
+        row = [cell(backend), cell(op), cell(dtype), f"{passed}/{len(ran)}"]
+        for name in names:
+            worst = None
+            for c in group:
+                for x in c.get("tensors", []):
+                    if x.get("name") == name and isinstance(x.get("rel_l2"), (int, float)):
+                        if worst is None or x["rel_l2"] > worst[0]:
+                            worst = (x["rel_l2"], c.get("fixture"))
+            row.append("" if worst is None else f"{worst[0]:.2e} ({cell(worst[1])})")
+        out.append("| " + " | ".join(row) + " |")
+    bad = [c for c in keep if c.get("status") not in ("passed", "skipped", "unsupported")]
+    if bad:
+        out += ["", "| backend | dtype | fixture | status | message |", "|---|---|---|---|---|"]
+        for c in sorted(bad, key=lambda c: tuple(map(str, (c.get("backend"), c.get("dtype"), c.get("fixture"))))):
+            message = (c.get("message") or "").replace("\\n", "\n").split("\n")[0][:160]
+            out.append(f"| {cell(c.get('backend'))} | {cell(c.get('dtype'))} | {cell(c.get('fixture'))} | "
+                       f"{cell(c.get('status'))} | {cell(message)} |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--backends", action="append", default=[])
+    a = ap.parse_args()
+    patterns = [p for arg in a.backends for p in arg.split(",") if p]
+    print(tables(load(a.files), patterns))
+
+
+if __name__ == "__main__":
+    main()
