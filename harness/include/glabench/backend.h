@@ -17,7 +17,11 @@
  * was built); a table built against 1.0 ends at backward. Minor 2 appended prepare,
  * release and last_call_report (multi-device backends); a 1.1 table ends at build.
  * Minor 3 appended collect; a 1.2 table ends at last_call_report. Minor 4 appended knobs
- * and num_knobs; a 1.3 table ends at collect.
+ * and num_knobs; a 1.3 table ends at collect. Minor 5 appended features (packed
+ * variable-length batches, fp32 states at 16-bit storage) to the table, num_seqs,
+ * state_dtype and seqlens_dtype to glabench_problem, and cu_seqlens to the forward and
+ * backward arguments; the harness offers a problem that uses them only to a table that
+ * declares the feature, so a plugin built against an earlier minor never sees one.
  *
  * Errors: every call returns a glabench_status and, on failure, writes a
  * NUL-terminated message into the caller's buffer. A backend never aborts the
@@ -35,7 +39,7 @@ extern "C" {
 #endif
 
 #define GLABENCH_ABI_MAJOR 1
-#define GLABENCH_ABI_MINOR 4
+#define GLABENCH_ABI_MINOR 5
 
 #define GLABENCH_ENTRY_SYMBOL "glabench_backend_entry"
 
@@ -78,9 +82,19 @@ typedef struct glabench_capability {
   glabench_mode mode;
 } glabench_capability;
 
+/* Features a backend may declare (glabench_backend.features, ABI 1.5), each a promise to
+ * read the problem fields that go with it. The harness offers a problem that needs one
+ * only to a backend that declares it. */
+/* Packed variable-length batches: num_seqs > 0, B == 1, cu_seqlens given. */
+#define GLABENCH_FEATURE_VARLEN (1u << 0)
+/* States (h0, ht, dh0, dht) in float32 when the storage dtype is 16-bit. A backend without
+ * it gets states in the storage dtype, as before 1.5. */
+#define GLABENCH_FEATURE_STATE_FP32 (1u << 1)
+
 /* The problem: sizes, scalars, dtype, which optional tensors are present, and the
- * devices to use. Token tensors are [B,T,H,K] / [B,T,H,V], states [B,H,K,V], u [H,K],
- * lse [B,H,T]; all row-major and contiguous (docs/design.md §1). */
+ * devices to use. Token tensors are [B,T,H,K] / [B,T,H,V], states [B,H,K,V] ([N,H,K,V]
+ * for a packed batch), u [H,K], lse [B,H,T]; all row-major and contiguous
+ * (docs/design.md §1). */
 typedef struct glabench_problem {
   size_t struct_size;
   glabench_op op;
@@ -101,6 +115,17 @@ typedef struct glabench_problem {
    * device, 0. */
   int32_t num_devices;
   const int32_t* device_ids;
+  /* ---- ABI 1.5: read them only where GLABENCH_HAS_MEMBER(problem, glabench_problem, m). */
+  /* N > 0: a packed batch of N sequences in one row (B == 1, as fla's cu_seqlens): sequence
+   * n is tokens [cu_seqlens[n], cu_seqlens[n+1]), at least one each; each starts from its
+   * own h0[n] (or zero) and ends in ht[n]; softmax_attn attends only within it. 0: B
+   * sequences of T tokens. Nonzero only for a backend with GLABENCH_FEATURE_VARLEN. */
+  int64_t num_seqs;
+  /* dtype of h0, ht, dh0 and dht: float32 when dtype is 16-bit and the backend declares
+   * GLABENCH_FEATURE_STATE_FP32, otherwise dtype. */
+  DLDataType state_dtype;
+  /* dtype of cu_seqlens (int32 or int64) when num_seqs > 0. */
+  DLDataType seqlens_dtype;
 } glabench_problem;
 
 /* Forward: inputs and outputs. Absent optional tensors are NULL. rwkv6 passes r in
@@ -119,6 +144,9 @@ typedef struct glabench_forward_args {
   void* workspace;
   size_t workspace_bytes;
   void* stream; /* cudaStream_t for CUDA backends; NULL for CPU backends */
+  /* ---- ABI 1.5. [N+1] offsets (problem->seqlens_dtype) on the tensors' device when
+   * problem->num_seqs > 0, else NULL. */
+  const DLTensor* cu_seqlens;
 } glabench_forward_args;
 
 /* Backward: the forward's inputs, its outputs (o, lse) from a forward call of the
@@ -144,6 +172,8 @@ typedef struct glabench_backward_args {
   void* workspace;
   size_t workspace_bytes;
   void* stream;
+  /* ---- ABI 1.5. As in glabench_forward_args. */
+  const DLTensor* cu_seqlens;
 } glabench_backward_args;
 
 /* How a plugin was built (ABI 1.1; docs/design.md §3), so that results can say whether
@@ -311,6 +341,16 @@ typedef struct glabench_backend {
 #else
   const char* const* knobs;
   size_t num_knobs;
+#endif
+
+  /* ---- ABI 1.5. A table built against 1.4 ends above; optional like the 1.2 members. */
+
+  /* GLABENCH_FEATURE_* bits: what of ABI 1.5's problems the backend reads. 0: none, and
+   * the harness gives it problems as before 1.5. */
+#if defined(__cplusplus) && __cplusplus >= 201402L
+  uint32_t features = 0;
+#else
+  uint32_t features;
 #endif
 } glabench_backend;
 

@@ -21,10 +21,19 @@ struct problem {
   int64_t B = 1, T = 1, H = 1, K = 1, V = 1;
   double scale = 1.0;
   bool causal = true;  // softmax_attn only
+  // A packed variable-length batch (docs/design.md §1): empty, or N + 1 offsets with
+  // B == 1, cu_seqlens[0] == 0, cu_seqlens[N] == T and every sequence at least one token
+  // long (strictly increasing). Sequence n is tokens [cu_seqlens[n], cu_seqlens[n+1]) of
+  // the one row; each starts from its own h0[n] (or zero), ends in its own ht[n], and
+  // softmax_attn attends only within it. States are then [N,H,K,V].
+  std::vector<int64_t> cu_seqlens;
 
+  bool varlen() const { return !cu_seqlens.empty(); }
+  // States per head: B, or N for a packed batch.
+  int64_t num_states() const { return varlen() ? static_cast<int64_t>(cu_seqlens.size()) - 1 : B; }
   std::vector<int64_t> qk_shape() const { return {B, T, H, K}; }
   std::vector<int64_t> v_shape() const { return {B, T, H, V}; }
-  std::vector<int64_t> state_shape() const { return {B, H, K, V}; }
+  std::vector<int64_t> state_shape() const { return {num_states(), H, K, V}; }
   std::vector<int64_t> u_shape() const { return {H, K}; }
   std::vector<int64_t> lse_shape() const { return {B, H, T}; }
   bool has_gate() const { return op != op_kind::softmax_attn; }
