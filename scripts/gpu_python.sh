@@ -85,7 +85,7 @@ for step in ${STEPS:-overhead verify warm bench graph}; do
         fla.chunk_gla fla.fused_recurrent_gla fla.chunk_rwkv6 fla.fused_recurrent_rwkv6 \
         torch.sdpa.flash torch.sdpa.efficient torch.sdpa.cudnn; do backends+=(--backend "$b"); done
       "$G" "${PEERS[@]}" --call-timeout 600 bench "${backends[@]}" "${shape_args[@]}" --dtype bf16 \
-        --gates "$GATES" --timing eager,graph --max-call-seconds 3600 --json "$OUT/bench.json" \
+        --gates "$GATES" --timing eager,graph --time-cap "${TIME_CAP:-1}" --max-call-seconds 3600 --json "$OUT/bench.json" \
         >"$OUT/bench.log" 2>&1 || status=1
       tail -5 "$OUT/bench.log" ;;
     graph)

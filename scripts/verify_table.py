@@ -2,8 +2,9 @@
 """Markdown tables of glabench verify results: per backend, op and dtype, the cases that
 passed, and each tensor's worst rel_l2 over the fixtures, with the fixture it came from;
 then every case that did not pass, with its status and the first line of its message.
+Backends, ops and dtypes where no case ran (all unsupported or skipped) have no row.
 
-usage: verify_table.py VERIFY.json... [--backends PATTERN,...]
+usage: verify_table.py VERIFY.json[.xz]... [--backends PATTERN,...]
   Several files (say, one verify per backend run side by side) make one table. A case
   given by more than one file is counted once (the last file's). --backends keeps the
   rows whose backend matches a pattern (shell-style; comma-separated or repeated).
@@ -11,6 +12,7 @@ usage: verify_table.py VERIFY.json... [--backends PATTERN,...]
 import argparse
 import fnmatch
 import json
+import lzma
 import sys
 
 TENSORS = ["o", "lse", "ht", "dq", "dk", "dv", "dg", "du", "dh0"]
@@ -25,9 +27,9 @@ def load(paths):
     cases = {}
     for path in paths:
         try:
-            with open(path) as f:
+            with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:
                 doc = json.load(f)
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, lzma.LZMAError) as e:
             sys.exit(f"verify_table.py: {path}: {e}")
         results = doc.get("results") if isinstance(doc, dict) else None
         if not isinstance(results, list):
@@ -49,6 +51,8 @@ def tables(cases, patterns):
            "|---|---|---|---|" + "---|" * len(names)]
     for (backend, op, dtype), group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         ran = [c for c in group if c.get("status") not in ("skipped", "unsupported")]
+        if not ran:
+            continue  # an op or dtype the backend does not offer
         passed = sum(c.get("status") == "passed" for c in group)
         row = [cell(backend), cell(op), cell(dtype), f"{passed}/{len(ran)}"]
         for name in names:

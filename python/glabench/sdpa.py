@@ -18,6 +18,8 @@ def heads_first(*ts):
 
 
 def tokens_first(o, lse, T):
+    if lse.dim() == 4:  # cuDNN's lse is [B,H,T,1]
+        lse = lse.squeeze(-1)
     return o.transpose(1, 2), lse[..., :T]
 
 
