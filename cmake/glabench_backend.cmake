@@ -33,6 +33,9 @@ function(glabench_add_backend name)
   endif()
   set(target glabench_backend_${name})
   add_library(${target} MODULE ${ARG_SOURCES})
+  # Every plugin of this build, for a target that builds them all (glabench's own:
+  # glabench_plugins, which scripts/run.sh builds without the tests).
+  set_property(GLOBAL APPEND PROPERTY GLABENCH_BACKEND_TARGETS ${target})
   target_link_libraries(${target} PRIVATE glabench::backend_api)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra>)
   if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
