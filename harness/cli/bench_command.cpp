@@ -103,7 +103,17 @@ int run_bench_command(const bench_args& args, const global_options& global) {
     opts.progress = [&progress](size_t i, size_t n, const std::string& what) {
       progress.show(i, n, what);
     };
-  bench_printer table(stdout, planned_configs(opts), console_style(stdout));
+  const std::vector<bench_config> planned = planned_configs(opts);
+  bench_printer table(stdout, planned, console_style(stdout));
+  if (!args.json_out.empty())
+    opts.results_so_far = [&](const bench_results& so_far) {
+      if (so_far.rows.size() == planned.size()) return;  // the whole file follows
+      nlohmann::json j = to_json(so_far);
+      j["context"]["incomplete"] = fmt::format(
+          "{} of {} configurations: written after each one, and the run ended before the rest",
+          so_far.rows.size(), planned.size());
+      write_json_file(args.json_out, j);
+    };
   opts.row_done = [&](const bench_row& row) {
     progress.clear();  // stdout and stderr may share the terminal
     table.row(row);

@@ -11,6 +11,7 @@
 #include "comparison_printer.hpp"
 #include "option_checks.hpp"
 #include "run_context.hpp"
+#include "safe_text.hpp"
 
 namespace glabench::cli {
 namespace {
@@ -37,6 +38,12 @@ int run_compare(const compare_args& args) {
   bench_results base = base_read.get();
   if (next_error) std::rethrow_exception(next_error);
   bench_results& next = *next_read;
+  // A bench stopped part-way leaves the rows it finished (context.incomplete): said on
+  // stderr, since the rows it lacks count as missing.
+  for (const auto& [path, r] : {std::pair{&args.base, &base}, std::pair{&args.next, &next}})
+    if (const auto it = r->context.find("incomplete"); it != r->context.end() && it->is_string())
+      fmt::print(stderr, "WARNING: {}: an incomplete run: {}\n", console_safe(*path),
+                 console_safe(it->get<std::string>()));
   if (!args.ignore_device && results_device(base) != results_device(next))
     throw std::invalid_argument(fmt::format(
         "{}: context.device '{}' differs from {}: context.device '{}'; times from different "

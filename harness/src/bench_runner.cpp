@@ -519,6 +519,7 @@ bench_results run_bench(const bench_options& opts) {
     row.wall_s = std::chrono::duration<double>(clock_type::now() - start).count();
     add_peak_fractions(row, peaks);
     if (opts.row_done) opts.row_done(row);
+    if (opts.results_so_far) opts.results_so_far(results);
   }
   if (on_gpu) results.context["gpu_state_end"] = read_gpu_state(first_device);
   const std::vector<std::string> warnings = timing_warnings(opts.backends, results.rows);

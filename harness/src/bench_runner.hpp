@@ -75,6 +75,11 @@ struct bench_options {
   std::function<void(size_t index, size_t count, const std::string& what)> progress;
   // Called with each configuration's row once it is complete, in run order.
   std::function<void(const bench_row&)> row_done;
+  // Called after row_done with the results so far: the context (less what is only known
+  // at the end: the GPU's state then, the warnings) and every row run until now. `glabench
+  // bench --json` rewrites its file with them, so that a run stopped part-way (a time
+  // limit, a kill) leaves each row it finished.
+  std::function<void(const bench_results&)> results_so_far;
   // Runs one configuration in a worker process, where set (the CLI sets it unless
   // --no-isolate): given the backend as the parent knows it and a request that a
   // bench_worker runs. Unset: in this process.

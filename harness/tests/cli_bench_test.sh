@@ -93,6 +93,28 @@ expect_rc 0 "compare sped up" "$glabench" compare "$dir/slow.json" "$dir/base.js
 expect_rc 1 "compare broken" "$glabench" compare "$dir/base.json" "$dir/broken.json" --fail-on-regression 1000
 [[ "$out" == *"BROKEN"* ]] || fail "compare broken: $out"
 
+# A bench stopped part-way (here killed once its first row is written) leaves the rows it
+# finished in --json, marked context.incomplete; compare warns about it on stderr.
+"$glabench" bench --backend naive_recurrent --op gla --dtype fp64 --mode fwd \
+  --shape 1,64,2,16,16 --shape 1,96,2,16,16 --shape 1,128,2,16,16 --shape 1,160,2,16,16 \
+  --noise-target 1e-9 --time-cap 2 --json "$dir/stopped.json" >"$dir/stopped.out" 2>&1 &
+pid=$!
+for _ in $(seq 300); do [[ -s $dir/stopped.json ]] && break; sleep 0.1; done
+kill -TERM "$pid"
+wait "$pid"
+"$python" - "$dir/stopped.json" <<'PY' || fail "results of a stopped bench"
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d["benchmarks"]
+assert 1 <= len(rows) < 4, len(rows)
+assert d["context"]["incomplete"].startswith(f"{len(rows)} of 4 configurations"), d["context"]
+assert all(r["status"] == "ok" for r in rows), rows
+PY
+expect_rc 0 "compare a stopped bench" "$glabench" compare "$dir/stopped.json" "$dir/stopped.json"
+[[ "$out" == *"WARNING: $dir/stopped.json: an incomplete run: "*" of 4 configurations"* ]] ||
+  fail "compare of an incomplete run did not warn: $out"
+! grep -q incomplete "$dir/a.json" || fail "a whole run is marked incomplete"
+
 # --mask: each softmax_attn configuration once per mask (repeatable, or a comma list;
 # repeats dropped), through the workers; gla ignores it. test_softmax is a softmax_attn
 # fp64 forward on the CPU (plugins/softmax_plugin.cpp).
