@@ -15,7 +15,10 @@ std::vector<bench_shape> shape_set(const std::string& name) {
     for (int64_t T = 512; T <= 16384; T *= 2) out.push_back({4, T, 16, 128, 128});
     return out;
   }
-  throw std::invalid_argument("--shapes '" + name + "' is not one of seed, fla, t-sweep");
+  // Serving: one token per sequence, the state in and out dominating the bytes.
+  if (name == "decode")
+    return {{1, 1, 16, 128, 128}, {64, 1, 16, 128, 128}, {256, 1, 16, 128, 128}};
+  throw std::invalid_argument("--shapes '" + name + "' is not one of seed, fla, t-sweep, decode");
 }
 
 bench_shape parse_shape(const std::string& text) {

@@ -11,7 +11,8 @@ struct bench_shape {
   int64_t B, T, H, K, V;
 };
 
-// "seed", "fla" or "t-sweep"; throws std::invalid_argument naming the sets otherwise.
+// "seed", "fla", "t-sweep" or "decode" (T = 1, B 1, 64 and 256, H16 D128); throws
+// std::invalid_argument naming the sets otherwise.
 std::vector<bench_shape> shape_set(const std::string& name);
 // "B,T,H,K,V" of positive integers whose product is at most kMaxShapeProduct; throws
 // std::invalid_argument otherwise.

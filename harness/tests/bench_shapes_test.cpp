@@ -1,0 +1,54 @@
+// The named shape sets of `glabench bench --shapes` and the --shape parser.
+#include "bench_shapes.hpp"
+
+#include <boost/test/unit_test.hpp>
+#include <stdexcept>
+#include <string>
+
+using namespace glabench;
+
+BOOST_AUTO_TEST_SUITE(bench_shapes)
+
+BOOST_AUTO_TEST_CASE(decode_is_one_token_at_three_batch_sizes) {
+  const auto set = shape_set("decode");
+  BOOST_REQUIRE_EQUAL(set.size(), 3u);
+  const int64_t batches[] = {1, 64, 256};
+  for (size_t i = 0; i < set.size(); ++i) {
+    BOOST_TEST(set[i].B == batches[i]);
+    BOOST_TEST(set[i].T == 1);
+    BOOST_TEST(set[i].H == 16);
+    BOOST_TEST(set[i].K == 128);
+    BOOST_TEST(set[i].V == 128);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_named_set_is_in_range) {
+  for (const char* name : {"seed", "fla", "t-sweep", "decode"}) {
+    BOOST_TEST_CONTEXT(name) {
+      const auto set = shape_set(name);
+      BOOST_TEST(!set.empty());
+      for (const auto& s : set) BOOST_TEST(shape_in_range(s));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_set_names_the_sets) {
+  try {
+    shape_set("prefill");
+    BOOST_FAIL("no error");
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(std::string(e.what()) ==
+               "--shapes 'prefill' is not one of seed, fla, t-sweep, decode");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(parse_shape_takes_five_positive_integers) {
+  const bench_shape s = parse_shape("64,1,16,128,128");
+  BOOST_TEST(s.B == 64);
+  BOOST_TEST(s.T == 1);
+  BOOST_CHECK_THROW(parse_shape("64,1,16,128"), std::invalid_argument);
+  BOOST_CHECK_THROW(parse_shape("64,0,16,128,128"), std::invalid_argument);
+  BOOST_CHECK_THROW(parse_shape("64,1,16,128,x"), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
