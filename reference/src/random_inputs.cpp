@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 namespace glabench {
 
@@ -50,10 +51,17 @@ op_inputs make_random_inputs(const problem& p, const random_problem_options& opt
   rng.fill_normal(in.v);
   if (p.has_gate()) {
     in.g = tensor(p.qk_shape());
+    // The token's place in its sequence, which the gate kinds that depend on it (mixed,
+    // strong, cliff) read: in a packed batch each sequence counts from its own start.
+    std::vector<int64_t> position(p.T);
+    for (int64_t t = 0; t < p.T; ++t) position[t] = t;
+    for (size_t n = 0; n + 1 < p.cu_seqlens.size(); ++n)
+      for (int64_t t = p.cu_seqlens[n]; t < p.cu_seqlens[n + 1] && t < p.T; ++t)
+        position[t] = t - p.cu_seqlens[n];
     for (size_t n = 0; n < in.g.data.size(); ++n) {
       double& g = in.g.data[n];
       const int64_t row = static_cast<int64_t>(n) % p.K,
-                    token = static_cast<int64_t>(n) / (p.K * p.H) % p.T;
+                    token = position[static_cast<int64_t>(n) / (p.K * p.H) % p.T];
       switch (opts.gates) {
         case gate_kind::logsigmoid:
           g = log_sigmoid(rng.normal() + 2.0);

@@ -8,10 +8,12 @@
 #include "glabench/reference/ops.hpp"
 #include "parallel_for.hpp"
 #include "softmax_head.hpp"
+#include "varlen.hpp"
 
 namespace glabench::reference {
 
 op_outputs softmax_attn_forward(const problem& p, const op_inputs& in) {
+  if (p.varlen()) return varlen_forward(p, in, softmax_attn_forward);  // attends within each
   op_outputs out = allocate_outputs(p);
   parallel_for(p.B * p.H, [&](int64_t bh) {
     const head_rows rows{p, in, bh / p.H, bh % p.H};
@@ -23,6 +25,7 @@ op_outputs softmax_attn_forward(const problem& p, const op_inputs& in) {
 }
 
 op_gradients softmax_attn_backward(const problem& p, const op_inputs& in) {
+  if (p.varlen()) return varlen_backward(p, in, softmax_attn_backward);
   require_cotangent(in);
   const op_outputs fwd = softmax_attn_forward(p, in);
   op_gradients grad = allocate_gradients(p, false);

@@ -23,6 +23,9 @@ void sort_rows(std::vector<int64_t>& rows, int64_t T) {
 softmax_rows softmax_attn_rows(const problem& p, const op_inputs& in, int64_t b, int64_t h,
                                std::vector<int64_t> queries, std::vector<int64_t> keys,
                                bool with_backward) {
+  if (p.varlen())
+    throw std::invalid_argument(
+        "softmax_attn_rows: packed variable-length batches are not supported");
   if (with_backward) require_cotangent(in);
   sort_rows(queries, p.T);
   sort_rows(keys, p.T);

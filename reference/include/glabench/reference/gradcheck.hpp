@@ -55,6 +55,7 @@ struct gradcheck_report {
 
 // `in` supplies the point x (q, k, v, g, u, h0 as present); its cotangents are ignored
 // and replaced by random ones. ht gets a cotangent too, so dht handling is checked.
+// A packed batch (p.cu_seqlens) is checked as it is: ht and h0 are [N,H,K,V].
 gradcheck_report gradcheck(const problem& p, const op_inputs& in, const differentiable_op& op,
                            const gradcheck_options& opts = {});
 

@@ -5,7 +5,10 @@
 //               exp(difference of cumulative log gates), which is ≤ 1 and so stays
 //               finite however negative the gates are. O(T²) time and O(K·T²)
 //               memory per (b, h): a cross-check for test-sized problems.
-// All work is parallel over B×H.
+// All work is parallel over B×H. A packed variable-length batch (p.cu_seqlens) runs as
+// one problem per sequence, each from its own h0[n] into its own ht[n]; softmax_attn
+// attends within each sequence, and du sums over all of them. A malformed cu_seqlens
+// (problem.hpp) or a state not of p.state_shape() throws std::invalid_argument.
 #pragma once
 
 #include "glabench/reference/problem.hpp"

@@ -60,6 +60,8 @@ struct random_problem_options {
 };
 
 // q, k scaled by K^-0.25 so that q·k is of order one; v, h0, d_o, dht standard normal.
+// States are of p.state_shape() (N of them in a packed batch), and the gate kinds that
+// depend on the token's index take its place within its sequence.
 op_inputs make_random_inputs(const problem& p, const random_problem_options& opts);
 
 }  // namespace glabench

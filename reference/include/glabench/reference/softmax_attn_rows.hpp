@@ -22,7 +22,8 @@ struct softmax_rows {
 };
 
 // The rows of head (b, h) of p on `in`; with_backward reads in.d_o. Rows are sorted
-// and made distinct; each must lie in [0, T).
+// and made distinct; each must lie in [0, T). A packed batch (p.varlen()) is refused
+// with std::invalid_argument.
 softmax_rows softmax_attn_rows(const problem& p, const op_inputs& in, int64_t b, int64_t h,
                                std::vector<int64_t> queries, std::vector<int64_t> keys,
                                bool with_backward);
