@@ -20,6 +20,13 @@ void show(const fixture& f) {
              op_name(p.op), p.B, p.T, p.H, p.K, p.V, p.scale,
              p.op == op_kind::softmax_attn ? fmt::format(" causal={}", p.causal ? 1 : 0) : "");
   if (!f.description.empty()) fmt::print("  description: {}\n", console_safe(f.description));
+  if (p.varlen()) {  // a packed batch: its sequences' lengths, the first 32
+    std::string lengths;
+    for (size_t n = 0; n + 1 < p.cu_seqlens.size() && n < 32; ++n)
+      lengths += fmt::format("{}{}", n ? " " : "", p.cu_seqlens[n + 1] - p.cu_seqlens[n]);
+    if (p.cu_seqlens.size() > 33) lengths += " ...";
+    fmt::print("  cu_seqlens: {} sequences, of {} tokens\n", p.num_states(), lengths);
+  }
   auto row = [](const std::string& path, const tensor& t) {
     if (t.data.empty()) return;
     const auto [lo, hi] = std::minmax_element(t.data.begin(), t.data.end());

@@ -1,7 +1,8 @@
 // A fixture (docs/design.md §4): the problem, fp64 inputs, and the fp64 expected results.
 // read_fixture validates the file's kind, its links, attributes (one value of the right
-// class each), the memory it needs, ranks, shapes, dtypes, finiteness, gate sign and the
-// presence of expected gradients, and names file, field and rule in every error.
+// class each), the memory it needs, ranks, shapes, dtypes, finiteness, gate sign, the
+// packed batch's offsets (cu_seqlens, schema version 2) and the presence of expected
+// gradients, and names file, field and rule in every error.
 #pragma once
 
 #include <cstdint>
@@ -13,12 +14,20 @@
 
 namespace glabench {
 
-inline constexpr int kFixtureSchemaVersion = 1;
+// The newest schema version, which read_fixture reads along with every earlier one.
+// Version 2 added the packed variable-length batch (/inputs/cu_seqlens); write_fixture
+// writes version 1 for a fixture without one, so that readers of version 1 still read it.
+inline constexpr int kFixtureSchemaVersion = 2;
+inline constexpr int kFirstFixtureSchemaVersion = 1;
+// The version that a fixture of this problem needs.
+inline int fixture_schema_version(const problem& p) {
+  return p.varlen() ? 2 : 1;
+}
 
 struct fixture {
   std::string path;
   std::string description;
-  problem prob;
+  problem prob;      // prob.cu_seqlens: a packed batch (schema version 2), states [N,H,K,V]
   op_inputs inputs;  // d_o and dht present when gradients are expected
   op_outputs expected;
   std::optional<op_gradients> expected_grads;

@@ -1,6 +1,7 @@
-// Reading and validating a v1 fixture (docs/design.md §4, datasets/README.md). Accepts
-// integer attributes of any width and both fixed- and variable-length strings, as h5py
-// writes them.
+// Reading and validating a fixture of schema version 1 or 2 (docs/design.md §4,
+// datasets/README.md). Accepts integer attributes of any width and both fixed- and
+// variable-length strings, as h5py writes them, and a packed batch's offsets
+// (/inputs/cu_seqlens, version 2) as int32 or int64 of either sign and byte order.
 //
 // A fixture is untrusted input, so before reading any of it the reader makes sure that
 //   - the path names a regular file (a FIFO, device or socket is refused without being
@@ -12,8 +13,9 @@
 //   - every attribute is one value of the expected class before it is read into one;
 //   - every number (attribute or dataset) has a standard datatype before HDF5 converts
 //     it (standard_layout);
-//   - the memory the datasets need, computed overflow-checked from the attributes, is
-//     within fixture_read_options::max_bytes before anything is allocated.
+//   - the memory the datasets need, computed overflow-checked from the attributes (and
+//     from the extent of /inputs/cu_seqlens, bounded by T + 1, which gives the number of
+//     states), is within fixture_read_options::max_bytes before anything is allocated.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -42,11 +44,14 @@ constexpr const char* kStandardIntegers =
     "a standard 8-, 16-, 32- or 64-bit integer (H5T_STD_I*/U*, either byte order)";
 constexpr const char* kStandardNumbers =
     "a standard integer or an IEEE float16, float32 or float64 (either byte order)";
+constexpr const char* kOffsetIntegers =
+    "int32 or int64, signed or unsigned (H5T_STD_I32*, I64*, U32*, U64*, either byte order)";
 
 // The names each group may hold (datasets/README.md); which of them an op has is
 // checked later, with the rule that explains it.
 constexpr std::string_view kRootNames[] = {"expected", "inputs"};
-constexpr std::string_view kInputNames[] = {"q", "k", "v", "g", "u", "h0", "do", "dht"};
+constexpr std::string_view kInputNames[] = {"q",  "k",  "v",   "g",         "u",
+                                            "h0", "do", "dht", "cu_seqlens"};
 constexpr std::string_view kExpectedNames[] = {"o",  "ht", "lse", "dq", "dk",
                                                "dv", "dg", "du",  "dh0"};
 
@@ -126,6 +131,15 @@ bool standard_layout(hid_t type, H5T_class_t c) {
                     ieee_f16(H5T_ORDER_LE), ieee_f16(H5T_ORDER_BE)})
       if (H5Tequal(type, s) > 0) return true;
   }
+  return false;
+}
+
+// Whether an integer datatype is one a packed batch's offsets may have: a standard 32- or
+// 64-bit integer, signed or unsigned, in either byte order.
+bool offsets_layout(hid_t type) {
+  for (hid_t s : {H5T_STD_I32LE, H5T_STD_I32BE, H5T_STD_I64LE, H5T_STD_I64BE, H5T_STD_U32LE,
+                  H5T_STD_U32BE, H5T_STD_U64LE, H5T_STD_U64BE})
+    if (H5Tequal(type, s) > 0) return true;
   return false;
 }
 
@@ -336,6 +350,54 @@ class fixture_file {
     return dataset(path, shape);
   }
 
+  // The number of entries of a packed batch's offsets (`path`, present): a 1-D dataset of
+  // int32 or int64, signed or unsigned, in either byte order. Reads no data.
+  hsize_t offsets_extent(const std::string& path) const {
+    h5_handle d = open_offsets(path);
+    h5_handle type(H5Dget_type(d.get()), H5Tclose);
+    const H5T_class_t c = H5Tget_class(type.get());
+    if (c != H5T_INTEGER)
+      fail(path, "must be an integer dataset (int32 or int64), found " +
+                     class_name(c, H5Tget_size(type.get())));
+    if (!offsets_layout(type.get()))
+      fail(path, "has a non-standard integer datatype, " + layout_string(type.get(), c) +
+                     "; it must be " + kOffsetIntegers);
+    h5_handle space(H5Dget_space(d.get()), H5Sclose);
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 0) fail(path, "has an unreadable dataspace (corrupt file)");
+    std::vector<hsize_t> dims(rank);
+    if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0)
+      fail(path, "has an unreadable dataspace (corrupt file)");
+    if (rank != 1)
+      fail(path, "must have rank 1 [N + 1], found rank " + std::to_string(rank) + " " +
+                     dims_string(dims));
+    return dims[0];
+  }
+
+  // The n offsets at `path`, once offsets_extent has checked their type and rank and the
+  // caller their number.
+  std::vector<int64_t> offsets(const std::string& path, hsize_t n) const {
+    h5_handle d = open_offsets(path);
+    h5_handle type(H5Dget_type(d.get()), H5Tclose);
+    std::vector<int64_t> values(n);
+    if (H5Tget_sign(type.get()) == H5T_SGN_NONE) {
+      std::vector<uint64_t> raw(n);
+      if (H5Dread(d.get(), H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()) < 0)
+        fail(path, "cannot be read (truncated or corrupt file)");
+      for (hsize_t i = 0; i < n; ++i) {
+        if (raw[i] > static_cast<uint64_t>(INT64_MAX))
+          fail(path, "element " + std::to_string(i) + " is " +
+                         std::to_string(static_cast<unsigned long long>(raw[i])) +
+                         "; an offset lies in [0, T]");
+        values[i] = static_cast<int64_t>(raw[i]);
+      }
+    } else if (H5Dread(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) <
+               0) {
+      fail(path, "cannot be read (truncated or corrupt file)");
+    }
+    return values;
+  }
+
   void require_absent(const std::string& path, const std::string& why) const {
     if (has_dataset(path)) fail(path, why);
   }
@@ -400,7 +462,7 @@ class fixture_file {
              "/expected (datasets/README.md)");
       h5_handle group = open_hard_link(root.get(), path, link, H5I_GROUP);
       if (link.name == "inputs")
-        check_group(group.get(), path, kInputNames, "q, k, v, g, u, h0, do and dht");
+        check_group(group.get(), path, kInputNames, "q, k, v, g, u, h0, do, dht and cu_seqlens");
       else
         check_group(group.get(), path, kExpectedNames, "o, ht, lse, dq, dk, dv, dg, du and dh0");
     }
@@ -525,6 +587,12 @@ class fixture_file {
     return a;
   }
 
+  h5_handle open_offsets(const std::string& path) const {
+    h5_handle d(H5Dopen2(file_.get(), path.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!d.valid()) fail(path, "is not a dataset");
+    return d;
+  }
+
   std::string path_;
   file_descriptor fd_;  // held from the check until HDF5 has the file open
   h5_handle file_;
@@ -535,8 +603,12 @@ struct planned_dataset {
   std::vector<int64_t> shape;
 };
 
-// Every dataset the op can have, with the shape its attributes give it.
-std::vector<planned_dataset> op_datasets(const problem& p) {
+constexpr const char* kOffsetsPath = "/inputs/cu_seqlens";
+
+// Every dataset the op can have, with the shape its attributes give it: `num_states`
+// states (B, or N for a packed batch) and `offsets` entries of cu_seqlens (0: none).
+std::vector<planned_dataset> op_datasets(const problem& p, int64_t num_states, int64_t offsets) {
+  const std::vector<int64_t> state_shape = {num_states, p.H, p.K, p.V};
   std::vector<planned_dataset> out = {
       {"/inputs/q", p.qk_shape()},    {"/inputs/k", p.qk_shape()},  {"/inputs/v", p.v_shape()},
       {"/inputs/do", p.v_shape()},    {"/expected/o", p.v_shape()}, {"/expected/dq", p.qk_shape()},
@@ -551,21 +623,24 @@ std::vector<planned_dataset> op_datasets(const problem& p) {
   }
   if (p.has_state()) {
     for (const char* path : {"/inputs/h0", "/inputs/dht", "/expected/ht", "/expected/dh0"})
-      out.push_back({path, p.state_shape()});
+      out.push_back({path, state_shape});
   } else {
     out.push_back({"/expected/lse", p.lse_shape()});
   }
+  if (offsets > 0) out.push_back({kOffsetsPath, {offsets}});  // read as int64: 8 bytes each
   return out;
 }
 
 // The bytes the fixture's datasets take in memory, overflow-checked, refused above the
-// limit: computed from the attributes before any dataset is allocated.
-void check_memory(const fixture_file& file, const problem& p, uint64_t limit) {
+// limit: computed from the attributes (and the extent of cu_seqlens, `offsets`, already
+// bounded by T + 1) before any dataset is allocated.
+void check_memory(const fixture_file& file, const problem& p, int64_t num_states, int64_t offsets,
+                  uint64_t limit) {
   const std::string sizes = "B=" + std::to_string(p.B) + " T=" + std::to_string(p.T) +
                             " H=" + std::to_string(p.H) + " K=" + std::to_string(p.K) +
                             " V=" + std::to_string(p.V);
   uint64_t needed = 0;
-  for (const auto& d : op_datasets(p)) {
+  for (const auto& d : op_datasets(p, num_states, offsets)) {
     uint64_t bytes = sizeof(double);
     for (int64_t n : d.shape)
       if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(n), &bytes))
@@ -605,10 +680,10 @@ fixture read_fixture(const std::string& path, const fixture_read_options& option
   f.path = path;
 
   const int64_t version = file.int_attr("glabench_fixture");
-  if (version != kFixtureSchemaVersion)
+  if (version < kFirstFixtureSchemaVersion || version > kFixtureSchemaVersion)
     file.fail("attribute 'glabench_fixture'",
               "schema version " + std::to_string(version) +
-                  " is not supported (this glabench reads version 1)");
+                  " is not supported (this glabench reads versions 1 and 2)");
   const std::string op = file.string_attr("op");
   const auto kind = parse_op(op);
   if (!kind)
@@ -633,7 +708,49 @@ fixture read_fixture(const std::string& path, const fixture_read_options& option
     p.causal = causal == 1;
   }
   if (file.has_attr("description")) f.description = file.string_attr("description");
-  check_memory(file, p, options.max_bytes);
+
+  // A packed batch (version 2): its extent first, bounded by T + 1, so that the memory
+  // check can count its N states before anything is read.
+  int64_t num_states = p.B, offsets = 0;
+  if (file.has_dataset(kOffsetsPath)) {
+    if (version < 2)
+      file.fail(kOffsetsPath,
+                "is not part of schema version 1; a packed variable-length batch needs "
+                "glabench_fixture = 2");
+    if (p.B != 1)
+      file.fail(kOffsetsPath, "needs B = 1 (a packed batch is one row of sequences), found B = " +
+                                  std::to_string(p.B));
+    const hsize_t extent = file.offsets_extent(kOffsetsPath);
+    if (extent < 2)
+      file.fail(kOffsetsPath, "must hold N + 1 ≥ 2 offsets (N ≥ 1 sequences), found " +
+                                  std::to_string(static_cast<unsigned long long>(extent)));
+    if (extent - 1 > static_cast<uint64_t>(p.T))
+      file.fail(kOffsetsPath, "holds " + std::to_string(static_cast<unsigned long long>(extent)) +
+                                  " offsets, more than T + 1 = " +
+                                  std::to_string(static_cast<unsigned long long>(p.T) + 1) +
+                                  ": some sequence would have no token");
+    offsets = static_cast<int64_t>(extent);
+    num_states = offsets - 1;
+  }
+  check_memory(file, p, num_states, offsets, options.max_bytes);
+  if (offsets > 0) {
+    p.cu_seqlens = file.offsets(kOffsetsPath, static_cast<hsize_t>(offsets));
+    const auto& cu = p.cu_seqlens;
+    if (cu[0] != 0)
+      file.fail(kOffsetsPath,
+                "element 0 is " + std::to_string(cu[0]) + "; the offsets must start at 0");
+    for (size_t n = 1; n < cu.size(); ++n)
+      if (cu[n] <= cu[n - 1])
+        file.fail(kOffsetsPath, "element " + std::to_string(n) + " is " + std::to_string(cu[n]) +
+                                    ", not more than element " + std::to_string(n - 1) + " (" +
+                                    std::to_string(cu[n - 1]) +
+                                    "); the offsets must increase strictly (every sequence at "
+                                    "least one token)");
+    if (cu.back() != p.T)
+      file.fail(kOffsetsPath, "the last element (" + std::to_string(cu.size() - 1) + ") is " +
+                                  std::to_string(cu.back()) +
+                                  "; it must be T = " + std::to_string(p.T));
+  }
 
   op_inputs& in = f.inputs;
   in.q = file.dataset("/inputs/q", p.qk_shape());

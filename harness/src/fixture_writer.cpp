@@ -1,10 +1,12 @@
-// Writing a v1 fixture (docs/design.md §4): fixed-length string attributes, int64 sizes, and
-// float64 datasets under /inputs and /expected. Written to a temporary file and
-// renamed into place.
+// Writing a fixture (docs/design.md §4): fixed-length string attributes, int64 sizes, and
+// float64 datasets under /inputs and /expected, plus int64 /inputs/cu_seqlens for a packed
+// batch. Schema version 1, or 2 where cu_seqlens needs it (fixture_schema_version).
+// Written to a temporary file and renamed into place.
 #include <unistd.h>
 
 #include <filesystem>
 #include <stdexcept>
+#include <vector>
 
 #include "fixture.hpp"
 #include "hdf5_handle.hpp"
@@ -47,6 +49,16 @@ class fixture_file_writer {
         H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.ptr()) < 0)
       throw std::runtime_error(path_ + ": cannot write " + path);
   }
+  void int64_dataset(const std::string& path, const std::vector<int64_t>& values) {
+    const hsize_t n = values.size();
+    h5_handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+    h5_handle d(H5Dcreate2(file_.get(), path.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT,
+                           H5P_DEFAULT, H5P_DEFAULT),
+                H5Dclose);
+    if (!d.valid() ||
+        H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+      throw std::runtime_error(path_ + ": cannot write " + path);
+  }
   void optional_dataset(const std::string& path, const tensor& t) {
     if (!t.data.empty()) dataset(path, t);
   }
@@ -77,7 +89,7 @@ void write_fixture(const std::string& path, const fixture& f) {
   try {
     fixture_file_writer w(temp);
     const problem& p = f.prob;
-    w.int_attr("glabench_fixture", kFixtureSchemaVersion);
+    w.int_attr("glabench_fixture", fixture_schema_version(p));
     w.string_attr("op", std::string(op_name(p.op)));
     w.int_attr("B", p.B);
     w.int_attr("T", p.T);
@@ -92,6 +104,7 @@ void write_fixture(const std::string& path, const fixture& f) {
     w.dataset("/inputs/q", in.q);
     w.dataset("/inputs/k", in.k);
     w.dataset("/inputs/v", in.v);
+    if (p.varlen()) w.int64_dataset("/inputs/cu_seqlens", p.cu_seqlens);
     w.optional_dataset("/inputs/g", in.g);
     w.optional_dataset("/inputs/u", in.u);
     if (in.h0) w.dataset("/inputs/h0", *in.h0);

@@ -10,6 +10,7 @@
 
 #include "fixture.hpp"
 #include "fixture_catalog.hpp"
+#include "glabench/reference/ops.hpp"
 #include "hdf5_handle.hpp"
 
 namespace glabench::testing {
@@ -213,12 +214,32 @@ h5_handle edited_type(hid_t base, Edit edit) {
 
 }  // namespace
 
+fixture packed_fixture(op_kind op, bool causal) {
+  fixture f;
+  f.prob = problem{op, 1, 6, 2, 4, 4, 0.5, causal, {}};
+  f.prob.cu_seqlens = {0, 2, 3, 6};
+  f.inputs = make_random_inputs(f.prob, {});
+  f.expected = reference::forward(f.prob, f.inputs);
+  f.expected_grads = reference::backward(f.prob, f.inputs);
+  return f;
+}
+
 std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
   silence_hdf5_errors();
   fs::create_directories(dir);
   fixture f = valid_fixture("gla_basic");  // B2 T16 H2 K8 V8, with do and dht
   const problem& p = f.prob;
   std::vector<bad_fixture> out;
+  auto variant_of = [&](const fixture& base, const std::string& name, const std::string& field,
+                        const std::string& rule, auto edit) {
+    const std::string path = (fs::path(dir) / (name + ".h5")).string();
+    write_fixture(path, base);
+    {
+      editor e(path);
+      edit(e);
+    }
+    out.push_back({path, field, rule});
+  };
   auto variant = [&](const std::string& name, const std::string& field, const std::string& rule,
                      auto edit) {
     const std::string path = (fs::path(dir) / (name + ".h5")).string();
@@ -238,7 +259,7 @@ std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
   variant("op_not_a_string", "attribute 'op'", "must be a string",
           [](editor& e) { e.int_attr("op", 3); });
   variant("schema_version", "attribute 'glabench_fixture'", "not supported",
-          [](editor& e) { e.int_attr("glabench_fixture", 2); });
+          [](editor& e) { e.int_attr("glabench_fixture", 3); });
   variant("wrong_rank", "/inputs/q", "must have rank 4", [&](editor& e) {
     e.dataset("/inputs/q", {hsize_t(p.B * p.T), hsize_t(p.H), hsize_t(p.K)}, H5T_IEEE_F64LE,
               qk_values);
@@ -266,6 +287,66 @@ std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
           [](editor& e) { e.delete_dataset("/expected/dg"); });
   variant("missing_input", "/inputs/v", "is missing",
           [](editor& e) { e.delete_dataset("/inputs/v"); });
+
+  // A packed batch's offsets (schema version 2), each rule broken once.
+  const fixture packed = packed_fixture();
+  const char* cu = "/inputs/cu_seqlens";
+  auto offsets = [cu](editor& e, const std::vector<hsize_t>& dims, hid_t type,
+                      const std::vector<double>& values) { e.dataset(cu, dims, type, values); };
+  variant_of(packed, "varlen_in_version_1", cu, "is not part of schema version 1",
+             [](editor& e) { e.int_attr("glabench_fixture", 1); });
+  variant_of(packed, "varlen_batch_of_two", cu, "needs B = 1",
+             [](editor& e) { e.int_attr("B", 2); });
+  variant_of(packed, "varlen_float_offsets", cu,
+             "must be an integer dataset (int32 or int64), found float64", [&](editor& e) {
+               offsets(e, {4}, H5T_IEEE_F64LE, {0, 2, 3, 6});
+             });
+  variant_of(packed, "varlen_int16_offsets", cu,
+             "has a non-standard integer datatype, a 16-bit integer with bit offset 0 and "
+             "precision 16; it must be int32 or int64",
+             [&](editor& e) {
+               offsets(e, {4}, H5T_STD_I16LE, {0, 2, 3, 6});
+             });
+  variant_of(packed, "varlen_rank_2", cu, "must have rank 1 [N + 1], found rank 2 [2, 2]",
+             [&](editor& e) {
+               offsets(e, {2, 2}, H5T_STD_I64LE, {0, 2, 3, 6});
+             });
+  variant_of(packed, "varlen_no_sequence", cu, "must hold N + 1 ≥ 2 offsets (N ≥ 1 sequences)",
+             [&](editor& e) { offsets(e, {1}, H5T_STD_I64LE, {0}); });
+  variant_of(packed, "varlen_more_offsets_than_tokens", cu,
+             "holds 8 offsets, more than T + 1 = 7: some sequence would have no token",
+             [&](editor& e) {
+               offsets(e, {8}, H5T_STD_I32LE, {0, 1, 2, 3, 4, 5, 6, 7});
+             });
+  variant_of(packed, "varlen_not_from_zero", cu, "element 0 is 1; the offsets must start at 0",
+             [&](editor& e) {
+               offsets(e, {4}, H5T_STD_I64LE, {1, 2, 3, 6});
+             });
+  variant_of(packed, "varlen_empty_sequence", cu,
+             "element 2 is 2, not more than element 1 (2); the offsets must increase strictly",
+             [&](editor& e) {
+               offsets(e, {4}, H5T_STD_I64BE, {0, 2, 2, 6});
+             });
+  variant_of(packed, "varlen_decreasing", cu, "element 2 is 1, not more than element 1 (3)",
+             [&](editor& e) {
+               offsets(e, {4}, H5T_STD_I32BE, {0, 3, 1, 6});
+             });
+  variant_of(packed, "varlen_short_of_t", cu, "the last element (3) is 5; it must be T = 6",
+             [&](editor& e) {
+               offsets(e, {4}, H5T_STD_U32LE, {0, 2, 3, 5});
+             });
+  variant_of(packed, "varlen_huge_unsigned", cu,
+             "element 1 is 10000000000000000000; an offset lies in [0, T]", [&](editor& e) {
+               offsets(e, {4}, H5T_STD_U64LE, {0, 1e19, 3, 6});
+             });
+  variant_of(packed, "varlen_state_per_row", "/inputs/h0",
+             "must have shape [3, 2, 4, 4], found [1, 2, 4, 4]", [&](editor& e) {
+               e.dataset("/inputs/h0", {1, 2, 4, 4}, H5T_IEEE_F64LE, std::vector<double>(32));
+             });
+  variant_of(packed, "varlen_expected_state_per_row", "/expected/dh0",
+             "must have shape [3, 2, 4, 4], found [1, 2, 4, 4]", [&](editor& e) {
+               e.dataset("/expected/dh0", {1, 2, 4, 4}, H5T_IEEE_F64LE, std::vector<double>(32));
+             });
 
   // Hostile fixtures: crafted to overrun a buffer, to make the reader allocate
   // terabytes, or to make it open a FIFO (which would block it forever).

@@ -31,6 +31,7 @@ void require_same_fixture(const fixture& a, const fixture& b) {
   BOOST_TEST((a.prob.B == b.prob.B && a.prob.T == b.prob.T && a.prob.H == b.prob.H &&
               a.prob.K == b.prob.K && a.prob.V == b.prob.V && a.prob.causal == b.prob.causal));
   BOOST_TEST(a.prob.scale == b.prob.scale);
+  BOOST_TEST(a.prob.cu_seqlens == b.prob.cu_seqlens, boost::test_tools::per_element());
   BOOST_TEST(a.description == b.description);
   require_same("q", a.inputs.q, b.inputs.q);
   require_same("k", a.inputs.k, b.inputs.k);
@@ -87,6 +88,23 @@ BOOST_AUTO_TEST_CASE(round_trip_every_recipe) {
   }
 }
 
+// A packed batch (cu_seqlens, schema version 2) of every op, softmax_attn causal or not.
+BOOST_AUTO_TEST_CASE(round_trip_packed_batches) {
+  fs::create_directories(kScratch);
+  for (auto [op, causal] :
+       {std::pair{op_kind::gla, true}, std::pair{op_kind::rwkv6, true},
+        std::pair{op_kind::softmax_attn, true}, std::pair{op_kind::softmax_attn, false}}) {
+    BOOST_TEST_CONTEXT(op_name(op) << " causal " << causal) {
+      fixture f = testing::packed_fixture(op, causal);
+      f.path = kScratch + "/packed_" + std::string(op_name(op)) + ".h5";
+      write_fixture(f.path, f);
+      const fixture read = read_fixture(f.path);
+      require_same_fixture(read, f);
+      BOOST_TEST(read.prob.num_states() == 3);
+    }
+  }
+}
+
 // The committed set is exactly what `glabench fixtures make` writes today: the
 // generator is deterministic and the committed files are not stale.
 BOOST_AUTO_TEST_CASE(committed_fixtures_are_reproducible) {
@@ -110,6 +128,72 @@ BOOST_AUTO_TEST_CASE(committed_set_is_small) {
   uintmax_t bytes = 0;
   for (const auto& e : fs::directory_iterator(FIXTURE_DIR)) bytes += e.file_size();
   BOOST_TEST(bytes < 7u * 512 * 1024);  // 3.5 MiB
+}
+
+// Schema version 1 for a fixture without cu_seqlens, so that readers of version 1 read
+// it (the committed files among them); version 2 for a packed batch.
+BOOST_AUTO_TEST_CASE(the_schema_version_is_the_one_the_fixture_needs) {
+  fs::create_directories(kScratch);
+  for (const fixture& made :
+       {make_fixture(fixture_recipes("small").front()), testing::packed_fixture(op_kind::gla),
+        testing::packed_fixture(op_kind::softmax_attn)}) {
+    fixture f = made;
+    BOOST_TEST_CONTEXT(op_name(f.prob.op) << " varlen " << f.prob.varlen()) {
+      f.path = kScratch + "/version.h5";
+      write_fixture(f.path, f);
+      h5_handle file(H5Fopen(f.path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+      h5_handle a(H5Aopen(file.get(), "glabench_fixture", H5P_DEFAULT), H5Aclose);
+      int64_t version = 0;
+      BOOST_REQUIRE(H5Aread(a.get(), H5T_NATIVE_INT64, &version) >= 0);
+      BOOST_TEST(version == (f.prob.varlen() ? 2 : 1));
+      BOOST_TEST(H5Lexists(file.get(), "/inputs/cu_seqlens", H5P_DEFAULT) ==
+                 (f.prob.varlen() ? 1 : 0));
+    }
+  }
+}
+
+// cu_seqlens of int32 or int64, signed or unsigned, in either byte order, as numpy and
+// torch write them.
+BOOST_AUTO_TEST_CASE(offsets_of_every_allowed_integer_type_are_read) {
+  fs::create_directories(kScratch);
+  fixture f = testing::packed_fixture(op_kind::rwkv6);
+  f.path = kScratch + "/offset_types.h5";
+  for (hid_t type : {H5T_STD_I32LE, H5T_STD_I32BE, H5T_STD_U32LE, H5T_STD_U32BE, H5T_STD_I64BE,
+                     H5T_STD_U64LE, H5T_STD_U64BE}) {
+    write_fixture(f.path, f);
+    {
+      h5_handle file(H5Fopen(f.path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+      BOOST_REQUIRE(H5Ldelete(file.get(), "/inputs/cu_seqlens", H5P_DEFAULT) >= 0);
+      const hsize_t n = f.prob.cu_seqlens.size();
+      h5_handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+      h5_handle d(H5Dcreate2(file.get(), "/inputs/cu_seqlens", type, space.get(), H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT),
+                  H5Dclose);
+      BOOST_REQUIRE(H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                             f.prob.cu_seqlens.data()) >= 0);
+    }
+    require_same_fixture(read_fixture(f.path), f);
+  }
+}
+
+// A packed batch's offsets count in the memory a fixture needs, 8 bytes each, and so do
+// its N states.
+BOOST_AUTO_TEST_CASE(the_memory_of_a_packed_batch_counts_its_states_and_offsets) {
+  fs::create_directories(kScratch);
+  fixture f = testing::packed_fixture(op_kind::gla);
+  f.path = kScratch + "/packed_memory.h5";
+  write_fixture(f.path, f);
+  // B1 T6 H2 K4 V4: six [1,T,H,K] and four [1,T,H,V] datasets of 48 values, four states
+  // [3,H,K,V] of 96, and 4 offsets.
+  const uint64_t needed = (10 * 48 + 4 * 96 + 4) * sizeof(double);
+  fixture_read_options options;
+  options.max_bytes = needed;
+  BOOST_TEST(read_fixture(f.path, options).prob.num_states() == 3);
+  options.max_bytes = needed - 1;
+  const fixture_error e = refusal(f.path, options);
+  BOOST_TEST(e.field() == "(file)");
+  BOOST_TEST(e.rule().find("needs " + std::to_string(needed) + " bytes") != std::string::npos,
+             e.rule());
 }
 
 // Some of them point at a FIFO: were one opened, the test would block, so it has a time limit.
