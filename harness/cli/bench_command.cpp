@@ -155,7 +155,8 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
   cmd->add_option("--backend", args->backends, "backend name (repeatable; default: all found)");
   cmd->add_option("--op", args->ops,
                   "gla, rwkv6 or softmax_attn (repeatable; default: all the backend has)");
-  cmd->add_option("--shapes", args->shape_sets, "shape set: seed, fla, t-sweep or decode (repeatable)");
+  cmd->add_option("--shapes", args->shape_sets,
+                  "shape set: seed, fla, t-sweep or decode (repeatable)");
   cmd->add_option("--shape", args->shapes, "one shape B,T,H,K,V (repeatable)");
   cmd->add_option("--dtype", args->dtypes,
                   "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");

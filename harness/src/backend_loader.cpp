@@ -35,7 +35,8 @@ size_t table_size_for_minor(uint32_t minor) {
     return offsetof(glabench_backend, last_call_report) +
            sizeof(glabench_backend::last_call_report);
   if (minor == 3) return offsetof(glabench_backend, collect) + sizeof(glabench_backend::collect);
-  if (minor == 4) return offsetof(glabench_backend, num_knobs) + sizeof(glabench_backend::num_knobs);
+  if (minor == 4)
+    return offsetof(glabench_backend, num_knobs) + sizeof(glabench_backend::num_knobs);
   return offsetof(glabench_backend, features) + sizeof(glabench_backend::features);
 }
 
