@@ -43,11 +43,13 @@ void add_list_command(CLI::App& app, const global_options& global, int& exit_cod
     for (const auto& b : reg.backends) {
       const glabench_backend& t = *b.table;
       // The plugin's strings and the path are escaped (safe_text.hpp).
-      fmt::print("{} {} [{}] — {}\n  {}\n  built: {}{}\n", console_safe(t.name),
+      const std::string features = feature_names(b.features());
+      fmt::print("{} {} [{}] — {}\n  {}\n  built: {}{}{}\n", console_safe(t.name),
                  console_safe(t.version), t.device_type == kDLCUDA ? "cuda" : "cpu",
                  console_safe(global.isolation ? global.isolation->availability(b.path)
                                                : availability_here(b)),
-                 console_safe(b.path), console_safe(b.build.summary()), capabilities(t));
+                 console_safe(b.path), console_safe(b.build.summary()),
+                 features.empty() ? "" : "\n  features: " + features, capabilities(t));
     }
     if (reg.backends.empty())
       fmt::print("no backends found (searched {} and GLABENCH_BACKEND_PATH)\n",

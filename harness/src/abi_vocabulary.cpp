@@ -52,6 +52,19 @@ std::string_view mode_name(glabench_mode mode) {
   return mode == GLABENCH_MODE_FORWARD ? "fwd" : "bwd";
 }
 
+std::string feature_names(uint32_t features) {
+  std::string out;
+  for (uint32_t bit = 0; bit < 32; ++bit) {
+    const uint32_t mask = 1u << bit;
+    if (!(features & mask)) continue;
+    out += out.empty() ? "" : ", ";
+    out += mask == GLABENCH_FEATURE_VARLEN       ? "varlen"
+           : mask == GLABENCH_FEATURE_STATE_FP32 ? "fp32 state"
+                                                 : "bit " + std::to_string(bit);
+  }
+  return out;
+}
+
 std::string status_name(glabench_status s) {
   switch (s) {
     case GLABENCH_OK:

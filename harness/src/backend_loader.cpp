@@ -27,7 +27,7 @@ namespace {
 
 // The table size each minor version of ABI major 1 promises: 1.0 ends at backward, 1.1
 // appended build, 1.2 prepare, release and last_call_report, 1.3 collect, 1.4 knobs and
-// num_knobs. A later minor promises at least what this glabench knows of.
+// num_knobs, 1.5 features. A later minor promises at least what this glabench knows of.
 size_t table_size_for_minor(uint32_t minor) {
   if (minor == 0) return offsetof(glabench_backend, backward) + sizeof(glabench_backend::backward);
   if (minor == 1) return offsetof(glabench_backend, build) + sizeof(glabench_backend::build);
@@ -290,6 +290,20 @@ std::vector<dtype> loaded_backend::forward_dtypes(op_kind op) const {
   for (dtype d : kAllDtypes)
     if (supports(op, d, GLABENCH_MODE_FORWARD)) out.push_back(d);
   return out;
+}
+
+uint32_t loaded_backend::features() const {
+  return GLABENCH_HAS_MEMBER(table, glabench_backend, features) ? table->features : 0u;
+}
+
+dtype loaded_backend::state_dtype(dtype storage) const {
+  return is_16_bit(storage) && (features() & GLABENCH_FEATURE_STATE_FP32) ? dtype::fp32 : storage;
+}
+
+std::string loaded_backend::not_offered(const problem& p) const {
+  if (p.varlen() && !(features() & GLABENCH_FEATURE_VARLEN))
+    return "no packed variable-length batches (ABI 1.5 feature GLABENCH_FEATURE_VARLEN)";
+  return "";
 }
 
 bool looks_like_backend_file(const std::string& filename) {

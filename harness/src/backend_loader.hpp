@@ -45,6 +45,15 @@ struct loaded_backend {
   bool supports(op_kind op, dtype d, glabench_mode mode) const;
   // The dtypes it has a forward of `op` in, in kAllDtypes order.
   std::vector<dtype> forward_dtypes(op_kind op) const;
+  // The GLABENCH_FEATURE_* bits its table declares (ABI 1.5); 0 for a table of an earlier
+  // minor, read only where its struct_size holds the member.
+  uint32_t features() const;
+  // The dtype its states (h0, ht, dh0, dht) take at a storage dtype: float32 where the
+  // storage is 16-bit and it declares GLABENCH_FEATURE_STATE_FP32, else the storage dtype.
+  dtype state_dtype(dtype storage) const;
+  // Why problem `p` is not offered to it at all, whatever the dtype: a packed
+  // variable-length batch to a backend without GLABENCH_FEATURE_VARLEN. "" when it is.
+  std::string not_offered(const problem& p) const;
 };
 
 // How a file becomes a loaded_backend: load_backend in this process, or a description

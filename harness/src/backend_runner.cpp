@@ -1,6 +1,8 @@
 #include "backend_runner.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -46,8 +48,9 @@ glabench_status call_plugin(plugin_message<Capacity>& message, Call&& call) noex
 }
 
 // Indexed by backend_runner::slot.
-constexpr const char* kSlotNames[] = {"q",  "k",   "v",  "g",  "u",  "h0", "d_o", "dht", "o",
-                                      "ht", "lse", "dq", "dk", "dv", "dg", "du",  "dh0"};
+constexpr const char* kSlotNames[] = {"q",   "k",   "v",  "g",  "u",   "h0",
+                                      "d_o", "dht", "o",  "ht", "lse", "dq",
+                                      "dk",  "dv",  "dg", "du", "dh0", "cu_seqlens"};
 
 using guard_bytes = std::array<std::byte, backend_runner::kGuardBytes>;
 
@@ -98,9 +101,23 @@ std::string availability_here(const loaded_backend& b) {
 backend_runner::backend_runner(const loaded_backend& backend, const problem& p, dtype d,
                                bool has_h0, bool need_backward,
                                const std::vector<int32_t>& device_ids)
-    : backend_(backend), problem_(p), dtype_(d), has_h0_(has_h0 && p.has_state()) {
+    : backend_(backend),
+      problem_(p),
+      dtype_(d),
+      state_dtype_(backend.state_dtype(d)),
+      has_h0_(has_h0 && p.has_state()) {
   const glabench_backend& t = *backend_.table;
   if (device_ids.empty()) throw std::invalid_argument("backend_runner: no device given");
+  if (p.varlen() &&
+      (p.B != 1 || p.cu_seqlens.size() < 2 || p.cu_seqlens.front() != 0 ||
+       p.cu_seqlens.back() != p.T ||
+       std::adjacent_find(p.cu_seqlens.begin(), p.cu_seqlens.end(),
+                          [](int64_t a, int64_t b) { return b <= a; }) != p.cu_seqlens.end()))
+    throw std::invalid_argument(
+        "backend_runner: a packed batch has B 1 and cu_seqlens rising strictly from 0 to T");
+  // Before any plugin call: a problem the backend is not offered is its table's to say.
+  if (const std::string why = backend.not_offered(p); !why.empty())
+    throw backend_call_error(GLABENCH_ERROR_UNSUPPORTED, why);
   const bool cuda = t.device_type == kDLCUDA;
   // A host backend has one place to run: more devices asked for is a problem it cannot
   // take (skipped, not failed); one device, whatever its number, is the host, 0.
@@ -135,6 +152,9 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
   abi_problem_.has_dht = 0;
   abi_problem_.num_devices = static_cast<int32_t>(device_ids_.size());
   abi_problem_.device_ids = device_ids_.data();
+  abi_problem_.num_seqs = p.varlen() ? p.num_states() : 0;
+  abi_problem_.state_dtype = to_dlpack(state_dtype_);
+  abi_problem_.seqlens_dtype = {kDLInt, uint8_t(p.T < (int64_t(1) << 31) ? 32 : 64), 1};
 
   for (glabench_mode mode : {GLABENCH_MODE_FORWARD, GLABENCH_MODE_BACKWARD}) {
     if (mode == GLABENCH_MODE_BACKWARD && !need_backward) break;
@@ -168,9 +188,15 @@ void backend_runner::check(glabench_status status, const char* call, const char*
 
 // lse is float32 when the storage dtype is 16-bit (docs/design.md §1): the backward's
 // probabilities are exp(s − lse), and a bf16 lse would put |lse|·2⁻⁹ of error in each.
+// The states take the backend's state dtype (ABI 1.5).
 dtype backend_runner::slot_dtype(slot s) const {
-  const bool sixteen_bit = dtype_ == dtype::bf16 || dtype_ == dtype::fp16;
-  return s == lse && sixteen_bit ? dtype::fp32 : dtype_;
+  if (s == cu_seqlens) throw std::logic_error("cu_seqlens holds offsets, not values");
+  if (s == h0 || s == ht || s == dht || s == dh0) return state_dtype_;
+  return s == lse && is_16_bit(dtype_) ? dtype::fp32 : dtype_;
+}
+
+DLDataType backend_runner::slot_dlpack(slot s) const {
+  return s == cu_seqlens ? abi_problem_.seqlens_dtype : to_dlpack(slot_dtype(s));
 }
 
 void backend_runner::ensure(slot s, const std::vector<int64_t>& shape) {
@@ -180,12 +206,12 @@ void backend_runner::ensure(slot s, const std::vector<int64_t>& shape) {
   dt->shape = shape;
   int64_t n = 1;
   for (int64_t x : shape) n *= x;
-  dt->data_bytes = static_cast<size_t>(n) * dtype_bytes(slot_dtype(s));
+  dt->data_bytes = static_cast<size_t>(n) * (slot_dlpack(s).bits / 8);
   dt->buffer = device_buffer(*ctx_, dt->data_bytes + 2 * kGuardBytes);
   dt->dl.data = dt->data();
   dt->dl.device = ctx_->device();
   dt->dl.ndim = static_cast<int32_t>(dt->shape.size());
-  dt->dl.dtype = to_dlpack(slot_dtype(s));
+  dt->dl.dtype = slot_dlpack(s);
   dt->dl.shape = dt->shape.data();
   dt->dl.strides = nullptr;  // compact row-major
   dt->dl.byte_offset = 0;
@@ -254,7 +280,9 @@ tensor backend_runner::download_slot(slot s) const {
 }
 
 // Token tensors are [B,T,H,X]: one head is T rows of X values, H·X apart. States
-// [B,H,K,V] and lse [B,H,T] hold a head contiguously.
+// [B,H,K,V] and lse [B,H,T] hold a head contiguously. In a packed batch (B 1) sequence b
+// is rows [cu_seqlens[b], cu_seqlens[b+1]) of the tokens and of lse, and row b of the
+// states [N,H,K,V].
 tensor backend_runner::download_head(slot s, int64_t b, int64_t h) const {
   const auto& dt = slots_[s];
   if (!dt) return {};
@@ -262,15 +290,24 @@ tensor backend_runner::download_head(slot s, int64_t b, int64_t h) const {
   const std::vector<int64_t>& shape = dt->shape;
   const std::byte* base = dt->data();
   if (s == u || s == du) throw std::logic_error("u and du are per head already, not per (b, h)");
+  const bool packed = problem_.varlen();
+  const int64_t row = packed ? 0 : b;  // of the tokens and lse
+  const int64_t t0 = packed ? problem_.cu_seqlens[size_t(b)] : 0;
+  const int64_t tokens = packed ? problem_.cu_seqlens[size_t(b) + 1] - t0 : problem_.T;
   const bool token_tensor = s != ht && s != h0 && s != dht && s != dh0 && s != lse;
   std::vector<int64_t> head_shape = shape;
   std::vector<std::byte> bytes;
   if (token_tensor) {
     const int64_t T = shape[1], H = shape[2], X = shape[3];
-    head_shape = {1, T, 1, X};
-    bytes.resize(size_t(T * X) * eb);
-    ctx_->copy_rows_to_host(bytes.data(), base + size_t((b * T * H + h) * X) * eb, size_t(X) * eb,
-                            size_t(T), size_t(H * X) * eb);
+    head_shape = {1, tokens, 1, X};
+    bytes.resize(size_t(tokens * X) * eb);
+    ctx_->copy_rows_to_host(bytes.data(), base + size_t(((row * T + t0) * H + h) * X) * eb,
+                            size_t(X) * eb, size_t(tokens), size_t(H * X) * eb);
+  } else if (s == lse) {
+    const int64_t H = shape[1], T = shape[2];
+    head_shape = {1, 1, tokens};
+    bytes.resize(size_t(tokens) * eb);
+    ctx_->copy_to_host(bytes.data(), base + size_t((row * H + h) * T + t0) * eb, bytes.size());
   } else {
     const int64_t H = shape[1];
     head_shape[0] = head_shape[1] = 1;
@@ -302,6 +339,7 @@ void backend_runner::upload(const op_inputs& x, bool with_cotangents) {
   has_dht_ = with_d_o && p.has_state() && x.dht.has_value();
   if (has_dht_) upload_slot(dht, *x.dht);
   abi_problem_.has_dht = has_dht_ ? 1 : 0;
+  if (p.varlen()) upload_offsets();
 
   ensure(o, p.v_shape());
   if (p.has_state()) ensure(ht, p.state_shape());
@@ -314,6 +352,22 @@ void backend_runner::upload(const op_inputs& x, bool with_cotangents) {
     if (p.has_bonus()) ensure(du, p.u_shape());
     if (has_h0_) ensure(dh0, p.state_shape());
   }
+}
+
+// The offsets in the seqlens dtype (int32 below T = 2^31).
+void backend_runner::upload_offsets() {
+  const std::vector<int64_t>& offsets = problem_.cu_seqlens;
+  ensure(cu_seqlens, {int64_t(offsets.size())});
+  std::vector<std::byte> bytes(slots_[cu_seqlens]->data_bytes);
+  const size_t width = bytes.size() / offsets.size();
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    const int32_t narrow = int32_t(offsets[i]);
+    std::memcpy(
+        bytes.data() + i * width,
+        width == 4 ? static_cast<const void*>(&narrow) : static_cast<const void*>(&offsets[i]),
+        width);
+  }
+  ctx_->copy_to_device(slots_[cu_seqlens]->data(), bytes.data(), bytes.size());
 }
 
 // All-ones bytes: NaN in fp64, fp32, fp16 and bf16 alike.
@@ -362,6 +416,7 @@ void backend_runner::fill_inputs(Args& a) const {
   a.g = in(g);
   a.u = in(u);
   a.h0 = has_h0_ ? in(h0) : nullptr;
+  a.cu_seqlens = in(cu_seqlens);  // NULL unless a packed batch
   a.workspace = workspace_.data();
   a.workspace_bytes = workspace_.bytes();
   a.stream = ctx_->stream();

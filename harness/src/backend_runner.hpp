@@ -9,6 +9,12 @@
 // check them after each call; a changed guard is a backend_call_error naming the
 // tensor ("... wrote past the end of output 'o'").
 //
+// ABI 1.5 (docs/design.md §3): a packed variable-length batch (problem.cu_seqlens) goes
+// only to a backend whose table declares GLABENCH_FEATURE_VARLEN (any other refuses it
+// beforehand: unsupported), with cu_seqlens as a tensor of its own (int32; int64 from
+// T = 2^31), guarded like every tensor; the states (h0, ht, dh0, dht) take
+// loaded_backend::state_dtype.
+//
 // The ABI 1.2 and 1.3 steps, where the table has them (docs/design.md §3): the backend's
 // prepare() after every upload of inputs (the calls that follow use exactly those
 // tensors), collect() after the calls and before any output is read, release() when the
@@ -64,7 +70,8 @@ class backend_runner {
 
   // Throws backend_call_error: GLABENCH_ERROR_NO_DEVICE when the backend cannot run on
   // this machine (or a listed device is absent), GLABENCH_ERROR_UNSUPPORTED (with the
-  // backend's reason) when it refuses the problem in the given mode, or when a host
+  // backend's reason) when it refuses the problem in the given mode, when the problem is
+  // not offered to it (loaded_backend::not_offered: the reason alone), or when a host
   // backend is given more than one device. A host backend runs with device_ids {0},
   // whatever one device is listed.
   backend_runner(const loaded_backend& backend, const problem& p, dtype d, bool has_h0,
@@ -107,7 +114,8 @@ class backend_runner {
   op_gradients download_gradients() const;
   // The same for one (batch, head) only, shaped as a problem with B = H = 1: what the
   // bench's quick verify checks, without bringing whole tensors back. du (rwkv6), which
-  // sums over the batch, is left empty.
+  // sums over the batch, is left empty. In a packed batch b is the sequence: its tokens
+  // (T its length) and its state row.
   op_outputs download_head_outputs(int64_t b, int64_t h) const;
   op_gradients download_head_gradients(int64_t b, int64_t h) const;
   // What the backend's last_call_report() wrote about its last call; nullopt when it has
@@ -120,7 +128,27 @@ class backend_runner {
 
  private:
   struct device_tensor;
-  enum slot : int { q, k, v, g, u, h0, d_o, dht, o, ht, lse, dq, dk, dv, dg, du, dh0, num_slots };
+  enum slot : int {
+    q,
+    k,
+    v,
+    g,
+    u,
+    h0,
+    d_o,
+    dht,
+    o,
+    ht,
+    lse,
+    dq,
+    dk,
+    dv,
+    dg,
+    du,
+    dh0,
+    cu_seqlens,
+    num_slots
+  };
   static constexpr slot kOutputSlots[] = {o, ht, lse, dq, dk, dv, dg, du, dh0};
 
   void upload(const op_inputs& in, bool with_cotangents);
@@ -130,8 +158,10 @@ class backend_runner {
   glabench_backward_args backward_args();
   void prepare_backend(glabench_mode mode);
   dtype slot_dtype(slot s) const;
+  DLDataType slot_dlpack(slot s) const;
   void ensure(slot s, const std::vector<int64_t>& shape);
   void upload_slot(slot s, const tensor& t);
+  void upload_offsets();
   tensor download_slot(slot s) const;
   tensor download_head(slot s, int64_t b, int64_t h) const;
   const DLTensor* in(slot s) const;
@@ -143,6 +173,7 @@ class backend_runner {
   const loaded_backend& backend_;
   problem problem_;
   dtype dtype_;
+  dtype state_dtype_;  // of h0, ht, dh0 and dht
   bool has_h0_;
   std::vector<int32_t> device_ids_;
   glabench_problem abi_problem_{};

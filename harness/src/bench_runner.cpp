@@ -49,7 +49,7 @@ job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t 
              dtype d, const std::string& mode, bool causal, bool hot, size_t num_devices,
              const std::string& gates, const std::string& timing) {
   causal = causal || op != op_kind::softmax_attn;
-  problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), causal};
+  problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), causal, {}};
   const gate_regime* regime = p.has_gate() ? find_gate_regime(gates) : nullptr;
   if (p.has_gate() && !regime)
     throw std::invalid_argument("bench job: unknown gate regime '" + gates + "'");

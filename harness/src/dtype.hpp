@@ -18,6 +18,11 @@ inline constexpr dtype kAllDtypes[] = {dtype::fp64, dtype::fp32, dtype::fp16, dt
 std::string_view dtype_name(dtype d);
 std::optional<dtype> parse_dtype(std::string_view name);
 size_t dtype_bytes(dtype d);
+// bf16 and fp16: where lse (docs/design.md §1) and, for a backend that asks, the states
+// are float32 instead (backend.h).
+inline bool is_16_bit(dtype d) {
+  return d == dtype::bf16 || d == dtype::fp16;
+}
 
 // Default pass threshold on rel_l2: fp64 1e-12, fp32 1e-5, fp16 5e-3, bf16 1e-2.
 double default_tolerance(dtype d);

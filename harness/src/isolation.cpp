@@ -38,9 +38,11 @@ struct described_table {
 
 backend_description description_of(const loaded_backend& b) {
   const glabench_backend& t = *b.table;
-  return {t.name,      t.version,   t.device_type,
-          t.abi_major, t.abi_minor, {t.capabilities, t.capabilities + t.num_capabilities},
-          b.build,     b.knobs,     availability_here(b)};
+  return {t.name,        t.version,
+          t.device_type, t.abi_major,
+          t.abi_minor,   {t.capabilities, t.capabilities + t.num_capabilities},
+          b.build,       b.knobs,
+          b.features(),  availability_here(b)};
 }
 
 loaded_backend backend_from_description(const std::string& path, backend_description d) {
@@ -55,7 +57,8 @@ loaded_backend backend_from_description(const std::string& path, backend_descrip
   t.device_type = held->d.device_type;
   t.capabilities = held->d.capabilities.data();
   t.num_capabilities = held->d.capabilities.size();
-  t.build = {};  // compiler NULL: not this table's to say
+  t.build = {};                   // compiler NULL: not this table's to say
+  t.features = held->d.features;  // read from the plugin's table where it holds them
   const glabench_backend* table = &held->table;
   return {path, table, std::shared_ptr<void>(held, held.get()), held->d.build, held->d.knobs};
 }
@@ -70,6 +73,7 @@ verify_case_result unjudged_case(const loaded_backend& b, const fixture& f, dtyp
   r.fixture_path = f.path;
   r.op = f.prob.op;
   r.storage = storage;
+  if (f.prob.has_state()) r.state_storage = b.state_dtype(storage);
   r.devices = opts.devices;
   r.status = status;
   r.message = std::move(message);
@@ -103,6 +107,8 @@ struct tensor_bytes {
   }
   template <typename... A>
   void named(const A&...) {}
+  template <typename... A>
+  void present_if(const A&...) {}
   void bytes(const char*, const std::vector<double>& values) {
     n += values.size() * sizeof(double);
   }

@@ -57,10 +57,14 @@ class field_writer {
   void operator()(const char* key, const V& v, const Describe& describe) {
     if (nlohmann::json x = write(v, describe); !x.is_discarded()) (*out_)[key] = std::move(x);
   }
-  // An enum by its name.
+  // An enum by its name; an optional one is left out when empty.
   template <typename E, typename Name, typename Parse>
   void named(const char* key, const E& e, Name name, Parse) {
-    (*out_)[key] = std::string(name(e));
+    if constexpr (json_fields_detail::is_optional<E>::value) {
+      if (e) (*out_)[key] = std::string(name(*e));
+    } else {
+      (*out_)[key] = std::string(name(e));
+    }
   }
   // A number that may be NaN or infinite: JSON has neither, so null (read back as NaN).
   void number_or_null(const char* key, const double& x) {
@@ -134,6 +138,13 @@ class field_reader {
   }
   template <typename E, typename Name, typename Parse>
   void named(const char* key, E& e, Name, Parse parse) const {
+    if constexpr (json_fields_detail::is_optional<E>::value) {
+      const auto it = in_->find(key);
+      if (it == in_->end() || it->is_null()) {
+        e.reset();
+        return;
+      }
+    }
     const std::string name = in_->at(key).get<std::string>();
     const auto parsed = parse(name);
     if (!parsed) throw std::runtime_error(std::string(key) + ": unknown name '" + name + "'");

@@ -9,17 +9,18 @@
 namespace glabench {
 namespace {
 
-// The inputs as the backend sees them: every tensor rounded to the storage dtype.
-op_inputs rounded_inputs(const op_inputs& in, dtype d) {
+// The inputs as the backend sees them: each tensor rounded to its dtype, h0 and dht to
+// the state dtype (ABI 1.5), the others to the storage dtype.
+op_inputs rounded_inputs(const op_inputs& in, dtype d, dtype state) {
   op_inputs r;
   r.q = round_to(in.q, d);
   r.k = round_to(in.k, d);
   r.v = round_to(in.v, d);
   if (!in.g.empty()) r.g = round_to(in.g, d);
   if (!in.u.empty()) r.u = round_to(in.u, d);
-  if (in.h0) r.h0 = round_to(*in.h0, d);
+  if (in.h0) r.h0 = round_to(*in.h0, state);
   if (in.d_o) r.d_o = round_to(*in.d_o, d);
-  if (in.dht) r.dht = round_to(*in.dht, d);
+  if (in.dht) r.dht = round_to(*in.dht, state);
   return r;
 }
 
@@ -67,6 +68,7 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
   r.op = f.prob.op;
   r.storage = storage;
   r.devices = opts.devices;
+  if (f.prob.has_state()) r.state_storage = backend.state_dtype(storage);
   auto finish = [&]() -> verify_case_result {
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
@@ -89,7 +91,7 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
     // The backend's prepare() (ABI 1.2) runs with each upload: before forward, and again
     // with the backward's arguments before backward and each finite-difference call.
     backend_runner runner(backend, f.prob, storage, has_h0, with_backward, opts.devices);
-    const op_inputs seen = rounded_inputs(f.inputs, storage);
+    const op_inputs seen = rounded_inputs(f.inputs, storage, backend.state_dtype(storage));
     // Expected values on exactly the inputs the backend saw.
     op_outputs want = f.expected;
     std::optional<op_gradients> want_grads = f.expected_grads;

@@ -1,7 +1,8 @@
 // `glabench verify` for one (backend, fixture, dtype): run the backend on the
-// fixture's inputs rounded to the dtype, compare every output and gradient with the
-// fp64 result on those same rounded inputs, and — for an fp64 backward — check the
-// backend's gradients against finite differences of its own forward.
+// fixture's inputs rounded to the dtype (h0 and dht to the backend's state dtype), compare
+// every output and gradient with the fp64 result on those same rounded inputs, and — for
+// an fp64 backward — check the backend's gradients against finite differences of its own
+// forward. A packed batch (cu_seqlens) goes only to a backend that declares it.
 #pragma once
 
 #include <optional>
@@ -44,6 +45,9 @@ struct verify_case_result {
   std::string fixture_path;
   op_kind op = op_kind::gla;
   dtype storage = dtype::fp64;
+  // The dtype of h0, ht, dh0 and dht (gla, rwkv6): the storage dtype, or float32 for a
+  // backend with ABI 1.5's GLABENCH_FEATURE_STATE_FP32 at 16-bit storage.
+  std::optional<dtype> state_storage;
   case_status status = case_status::passed;
   std::string message;  // why it failed, was skipped or was unavailable; notes
   std::vector<tensor_check> checks;

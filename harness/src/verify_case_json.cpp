@@ -50,13 +50,15 @@ constexpr auto gradcheck_fields = [](auto& f, auto& g) {
 };
 
 // The case, written by `verify --json` and by a worker, read back from a worker. Files
-// from before the devices were recorded have none (read as {0}).
+// from before the devices were recorded have none (read as {0}); state_dtype (ABI 1.5)
+// is there for ops with a state.
 constexpr auto verify_case_fields = [](auto& f, auto& r) {
   f("backend", r.backend);
   f("fixture", r.fixture);
   f("fixture_path", r.fixture_path);
   f.named("op", r.op, op_name, parse_op);
   f.named("dtype", r.storage, dtype_name, parse_dtype);
+  f.named("state_dtype", r.state_storage, dtype_name, parse_dtype);
   f.named("status", r.status, case_status_name, parse_case_status);
   f("message", r.message);
   f("seconds", r.seconds);

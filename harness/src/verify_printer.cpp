@@ -85,6 +85,8 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
                  c.passed ? style.paint("ok", tone::good) : style.paint("FAIL", tone::bad));
       lead = blank;
     }
+    if (r.state_storage && *r.state_storage != r.storage)
+      fmt::print(os, "{}  states (h0, ht, dh0, dht) in {}\n", blank, dtype_name(*r.state_storage));
     if (r.gradcheck) {
       const auto& g = *r.gradcheck;
       fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {} ({} directions{})\n", lead, "fd",

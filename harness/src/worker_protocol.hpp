@@ -33,6 +33,7 @@ inline constexpr auto problem_fields = [](auto& f, auto& p) {
   size_fields(f, p);
   f("scale", p.scale);
   f("causal", p.causal);
+  f.present_if(p.varlen(), "cu_seqlens", p.cu_seqlens);
 };
 
 inline constexpr auto inputs_fields = [](auto& f, auto& in) {
@@ -81,6 +82,7 @@ struct backend_description {
   std::vector<glabench_capability> capabilities;
   backend_build build;
   std::vector<std::string> knobs;
+  uint32_t features = 0;     // GLABENCH_FEATURE_* (loaded_backend::features)
   std::string availability;  // what device_available() said: "available" or "unavailable: …"
 };
 
@@ -101,6 +103,7 @@ inline constexpr auto backend_description_fields = [](auto& f, auto& d) {
   f("capabilities", d.capabilities, capability_fields);
   f("build", d.build, backend_build_fields);
   f("knobs", d.knobs);
+  f("features", d.features);
   f("availability", d.availability);
 };
 

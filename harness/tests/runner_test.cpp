@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 #include <cmath>
 
+#include "abi_vocabulary.hpp"
 #include "backend_runner.hpp"
 #include "bench_runner.hpp"
 #include "fixture.hpp"
@@ -356,6 +357,197 @@ BOOST_AUTO_TEST_CASE(softmax_attn_runs_once_per_mask) {
   BOOST_TEST(!wrong.rows[1].config.causal);
   BOOST_TEST(bench_status_name(wrong.rows[1].status) == "failed");
   BOOST_TEST(wrong.rows[1].message.starts_with("quick verify failed: "), wrong.rows[1].message);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// ABI 1.5: packed variable-length batches and fp32 states (docs/design.md §3).
+namespace {
+
+// f's B rows as one packed row of B·T tokens, sequence b its row b: the same values in
+// the same memory order, so the same expected results (du sums over them either way).
+fixture packed_rows(fixture f) {
+  const int64_t B = f.prob.B, T = f.prob.T;
+  for (int64_t b = 0; b <= B; ++b) f.prob.cu_seqlens.push_back(b * T);
+  f.prob.B = 1;
+  f.prob.T = B * T;
+  auto flatten = [&](tensor& t) {
+    if (!t.empty()) t.shape = {1, B * T, t.shape[2], t.shape[3]};
+  };
+  for (tensor* t : {&f.inputs.q, &f.inputs.k, &f.inputs.v, &f.inputs.g, &f.expected.o}) flatten(*t);
+  if (f.inputs.d_o) flatten(*f.inputs.d_o);
+  if (f.expected_grads)
+    for (tensor* t : {&f.expected_grads->dq, &f.expected_grads->dk, &f.expected_grads->dv,
+                      &f.expected_grads->dg})
+      flatten(*t);
+  f.path = "packed_" + f.path;
+  return f;
+}
+
+// Tokens [t0, t0 + n) of a [1,T,H,X] tensor, and row r of a [N,...] state.
+tensor token_rows(const tensor& t, int64_t t0, int64_t n) {
+  const int64_t per_token = t.shape[2] * t.shape[3];
+  tensor out({1, n, t.shape[2], t.shape[3]});
+  std::copy_n(t.ptr() + t0 * per_token, n * per_token, out.ptr());
+  return out;
+}
+tensor state_row(const tensor& t, int64_t r) {
+  std::vector<int64_t> shape = t.shape;
+  shape[0] = 1;
+  tensor out(shape);
+  std::copy_n(t.ptr() + r * out.numel(), out.numel(), out.ptr());
+  return out;
+}
+
+std::string seen_by(const loaded_backend& b) {
+  using seen_fn = const char* (*)();
+  const auto seen = reinterpret_cast<seen_fn>(dlsym(b.library.get(), "varlen_plugin_seen"));
+  BOOST_REQUIRE(seen);
+  return seen();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(abi_1_5)
+
+// A table of 1.4 holds no features: never offered a packed batch (its case unsupported
+// with the reason, before any of its code runs), still verified on the others. Past
+// its end it holds every feature: a harness that read them would offer it.
+BOOST_AUTO_TEST_CASE(an_earlier_table_is_never_offered_a_packed_batch) {
+  const fixture f = recipe_fixture("gla_basic");
+  for (const char* variant : {"abi_1_4", "abi_1_0", "features_none"}) {
+    BOOST_TEST_CONTEXT(variant) {
+      const loaded_backend old = test_plugin(variant);
+      BOOST_TEST(old.features() == 0u);
+      BOOST_TEST((old.state_dtype(dtype::bf16) == dtype::bf16));
+      const verify_case_result r = verify_case(old, packed_rows(f), dtype::fp64, {});
+      BOOST_TEST(case_status_name(r.status) == "unsupported");
+      BOOST_TEST(r.message ==
+                 "no packed variable-length batches (ABI 1.5 feature GLABENCH_FEATURE_VARLEN)");
+    }
+  }
+  const verify_case_result plain = verify_case(test_plugin("abi_1_4"), f, dtype::fp64, {});
+  BOOST_TEST(case_status_name(plain.status) == "passed", plain.message);
+  BOOST_TEST((plain.state_storage == dtype::fp64));
+}
+
+// A backend with GLABENCH_FEATURE_VARLEN gets num_seqs, the offsets (int32) on their own
+// tensor, and states of N rows; with GLABENCH_FEATURE_STATE_FP32 at bf16 they are fp32:
+// h0 comes back through ht (and dht through dh0) with fp32's precision, not bf16's.
+BOOST_AUTO_TEST_CASE(a_packed_batch_and_fp32_states_reach_a_backend_that_declares_them) {
+  const loaded_backend b = test_plugin("varlen_state_fp32");
+  BOOST_TEST(b.features() == (GLABENCH_FEATURE_VARLEN | GLABENCH_FEATURE_STATE_FP32));
+  fixture f = packed_rows(recipe_fixture("gla_basic"));  // B2 T16 H2 K8 V8 → B1 T32, N 2
+  f.prob.cu_seqlens = {0, 5, 19, 32};                    // three sequences of 5, 14, 13
+  f.inputs.h0 = tensor({3, 2, 8, 8});
+  f.inputs.dht = tensor({3, 2, 8, 8});
+  for (int64_t i = 0; i < f.inputs.h0->numel(); ++i) {
+    f.inputs.h0->data[size_t(i)] = 1.0 + 1e-4 * double(i);  // between bf16's steps
+    f.inputs.dht->data[size_t(i)] = -1.0 - 1e-4 * double(i);
+  }
+  backend_runner runner(b, f.prob, dtype::bf16, true, true);
+  const op_outputs out = runner.forward(f.inputs);
+  BOOST_TEST(seen_by(b) ==
+             "fwd B=1 T=32 num_seqs=3 state=float32 seqlens=int32 cu_seqlens=0,5,19,32 "
+             "h0=[3,2,8,8]float32 ht=[3,2,8,8]float32");
+  BOOST_TEST(out.ht.data == round_to(*f.inputs.h0, dtype::fp32).data);
+  BOOST_TEST(out.ht.data != round_to(*f.inputs.h0, dtype::bf16).data);
+  const op_gradients grads = runner.backward(f.inputs);
+  BOOST_TEST(seen_by(b) ==
+             "bwd B=1 T=32 num_seqs=3 state=float32 seqlens=int32 cu_seqlens=0,5,19,32 "
+             "h0=[3,2,8,8]float32 dht=[3,2,8,8]float32 dh0=[3,2,8,8]float32");
+  BOOST_TEST(grads.dh0.data == round_to(*f.inputs.dht, dtype::fp32).data);
+
+  // Not packed, and at fp32 storage: the fields say so, the states are the storage's.
+  backend_runner plain(b, recipe_fixture("gla_basic").prob, dtype::fp32, true, false);
+  plain.forward(recipe_fixture("gla_basic").inputs);
+  BOOST_TEST(seen_by(b) ==
+             "fwd B=2 T=16 num_seqs=0 state=float32 cu_seqlens=none "
+             "h0=[2,2,8,8]float32 ht=[2,2,8,8]float32");
+  // A backend without the feature gets bf16 states at bf16.
+  const loaded_backend none = test_plugin("features_none");
+  backend_runner bf16(none, recipe_fixture("gla_basic").prob, dtype::bf16, true, false);
+  bf16.forward(recipe_fixture("gla_basic").inputs);
+  BOOST_TEST(seen_by(none) ==
+             "fwd B=2 T=16 num_seqs=0 state=bfloat16 cu_seqlens=none "
+             "h0=[2,2,8,8]bfloat16 ht=[2,2,8,8]bfloat16");
+  // verify rounds h0 to the state dtype and records it.
+  const verify_case_result r =
+      verify_case(b, packed_rows(recipe_fixture("gla_basic")), dtype::bf16, {});
+  BOOST_TEST((r.state_storage == dtype::fp32));
+}
+
+// naive_recurrent computes a packed batch as its sequences one by one: each from its own
+// h0 row, ending in its own ht row, du summed; and the head downloads take sequences.
+BOOST_AUTO_TEST_CASE(naive_computes_a_packed_batch_sequence_by_sequence) {
+  const loaded_backend naive = load_backend(NAIVE_BACKEND_PATH);
+  BOOST_TEST(feature_names(naive.features()) == "varlen");
+  for (const char* name : {"gla_basic", "rwkv6_basic"}) {
+    BOOST_TEST_CONTEXT(name) {
+      // Equal lengths: the fixture's own expected values, and the finite differences.
+      const fixture equal = packed_rows(recipe_fixture(name));
+      const verify_case_result r = verify_case(naive, equal, dtype::fp64, {});
+      BOOST_TEST(case_status_name(r.status) == "passed", r.message);
+      BOOST_TEST((r.gradcheck && r.gradcheck->passed));
+
+      fixture f = equal;
+      f.prob.cu_seqlens = {0, 1, 13, 32};
+      const int64_t N = 3;
+      f.inputs.h0 = tensor({N, f.prob.H, f.prob.K, f.prob.V});
+      f.inputs.dht = *f.inputs.h0;
+      for (int64_t i = 0; i < f.inputs.h0->numel(); ++i) {
+        f.inputs.h0->data[size_t(i)] = 0.01 * double(i % 17);
+        f.inputs.dht->data[size_t(i)] = 0.02 * double(i % 13) - 0.1;
+      }
+      backend_runner runner(naive, f.prob, dtype::fp64, true, true);
+      const op_outputs out = runner.forward(f.inputs);
+      const op_gradients grads = runner.backward(f.inputs);
+      tensor du_sum(f.prob.u_shape());
+      for (int64_t n = 0; n < N; ++n) {
+        BOOST_TEST_CONTEXT("sequence " << n) {
+          const int64_t t0 = f.prob.cu_seqlens[size_t(n)];
+          const int64_t len = f.prob.cu_seqlens[size_t(n) + 1] - t0;
+          problem one = f.prob;
+          one.cu_seqlens.clear();
+          one.T = len;
+          op_inputs x;
+          x.q = token_rows(f.inputs.q, t0, len);
+          x.k = token_rows(f.inputs.k, t0, len);
+          x.v = token_rows(f.inputs.v, t0, len);
+          x.g = token_rows(f.inputs.g, t0, len);
+          x.u = f.inputs.u;
+          x.h0 = state_row(*f.inputs.h0, n);
+          x.d_o = token_rows(*f.inputs.d_o, t0, len);
+          x.dht = state_row(*f.inputs.dht, n);
+          backend_runner alone(naive, one, dtype::fp64, true, true);
+          const op_outputs want = alone.forward(x);
+          const op_gradients want_grads = alone.backward(x);
+          BOOST_TEST(token_rows(out.o, t0, len).data == want.o.data);
+          BOOST_TEST(state_row(out.ht, n).data == want.ht.data);
+          BOOST_TEST(token_rows(grads.dq, t0, len).data == want_grads.dq.data);
+          BOOST_TEST(token_rows(grads.dk, t0, len).data == want_grads.dk.data);
+          BOOST_TEST(token_rows(grads.dv, t0, len).data == want_grads.dv.data);
+          BOOST_TEST(token_rows(grads.dg, t0, len).data == want_grads.dg.data);
+          BOOST_TEST(state_row(grads.dh0, n).data == want_grads.dh0.data);
+          if (f.prob.has_bonus())
+            for (int64_t i = 0; i < du_sum.numel(); ++i)
+              du_sum.data[size_t(i)] += want_grads.du.data[size_t(i)];
+          // The head downloads of sequence n: its tokens and its state row.
+          for (int64_t h = 0; h < f.prob.H; ++h) {
+            const op_outputs head = runner.download_head_outputs(n, h);
+            BOOST_TEST((head.o.shape == std::vector<int64_t>{1, len, 1, f.prob.V}));
+            BOOST_TEST(head.o.data[0] == want.o.data[size_t(h * f.prob.V)]);
+            BOOST_TEST(head.ht.data[0] == want.ht.data[size_t(h * f.prob.K * f.prob.V)]);
+          }
+        }
+      }
+      if (f.prob.has_bonus()) {
+        const double scale = l2_norm(du_sum);
+        for (int64_t i = 0; i < du_sum.numel(); ++i)
+          BOOST_TEST(std::abs(grads.du.data[size_t(i)] - du_sum.data[size_t(i)]) <= 1e-13 * scale);
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

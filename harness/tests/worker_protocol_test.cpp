@@ -98,6 +98,10 @@ BOOST_AUTO_TEST_CASE(a_verify_case_crosses_whole_with_its_rules) {
   BOOST_TEST(!j["tensors"][1].contains("non_finite"));  // written only where not finite
   BOOST_TEST(j["op"] == "rwkv6");
   BOOST_TEST(j["dtype"] == "bf16");
+  BOOST_TEST(!j.contains("state_dtype"));  // none recorded
+  r.state_storage = dtype::fp32;
+  BOOST_TEST(to_json(r)["state_dtype"] == "fp32");
+  BOOST_TEST((*verify_case_from_json(to_json(r)).state_storage == dtype::fp32));
   const verify_case_result back =
       verify_case_from_json(nlohmann::json::from_cbor(nlohmann::json::to_cbor(j)));
   BOOST_TEST(to_json(back) == j);
@@ -150,6 +154,7 @@ BOOST_AUTO_TEST_CASE(a_backend_description_crosses_whole) {
   d.capabilities = {{GLABENCH_OP_SOFTMAX_ATTN, {kDLBfloat, 16, 1}, GLABENCH_MODE_BACKWARD}};
   d.build.abi = "1.4";
   d.knobs = {"RING_SOFTMAX_CUDA_SHARDS"};
+  d.features = GLABENCH_FEATURE_VARLEN | GLABENCH_FEATURE_STATE_FP32;
   d.availability = "unavailable: no CUDA device";
   const auto back = across_the_pipe(d, worker_protocol::backend_description_fields);
   BOOST_TEST(back.name == d.name);
@@ -162,7 +167,24 @@ BOOST_AUTO_TEST_CASE(a_backend_description_crosses_whole) {
   BOOST_TEST(back.capabilities[0].dtype.bits == 16);
   BOOST_TEST((back.capabilities[0].mode == GLABENCH_MODE_BACKWARD));
   BOOST_TEST(back.knobs == d.knobs);
+  BOOST_TEST(back.features == d.features);
   BOOST_TEST(back.availability == d.availability);
+}
+
+// A packed batch's offsets cross with its problem (ABI 1.5); a problem without them
+// writes none and reads back none.
+BOOST_AUTO_TEST_CASE(a_problem_crosses_with_its_cu_seqlens) {
+  problem p;
+  p.op = op_kind::rwkv6;
+  p.B = 1;
+  p.T = 9;
+  p.cu_seqlens = {0, 2, 5, 9};
+  const problem back = across_the_pipe(p, worker_protocol::problem_fields);
+  BOOST_TEST(back.cu_seqlens == p.cu_seqlens);
+  BOOST_TEST(back.num_states() == 3);
+  p.cu_seqlens.clear();
+  BOOST_TEST(!to_json_by(p, worker_protocol::problem_fields).contains("cu_seqlens"));
+  BOOST_TEST(!across_the_pipe(p, worker_protocol::problem_fields).varlen());
 }
 
 BOOST_AUTO_TEST_CASE(verify_options_leave_out_what_is_unset) {

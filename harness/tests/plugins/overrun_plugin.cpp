@@ -12,6 +12,9 @@
 //   abi_1_1        its table ends where ABI 1.1's did (minor 1, build but no prepare,
 //                  release or last_call_report), as a plugin built against glabench 1.1
 //   abi_1_2        its table ends where ABI 1.2's did (minor 2, no collect)
+//   abi_1_4        its table ends where ABI 1.4's did (minor 4, no features); past its
+//                  end it holds every ABI 1.5 feature, so a harness that read them would
+//                  offer it packed batches and fp32 states
 //   unoptimised    built with -O0 by glabench_add_backend (harness/tests/CMakeLists.txt)
 #include <cstdlib>
 #include <cstring>
@@ -50,10 +53,11 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
 }
 
 // abi_1_0's table ends where ABI 1.0's did; abi_1_1's where 1.1's did; abi_1_2's where
-// 1.2's did.
+// 1.2's did; abi_1_4's where 1.4's did.
 constexpr bool kAbi10 = __builtin_strcmp(OVERRUN_PLUGIN_VARIANT, "abi_1_0") == 0;
 constexpr bool kAbi11 = __builtin_strcmp(OVERRUN_PLUGIN_VARIANT, "abi_1_1") == 0;
 constexpr bool kAbi12 = __builtin_strcmp(OVERRUN_PLUGIN_VARIANT, "abi_1_2") == 0;
+constexpr bool kAbi14 = __builtin_strcmp(OVERRUN_PLUGIN_VARIANT, "abi_1_4") == 0;
 
 // What abi_1_1 holds past its struct_size, where a 1.1 plugin's memory holds whatever
 // follows its table: tripwires for a harness that reads members its struct_size lacks.
@@ -74,30 +78,36 @@ glabench_status past_the_end_collect(glabench_message* error) {
   return fail(error, GLABENCH_ERROR_RUNTIME, "the harness read collect past a 1.2 table's end");
 }
 
-const glabench_backend kBackend = {GLABENCH_ABI_MAJOR,
-                                   kAbi10   ? 0u
-                                   : kAbi11 ? 1u
-                                   : kAbi12 ? 2u
-                                            : GLABENCH_ABI_MINOR,
-                                   kAbi10   ? offsetof(glabench_backend, build)
-                                   : kAbi11 ? offsetof(glabench_backend, prepare)
-                                   : kAbi12 ? offsetof(glabench_backend, collect)
-                                            : sizeof(glabench_backend),
-                                   "test_" OVERRUN_PLUGIN_VARIANT,
-                                   "0.0.0",
-                                   kDLCPU,
-                                   gla_fp64::kCapabilities,
-                                   gla_fp64::kNumCapabilities,
-                                   gla_fp64::device_available,
-                                   supports,
-                                   gla_fp64::workspace_size,
-                                   forward,
-                                   backward,
-                                   GLABENCH_BUILD_INFO_INIT,
-                                   kAbi11 ? past_the_end_prepare : nullptr,
-                                   kAbi11 ? past_the_end_release : nullptr,
-                                   kAbi11 ? past_the_end_report : nullptr,
-                                   kAbi12 ? past_the_end_collect : nullptr};
+const glabench_backend kBackend = {
+    GLABENCH_ABI_MAJOR,
+    kAbi10   ? 0u
+    : kAbi11 ? 1u
+    : kAbi12 ? 2u
+    : kAbi14 ? 4u
+             : GLABENCH_ABI_MINOR,
+    kAbi10   ? offsetof(glabench_backend, build)
+    : kAbi11 ? offsetof(glabench_backend, prepare)
+    : kAbi12 ? offsetof(glabench_backend, collect)
+    : kAbi14 ? offsetof(glabench_backend, features)
+             : sizeof(glabench_backend),
+    "test_" OVERRUN_PLUGIN_VARIANT,
+    "0.0.0",
+    kDLCPU,
+    gla_fp64::kCapabilities,
+    gla_fp64::kNumCapabilities,
+    gla_fp64::device_available,
+    supports,
+    gla_fp64::workspace_size,
+    forward,
+    backward,
+    GLABENCH_BUILD_INFO_INIT,
+    kAbi11 ? past_the_end_prepare : nullptr,
+    kAbi11 ? past_the_end_release : nullptr,
+    kAbi11 ? past_the_end_report : nullptr,
+    kAbi12 ? past_the_end_collect : nullptr,
+    nullptr,
+    0,
+    kAbi14 ? GLABENCH_FEATURE_VARLEN | GLABENCH_FEATURE_STATE_FP32 : 0u};
 
 }  // namespace
 
