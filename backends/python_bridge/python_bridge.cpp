@@ -9,6 +9,8 @@
 // memory, made once per tensor and kept (the cache below), so a call's cost is one
 // Python call and what the kernel does. A Python exception comes back as the call's
 // message; a crash or hang in the interpreter is the worker's, CRASHED or TIMEOUT.
+// The kernel's declaration may ask for ABI 1.5's features: packed batches (varlen=True:
+// the offsets go to the kernel as cu_seqlens) and fp32 states (state_dtype="float32").
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -123,21 +125,25 @@ object problem_tuple(const glabench_problem* p) {
   bridge_state& s = state();
   const python_api& py = *s.py;
   const int device = p->num_devices > 0 && p->device_ids ? p->device_ids[0] : 0;
+  const int64_t num_seqs = GLABENCH_HAS_MEMBER(p, glabench_problem, num_seqs) ? p->num_seqs : 0;
   const glabench_problem& q = s.problem;
   const bool same = s.problem_tuple && q.op == p->op && q.B == p->B && q.T == p->T && q.H == p->H &&
                     q.K == p->K && q.V == p->V && q.scale == p->scale && q.causal == p->causal &&
                     q.dtype.code == p->dtype.code && q.dtype.bits == p->dtype.bits &&
-                    q.has_h0 == p->has_h0 && q.has_dht == p->has_dht && s.device == device;
+                    q.has_h0 == p->has_h0 && q.has_dht == p->has_dht && s.device == device &&
+                    q.num_seqs == num_seqs;
   if (!same) {
     if (s.problem_tuple) py.Py_DecRef(s.problem_tuple);
-    s.problem_tuple = tuple({str(op_name(p->op)), py.PyLong_FromLongLong(p->B),
-                             py.PyLong_FromLongLong(p->T), py.PyLong_FromLongLong(p->H),
-                             py.PyLong_FromLongLong(p->K), py.PyLong_FromLongLong(p->V),
-                             py.PyFloat_FromDouble(p->scale), py.PyLong_FromLongLong(p->causal),
-                             str(dtype_name(p->dtype)), py.PyLong_FromLongLong(p->has_h0),
-                             py.PyLong_FromLongLong(p->has_dht), py.PyLong_FromLongLong(device)});
+    s.problem_tuple =
+        tuple({str(op_name(p->op)), py.PyLong_FromLongLong(p->B), py.PyLong_FromLongLong(p->T),
+               py.PyLong_FromLongLong(p->H), py.PyLong_FromLongLong(p->K),
+               py.PyLong_FromLongLong(p->V), py.PyFloat_FromDouble(p->scale),
+               py.PyLong_FromLongLong(p->causal), str(dtype_name(p->dtype)),
+               py.PyLong_FromLongLong(p->has_h0), py.PyLong_FromLongLong(p->has_dht),
+               py.PyLong_FromLongLong(device), py.PyLong_FromLongLong(num_seqs)});
     s.problem = *p;
     s.problem.device_ids = nullptr;  // not kept: the device is `device`
+    s.problem.num_seqs = num_seqs;
     s.device = device;
   }
   py.Py_IncRef(s.problem_tuple);
@@ -273,11 +279,18 @@ void release() {
   s.py->PyErr_Clear();
 }
 
+// The packed batch's offsets: NULL in arguments of an earlier minor.
+template <typename Args>
+const DLTensor* cu_seqlens_of(const Args& a) {
+  return GLABENCH_HAS_MEMBER(&a, Args, cu_seqlens) ? a.cu_seqlens : nullptr;
+}
+
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* a,
                         glabench_message* error) {
   return guarded(error, [&] {
     gil g(*state().py);
-    const DLTensor* const tensors[] = {a->q, a->k, a->v, a->g, a->u, a->h0, a->o, a->ht, a->lse};
+    const DLTensor* const tensors[] = {a->q,  a->k, a->v,  a->g,   a->u,
+                                       a->h0, a->o, a->ht, a->lse, cu_seqlens_of(*a)};
     return call_with_tensors(state().forward, p, tensors, a->stream, error);
   });
 }
@@ -286,8 +299,9 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
                          glabench_message* error) {
   return guarded(error, [&] {
     gil g(*state().py);
-    const DLTensor* const tensors[] = {a->q,   a->k,   a->v,  a->g,  a->u,  a->h0, a->o,  a->lse,
-                                       a->d_o, a->dht, a->dq, a->dk, a->dv, a->dg, a->du, a->dh0};
+    const DLTensor* const tensors[] = {
+        a->q,   a->k,  a->v,  a->g,  a->u,  a->h0, a->o,   a->lse,           a->d_o,
+        a->dht, a->dq, a->dk, a->dv, a->dg, a->du, a->dh0, cu_seqlens_of(*a)};
     return call_with_tensors(state().backward, p, tensors, a->stream, error);
   });
 }
@@ -376,6 +390,8 @@ const glabench_backend* load() {
     t.backward = any_backward ? backward : nullptr;
     t.prepare = prepare;
     t.release = release;
+    t.features = (d.value("varlen", false) ? GLABENCH_FEATURE_VARLEN : 0u) |
+                 (d.value("state_fp32", false) ? GLABENCH_FEATURE_STATE_FP32 : 0u);
     return &t;
   } catch (const std::exception& e) {
     s.load_error = e.what();

@@ -43,7 +43,7 @@ for d in benches:
         assert rep["rank_ms"] == [0.25, 0.5] and rep["comm_hidden_fraction"] == 0.93, rep
     assert d["context"]["bench_options"]["devices"] == [0], d["context"]
     assert "warnings" not in d["context"], d["context"]
-    assert d["context"]["backend_builds"]["test_prepared"]["abi"] == "1.4"
+    assert d["context"]["backend_builds"]["test_prepared"]["abi"] == "1.5"
 (case,) = verify["results"]
 assert case["status"] == "passed" and case["devices"] == [0], case
 assert case["gradcheck"]["passed"], case

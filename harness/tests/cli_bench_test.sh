@@ -25,7 +25,7 @@ for r in rows:
     assert r["gbps"] > 0 and r["bandwidth_fraction"] > 0
 assert d["context"]["peaks"]["host"]["copy_gbps"] > 0
 build = d["context"]["backend_builds"]["naive_recurrent"]
-assert build["described"] and build["abi"] == "1.4" and build["compiler"], build
+assert build["described"] and build["abi"] == "1.5" and build["compiler"], build
 assert all(r["devices"] == [0] and "backend_report" not in r for r in rows), rows
 assert "warnings" not in d["context"] or build["optimized"] is False, d["context"]
 PY

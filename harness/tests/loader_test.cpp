@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(loads_the_naive_backend) {
   BOOST_TEST(b.build.build_type == BUILD_TYPE);
   BOOST_TEST(b.build.compiler == CXX_COMPILER);
   BOOST_TEST(b.build.cuda_architectures == "");
-  BOOST_TEST(b.build.abi == "1.4");
+  BOOST_TEST(b.build.abi == "1.5");
   BOOST_TEST(b.knobs.empty());  // it reads no environment variable
 }
 
@@ -212,9 +212,9 @@ BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
   BOOST_TEST(c.build.build_type == "");
   const loaded_backend c_none = load_backend(plugin("c_undescribed"));
   BOOST_TEST(!c_none.build.described);
-  BOOST_TEST(c_none.build.abi == "1.4");
+  BOOST_TEST(c_none.build.abi == "1.5");
   // A C table ending with GLABENCH_BUILD_INFO_INIT, or before it, leaves the optional
-  // members of ABI 1.2 to 1.4 zero: nothing to call, no knobs.
+  // members of ABI 1.2 to 1.5 zero: nothing to call, no knobs, no features.
   for (const loaded_backend* t : {&c, &c_none}) {
     BOOST_TEST(t->table->struct_size == sizeof(glabench_backend));
     BOOST_TEST(!t->table->prepare);
@@ -222,6 +222,7 @@ BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
     BOOST_TEST(!t->table->last_call_report);
     BOOST_TEST(!t->table->collect);
     BOOST_TEST(t->knobs.empty());
+    BOOST_TEST(t->features() == 0u);
   }
   // A plugin built against ABI 1.1 ends at build: it loads, described.
   const loaded_backend v11 = load_backend(plugin("abi_1_1"));

@@ -3,7 +3,8 @@
 The bridge plugin (C++) embeds the interpreter, imports this module and calls
 `load(name, spec)`, then the methods of the returned Bridge for each ABI call. Tensors
 arrive as DLPack capsules of glabench's own memory (zero-copy; `tensor`), the stream as
-a cudaStream_t (an int), the problem as a tuple (PROBLEM_FIELDS). Every method returns
+a cudaStream_t (an int), the problem as a tuple (PROBLEM_FIELDS; num_seqs > 0 for a packed
+batch, whose offsets come as one more tensor, cu_seqlens). Every method returns
 None on success, or the message of the failure: the bridge records it against the case.
 Nothing here raises into C.
 """
@@ -21,9 +22,7 @@ import torch
 from .kernel import declaration_of
 
 PROBLEM_FIELDS = ("op", "B", "T", "H", "K", "V", "scale", "causal", "dtype", "has_h0",
-                  "has_dht", "device")
-TORCH_DTYPES = {"float64": torch.float64, "float32": torch.float32,
-                "bfloat16": torch.bfloat16, "float16": torch.float16}
+                  "has_dht", "device", "num_seqs")
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -104,7 +103,8 @@ class Bridge:
         if self.decl.version:
             version += "; " + self.decl.version
         return json.dumps({"device": self.decl.device, "capabilities": caps,
-                           "version": version})
+                           "version": version, "varlen": self.decl.varlen,
+                           "state_fp32": self.decl.state_dtype == "float32"})
 
     def device_available(self):
         if self.decl.device == "cuda" and not torch.cuda.is_available():
@@ -181,39 +181,42 @@ class Bridge:
         with pool:
             return work(*args)
 
-    def _run(self, pr: Problem, q, k, v, g, u, h0, out):
+    def _run(self, pr: Problem, q, k, v, g, u, h0, cu_seqlens, out):
         """The kernel on these inputs: (o, second) with second ht (gla, rwkv6) or lse; with
-        outputs="arguments", `out` (o and ht or lse) goes to the kernel as keywords."""
-        extra = out if self.decl.outputs == "arguments" else {}
+        outputs="arguments", `out` (o and ht or lse) goes to the kernel as keywords, and a
+        packed batch's cu_seqlens as one more. h0 comes in the state dtype glabench gives
+        (float32 at 16-bit storage for state_dtype="float32")."""
+        extra = dict(out) if self.decl.outputs == "arguments" else {}
+        if pr.num_seqs > 0:
+            extra["cu_seqlens"] = cu_seqlens
         if pr.op == "softmax_attn":
             return self.fn(q, k, v, scale=pr.scale, causal=bool(pr.causal), **extra)
-        if h0 is not None and self.decl.state_dtype:
-            h0 = h0.to(TORCH_DTYPES[self.decl.state_dtype])
         if pr.op == "rwkv6":
             return self.fn(q, k, v, g, u, scale=pr.scale, initial_state=h0,
                            output_final_state=True, **extra)
         return self.fn(q, k, v, g, scale=pr.scale, initial_state=h0, output_final_state=True,
                        **extra)
 
-    def forward(self, p, q, k, v, g, u, h0, o, ht, lse, stream):
+    def forward(self, p, q, k, v, g, u, h0, o, ht, lse, cu_seqlens, stream):
         try:
             pr = self._problem(p)
-            return self._on_stream(stream, self._forward, pr, q, k, v, g, u, h0, o, ht, lse)
+            return self._on_stream(stream, self._forward, pr, q, k, v, g, u, h0, cu_seqlens, o,
+                                   ht, lse)
         except BaseException as e:  # noqa: BLE001
             self.saved = None
             return failure(e)
 
-    def _forward(self, pr, q, k, v, g, u, h0, o, ht, lse):
+    def _forward(self, pr, q, k, v, g, u, h0, cu_seqlens, o, ht, lse):
         record = self.mode == "backward" and self.decl.backward == "autograd"
         ins = [q, k, v, g, u, h0]
         out = {"o": o, "lse": lse} if pr.op == "softmax_attn" else {"o": o, "ht": ht}
         if record:
             ins = [None if t is None else t.detach().requires_grad_() for t in ins]
             with torch.enable_grad():
-                result = self._run(pr, *ins, out)
+                result = self._run(pr, *ins, cu_seqlens, out)
         else:
             with torch.no_grad():
-                result = self._run(pr, *ins, out)
+                result = self._run(pr, *ins, cu_seqlens, out)
         if self.decl.outputs == "arguments":
             if result is not None:
                 raise TypeError("a kernel declared outputs='arguments' writes o and returns "
@@ -229,21 +232,24 @@ class Bridge:
         self.saved = (ins, got_o, second) if record else None
         return None
 
-    def backward(self, p, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv, dg, du, dh0, stream):
+    def backward(self, p, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv, dg, du, dh0,
+                 cu_seqlens, stream):
         try:
             pr = self._problem(p)
             return self._on_stream(stream, self._backward, pr, q, k, v, g, u, h0, o, lse, do,
-                                   dht, dq, dk, dv, dg, du, dh0)
+                                   dht, dq, dk, dv, dg, du, dh0, cu_seqlens)
         except BaseException as e:  # noqa: BLE001
             return failure(e)
         finally:
             self.saved = None
 
-    def _backward(self, pr, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv, dg, du, dh0):
+    def _backward(self, pr, q, k, v, g, u, h0, o, lse, do, dht, dq, dk, dv, dg, du, dh0,
+                  cu_seqlens):
         targets = {"dq": dq, "dk": dk, "dv": dv, "dg": dg, "du": du, "dh0": dh0}
         if callable(self.decl.backward):
+            packed = {"cu_seqlens": cu_seqlens} if pr.num_seqs > 0 else {}
             grads = self.decl.backward(q, k, v, g, u, h0, o, lse, do, dht, scale=pr.scale,
-                                       causal=bool(pr.causal))
+                                       causal=bool(pr.causal), **packed)
             if not isinstance(grads, dict):
                 raise TypeError("the kernel's backward returned "
                                 f"{type(grads).__name__}, not a dict of gradients")
@@ -251,7 +257,7 @@ class Bridge:
             if self.saved is None:  # no forward of ours before: recompute it
                 mode, self.mode = self.mode, "backward"
                 try:
-                    self._forward(pr, q, k, v, g, u, h0, None, None, None)
+                    self._forward(pr, q, k, v, g, u, h0, cu_seqlens, None, None, None)
                 finally:
                     self.mode = mode
             ins, got_o, second = self.saved

@@ -4,9 +4,11 @@
 
 chunk_gla, fused_recurrent_gla, chunk_rwkv6 and fused_recurrent_rwkv6, called as fla's
 users call them (layout [B,T,H,K], log-space gates, scale, initial_state, and
-output_final_state=True). fla requires an fp32 initial_state: the bridge converts h0
-(state_dtype), and fla's fp32 final state is rounded into glabench's ht. Their backward is
-fla's own, through torch autograd. fp16 is declared because fla offers it; glabench's
+output_final_state=True), packed batches too (B 1 and cu_seqlens, the int32 offsets
+glabench gives, as fla takes them). fla keeps its states in fp32: state_dtype="float32"
+has glabench hand over h0 and dht, and take ht and dh0, in fp32 at bf16 and fp16 (ABI
+1.5's fp32 states), so nothing is converted. Their backward is fla's own, through torch
+autograd. fp16 is declared because fla offers it; glabench's
 verify runs it only where the harness has fp16 fixtures' thresholds.
 
 GLABENCH_FLA_AUTOTUNE=one gives each of fla's autotuned Triton kernels one configuration
@@ -64,32 +66,35 @@ if _AUTOTUNE == "one":
     _version += ", one autotune configuration per kernel"
 
 FLA = dict(dtypes=("float32", "bfloat16", "float16"), device="cuda", state_dtype="float32",
-           version=_version)
+           varlen=True, version=_version)
 
 
 @kernel(op="gla", **FLA)
-def chunk_gla(q, k, v, g, *, scale, initial_state, output_final_state):
+def chunk_gla(q, k, v, g, *, scale, initial_state, output_final_state, cu_seqlens=None):
     from fla.ops.gla import chunk_gla as fla_chunk_gla
     return fla_chunk_gla(q, k, v, g, scale=scale, initial_state=initial_state,
-                         output_final_state=output_final_state)
+                         output_final_state=output_final_state, cu_seqlens=cu_seqlens)
 
 
 @kernel(op="gla", **FLA)
-def fused_recurrent_gla(q, k, v, g, *, scale, initial_state, output_final_state):
+def fused_recurrent_gla(q, k, v, g, *, scale, initial_state, output_final_state,
+                        cu_seqlens=None):
     from fla.ops.gla import fused_recurrent_gla as fla_fused_recurrent_gla
     return fla_fused_recurrent_gla(q, k, v, gk=g, scale=scale, initial_state=initial_state,
-                                   output_final_state=output_final_state)
+                                   output_final_state=output_final_state, cu_seqlens=cu_seqlens)
 
 
 @kernel(op="rwkv6", **FLA)
-def chunk_rwkv6(r, k, v, w, u, *, scale, initial_state, output_final_state):
+def chunk_rwkv6(r, k, v, w, u, *, scale, initial_state, output_final_state, cu_seqlens=None):
     from fla.ops.rwkv6 import chunk_rwkv6 as fla_chunk_rwkv6
     return fla_chunk_rwkv6(r, k, v, w, u, scale=scale, initial_state=initial_state,
-                           output_final_state=output_final_state)
+                           output_final_state=output_final_state, cu_seqlens=cu_seqlens)
 
 
 @kernel(op="rwkv6", **FLA)
-def fused_recurrent_rwkv6(r, k, v, w, u, *, scale, initial_state, output_final_state):
+def fused_recurrent_rwkv6(r, k, v, w, u, *, scale, initial_state, output_final_state,
+                          cu_seqlens=None):
     from fla.ops.rwkv6 import fused_recurrent_rwkv6 as fla_fused_recurrent_rwkv6
     return fla_fused_recurrent_rwkv6(r, k, v, w, u, scale=scale, initial_state=initial_state,
-                                     output_final_state=output_final_state)
+                                     output_final_state=output_final_state,
+                                     cu_seqlens=cu_seqlens)

@@ -8,7 +8,9 @@ A kernel is a plain callable with the calling convention of its op (docs/python.
 
 Tensors are torch tensors in glabench's layout: tokens [B,T,H,K] and [B,T,H,V], states
 [B,H,K,V], u [H,K], lse [B,H,T] (natural log, float32 when the storage dtype is 16-bit).
-initial_state is None when the problem has no h0. The declaration rides on the callable
+initial_state is None when the problem has no h0. A kernel declared varlen=True is also
+given packed batches (B 1, N sequences, states [N,H,K,V]): those calls, and only those,
+add the keyword cu_seqlens, an int32 tensor of the N+1 offsets, as fla's kernels take it. The declaration rides on the callable
 as its `glabench` attribute, set by the decorator below; a callable without one is taken
 as `kernel(op="gla")` with the defaults.
 """
@@ -35,7 +37,9 @@ class Declaration:
     # forward, with do and dht as cotangents) or a callable of the op's backward
     # convention (docs/python.md).
     backward: object = "autograd"
-    # The dtype the kernel wants h0 in, when not the storage dtype (fla: "float32").
+    # "float32": the kernel takes and gives its states (h0, ht, dht, dh0) in float32 when
+    # the storage dtype is 16-bit (fla's rule; the bridge declares ABI 1.5's
+    # GLABENCH_FEATURE_STATE_FP32, and glabench hands them over so). None: the storage dtype.
     state_dtype: Optional[str] = None
     version: str = ""
     # How the forward hands over its outputs: "return" (the pair, copied into glabench's
@@ -43,6 +47,9 @@ class Declaration:
     # and `ht`/`lse`, the kernel writes them and returns None: no copy). "arguments" has
     # no autograd: such a kernel is forward-only or brings its own backward.
     outputs: str = "return"
+    # Packed variable-length batches (ABI 1.5's GLABENCH_FEATURE_VARLEN): the kernel takes
+    # the keyword cu_seqlens in those calls.
+    varlen: bool = False
 
     def check(self) -> None:
         def within(name, values, allowed):
@@ -57,8 +64,11 @@ class Declaration:
             raise ValueError(f"glabench.kernel: device {self.device!r} is not one of {DEVICES}")
         if not (self.backward == "autograd" or callable(self.backward)):
             raise ValueError("glabench.kernel: backward must be 'autograd' or a callable")
-        if self.state_dtype not in (None,) + DTYPES:
-            raise ValueError(f"glabench.kernel: state_dtype {self.state_dtype!r} is not a dtype")
+        if self.state_dtype not in (None, "float32"):
+            raise ValueError(f"glabench.kernel: state_dtype {self.state_dtype!r} is not None "
+                             "or 'float32'")
+        if not isinstance(self.varlen, bool):
+            raise ValueError("glabench.kernel: varlen must be True or False")
         if self.outputs not in ("return", "arguments"):
             raise ValueError(f"glabench.kernel: outputs {self.outputs!r} is not 'return' or "
                              "'arguments'")
@@ -73,11 +83,12 @@ class Declaration:
 def kernel(fn: Optional[Callable] = None, *, op: str | Sequence[str] = "gla",
            dtypes: Sequence[str] = ("float32", "bfloat16"), modes: Sequence[str] = MODES,
            head_sizes: Sequence[int] = (), device: str = "cuda", backward="autograd",
-           state_dtype: Optional[str] = None, version: str = "", outputs: str = "return"):
+           state_dtype: Optional[str] = None, version: str = "", outputs: str = "return",
+           varlen: bool = False):
     """Declares `fn` a glabench kernel; usable as @kernel or @kernel(op=..., ...)."""
     ops = (op,) if isinstance(op, str) else tuple(op)
     decl = Declaration(ops, tuple(dtypes), tuple(modes), tuple(head_sizes), device, backward,
-                       state_dtype, version, outputs)
+                       state_dtype, version, outputs, varlen)
     decl.check()
 
     def mark(f):

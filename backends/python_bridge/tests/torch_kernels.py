@@ -1,6 +1,7 @@
 """Pure-PyTorch kernels for the bridge's CPU tests: the three ops written plainly (a
-recurrence, a masked softmax), differentiated by torch autograd, and kernels that go
-wrong on purpose. None is fast; each is small enough for the committed fixtures."""
+recurrence, a masked softmax), differentiated by torch autograd, packed batches included
+(varlen=True: cu_seqlens), and kernels that go wrong on purpose. None is fast; each is
+small enough for the committed fixtures."""
 import ctypes
 import time
 
@@ -9,6 +10,7 @@ import torch
 from glabench import kernel
 
 CPU = dict(dtypes=("float64", "float32"), device="cpu")
+PACKED = dict(CPU, varlen=True)
 
 
 def recurrence(q, k, v, g, u, scale, h0):
@@ -27,22 +29,46 @@ def recurrence(q, k, v, g, u, scale, h0):
     return torch.stack(out, dim=1), S
 
 
-@kernel(op="gla", **CPU)
-def gla(q, k, v, g, *, scale, initial_state, output_final_state):
-    return recurrence(q, k, v, g, None, scale, initial_state)
+def sequences(q, k, v, g, u, scale, h0, cu_seqlens):
+    """The recurrence of each sequence of a packed batch (B 1) on its own, from its own h0
+    row: o joined along the tokens, the final states [N,H,K,V]; a plain batch without
+    cu_seqlens."""
+    if cu_seqlens is None:
+        return recurrence(q, k, v, g, u, scale, h0)
+    bounds = cu_seqlens.tolist()
+    outs, states = [], []
+    for n in range(len(bounds) - 1):
+        t = slice(bounds[n], bounds[n + 1])
+        o, ht = recurrence(q[:, t], k[:, t], v[:, t], g[:, t], u, scale,
+                           None if h0 is None else h0[n:n + 1])
+        outs.append(o)
+        states.append(ht)
+    return torch.cat(outs, dim=1), torch.cat(states, dim=0)
 
 
-@kernel(op="rwkv6", **CPU)
-def rwkv6(r, k, v, w, u, *, scale, initial_state, output_final_state):
-    return recurrence(r, k, v, w, u, scale, initial_state)
+@kernel(op="gla", **PACKED)
+def gla(q, k, v, g, *, scale, initial_state, output_final_state, cu_seqlens=None):
+    return sequences(q, k, v, g, None, scale, initial_state, cu_seqlens)
 
 
-@kernel(op="softmax_attn", **CPU)
-def softmax_attn(q, k, v, *, scale, causal):
+@kernel(op="rwkv6", **PACKED)
+def rwkv6(r, k, v, w, u, *, scale, initial_state, output_final_state, cu_seqlens=None):
+    return sequences(r, k, v, w, u, scale, initial_state, cu_seqlens)
+
+
+@kernel(op="softmax_attn", **PACKED)
+def softmax_attn(q, k, v, *, scale, causal, cu_seqlens=None):
     s = scale * torch.einsum("bthd,bshd->bhts", q, k)
+    T = q.shape[1]
+    hidden = torch.zeros(T, T, dtype=torch.bool)
     if causal:
-        T = q.shape[1]
-        s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+        hidden |= torch.ones(T, T, dtype=torch.bool).triu(1)
+    if cu_seqlens is not None:  # each token attends only within its own sequence
+        lengths = (cu_seqlens[1:] - cu_seqlens[:-1]).long()
+        ids = torch.repeat_interleave(torch.arange(len(lengths)), lengths)
+        hidden |= ids[:, None] != ids[None, :]
+    if hidden.any():
+        s = s.masked_fill(hidden, float("-inf"))
     lse = torch.logsumexp(s, dim=-1)
     o = torch.einsum("bhts,bshv->bthv", torch.exp(s - lse[..., None]), v)
     return o, lse
@@ -127,3 +153,9 @@ def empty(q, k, v, g, *, scale, initial_state, output_final_state, o, ht):
         outputs="arguments")
 def empty_cuda(q, k, v, g, *, scale, initial_state, output_final_state, o, ht):
     """Does nothing, on the GPU: the bridge's own cost per call, stream handling included."""
+
+
+@kernel(op="gla", dtypes=("float32", "bfloat16"), device="cpu", state_dtype="float32")
+def gla_state_fp32(q, k, v, g, *, scale, initial_state, output_final_state):
+    """Declares fp32 states at 16-bit storage (as fla's adapters do)."""
+    return recurrence(q, k, v, g, None, scale, initial_state)
