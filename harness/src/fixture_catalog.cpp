@@ -20,7 +20,21 @@ struct shape {
 };
 
 problem make_problem(op_kind op, shape s, bool causal = true) {
-  return {op, s.B, s.T, s.H, s.K, s.V, 1.0 / std::sqrt(static_cast<double>(s.K)), causal};
+  return {op, s.B, s.T, s.H, s.K, s.V, 1.0 / std::sqrt(static_cast<double>(s.K)), causal, {}};
+}
+
+// The sequences of the packed-batch fixtures, in this order in their one row: a single
+// token at each end, lengths around a 16-token sub-chunk (15, 16, 17) and a 64-token
+// chunk (63, 64, 65), and 300 tokens over five chunks (the last of 44).
+constexpr int64_t kPackedLengths[] = {1, 17, 64, 15, 300, 65, 16, 63, 1};
+
+// B = 1, T = 542: the sequences above packed in one row (cu_seqlens), N = 9 states.
+problem packed_problem(op_kind op, int64_t H, int64_t K, int64_t V, bool causal = true) {
+  std::vector<int64_t> cu = {0};
+  for (int64_t n : kPackedLengths) cu.push_back(cu.back() + n);
+  problem p = make_problem(op, {1, cu.back(), H, K, V}, causal);
+  p.cu_seqlens = std::move(cu);
+  return p;
 }
 
 random_problem_options options(gate_kind gates = gate_kind::logsigmoid, bool h0 = true,
@@ -71,6 +85,24 @@ void add_recurrent_set(std::vector<fixture_recipe>& out, op_kind op) {
                  make_problem(op, {1, 80, 1, 20, 8}), options(gate_kind::strong)});
 }
 
+// Packed variable-length batches (schema version 2): nine sequences of 1 to 300 tokens in
+// one row, each from its own h0 into its own ht, with do and dht. K and V are small (4,
+// the least the GPU walks take) to keep the files small: 542 tokens of fp64.
+void add_packed_set(std::vector<fixture_recipe>& out, op_kind op) {
+  const std::string n(op_name(op));
+  out.push_back({n + "_varlen",
+                 "a packed batch: sequences of 1, 17, 64, 15, 300, 65, 16, 63 and 1 tokens in "
+                 "one row (cu_seqlens), each from its own h0 into its own ht; H = 2",
+                 packed_problem(op, 2, 4, 4), options()});
+  if (op != op_kind::gla) return;
+  out.push_back({n + "_varlen_strong_gates",
+                 "the packed batch of gla_varlen with the gates of gla_strong_gates, their "
+                 "64-token chunks counted from each sequence's start: key rows realistic; about "
+                 "-160 a token; realistic with g = -30 at token 7 (row 2) or 16 (row 6) of each "
+                 "chunk; exactly 0",
+                 packed_problem(op, 1, 8, 4), options(gate_kind::strong)});
+}
+
 // T around the 64-token chunk of a chunked kernel (16-token sub-chunks): a ragged last
 // chunk, an exact one, one past it, and three chunks.
 void add_chunk_set(std::vector<fixture_recipe>& out, op_kind op) {
@@ -100,6 +132,14 @@ void add_softmax_set(std::vector<fixture_recipe>& out) {
   out.push_back({"softmax_attn_forward_only", "no cotangents: forward checks only",
                  make_problem(op, {1, 20, 2, 8, 8}, true),
                  options(gate_kind::logsigmoid, false, false, false)});
+  out.push_back({"softmax_attn_varlen",
+                 "causal over a packed batch: sequences of 1, 17, 64, 15, 300, 65, 16, 63 and 1 "
+                 "tokens in one row (cu_seqlens), each attending only within itself; H = 2",
+                 packed_problem(op, 2, 4, 4, true), options()});
+  out.push_back({"softmax_attn_varlen_noncausal",
+                 "non-causal over the packed batch of softmax_attn_varlen: each token attends "
+                 "to every token of its own sequence; H = 1, D = 8",
+                 packed_problem(op, 1, 8, 4, false), options()});
 }
 
 }  // namespace
@@ -109,7 +149,9 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
   if (preset == "small") {
     add_recurrent_set(out, op_kind::gla);
     add_chunk_set(out, op_kind::gla);
+    add_packed_set(out, op_kind::gla);
     add_recurrent_set(out, op_kind::rwkv6);
+    add_packed_set(out, op_kind::rwkv6);
     add_softmax_set(out);
   } else if (preset == "bench") {
     for (op_kind op : {op_kind::gla, op_kind::rwkv6, op_kind::softmax_attn}) {

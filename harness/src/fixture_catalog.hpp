@@ -1,5 +1,5 @@
 // The fixtures `glabench fixtures make` writes: a deterministic small set covering the
-// edge cases (committed under datasets/fixtures, 3.6 MB) and, on demand, a
+// edge cases (committed under datasets/fixtures, 5 MB) and, on demand, a
 // `bench` preset of larger problems. Expected results come from the fp64 reference.
 #pragma once
 

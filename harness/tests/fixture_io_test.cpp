@@ -119,15 +119,21 @@ BOOST_AUTO_TEST_CASE(committed_fixtures_are_reproducible) {
       ++checked;
     }
   }
-  BOOST_TEST(checked == 38);
+  BOOST_TEST(checked == 43);
 }
 
 // The K = V = 256 fixtures are 0.6 MB each (their fp64 state ht alone is 512 KiB); the
-// rest stay under 2.5 MB together (3.57 MB in all with the chunk-size ones).
+// rest stay under 2.5 MB together (3.57 MB in all with the chunk-size ones), and the five
+// packed batches of 542 tokens (K and V 4 or 8) are 0.22-0.37 MB each.
 BOOST_AUTO_TEST_CASE(committed_set_is_small) {
   uintmax_t bytes = 0;
-  for (const auto& e : fs::directory_iterator(FIXTURE_DIR)) bytes += e.file_size();
-  BOOST_TEST(bytes < 7u * 512 * 1024);  // 3.5 MiB
+  for (const auto& e : fs::directory_iterator(FIXTURE_DIR)) {
+    bytes += e.file_size();
+    BOOST_TEST_CONTEXT(e.path()) {
+      BOOST_TEST(e.file_size() < 700u * 1024);
+    }
+  }
+  BOOST_TEST(bytes < 11u * 512 * 1024);  // 5.5 MiB
 }
 
 // Schema version 1 for a fixture without cu_seqlens, so that readers of version 1 read
@@ -148,6 +154,25 @@ BOOST_AUTO_TEST_CASE(the_schema_version_is_the_one_the_fixture_needs) {
       BOOST_TEST(version == (f.prob.varlen() ? 2 : 1));
       BOOST_TEST(H5Lexists(file.get(), "/inputs/cu_seqlens", H5P_DEFAULT) ==
                  (f.prob.varlen() ? 1 : 0));
+    }
+  }
+}
+
+// The committed packed batches: nine sequences of 1 to 300 tokens, a state each.
+BOOST_AUTO_TEST_CASE(the_committed_packed_batches_hold_nine_sequences) {
+  const std::vector<int64_t> cu = {0, 1, 18, 82, 97, 397, 462, 478, 541, 542};
+  for (const char* name : {"gla_varlen", "rwkv6_varlen", "gla_varlen_strong_gates",
+                           "softmax_attn_varlen", "softmax_attn_varlen_noncausal"}) {
+    BOOST_TEST_CONTEXT(name) {
+      const fixture f = read_fixture(std::string(FIXTURE_DIR "/") + name + ".h5");
+      BOOST_TEST(f.prob.cu_seqlens == cu, boost::test_tools::per_element());
+      BOOST_TEST(f.has_gradients());
+      if (f.prob.has_state()) {
+        const std::vector<int64_t> states = {9, f.prob.H, f.prob.K, f.prob.V};
+        BOOST_TEST(f.inputs.h0->shape == states, boost::test_tools::per_element());
+        BOOST_TEST(f.expected.ht.shape == states, boost::test_tools::per_element());
+        BOOST_TEST(f.expected_grads->dh0.shape == states, boost::test_tools::per_element());
+      }
     }
   }
 }
