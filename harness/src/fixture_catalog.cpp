@@ -177,6 +177,11 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
                    make_problem(op_kind::gla, {1, 200, 2, 16, 16}), options(gate_kind::zero)});
     out.push_back({"gla_reset_t200_d16", "g = -30 at every token, at a shape the GPU walks take",
                    make_problem(op_kind::gla, {1, 200, 2, 16, 16}), options(gate_kind::reset)});
+    // The packed batch at a head size fla's chunk kernels take (their backward needs V > 8).
+    for (op_kind op : {op_kind::gla, op_kind::rwkv6})
+      out.push_back({std::string(op_name(op)) + "_varlen_d16",
+                     "the packed batch of the committed varlen fixtures at K = V = 16",
+                     packed_problem(op, 2, 16, 16), options()});
     out.push_back({"gla_v192_t300_d32",
                    "V = 192 over K = 32 and 300 tokens: the GPU walks split it, with V past 128",
                    make_problem(op_kind::gla, {1, 300, 2, 32, 192}), options()});
