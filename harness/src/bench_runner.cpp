@@ -69,7 +69,8 @@ job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t 
               regime ? gates : "",
               timing};
   if (regime) j.gates = regime->kind;
-  j.cost = essential_cost(p, dtype_bytes(d), p.has_state(), j.with_backward);
+  j.cost = essential_cost(p, dtype_bytes(d), dtype_bytes(b->state_dtype(d)), p.has_state(),
+                          j.with_backward);
   return j;
 }
 
@@ -288,7 +289,7 @@ bench_row bench_session::run(const job& j) {
   }
   // fp64 host copies of inputs, outputs and gradients, their packed forms, and two
   // snapshots of the outputs (the quick verify's and the last timed call's).
-  const double host_need = 2.5 * essential_cost(j.prob, 8, true, true).bytes + 2 * j.cost.bytes;
+  const double host_need = 2.5 * essential_cost(j.prob, 8, 8, true, true).bytes + 2 * j.cost.bytes;
   std::unique_ptr<backend_runner> runner;
   try {
     runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true, j.with_backward,

@@ -1,5 +1,5 @@
 // The essential work of one call: the bytes an ideal kernel must move to and from
-// memory (each input read once, each output written once, in the storage dtype) and the
+// memory (each input read once, each output written once, in its dtype) and the
 // arithmetic of the op's natural form. Throughput and fraction-of-peak figures divide
 // these by the measured time; they are the same for every backend, so they rank
 // backends the way time does. Counting rules (README "Benchmarking"):
@@ -20,7 +20,10 @@ struct op_cost {
   double flops = 0;
 };
 
-// `with_backward`: forward followed by backward, as `glabench bench` times fwdbwd.
-op_cost essential_cost(const problem& p, size_t dtype_bytes, bool has_h0, bool with_backward);
+// `dtype_bytes`: the storage dtype's size; `state_bytes`: the states' (h0, ht, dh0, dht),
+// which ABI 1.5 may store wider. `with_backward`: forward followed by backward, as
+// `glabench bench` times fwdbwd.
+op_cost essential_cost(const problem& p, size_t dtype_bytes, size_t state_bytes, bool has_h0,
+                       bool with_backward);
 
 }  // namespace glabench

@@ -496,10 +496,10 @@ BOOST_AUTO_TEST_CASE(a_full_mask_costs_the_whole_square) {
   // softmax_attn B1 T4 H1 D2: 4·T·T·D = 128 flops full, half of it causal; 3.5× with the
   // backward. The bytes do not depend on the mask.
   problem p{op_kind::softmax_attn, 1, 4, 1, 2, 2, 1.0, false};
-  const op_cost full = essential_cost(p, 8, false, false);
-  const op_cost full_bwd = essential_cost(p, 8, false, true);
+  const op_cost full = essential_cost(p, 8, 8, false, false);
+  const op_cost full_bwd = essential_cost(p, 8, 8, false, true);
   p.causal = true;
-  const op_cost causal = essential_cost(p, 8, false, false);
+  const op_cost causal = essential_cost(p, 8, 8, false, false);
   BOOST_TEST(full.flops == 128.0);
   BOOST_TEST(causal.flops == 64.0);
   BOOST_TEST(full_bwd.flops == 3.5 * 128.0);
@@ -1165,10 +1165,25 @@ BOOST_AUTO_TEST_CASE(report_speedups_pair_files_of_one_device_only) {
 BOOST_AUTO_TEST_CASE(essential_cost_of_a_small_gla) {
   // B1 T2 H1 K2 V3 fp32 forward: reads q k g (2·2 each) v (2·3) h0 (6), writes o (6) ht (6).
   const problem p{op_kind::gla, 1, 2, 1, 2, 3, 1.0, true};
-  const op_cost c = essential_cost(p, 4, true, false);
+  const op_cost c = essential_cost(p, 4, 4, true, false);
   BOOST_TEST(c.bytes == 4.0 * (4 + 4 + 4 + 6 + 6 + 6 + 6));
   BOOST_TEST(c.flops == 5.0 * 2 * 2 * 3);
-  BOOST_TEST(essential_cost(p, 4, true, true).flops == 14.0 * 2 * 2 * 3);
+  BOOST_TEST(essential_cost(p, 4, 4, true, true).flops == 14.0 * 2 * 2 * 3);
+  // bf16 tokens with fp32 states (ABI 1.5): h0 and ht count 4 bytes an element.
+  BOOST_TEST(essential_cost(p, 2, 4, true, false).bytes ==
+             2.0 * (4 + 4 + 4 + 6 + 6) + 4.0 * (6 + 6));
+  // With the backward: dht, h0 again and dh0 are states too.
+  const double tokens_fwd = 4 + 4 + 4 + 6 + 6, tokens_bwd = 2 * 4 + 2 * 6 + 4 + 2 * 4 + 6 + 4;
+  BOOST_TEST(essential_cost(p, 2, 4, true, true).bytes ==
+             2.0 * (tokens_fwd + tokens_bwd) + 4.0 * (6 + 6 + 3 * 6));
+}
+
+BOOST_AUTO_TEST_CASE(essential_cost_of_a_packed_batch_counts_its_states) {
+  // B1 T5 packed as 2 + 3 tokens: two states per head, not one.
+  problem p{op_kind::gla, 1, 5, 1, 2, 2, 1.0, true};
+  const double one_state = essential_cost(p, 8, 8, true, false).bytes;
+  p.cu_seqlens = {0, 2, 5};
+  BOOST_TEST(essential_cost(p, 8, 8, true, false).bytes == one_state + 8.0 * 2 * 4);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
