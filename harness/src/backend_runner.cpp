@@ -1,6 +1,5 @@
 #include "backend_runner.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cstring>
 #include <limits>
@@ -108,13 +107,7 @@ backend_runner::backend_runner(const loaded_backend& backend, const problem& p, 
       has_h0_(has_h0 && p.has_state()) {
   const glabench_backend& t = *backend_.table;
   if (device_ids.empty()) throw std::invalid_argument("backend_runner: no device given");
-  if (p.varlen() &&
-      (p.B != 1 || p.cu_seqlens.size() < 2 || p.cu_seqlens.front() != 0 ||
-       p.cu_seqlens.back() != p.T ||
-       std::adjacent_find(p.cu_seqlens.begin(), p.cu_seqlens.end(),
-                          [](int64_t a, int64_t b) { return b <= a; }) != p.cu_seqlens.end()))
-    throw std::invalid_argument(
-        "backend_runner: a packed batch has B 1 and cu_seqlens rising strictly from 0 to T");
+  check_cu_seqlens(p);  // std::invalid_argument, as the reference throws
   // Before any plugin call: a problem the backend is not offered is its table's to say.
   if (const std::string why = backend.not_offered(p); !why.empty())
     throw backend_call_error(GLABENCH_ERROR_UNSUPPORTED, why);

@@ -1,5 +1,8 @@
 #include "glabench/reference/problem.hpp"
 
+#include <stdexcept>
+#include <string>
+
 namespace glabench {
 
 std::string_view op_name(op_kind op) {
@@ -18,6 +21,22 @@ std::optional<op_kind> parse_op(std::string_view name) {
   for (op_kind op : {op_kind::gla, op_kind::rwkv6, op_kind::softmax_attn})
     if (op_name(op) == name) return op;
   return std::nullopt;
+}
+
+void check_cu_seqlens(const problem& p) {
+  if (!p.varlen()) return;
+  auto fail = [](const std::string& why) { throw std::invalid_argument("cu_seqlens: " + why); };
+  const auto& cu = p.cu_seqlens;
+  if (p.B != 1) fail("a packed batch needs B = 1, found B = " + std::to_string(p.B));
+  if (cu.size() < 2) fail("needs N + 1 ≥ 2 offsets, found 1");
+  if (cu.front() != 0) fail("must start at 0, found " + std::to_string(cu.front()));
+  for (size_t n = 1; n < cu.size(); ++n)
+    if (cu[n] <= cu[n - 1])
+      fail("must increase strictly (every sequence at least one token): element " +
+           std::to_string(n) + " is " + std::to_string(cu[n]) + " after " +
+           std::to_string(cu[n - 1]));
+  if (cu.back() != p.T)
+    fail("must end at T = " + std::to_string(p.T) + ", found " + std::to_string(cu.back()));
 }
 
 std::vector<named_tensor_ref> differentiable_inputs(const problem& p, op_inputs& in) {

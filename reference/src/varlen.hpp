@@ -11,10 +11,6 @@
 
 namespace glabench::reference {
 
-// Throws std::invalid_argument unless p.cu_seqlens is empty or a valid packed batch:
-// B == 1, N + 1 ≥ 2 offsets, from 0, strictly increasing, ending at T.
-void check_cu_seqlens(const problem& p);
-
 using forward_fn = std::function<op_outputs(const problem&, const op_inputs&)>;
 using backward_fn = std::function<op_gradients(const problem&, const op_inputs&)>;
 

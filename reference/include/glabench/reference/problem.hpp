@@ -41,6 +41,10 @@ struct problem {
   bool has_bonus() const { return op == op_kind::rwkv6; }
 };
 
+// Throws std::invalid_argument unless p.cu_seqlens is empty or a valid packed batch:
+// B == 1, N + 1 ≥ 2 offsets, from 0, strictly increasing, ending at T.
+void check_cu_seqlens(const problem& p);
+
 // Inputs in the ABI's convention: rwkv6 stores r in q and w in g. `g` and `u` are
 // empty where the op has none. `d_o` and `dht` are the cotangents of o and ht.
 struct op_inputs {
