@@ -3,6 +3,7 @@
 //   fast (default): the shared per-feature scan kernels (backends/common/parallel_scan)
 //                   instantiated for rwkv6 in launch_fast.cu;
 //   seed:           seed 004's tiled forward (seed_forward.cuh); the backward is fast's.
+// Fast mode takes packed batches and fp32 states at bf16 storage (ABI 1.5).
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
@@ -58,6 +59,10 @@ glabench_status supports(const glabench_problem* p, glabench_mode m, glabench_me
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "fused_recurrent_rwkv6_cuda runs rwkv6 in fp64, fp32 and bf16");
   if (glabench_status s = scan::check_knobs("FUSED_RECURRENT_RWKV6_CUDA_", reason)) return s;
+  if (run_mode() == mode::seed && m == GLABENCH_MODE_FORWARD &&
+      (packed_sequences(p) > 0 || scan::state_fp32(p)))
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "seed mode's forward takes neither packed batches nor fp32 states");
   return scan::check_sizes(p, reason);
 }
 
@@ -65,7 +70,7 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode m, size_
                                glabench_message*) {
   const scan::storage s = scan::storage_of(p->dtype);
   if (m == GLABENCH_MODE_BACKWARD)
-    *bytes = scan::backward_workspace_bytes(scan::recurrence::rwkv6, s, p->B, p->T, p->H, p->K);
+    *bytes = scan::backward_workspace_bytes(scan::recurrence::rwkv6, p);
   else
     *bytes = run_mode() == mode::seed
                  ? rwkv6::seed_forward_workspace_bytes(s, p->B, p->T, p->H, p->K, p->V)
@@ -124,6 +129,7 @@ const glabench_backend kBackend = {
     .backward = backward,
     .knobs = kKnobs,
     .num_knobs = std::size(kKnobs),
+    .features = scan::kFeatures,
 };
 
 }  // namespace

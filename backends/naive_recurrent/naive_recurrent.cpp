@@ -41,7 +41,7 @@ struct sequence {
 
 std::vector<sequence> sequences_of(const glabench_problem& p, const DLTensor* cu_seqlens) {
   std::vector<sequence> out;
-  const int64_t packed = GLABENCH_HAS_MEMBER(&p, glabench_problem, num_seqs) ? p.num_seqs : 0;
+  const int64_t packed = packed_sequences(&p);
   if (packed == 0) {
     for (int64_t b = 0; b < p.B; ++b) out.push_back({b * p.T, p.T, b});
     return out;
@@ -107,12 +107,6 @@ naive::head<real> head_of(const glabench_problem& p, const sequence& s, int64_t 
   x.stride_k = p.H * p.K;
   x.stride_v = p.H * p.V;
   return x;
-}
-
-// The cu_seqlens of the arguments: NULL before ABI 1.5.
-template <typename Args>
-const DLTensor* cu_seqlens_of(const Args& a) {
-  return GLABENCH_HAS_MEMBER(&a, Args, cu_seqlens) ? a.cu_seqlens : nullptr;
 }
 
 // Each sequence and head on its own: a packed batch's sequences each start from their

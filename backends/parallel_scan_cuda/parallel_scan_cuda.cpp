@@ -1,6 +1,7 @@
 // The parallel-scan per-feature CUDA backend (seed 002): plugin-ABI glue around the
 // shared per-feature scan kernels (backends/common/parallel_scan), instantiated for gla
-// in launch.cu. gla only; fp64, fp32 and bf16; forward and backward.
+// in launch.cu. gla only; fp64, fp32 and bf16; forward and backward; packed batches and
+// fp32 states at bf16 storage (ABI 1.5).
 #include <cuda_runtime_api.h>
 
 #include <iterator>
@@ -42,10 +43,8 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
 
 glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
                                glabench_message*) {
-  *bytes = mode == GLABENCH_MODE_BACKWARD
-               ? scan::backward_workspace_bytes(scan::recurrence::gla, storage_of(p->dtype), p->B,
-                                                p->T, p->H, p->K)
-               : 0;
+  *bytes =
+      mode == GLABENCH_MODE_BACKWARD ? scan::backward_workspace_bytes(scan::recurrence::gla, p) : 0;
   return GLABENCH_OK;
 }
 
@@ -123,6 +122,7 @@ const glabench_backend kBackend = {
     .backward = backward,
     .knobs = kKnobs,
     .num_knobs = std::size(kKnobs),
+    .features = scan::kFeatures,
 };
 
 }  // namespace

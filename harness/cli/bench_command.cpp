@@ -156,7 +156,7 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
   cmd->add_option("--op", args->ops,
                   "gla, rwkv6 or softmax_attn (repeatable; default: all the backend has)");
   cmd->add_option("--shapes", args->shape_sets,
-                  "shape set: seed, fla, t-sweep or decode (repeatable)");
+                  "shape set: seed, fla, t-sweep, decode or packed (repeatable)");
   cmd->add_option("--shape", args->shapes, "one shape B,T,H,K,V (repeatable)");
   cmd->add_option("--dtype", args->dtypes,
                   "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");

@@ -1,6 +1,7 @@
 #include "bench_results.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -45,6 +46,7 @@ size_t bench_config_hash::operator()(const bench_config& c) const {
   mix(c.causal);
   mix(std::hash<std::string>()(c.gates));
   mix(std::hash<std::string>()(c.timing));
+  for (const int64_t n : c.seqlens) mix(std::hash<int64_t>()(n));
   return h;
 }
 
@@ -133,7 +135,8 @@ void append_sizes(std::string& out, const bench_config& c, const char* const (&p
 
 // Written by hand, not by fmt: compare writes two of these for each of 200,000 rows.
 void bench_config::append_shape(std::string& out) const {
-  append_sizes(out, *this, {"B", " T", " H", " K", " V"});
+  if (seqlens.empty()) return append_sizes(out, *this, {"B", " T", " H", " K", " V"});
+  out += fmt::format("B{} T{} N{} H{} K{} V{}", B, T, seqlens.size(), H, K, V);
 }
 
 void bench_config::append_name(std::string& out) const {
@@ -148,6 +151,8 @@ void bench_config::append_name(std::string& out) const {
   if (!causal) out += "/full";
   if (!gates.empty()) out += "/gates-", out += gates;
   if (timing != "eager") out += '/', out += timing;
+  if (!seqlens.empty())
+    out += fmt::format("/packed-N{}-L{}", seqlens.size(), fmt::join(seqlens, "-"));
 }
 
 // The writer: the rows by their description (results_row.hpp); the readers are

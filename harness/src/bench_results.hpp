@@ -57,11 +57,15 @@ struct bench_config {
   // launches included; or "graph", the calls captured once in a CUDA graph and each
   // sample a launch of it: device time. Files from before it was recorded: "eager".
   std::string timing = "eager";
+  // A packed batch's sequence lengths (B = 1, summing to T: bench --shapes packed); empty
+  // for B sequences of T tokens, and in files from before it was recorded.
+  std::vector<int64_t> seqlens = {};
 
-  std::string shape() const;  // "B4 T1024 H4 K100 V100"
-  // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/x2][/hot][/full][/gates-R][/graph]":
-  // /xN for N > 1 devices, /full for a softmax_attn row without the causal mask,
-  // /gates-R for an op with gates (its regime), /graph for graph timing.
+  std::string shape() const;  // "B4 T1024 H4 K100 V100", "B1 T16384 N16 H16 K128 V128"
+  // "backend/op/dtype/mode/B4_T1024_H4_K100_V100[/x2][/hot][/full][/gates-R][/graph]
+  // [/packed-N16-L…]": /xN for N > 1 devices, /full for a softmax_attn row without the
+  // causal mask, /gates-R for an op with gates (its regime), /graph for graph timing, the
+  // lengths of a packed batch's sequences.
   std::string name() const;
   // The shape and what else tells configurations of one shape apart, as the console
   // table and the report show them: "B4 T2048 H16 K128 V128 gates:fla graph" —

@@ -50,6 +50,11 @@ job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t 
              const std::string& gates, const std::string& timing) {
   causal = causal || op != op_kind::softmax_attn;
   problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), causal, {}};
+  if (!sh.seqlens.empty()) {  // a packed batch: its offsets, checked as any other's
+    p.cu_seqlens = {0};
+    for (const int64_t n : sh.seqlens) p.cu_seqlens.push_back(p.cu_seqlens.back() + n);
+    check_cu_seqlens(p);
+  }
   const gate_regime* regime = p.has_gate() ? find_gate_regime(gates) : nullptr;
   if (p.has_gate() && !regime)
     throw std::invalid_argument("bench job: unknown gate regime '" + gates + "'");
@@ -67,7 +72,8 @@ job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t 
               int32_t(num_devices),
               causal,
               regime ? gates : "",
-              timing};
+              timing,
+              sh.seqlens};
   if (regime) j.gates = regime->kind;
   j.cost = essential_cost(p, dtype_bytes(d), dtype_bytes(b->state_dtype(d)), p.has_state(),
                           j.with_backward);
@@ -85,6 +91,7 @@ struct job_request {
 constexpr auto job_request_fields = [](auto& f, auto& r) {
   f("op", r.op);
   size_fields(f, r.shape);
+  f("seqlens", r.shape.seqlens);
   f("shape_index", r.shape_index);
   f("dtype", r.dtype);
   f("mode", r.mode);
@@ -94,9 +101,10 @@ constexpr auto job_request_fields = [](auto& f, auto& r) {
 };
 
 job_request request_of(const job& j) {
-  return {j.config.op,    j.config.dtype,  j.config.mode,
-          j.config.gates, j.config.timing, {j.prob.B, j.prob.T, j.prob.H, j.prob.K, j.prob.V},
-          j.shape_index,  j.prob.causal};
+  return {j.config.op,     j.config.dtype,
+          j.config.mode,   j.config.gates,
+          j.config.timing, {j.prob.B, j.prob.T, j.prob.H, j.prob.K, j.prob.V, j.config.seqlens},
+          j.shape_index,   j.prob.causal};
 }
 
 // The options a worker's session runs with: a bench request's "options".
@@ -128,7 +136,8 @@ std::vector<job> plan_jobs(const bench_options& opts) {
         const bench_shape& sh = opts.shapes[s];
         const bool repeated =
             std::any_of(opts.shapes.begin(), opts.shapes.begin() + s, [&](const bench_shape& o) {
-              return std::tie(o.B, o.T, o.H, o.K, o.V) == std::tie(sh.B, sh.T, sh.H, sh.K, sh.V);
+              return std::tie(o.B, o.T, o.H, o.K, o.V, o.seqlens) ==
+                     std::tie(sh.B, sh.T, sh.H, sh.K, sh.V, sh.seqlens);
             });
         if (repeated) continue;  // shape sets overlap (t-sweep and fla share B4 T2048)
         // softmax_attn once per mask; gla and rwkv6 once per gate regime.

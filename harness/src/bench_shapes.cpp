@@ -18,7 +18,17 @@ std::vector<bench_shape> shape_set(const std::string& name) {
   // Serving: one token per sequence, the state in and out dominating the bytes.
   if (name == "decode")
     return {{1, 1, 16, 128, 128}, {64, 1, 16, 128, 128}, {256, 1, 16, 128, 128}};
-  throw std::invalid_argument("--shapes '" + name + "' is not one of seed, fla, t-sweep, decode");
+  // Training on packed documents: one row of 16384 tokens, sequences from a few tokens to
+  // a few thousand, the chunk edges 64 and 65 among them, in no sorted order.
+  if (name == "packed")
+    return {{1,
+             16384,
+             16,
+             128,
+             128,
+             {1500, 64, 3000, 200, 900, 2048, 7, 1200, 500, 1700, 65, 800, 2500, 300, 600, 1000}}};
+  throw std::invalid_argument("--shapes '" + name +
+                              "' is not one of seed, fla, t-sweep, decode, packed");
 }
 
 bench_shape parse_shape(const std::string& text) {

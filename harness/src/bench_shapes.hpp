@@ -9,9 +9,13 @@ namespace glabench {
 
 struct bench_shape {
   int64_t B, T, H, K, V;
+  // A packed batch (B = 1): the lengths of its sequences, which sum to T; empty for B
+  // sequences of T tokens.
+  std::vector<int64_t> seqlens = {};
 };
 
-// "seed", "fla", "t-sweep" or "decode" (T = 1, B 1, 64 and 256, H16 D128); throws
+// "seed", "fla", "t-sweep", "decode" (T = 1, B 1, 64 and 256, H16 D128) or "packed" (B1
+// T16384 H16 D128 in 16 sequences of mixed lengths, 7 to 3000); throws
 // std::invalid_argument naming the sets otherwise.
 std::vector<bench_shape> shape_set(const std::string& name);
 // "B,T,H,K,V" of positive integers whose product is at most kMaxShapeProduct; throws

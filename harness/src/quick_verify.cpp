@@ -14,18 +14,31 @@
 namespace glabench {
 namespace {
 
+// A head is (b, h): sequence b of the B, or of a packed batch's N (backend_runner's
+// download_head_* take them so).
 std::vector<head_index> sampled_heads(const problem& p) {
   std::vector<head_index> heads = {{0, 0}};
-  if (p.B > 1 || p.H > 1) heads.push_back({p.B - 1, p.H - 1});
+  if (p.num_states() > 1 || p.H > 1) heads.push_back({p.num_states() - 1, p.H - 1});
   return heads;
 }
 
-// [B, T, H, X] → [1, T, 1, X] at (b, h).
-tensor slice_bthx(const tensor& t, head_index at) {
+// Sequence b's tokens: row b's T, or a packed batch's [cu_seqlens[b], cu_seqlens[b+1]) of
+// its one row.
+struct token_span {
+  int64_t row, t0, tokens;
+};
+token_span tokens_of(const problem& p, int64_t b) {
+  if (!p.varlen()) return {b, 0, p.T};
+  const int64_t t0 = p.cu_seqlens[size_t(b)];
+  return {0, t0, p.cu_seqlens[size_t(b) + 1] - t0};
+}
+
+// [B, T, H, X] → [1, tokens, 1, X]: head h of the token span.
+tensor slice_bthx(const tensor& t, const token_span& s, int64_t h) {
   const int64_t T = t.shape[1], H = t.shape[2], X = t.shape[3];
-  tensor out({1, T, 1, X});
-  for (int64_t i = 0; i < T; ++i)
-    std::copy_n(t.ptr() + ((at.b * T + i) * H + at.h) * X, X, out.ptr() + i * X);
+  tensor out({1, s.tokens, 1, X});
+  for (int64_t i = 0; i < s.tokens; ++i)
+    std::copy_n(t.ptr() + ((s.row * T + s.t0 + i) * H + h) * X, X, out.ptr() + i * X);
   return out;
 }
 
@@ -46,21 +59,25 @@ tensor slice_u(const tensor& t, head_index at) {
   return out;
 }
 
-problem one_head(problem p) {
+// The problem of one head of sequence b: one sequence of its tokens.
+problem one_head(problem p, int64_t b) {
+  p.T = tokens_of(p, b).tokens;
   p.B = 1;
   p.H = 1;
+  p.cu_seqlens.clear();
   return p;
 }
 
-op_inputs head_inputs(const op_inputs& in, head_index at, dtype d) {
+op_inputs head_inputs(const problem& p, const op_inputs& in, head_index at, dtype d) {
+  const token_span s = tokens_of(p, at.b);
   op_inputs r;
-  r.q = round_to(slice_bthx(in.q, at), d);
-  r.k = round_to(slice_bthx(in.k, at), d);
-  r.v = round_to(slice_bthx(in.v, at), d);
-  if (!in.g.empty()) r.g = round_to(slice_bthx(in.g, at), d);
+  r.q = round_to(slice_bthx(in.q, s, at.h), d);
+  r.k = round_to(slice_bthx(in.k, s, at.h), d);
+  r.v = round_to(slice_bthx(in.v, s, at.h), d);
+  if (!in.g.empty()) r.g = round_to(slice_bthx(in.g, s, at.h), d);
   if (!in.u.empty()) r.u = round_to(slice_u(in.u, at), d);
   if (in.h0) r.h0 = round_to(slice_bh(*in.h0, at), d);
-  if (in.d_o) r.d_o = round_to(slice_bthx(*in.d_o, at), d);
+  if (in.d_o) r.d_o = round_to(slice_bthx(*in.d_o, s, at.h), d);
   if (in.dht) r.dht = round_to(slice_bh(*in.dht, at), d);
   return r;
 }
@@ -124,25 +141,20 @@ std::string quick_verify_note(const problem& p, const std::vector<expected_head>
 
 std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in, dtype d,
                                            bool with_backward, int64_t whole_head_max_T) {
-  // glabench bench makes no packed batch; its heads would be sequences (backend_runner's
-  // download_head_* take them so), but their slices are not written here yet.
-  if (p.varlen())
-    throw std::invalid_argument(
-        "the quick verify takes no packed variable-length batch (cu_seqlens) yet");
-  const bool by_rows = p.op == op_kind::softmax_attn && p.T > whole_head_max_T;
   std::vector<std::future<expected_head>> pending;
   for (head_index at : sampled_heads(p))
     pending.push_back(std::async(std::launch::async, [&, at] {
-      const op_inputs x = head_inputs(in, at, d);
-      if (by_rows)
+      const problem head = one_head(p, at.b);
+      const op_inputs x = head_inputs(p, in, at, d);
+      if (head.op == op_kind::softmax_attn && head.T > whole_head_max_T)
         return expected_head{
             at,
             {},
             std::nullopt,
-            reference::softmax_attn_rows(one_head(p), x, 0, 0, sampled_query_rows(p.T),
-                                         sampled_key_rows(p, with_backward), with_backward)};
-      expected_head e{at, reference::forward(one_head(p), x), std::nullopt, std::nullopt};
-      if (with_backward) e.grads = reference::backward(one_head(p), x);
+            reference::softmax_attn_rows(head, x, 0, 0, sampled_query_rows(head.T),
+                                         sampled_key_rows(head, with_backward), with_backward)};
+      expected_head e{at, reference::forward(head, x), std::nullopt, std::nullopt};
+      if (with_backward) e.grads = reference::backward(head, x);
       return e;
     }));
   std::vector<expected_head> out;

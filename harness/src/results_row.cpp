@@ -77,6 +77,24 @@ void read_gates(raw_value& v, const field_read& at, bench_row& r) {
   }
 }
 
+// A packed batch's sequence lengths: absent for B sequences of T tokens; else B = 1 and
+// positive integers that sum to T.
+void read_seqlens(raw_value& v, const field_read& at, bench_row& r) {
+  r.config.seqlens.clear();
+  if (!v.present()) return;
+  if (v.type != value_t::array || v.items.empty()) at.fail("must be a non-empty array");
+  if (r.config.B != 1) at.fail("needs B = 1 (a packed batch is one row)");
+  int64_t sum = 0;
+  for (const raw_value& n : v.items) {
+    const bool whole = (n.type == value_t::number_unsigned && n.u >= 1 && n.u <= INT32_MAX) ||
+                       (n.type == value_t::number_integer && n.i >= 1 && n.i <= INT32_MAX);
+    if (!whole) at.fail("must hold sequence lengths: integers from 1 to 2^31 − 1");
+    r.config.seqlens.push_back(n.type == value_t::number_unsigned ? int64_t(n.u) : n.i);
+    sum += r.config.seqlens.back();
+  }
+  if (sum != r.config.T) at.fail("must sum to T");
+}
+
 // The row's devices: absent in files from before they were recorded (then [0]); else a
 // non-empty array of device numbers, each a JSON integer from 0 to 2^31 − 1, none twice.
 void read_devices(raw_value& v, const field_read& at, bench_row& r) {
@@ -205,6 +223,11 @@ constexpr results_field<bench_row> kRowFields[] = {
     GLABENCH_CONFIG_SIZE(H),
     GLABENCH_CONFIG_SIZE(K),
     {"V", field_shape::scalar, [](const bench_row& r) { return json(r.config.V); }, read_V},
+    {"seqlens", field_shape::scalars,
+     [](const bench_row& r) {
+       return r.config.seqlens.empty() ? kLeftOut : json(r.config.seqlens);
+     },
+     read_seqlens},
     {"hot", field_shape::scalar, [](const bench_row& r) { return json(r.config.hot); },
      [](raw_value& v, const field_read& at, bench_row& r) { r.config.hot = at.boolean(v); }},
     // Absent in files from before the mask was recorded: bench then ran causal only.

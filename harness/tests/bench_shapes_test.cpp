@@ -23,7 +23,7 @@ BOOST_AUTO_TEST_CASE(decode_is_one_token_at_three_batch_sizes) {
 }
 
 BOOST_AUTO_TEST_CASE(every_named_set_is_in_range) {
-  for (const char* name : {"seed", "fla", "t-sweep", "decode"}) {
+  for (const char* name : {"seed", "fla", "t-sweep", "decode", "packed"}) {
     BOOST_TEST_CONTEXT(name) {
       const auto set = shape_set(name);
       BOOST_TEST(!set.empty());
@@ -38,7 +38,20 @@ BOOST_AUTO_TEST_CASE(an_unknown_set_names_the_sets) {
     BOOST_FAIL("no error");
   } catch (const std::invalid_argument& e) {
     BOOST_TEST(std::string(e.what()) ==
-               "--shapes 'prefill' is not one of seed, fla, t-sweep, decode");
+               "--shapes 'prefill' is not one of seed, fla, t-sweep, decode, packed");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_packed_set_is_one_row_whose_lengths_sum_to_T) {
+  for (const auto& s : shape_set("packed")) {
+    BOOST_TEST(s.B == 1);
+    BOOST_TEST(s.seqlens.size() == 16u);
+    int64_t sum = 0;
+    for (const int64_t n : s.seqlens) {
+      BOOST_TEST(n >= 1);
+      sum += n;
+    }
+    BOOST_TEST(sum == s.T);
   }
 }
 

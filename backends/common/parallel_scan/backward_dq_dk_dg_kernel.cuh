@@ -52,9 +52,9 @@ namespace glabench::parallel_scan {
 template <recurrence OP, typename Elem>
 __global__ void __launch_bounds__(256) token_dot_kernel(scan_args a) {
   using C = compute_t<Elem>;
-  const int64_t token = int64_t(blockIdx.x) * 8 + threadIdx.x / 32;  // (b·T + t)·H + h
+  const int64_t token = int64_t(blockIdx.x) * 8 + threadIdx.x / 32;  // token row · H + h
   const int lane = threadIdx.x % 32;
-  if (token >= a.B * a.T * a.H) return;  // whole warps
+  if (token >= batch_tokens(a) * a.H) return;  // whole warps
   const Elem *v = static_cast<const Elem*>(a.v) + token * a.V,
              *d_o = static_cast<const Elem*>(a.d_o) + token * a.V;
   C sum = C(0);
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(256) token_dot_kernel(scan_args a) {
   sum = group_sum<32>(sum);
   if (lane == 0) token_dots<C>(a)[token] = sum;
   if constexpr (OP == recurrence::rwkv6) {
-    const bool first = token / a.H % a.T == 0;
+    const bool first = starts_sequence(a, token / a.H);
     const Elem* v_before = v - a.H * a.V;
     C cross = C(0);
     if (!first)
@@ -185,27 +185,30 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
 
   const thread_place<NL> at(a);
   const int lane = at.lane, group = at.group, n0 = group * RJ;  // n0: first row in the block
-  const int64_t b = at.b, h = at.h, state0 = at.state0;
+  const int64_t h = at.h, state0 = at.state0;
   const int64_t row0 = int64_t(blockIdx.x) * stage::kRows, i0 = row0 + n0;
   const C scale = static_cast<C>(a.scale);
   C* pdb_out = partial_db<C>(a);
-  const typename stage::cursor where = stage::make_cursor(a, b, h, row0);
+  const typename stage::cursor where = stage::make_cursor(a, at.seq, h, row0);
   const Elem* dht = static_cast<const Elem*>(a.dht);
-  const int64_t chunks = (a.T + TC - 1) / TC;
+  // The sequence's length is the cursor's (where.T), its first token's key row key0's: no
+  // more 64-bit values live through the walks than before packed batches.
+  const int64_t chunks = (where.T + TC - 1) / TC;
   auto row_scalar = [&](const C* buf, int which, int tt, int r) {
     return stage::scalars(buf, which, tt)[n0 + r];
   };
-  // Element (b, chunk·TC, h, i0) of a [B,T,H,K] tensor; token tt, row r of the chunk is
-  // step_k·tt + r further.
-  auto chunk_key = [&](int64_t chunk) { return ((b * a.T + chunk * TC) * a.H + h) * a.K + i0; };
+  // Element (the sequence's token chunk·TC, h, i0) of a [B,T,H,K] tensor; token tt, row r
+  // of the chunk is step_k·tt + r further.
   const int step_k = int(a.H * a.K);
+  const int64_t key0 = (at.seq.bos * a.H + h) * a.K + i0;
+  auto chunk_key = [&](int64_t chunk) { return key0 + chunk * TC * step_k; };
   const int rows_in = int(a.K - i0 < RJ ? a.K - i0 : RJ);  // the thread's rows before K
   // The chunk's tokens before T, and the place of the last token T − 1 (TC: not in it).
   auto tokens_in = [&](int64_t chunk) {
-    return int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
+    return int(where.T - chunk * TC < TC ? where.T - chunk * TC : TC);
   };
   auto last_place = [&](int64_t chunk) {
-    return int(a.T - 1 - chunk * TC < TC ? a.T - 1 - chunk * TC : TC);
+    return int(where.T - 1 - chunk * TC < TC ? where.T - 1 - chunk * TC : TC);
   };
   // rwkv6: the bonus of the thread's row r (read where a writer needs it; L1-cached).
   auto bonus_u = [&](int r) {
@@ -334,7 +337,7 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
         }
       });
   if constexpr (kRwkv6)
-    if (lane < rows_in) du_partials<C>(a)[(b * a.H + h) * a.K + i0 + lane] = du_sum;
+    if (lane < rows_in) du_partials<C>(a)[int64_t(blockIdx.y) * a.K + i0 + lane] = du_sum;
 }
 
 }  // namespace glabench::parallel_scan

@@ -32,17 +32,18 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
 
   const thread_place<NL> at(a);
   const int lane = at.lane, group = at.group;
-  const int64_t b = at.b, h = at.h, state0 = at.state0;
+  const int64_t h = at.h, state0 = at.state0;
   const int64_t col0 = int64_t(blockIdx.x) * stage::kColumns, j0 = col0 + group * CJ;
   const typename stage::source src{static_cast<const Elem*>(a.g), static_cast<const Elem*>(a.k),
                                    static_cast<const Elem*>(a.q), static_cast<const Elem*>(a.d_o)};
   const C scale = static_cast<C>(a.scale);
-  const typename stage::cursor where = stage::make_cursor(a, b, h, col0);
+  const typename stage::cursor where = stage::make_cursor(a, at.seq, h, col0);
+  const int64_t out0 = stage::output_base(a, at.seq, h, j0);
 
   C G[L][CJ];  // the adjoint; inside a rescaled chunk, W
   stage::load_state(static_cast<const Elem*>(a.dht), G, a, state0, lane, j0);
 
-  const int64_t chunks = (a.T + TC - 1) / TC;
+  const int64_t chunks = (at.seq.T + TC - 1) / TC;
   Elem* dv_out = static_cast<Elem*>(a.dv);
   auto load = [&](typename stage::prefetch& p, int64_t n) {  // step n: chunk chunks − 1 − n
     stage::load(p, src, where, (chunks - 1 - n) * TC);
@@ -94,7 +95,7 @@ __global__ void __launch_bounds__(THREADS) backward_dv_kernel(scan_args a) {
           }
         };
         walk_chunk(stage::stepwise(buf, lane), walk);
-        stage::store_chunk(dv_out, dv_part, a, b, h, chunk, j0, lane, buf, group);
+        stage::store_chunk(dv_out, dv_part, a, where, out0, chunk, j0, lane, buf, group);
       });
 
   if (a.dh0) stage::store_state(static_cast<Elem*>(a.dh0), G, a, state0, lane, j0);

@@ -145,13 +145,14 @@ struct chunk_stage {
     bool key_in[kRowsPerThread], col_in;
     C u[kRowsPerThread];  // rwkv6: the bonus of the thread's key rows (0 past K)
   };
-  __device__ static cursor make_cursor(const scan_args& a, int64_t b, int64_t h, int64_t col0) {
+  __device__ static cursor make_cursor(const scan_args& a, sequence_span seq, int64_t h,
+                                       int64_t col0) {
     cursor c;
 #pragma unroll
     for (int n = 0; n < kRowsPerThread; ++n) {
       const int64_t i = key_row(n);
       c.key_in[n] = i < a.K;
-      c.key[n] = (b * a.T * a.H + h) * a.K + (c.key_in[n] ? i : a.K - 1);
+      c.key[n] = (seq.bos * a.H + h) * a.K + (c.key_in[n] ? i : a.K - 1);
       if constexpr (kBonus)
         c.u[n] = c.key_in[n] && stages(n)
                      ? to_compute<C>(static_cast<const Elem*>(a.u)[h * a.K + i])
@@ -159,8 +160,8 @@ struct chunk_stage {
     }
     const int64_t j = col0 + col_index();
     c.col_in = j < a.V;
-    c.col = (b * a.T * a.H + h) * a.V + (c.col_in ? j : a.V - 1);
-    c.T = a.T;
+    c.col = (seq.bos * a.H + h) * a.V + (c.col_in ? j : a.V - 1);
+    c.T = seq.T;
     c.step_k = int(a.H * a.K);
     c.step_v = int(a.H * a.V);
     return c;
@@ -354,14 +355,21 @@ struct chunk_stage {
     return sum;
   }
 
+  // Element (the sequence's first token, h, j0) of a [B,T,H,V] output: where store_chunk
+  // writes the thread's first column j0.
+  __device__ static int64_t output_base(const scan_args& a, sequence_span seq, int64_t h,
+                                        int64_t j0) {
+    return (seq.bos * a.H + h) * a.V + j0;
+  }
   // Reduces a chunk's per-token partial sums over the lanes and stores them to a
-  // [B,T,H,V] output at the thread's first column j0 (64-bit base, 32-bit offsets);
-  // rwkv6 adds c_τ x_τ[j] (buf: the chunk's buffer; group: the thread's column group).
-  __device__ static void store_chunk(Elem* out, C (&part)[TC * CJ], const scan_args& a, int64_t b,
-                                     int64_t h, int64_t chunk, int64_t j0, int lane, const C* buf,
-                                     int group) {
-    Elem* at = out + ((b * a.T + chunk * TC) * a.H + h) * a.V + j0;
-    const int rows = int(a.T - chunk * TC < TC ? a.T - chunk * TC : TC);
+  // [B,T,H,V] output at output_base's element `base` (64-bit base, 32-bit offsets) of a
+  // sequence of where.T tokens; rwkv6 adds c_τ x_τ[j] (buf: the chunk's buffer; group: the
+  // thread's column group).
+  __device__ static void store_chunk(Elem* out, C (&part)[TC * CJ], const scan_args& a,
+                                     const cursor& where, int64_t base, int64_t chunk, int64_t j0,
+                                     int lane, const C* buf, int group) {
+    Elem* at = out + base + chunk * TC * where.step_v;
+    const int rows = int(where.T - chunk * TC < TC ? where.T - chunk * TC : TC);
     const int columns = int(a.V - j0), step_v = int(a.H * a.V);
     reduce_scatter<NL>(part, lane, [&](int n, C sum) {
       const int tt = n / CJ, c = n % CJ;
@@ -370,23 +378,25 @@ struct chunk_stage {
     });
   }
 
-  // A thread's K-strip × CJ columns of a [B,H,K,V] state (h0, dht): zero where the
-  // tensor is absent or the element is masked.
-  __device__ static void load_state(const Elem* src, C (&x)[L][CJ], const scan_args& a,
+  // A thread's K-strip × CJ columns of a [B,H,K,V] state (h0, dht; Elem or fp32,
+  // with_state_type): zero where the tensor is absent or the element is masked.
+  __device__ static void load_state(const void* src, C (&x)[L][CJ], const scan_args& a,
                                     int64_t state0, int lane, int64_t j0) {
+    with_state_type<Elem>(src, a, [&](const auto* s) {
 #pragma unroll
-    for (int e = 0; e < L; ++e)
+      for (int e = 0; e < L; ++e)
 #pragma unroll
-      for (int c = 0; c < CJ; ++c) x[e][c] = state_value<C>(src, a, state0, lane * L + e, j0 + c);
+        for (int c = 0; c < CJ; ++c) x[e][c] = state_value<C>(s, a, state0, lane * L + e, j0 + c);
+    });
   }
-  __device__ static void store_state(Elem* dst, const C (&x)[L][CJ], const scan_args& a,
+  __device__ static void store_state(void* dst, const C (&x)[L][CJ], const scan_args& a,
                                      int64_t state0, int lane, int64_t j0) {
 #pragma unroll
     for (int e = 0; e < L; ++e)
 #pragma unroll
       for (int c = 0; c < CJ; ++c) {
         const int64_t i = lane * L + e, j = j0 + c;
-        if (i < a.K && j < a.V) dst[state0 + i * a.V + j] = to_storage<Elem>(x[e][c]);
+        if (i < a.K && j < a.V) store_state_value<Elem>(dst, a, state0 + i * a.V + j, x[e][c]);
       }
   }
 };

@@ -62,7 +62,7 @@ struct row_kernel {
   static int blocks_per_sm() { return resident_blocks<kernel>(THREADS, smem); }
   // v·do, which the row kernel reads: 8 tokens (warps) a block.
   static cudaError_t run_token_dot(const scan_args& a) {
-    const int64_t tokens = a.B * a.T * a.H;
+    const int64_t tokens = batch_tokens(a) * a.H;
     return launch<token_dot_kernel<OP, Elem>>(dim3(unsigned((tokens + 7) / 8)), 256, 0, a);
   }
   static cudaError_t run(const scan_args& a) {

@@ -156,17 +156,18 @@ struct row_stage {
     int step_k, step_v, H;
     bool vec_in[kVecSplits], key_in;
   };
-  __device__ static cursor make_cursor(const scan_args& a, int64_t b, int64_t h, int64_t row0) {
+  __device__ static cursor make_cursor(const scan_args& a, sequence_span seq, int64_t h,
+                                       int64_t row0) {
     const int n = threadIdx.x;
     cursor c;
     const int64_t j = vec_index(0);
-    c.vec = ((b * a.T + vec_row()) * a.H + h) * a.V + (j < a.V ? j : a.V - 1);
+    c.vec = ((seq.bos + vec_row()) * a.H + h) * a.V + (j < a.V ? j : a.V - 1);
 #pragma unroll
     for (int split = 0; split < kVecSplits; ++split) c.vec_in[split] = vec_index(split) < a.V;
     c.key_in = key_row() < kRows && row0 + key_row() < a.K;
-    c.key = (b * a.T * a.H + h) * a.K + (c.key_in ? row0 + key_row() : a.K - 1);
-    c.token = (b * a.T + n) * a.H + h;  // for threads n < TC
-    c.T = a.T;
+    c.key = (seq.bos * a.H + h) * a.K + (c.key_in ? row0 + key_row() : a.K - 1);
+    c.token = (seq.bos + n) * a.H + h;  // for threads n < TC
+    c.T = seq.T;
     c.step_k = int(a.H * a.K);
     c.step_v = int(a.H * a.V);
     c.H = int(a.H);
@@ -332,14 +333,16 @@ struct row_stage {
     }
   }
 
-  // A thread's RJ rows × V-strip of a [B,H,K,V] state (h0, dht): zero where the
-  // tensor is absent or the element is masked.
-  __device__ static void load_state(const Elem* src, C (&x)[RJ][L], const scan_args& a,
+  // A thread's RJ rows × V-strip of a [B,H,K,V] state (h0, dht; Elem or fp32,
+  // with_state_type): zero where the tensor is absent or the element is masked.
+  __device__ static void load_state(const void* src, C (&x)[RJ][L], const scan_args& a,
                                     int64_t state0, int lane, int64_t i0) {
+    with_state_type<Elem>(src, a, [&](const auto* s) {
 #pragma unroll
-    for (int r = 0; r < RJ; ++r)
+      for (int r = 0; r < RJ; ++r)
 #pragma unroll
-      for (int e = 0; e < L; ++e) x[r][e] = state_value<C>(src, a, state0, i0 + r, lane * L + e);
+        for (int e = 0; e < L; ++e) x[r][e] = state_value<C>(s, a, state0, i0 + r, lane * L + e);
+    });
   }
 };
 

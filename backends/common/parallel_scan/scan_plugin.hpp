@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -22,8 +23,30 @@ inline storage storage_of(DLDataType d) {
 using cuda_plugin::cuda_device_available;
 using cuda_plugin::finish;
 
-// The sizes the kernels take: every size ≥ 1, heads up to kMaxHeadSize, B·H within the
-// grid's y dimension.
+// What ABI 1.5 lets the kernels be offered (glabench_backend.features): packed batches,
+// and fp32 states at bf16 storage.
+inline constexpr uint32_t kFeatures = GLABENCH_FEATURE_VARLEN | GLABENCH_FEATURE_STATE_FP32;
+
+// The sequences the kernels walk: B, or a packed batch's N.
+inline int64_t sequences_of(const glabench_problem* p) {
+  const int64_t packed = backend_support::packed_sequences(p);
+  return packed > 0 ? packed : p->B;
+}
+
+// Every token of the batch (B·T; a packed batch has B = 1).
+inline int64_t tokens_of(const glabench_problem* p) {
+  return p->B * p->T;
+}
+
+// Whether h0, ht, dht and dh0 are fp32 at bf16 storage (kFeatures' STATE_FP32).
+inline bool state_fp32(const glabench_problem* p) {
+  const DLDataType s = backend_support::state_dtype_of(p);
+  return p->dtype.bits == 16 && s.code == kDLFloat && s.bits == 32;
+}
+
+// The sizes the kernels take: every size ≥ 1, heads up to kMaxHeadSize, sequences·H
+// within the grid's y dimension; a packed batch's offsets in int32, and states in the
+// storage dtype or (at bf16) fp32.
 inline glabench_status check_sizes(const glabench_problem* p, glabench_message* reason) {
   using backend_support::fail;
   if (p->B < 1 || p->T < 1 || p->H < 1 || p->K < 1 || p->V < 1)
@@ -32,10 +55,22 @@ inline glabench_status check_sizes(const glabench_problem* p, glabench_message* 
     return fail(
         reason, GLABENCH_ERROR_UNSUPPORTED,
         "head sizes up to 256 (K=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
-  if (p->B * p->H > 65535)
+  if (sequences_of(p) * p->H > 65535)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "B·H above 65535 does not fit the grid's y dimension");
+                "sequences·H above 65535 does not fit the grid's y dimension");
+  if (backend_support::packed_sequences(p) > 0 &&
+      (p->seqlens_dtype.code != kDLInt || p->seqlens_dtype.bits != 32))
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "cu_seqlens must be int32");
+  if (!backend_support::same_dtype(backend_support::state_dtype_of(p), p->dtype) && !state_fp32(p))
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "states in the storage dtype, or fp32 at bf16 storage");
   return GLABENCH_OK;
+}
+
+// The backward's workspace for the problem's tokens and sequences.
+inline size_t backward_workspace_bytes(recurrence op, const glabench_problem* p) {
+  return backward_workspace_bytes(op, storage_of(p->dtype), tokens_of(p), sequences_of(p), p->H,
+                                  p->K);
 }
 
 // The launch's knobs (knobs.hpp, `<prefix>WIDTH` …) each take one of a few values; any
@@ -65,8 +100,9 @@ inline glabench_status check_knobs(const char* prefix, glabench_message* reason)
 
 inline scan_args base_args(const glabench_problem* p, void* workspace, void* stream) {
   scan_args a{};
-  a.B = p->B;
+  a.B = sequences_of(p);
   a.T = p->T;
+  a.state_fp32 = state_fp32(p);
   a.H = p->H;
   a.K = p->K;
   a.V = p->V;
@@ -79,6 +115,7 @@ inline scan_args base_args(const glabench_problem* p, void* workspace, void* str
 inline scan_args forward_args(const glabench_problem* p, const glabench_forward_args* f) {
   using backend_support::data_of;
   scan_args a = base_args(p, f->workspace, f->stream);
+  a.cu_seqlens = data_of<const int32_t>(backend_support::cu_seqlens_of(*f));
   a.q = data_of<void>(f->q);
   a.k = data_of<void>(f->k);
   a.v = data_of<void>(f->v);
@@ -93,6 +130,7 @@ inline scan_args forward_args(const glabench_problem* p, const glabench_forward_
 inline scan_args backward_args(const glabench_problem* p, const glabench_backward_args* bw) {
   using backend_support::data_of;
   scan_args a = base_args(p, bw->workspace, bw->stream);
+  a.cu_seqlens = data_of<const int32_t>(backend_support::cu_seqlens_of(*bw));
   a.q = data_of<void>(bw->q);
   a.k = data_of<void>(bw->k);
   a.v = data_of<void>(bw->v);

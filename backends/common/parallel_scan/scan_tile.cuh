@@ -182,19 +182,46 @@ struct strip_layout {
   __device__ static constexpr int slot(int index) { return (index / L) * kStride + index % L; }
 };
 
-// Where a thread sits: its lane within its group of NL lanes, the group, and the
-// (b, h) its block works on; state0 is element (b, h, 0, 0) of a [B,H,K,V] state.
+// One sequence of the batch: its first token's row among the batch's tokens and its
+// length. Sequence b of B equal ones starts at b·T; a packed batch's at cu_seqlens[b].
+struct sequence_span {
+  int64_t bos, T;
+};
+template <typename Args>
+__device__ __forceinline__ sequence_span sequence_of(const Args& a, int64_t b) {
+  if (!a.cu_seqlens) return {b * a.T, a.T};
+  const int64_t bos = a.cu_seqlens[b];
+  return {bos, a.cu_seqlens[b + 1] - bos};
+}
+
+// Whether token row t (of the batch's tokens) is the first of its sequence: a binary
+// search of a packed batch's offsets.
+template <typename Args>
+__device__ __forceinline__ bool starts_sequence(const Args& a, int64_t t) {
+  if (!a.cu_seqlens) return t % a.T == 0;
+  int64_t lo = 0, hi = a.B;  // cu_seqlens[lo] ≤ t < cu_seqlens[hi]
+  while (hi - lo > 1) {
+    const int64_t mid = (lo + hi) / 2;
+    (a.cu_seqlens[mid] <= t ? lo : hi) = mid;
+  }
+  return a.cu_seqlens[lo] == t;
+}
+
+// Where a thread sits: its lane within its group of NL lanes, the group, the (b, h) its
+// block works on and b's sequence; state0 is element (b, h, 0, 0) of a [B,H,K,V] state.
 template <int NL>
 struct thread_place {
   int lane, group;
   int64_t b, h, state0;
+  sequence_span seq;
   template <typename Args>
   __device__ explicit thread_place(const Args& a)
       : lane(threadIdx.x % NL),
         group(threadIdx.x / NL),
         b(blockIdx.y / a.H),
         h(blockIdx.y % a.H),
-        state0(int64_t(blockIdx.y) * a.K * a.V) {}
+        state0(int64_t(blockIdx.y) * a.K * a.V),
+        seq(sequence_of(a, blockIdx.y / a.H)) {}
 };
 
 // The kernels' two staging buffers in dynamic shared memory, addressed
@@ -211,31 +238,49 @@ struct double_buffer {
   __device__ C* operator()(int64_t n) const { return base + (n & 1) * kBufferValues; }
 };
 
-// Element (i, j) of a [B,H,K,V] state (h0, dht) starting at state0, in the compute type:
-// zero where the tensor is absent or (i, j) lies past K or V.
-template <typename C, typename Elem, typename Args>
-__device__ __forceinline__ C state_value(const Elem* src, const Args& a, int64_t state0, int64_t i,
+// Element (i, j) of a [B,H,K,V] state (h0, dht) of element type S starting at state0,
+// in the compute type: zero where the tensor is absent or (i, j) lies past K or V.
+template <typename C, typename S, typename Args>
+__device__ __forceinline__ C state_value(const S* src, const Args& a, int64_t state0, int64_t i,
                                          int64_t j) {
   return src && i < a.K && j < a.V ? to_compute<C>(src[state0 + i * a.V + j]) : C(0);
 }
+// Runs read(static_cast<const S*>(src)) with S the states' element type: Elem, or fp32
+// where a.state_fp32. One branch around a whole tile's loads, not one per element.
+template <typename Elem, typename Args, typename Read>
+__device__ __forceinline__ void with_state_type(const void* src, const Args& a, Read&& read) {
+  if (a.state_fp32)
+    read(static_cast<const float*>(src));
+  else
+    read(static_cast<const Elem*>(src));
+}
+// Stores x as element `at` of a state (ht, dh0): Elem, or fp32 where a.state_fp32.
+template <typename Elem, typename C, typename Args>
+__device__ __forceinline__ void store_state_value(void* dst, const Args& a, int64_t at, C x) {
+  if (a.state_fp32)
+    static_cast<float*>(dst)[at] = float(x);
+  else
+    static_cast<Elem*>(dst)[at] = to_storage<Elem>(x);
+}
 
-// The backward's workspace (scan_args.hpp): the hist part of ∂L/∂b [B,T,H,K], then
-// v_t·do_t [B,T,H]; rwkv6 adds v_{t−1}·do_t [B,T,H] and du per sequence [B,H,K].
+// The backward's workspace (scan_args.hpp), by the batch's token rows: the hist part of
+// ∂L/∂b [tokens,H,K], then v_t·do_t [tokens,H]; rwkv6 adds v_{t−1}·do_t [tokens,H] and
+// du per sequence [B,H,K].
 template <typename C, typename Args>
 __device__ C* partial_db(const Args& a) {
   return static_cast<C*>(a.workspace);
 }
 template <typename C, typename Args>
 __device__ C* token_dots(const Args& a) {
-  return static_cast<C*>(a.workspace) + a.B * a.T * a.H * a.K;
+  return static_cast<C*>(a.workspace) + batch_tokens(a) * a.H * a.K;
 }
 template <typename C, typename Args>
 __device__ C* cross_dots(const Args& a) {
-  return token_dots<C>(a) + a.B * a.T * a.H;
+  return token_dots<C>(a) + batch_tokens(a) * a.H;
 }
 template <typename C, typename Args>
 __device__ C* du_partials(const Args& a) {
-  return cross_dots<C>(a) + a.B * a.T * a.H;
+  return cross_dots<C>(a) + batch_tokens(a) * a.H;
 }
 
 // Runs walk(std::true_type) for a chunk taken step by step, walk(std::false_type) for

@@ -95,7 +95,7 @@ scan_args device_args(const problem& p, const host_inputs& in, recurrence op = r
   constexpr storage s = std::is_same_v<T, double>  ? storage::fp64
                         : std::is_same_v<T, float> ? storage::fp32
                                                    : storage::bf16;
-  a.workspace = device_alloc(backward_workspace_bytes(op, s, p.B, p.T, p.H, p.K));
+  a.workspace = device_alloc(backward_workspace_bytes(op, s, p.B * p.T, p.B, p.H, p.K));
   a.u = upload(convert<T>(in.u));  // rwkv6's bonus [H,K]
   a.du = device_alloc(size_t(p.H * p.K) * sizeof(T));
   return a;

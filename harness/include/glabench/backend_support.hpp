@@ -51,6 +51,21 @@ inline bool has_capability(const glabench_backend& b, glabench_op op, DLDataType
   return false;
 }
 
+// ABI 1.5's problem fields, read safely from a harness of any minor version.
+// The sequences of a packed batch (num_seqs), or 0 for B sequences of T tokens.
+inline int64_t packed_sequences(const glabench_problem* p) {
+  return GLABENCH_HAS_MEMBER(p, glabench_problem, num_seqs) ? p->num_seqs : 0;
+}
+// The dtype of h0, ht, dh0 and dht: state_dtype, or the storage dtype before 1.5.
+inline DLDataType state_dtype_of(const glabench_problem* p) {
+  return GLABENCH_HAS_MEMBER(p, glabench_problem, state_dtype) ? p->state_dtype : p->dtype;
+}
+// The cu_seqlens of forward or backward arguments: NULL before 1.5.
+template <typename Args>
+const DLTensor* cu_seqlens_of(const Args& a) {
+  return GLABENCH_HAS_MEMBER(&a, Args, cu_seqlens) ? a.cu_seqlens : nullptr;
+}
+
 // The checks every forward / backward starts with: the backend's own supports(), and
 // a workspace at least as large as its workspace_size() asks for.
 inline glabench_status check_call(const glabench_backend& b, const glabench_problem* p,
