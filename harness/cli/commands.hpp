@@ -35,6 +35,7 @@ void add_verify_command(CLI::App& app, const global_options& global, int& exit_c
 void add_bench_command(CLI::App& app, const global_options& global, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
+void add_decode_drift_command(CLI::App& app, const global_options& global, int& exit_code);
 
 // --backend NAME... (selection_options.cpp): the backends named, else every one found;
 // throws std::invalid_argument (exit 2) for a name not found, or when none is found.

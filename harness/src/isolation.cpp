@@ -19,6 +19,7 @@
 #include "backend_runner.hpp"
 #include "bench_runner.hpp"
 #include "call_watch.hpp"
+#include "decode_drift_json.hpp"
 #include "device_context.hpp"
 #include "verify_case_json.hpp"
 #include "worker_channel.hpp"
@@ -265,6 +266,36 @@ bench_row backend_isolation::bench(const loaded_backend& backend, const nlohmann
   return row;
 }
 
+decode_drift_result backend_isolation::decode_drift(const loaded_backend& backend, op_kind op,
+                                                    dtype storage, const std::string& gates,
+                                                    const decode_drift_options& opts) {
+  const nlohmann::json req = {
+      {"type", "decode_drift"},
+      {"path", absolute_path(backend.path)},
+      {"op", op_name(op)},
+      {"dtype", dtype_name(storage)},
+      {"gates", gates},
+      {"options", to_json_by(opts, worker_protocol::decode_drift_options_fields)}};
+  decode_drift_result r;
+  const request_outcome out =
+      ask(backend, req, {opts_.call_timeout_s, opts_.call_timeout_s}, "case", "result",
+          [&](const nlohmann::json& result) { r = decode_drift_from_json(result); });
+  if (out.accepted) return r;
+  // A case the worker did not judge: `out` says how it ended.
+  r.backend = backend.name();
+  r.op = op;
+  r.storage = storage;
+  r.state_storage = backend.state_dtype(storage);
+  r.gates = gates;
+  r.steps = opts.steps;
+  r.threshold = opts.tolerance.value_or(default_tolerance(storage));
+  r.devices = opts.devices;
+  r.status = out.status;
+  r.message = out.message;
+  r.seconds = out.seconds;
+  return r;
+}
+
 namespace {
 
 // The worker's end of its pipe, on descriptors a plugin is unlikely to touch, and checked
@@ -372,6 +403,15 @@ int run_worker() {
           f = read_fixture(req->at("fixture_path").get<std::string>(), no_limit);
         }
         reply = {{"ok", true}, {"result", to_json(verify_case(b, f, *d, opts))}};
+      } else if (type == "decode_drift") {
+        const std::optional<op_kind> op = parse_op(req->at("op").get<std::string>());
+        const std::optional<dtype> d = parse_dtype(req->at("dtype").get<std::string>());
+        if (!op || !d) throw std::runtime_error("unknown op or dtype");
+        const auto opts = from_json_by<decode_drift_options>(
+            req->at("options"), worker_protocol::decode_drift_options_fields);
+        reply = {{"ok", true},
+                 {"result", to_json(run_decode_drift(b, *op, *d,
+                                                     req->at("gates").get<std::string>(), opts))}};
       } else if (type == "bench") {
         if (!bench) bench.emplace();
         bench_results one;

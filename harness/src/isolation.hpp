@@ -24,6 +24,7 @@
 
 #include "backend_loader.hpp"
 #include "bench_results.hpp"
+#include "decode_drift.hpp"
 #include "fixture.hpp"
 #include "verifier.hpp"
 #include "worker_process.hpp"
@@ -62,6 +63,10 @@ class backend_isolation {
   // skipped) has an empty config: the caller fills it in.
   bench_row bench(const loaded_backend& backend, const nlohmann::json& request,
                   double call_limit_s);
+  // One chained-decode case (decode_drift.hpp), never throwing for what the worker does,
+  // as verify().
+  decode_drift_result decode_drift(const loaded_backend& backend, op_kind op, dtype storage,
+                                   const std::string& gates, const decode_drift_options& opts);
 
  private:
   // How one request ended: accepted (the worker answered, and `accept` took the payload
