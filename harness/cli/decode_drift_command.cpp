@@ -49,7 +49,10 @@ int run_decode_drift_command(const decode_drift_args& args, const global_options
           "runs gla and rwkv6");
   decode_drift_options opts = args.opts;
   const std::vector<int64_t> sizes = parse_sizes(args.shape, "--shape", "B,H,K,V");
-  opts.B = sizes[0], opts.H = sizes[1], opts.K = sizes[2], opts.V = sizes[3];
+  opts.B = sizes[0];
+  opts.H = sizes[1];
+  opts.K = sizes[2];
+  opts.V = sizes[3];
   if (!shape_in_range({opts.B, opts.steps, opts.H, opts.K, opts.V}))
     throw std::invalid_argument("--shape '" + args.shape + "' with --steps " +
                                 std::to_string(opts.steps) +

@@ -123,10 +123,14 @@ decode_drift_result run_decode_drift(const loaded_backend& backend, op_kind op, 
         return finish();
       }
       r.steps_run = now.step;
-      if (now.o_rel_l2 > r.max_o_rel_l2 || r.max_o_step == 0)
-        r.max_o_rel_l2 = now.o_rel_l2, r.max_o_step = now.step;
-      if (now.state_rel_l2 > r.max_state_rel_l2 || r.max_state_step == 0)
-        r.max_state_rel_l2 = now.state_rel_l2, r.max_state_step = now.step;
+      if (now.o_rel_l2 > r.max_o_rel_l2 || r.max_o_step == 0) {
+        r.max_o_rel_l2 = now.o_rel_l2;
+        r.max_o_step = now.step;
+      }
+      if (now.state_rel_l2 > r.max_state_rel_l2 || r.max_state_step == 0) {
+        r.max_state_rel_l2 = now.state_rel_l2;
+        r.max_state_step = now.step;
+      }
       state = std::move(got.ht);
       truth_state = std::move(want.ht);
     }
