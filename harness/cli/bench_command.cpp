@@ -8,7 +8,6 @@
 #include "bench_runner.hpp"
 #include "commands.hpp"
 #include "console_style.hpp"
-#include "gate_regime.hpp"
 #include "option_checks.hpp"
 #include "progress_line.hpp"
 #include "run_context.hpp"
@@ -24,47 +23,11 @@ struct bench_args {
   bench_options opts;
 };
 
-// A repeatable option that takes words or comma-separated lists of them: `out` becomes
-// the words given, in order, repeats dropped (unchanged when none was given); the word
-// `expand.first`, where given, stands for the list `expand.second`.
-void set_words(std::vector<std::string>& out, const std::vector<std::string>& given,
-               const std::pair<std::string, std::vector<std::string>>& expand = {}) {
-  if (given.empty()) return;
-  out.clear();
-  for (const auto& list : given)
-    for (const auto& word : option_checks::split_list(list)) {
-      const bool expands = !expand.first.empty() && word == expand.first;
-      for (const auto& w : expands ? expand.second : std::vector<std::string>{word})
-        if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
-    }
-}
-
 bench_options resolve(const bench_args& args, const backend_registry& reg) {
   bench_options o = args.opts;
-  for (const auto& name : args.backends) {
-    const loaded_backend* b = reg.find(name);
-    if (!b)
-      throw std::invalid_argument("--backend '" + name +
-                                  "' is not a known backend (found: " + reg.names() + ")");
-    if (std::find(o.backends.begin(), o.backends.end(), b) == o.backends.end())
-      o.backends.push_back(b);
-  }
-  if (args.backends.empty())
-    for (const auto& b : reg.backends) o.backends.push_back(&b);
-  if (o.backends.empty())
-    throw std::invalid_argument("no backends found; build them or pass --backend-lib");
-  for (const auto& name : args.ops) {
-    auto op = parse_op(name);
-    if (!op)
-      throw std::invalid_argument("--op '" + name + "' is not one of gla, rwkv6, softmax_attn");
-    if (std::find(o.ops.begin(), o.ops.end(), *op) == o.ops.end()) o.ops.push_back(*op);
-  }
-  for (const auto& name : args.dtypes) {
-    auto d = parse_dtype(name);
-    if (!d)
-      throw std::invalid_argument("--dtype '" + name + "' is not one of fp64, fp32, fp16, bf16");
-    if (std::find(o.dtypes.begin(), o.dtypes.end(), *d) == o.dtypes.end()) o.dtypes.push_back(*d);
-  }
+  o.backends = select_backends(reg, args.backends);
+  o.ops = parse_ops(args.ops);
+  o.dtypes = parse_dtypes(args.dtypes);
   for (const auto& mode : args.modes)
     if (mode != "fwd" && mode != "fwdbwd")
       throw std::invalid_argument("--mode '" + mode + "' is not one of fwd, fwdbwd");
@@ -73,13 +36,10 @@ bench_options resolve(const bench_args& args, const backend_registry& reg) {
     for (const auto& mode : args.modes)
       if (std::find(o.modes.begin(), o.modes.end(), mode) == o.modes.end()) o.modes.push_back(mode);
   }
-  // --mask, --gates and --timing: each value checked as it was read (option_checks::words);
-  // --gates all is every regime, in gate_regimes() order.
-  std::vector<std::string> all_regimes;
-  for (const gate_regime& r : gate_regimes()) all_regimes.emplace_back(r.name);
-  set_words(o.masks, args.masks);
-  set_words(o.gates, args.gates, {"all", all_regimes});
-  set_words(o.timings, args.timings);
+  // --mask, --gates and --timing: each value checked as it was read (option_checks::words).
+  option_checks::set_words(o.masks, args.masks);
+  resolve_gates(o.gates, args.gates);
+  option_checks::set_words(o.timings, args.timings);
   for (const auto& set : args.shape_sets)
     for (const auto& s : shape_set(set)) o.shapes.push_back(s);
   for (const auto& text : args.shapes) o.shapes.push_back(parse_shape(text));
@@ -168,19 +128,7 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
                   "(default: causal). Ignored for gla and rwkv6, which are causal")
       ->option_text("LIST")
       ->check(oc::words({"causal", "full"}, "softmax_attn's masks"));
-  std::vector<std::string> regime_words;
-  std::string regime_help;
-  for (const gate_regime& r : gate_regimes()) {
-    regime_words.emplace_back(r.name);
-    regime_help += fmt::format("; {}: {}", r.name, r.drawn);
-  }
-  regime_words.emplace_back("all");
-  cmd->add_option("--gates", args->gates,
-                  "gate regime of gla's g and rwkv6's w, repeatable or a comma-separated list; "
-                  "all: every regime (default: mild)" +
-                      regime_help)
-      ->option_text("LIST")
-      ->check(oc::words(regime_words, "gate regimes"));
+  add_gates_option(*cmd, args->gates);
   cmd->add_option("--timing", args->timings,
                   "eager: time the backend's calls as they come (host launches included); "
                   "graph: capture each call in a CUDA graph once and time its launches "

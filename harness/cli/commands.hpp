@@ -35,6 +35,16 @@ void add_verify_command(CLI::App& app, const global_options& global, int& exit_c
 void add_bench_command(CLI::App& app, const global_options& global, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_report_command(CLI::App& app, int& exit_code);
+void add_decode_drift_command(CLI::App& app, const global_options& global, int& exit_code);
+
+// --backend NAME... (selection_options.cpp): the backends named, else every one found;
+// throws std::invalid_argument (exit 2) for a name not found, or when none is found.
+std::vector<const loaded_backend*> select_backends(const backend_registry& reg,
+                                                   const std::vector<std::string>& names);
+// --op and --dtype values, in the order given, repeats dropped; throws
+// std::invalid_argument (exit 2) naming the option, the value and the choices.
+std::vector<op_kind> parse_ops(const std::vector<std::string>& names);
+std::vector<dtype> parse_dtypes(const std::vector<std::string>& names);
 
 // Every *.h5 under each argument (a file or a folder), sorted within each folder.
 std::vector<std::string> expand_fixture_paths(const std::vector<std::string>& args);
@@ -47,5 +57,12 @@ void add_devices_option(CLI::App& cmd, std::string& devices);
 // The device numbers of --devices; throws std::invalid_argument (exit 2) naming --devices
 // and the rule, also for a device this machine's CUDA does not have.
 std::vector<int32_t> resolve_devices(const std::string& devices);
+
+// --gates LIST (bench, decode-drift; gates_option.cpp): gate regimes (gate_regime.hpp),
+// repeatable or comma-separated, `all` for every regime; checked as it is read.
+void add_gates_option(CLI::App& cmd, std::vector<std::string>& gates);
+// `out` becomes the regimes --gates named, in order, repeats dropped, `all` expanded
+// (unchanged when none was given).
+void resolve_gates(std::vector<std::string>& out, const std::vector<std::string>& given);
 
 }  // namespace glabench::cli

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   add_fixtures_command(app, exit_code);
   add_verify_command(app, global, exit_code);
   add_bench_command(app, global, exit_code);
+  add_decode_drift_command(app, global, exit_code);
   add_compare_command(app, exit_code);
   add_report_command(app, exit_code);
 

@@ -150,6 +150,21 @@ inline CLI::Validator words(std::vector<std::string> allowed, std::string why = 
   return CLI::Validator(check, rule);
 }
 
+// A repeatable option that takes words or comma-separated lists of them (checked by
+// words()): `out` becomes the words given, in order, repeats dropped (unchanged when none
+// was given); the word `expand.first`, where given, stands for the list `expand.second`.
+inline void set_words(std::vector<std::string>& out, const std::vector<std::string>& given,
+                      const std::pair<std::string, std::vector<std::string>>& expand = {}) {
+  if (given.empty()) return;
+  out.clear();
+  for (const auto& list : given)
+    for (const auto& word : split_list(list)) {
+      const bool expands = !expand.first.empty() && word == expand.first;
+      for (const auto& w : expands ? expand.second : std::vector<std::string>{word})
+        if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    }
+}
+
 // The ranges, named once.
 inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr int kMaxReps = 1'000'000;     // samples of one configuration

@@ -1,9 +1,9 @@
 // glabench verify: every (backend, fixture, dtype) selected, checked per docs/design.md §5.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
-#include <set>
 
 #include "backend_runner.hpp"
 #include "commands.hpp"
@@ -43,42 +43,20 @@ std::vector<dtype> dtypes_for(const loaded_backend& b, op_kind op,
 int run_verify(const verify_args& args, const global_options& given) {
   // Everything is validated before anything runs, so bad input writes nothing.
   if (!args.json_out.empty()) check_output_path(args.json_out, "--json");
-  std::vector<dtype> dtypes;
-  for (const auto& name : args.dtypes) {
-    auto d = parse_dtype(name);
-    if (!d)
-      throw std::invalid_argument("--dtype '" + name + "' is not one of fp64, fp32, fp16, bf16");
-    dtypes.push_back(*d);
-  }
-  std::set<op_kind> ops;
-  for (const auto& name : args.ops) {
-    auto op = parse_op(name);
-    if (!op)
-      throw std::invalid_argument("--op '" + name + "' is not one of gla, rwkv6, softmax_attn");
-    ops.insert(*op);
-  }
+  const std::vector<dtype> dtypes = parse_dtypes(args.dtypes);
+  const std::vector<op_kind> ops = parse_ops(args.ops);
   const std::vector<int32_t> devices = resolve_devices(args.devices);
   // verify's own default limit, for loading plugins as for every call.
   global_options global = given;
   if (!args.call_timeout_given) global.call_timeout_s = kVerifyCallTimeoutS;
   const backend_registry reg = global.discover();
-  std::vector<const loaded_backend*> backends;
-  for (const auto& name : args.backends) {
-    const loaded_backend* b = reg.find(name);
-    if (!b)
-      throw std::invalid_argument("--backend '" + name +
-                                  "' is not a known backend (found: " + reg.names() + ")");
-    backends.push_back(b);
-  }
-  if (args.backends.empty())
-    for (const auto& b : reg.backends) backends.push_back(&b);
-  if (backends.empty())
-    throw std::invalid_argument("no backends found; build them or pass --backend-lib");
+  const std::vector<const loaded_backend*> backends = select_backends(reg, args.backends);
 
   std::vector<fixture> fixtures;
   for (const auto& path : expand_fixture_paths(args.fixtures)) {
     fixture f = read_fixture(path, args.read);
-    if (ops.empty() || ops.count(f.prob.op)) fixtures.push_back(std::move(f));
+    if (ops.empty() || std::count(ops.begin(), ops.end(), f.prob.op))
+      fixtures.push_back(std::move(f));
   }
 
   struct job {

@@ -462,20 +462,14 @@ bench_results run_bench(const bench_options& opts) {
   bench_results results;
   results.context = run_context(opts.backends);
   results.context["backend_builds"] = backend_builds(opts.backends);
-  results.context.update(host_description());
   bool any_cuda = false;
   for (const auto* b : opts.backends) any_cuda = any_cuda || b->table->device_type == kDLCUDA;
-  std::string no_gpu;
-  const bool on_gpu = any_cuda && cuda_device_count(&no_gpu) > 0;
   // The device described, whose peaks and GPU state are recorded: the first listed, where
   // the tensors live and the time is taken.
   const int first_device = opts.devices.empty() ? 0 : opts.devices.front();
-  if (on_gpu) {
-    results.context.update(cuda_description(first_device));
-  } else {
-    results.context["device"] = "cpu: " + results.context.value("host_cpu", std::string("?"));
-    if (any_cuda) results.context["cuda_unavailable"] = no_gpu;
-  }
+  const run_device ran_on = describe_run_device(any_cuda, first_device);
+  const bool on_gpu = ran_on.on_gpu;
+  results.context.update(ran_on.context);
   results.context["bench_options"] = {{"noise_target", opts.stopping.noise_target},
                                       {"warmup", opts.warmup},
                                       {"min_reps", opts.stopping.min_reps},

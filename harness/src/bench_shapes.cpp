@@ -1,6 +1,6 @@
 #include "bench_shapes.hpp"
 
-#include <sstream>
+#include <algorithm>
 #include <stdexcept>
 
 namespace glabench {
@@ -31,10 +31,15 @@ std::vector<bench_shape> shape_set(const std::string& name) {
                               "' is not one of seed, fla, t-sweep, decode, packed");
 }
 
-bench_shape parse_shape(const std::string& text) {
+std::vector<int64_t> parse_sizes(const std::string& text, const std::string& option,
+                                 const std::string& layout) {
+  const size_t count = size_t(std::count(layout.begin(), layout.end(), ',')) + 1;
   std::vector<int64_t> v;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) {
+  // Every part, empty ones included ("1,2," has three, the last empty).
+  for (size_t start = 0; start <= text.size();) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string part = text.substr(start, comma - start);
+    start = comma + 1;
     size_t used = 0;
     long long x = 0;
     try {
@@ -43,12 +48,18 @@ bench_shape parse_shape(const std::string& text) {
       used = 0;
     }
     if (used != part.size() || x < 1)
-      throw std::invalid_argument("--shape '" + text + "': '" + part +
-                                  "' is not a positive integer (want B,T,H,K,V)");
+      throw std::invalid_argument(option + " '" + text + "': '" + part +
+                                  "' is not a positive integer (want " + layout + ")");
     v.push_back(x);
   }
-  if (v.size() != 5)
-    throw std::invalid_argument("--shape '" + text + "' must have 5 values B,T,H,K,V");
+  if (v.size() != count)
+    throw std::invalid_argument(option + " '" + text + "' must have " + std::to_string(count) +
+                                " values " + layout);
+  return v;
+}
+
+bench_shape parse_shape(const std::string& text) {
+  const std::vector<int64_t> v = parse_sizes(text, "--shape", "B,T,H,K,V");
   const bench_shape s{v[0], v[1], v[2], v[3], v[4]};
   if (!shape_in_range(s))
     throw std::invalid_argument("--shape '" + text +

@@ -1,4 +1,5 @@
-// The problem shapes `glabench bench` runs: the named sets and --shape B,T,H,K,V.
+// The problem shapes `glabench bench` runs: the named sets and --shape B,T,H,K,V (and
+// the sizes of `glabench decode-drift --shape B,H,K,V`, read by the same rules).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,11 @@ std::vector<bench_shape> shape_set(const std::string& name);
 // "B,T,H,K,V" of positive integers whose product is at most kMaxShapeProduct; throws
 // std::invalid_argument otherwise.
 bench_shape parse_shape(const std::string& text);
+// The sizes named by `layout` ("B,T,H,K,V", "B,H,K,V"), from `text`: as many positive
+// integers, comma-separated; throws std::invalid_argument naming `option`, the text and
+// the rule otherwise.
+std::vector<int64_t> parse_sizes(const std::string& text, const std::string& option,
+                                 const std::string& layout);
 
 // The largest B·T·H·K·V: no size or count computed from a shape (a product of some of its
 // parts) can then overflow a 64-bit integer. The largest "fla" shape is about 2^45.

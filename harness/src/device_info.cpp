@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include "device_context.hpp"
+
 #if GLABENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
 
@@ -77,5 +79,19 @@ nlohmann::json cuda_description(int) {
 }
 
 #endif
+
+run_device describe_run_device(bool any_cuda, int device_id) {
+  run_device d;
+  d.context = host_description();
+  std::string no_gpu;
+  d.on_gpu = any_cuda && cuda_device_count(&no_gpu) > 0;
+  if (d.on_gpu) {
+    d.context.update(cuda_description(device_id));
+  } else {
+    d.context["device"] = "cpu: " + d.context.value("host_cpu", std::string("?"));
+    if (any_cuda) d.context["cuda_unavailable"] = no_gpu;
+  }
+  return d;
+}
 
 }  // namespace glabench

@@ -19,6 +19,7 @@
 #include "backend_runner.hpp"
 #include "bench_runner.hpp"
 #include "call_watch.hpp"
+#include "decode_drift_json.hpp"
 #include "device_context.hpp"
 #include "verify_case_json.hpp"
 #include "worker_channel.hpp"
@@ -182,10 +183,45 @@ std::string backend_isolation::availability(const std::string& path) const {
   return it == availability_.end() ? "unknown" : it->second;
 }
 
+backend_isolation::request_outcome backend_isolation::ask(
+    const loaded_backend& backend, const nlohmann::json& request, const worker_limits& limits,
+    const char* what, const char* key, const std::function<void(const nlohmann::json&)>& accept) {
+  request_outcome out;
+  if (const auto skip = skip_reason_.find(backend.path); skip != skip_reason_.end()) {
+    out.status = case_status::skipped;
+    out.message = skip->second;
+    return out;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const worker_reply reply = worker_for(backend.path).request(request, limits);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  count_outcome(backend.path, reply, what);
+  if (reply.outcome != worker_reply::ok) {
+    out.status =
+        reply.outcome == worker_reply::timeout ? case_status::timeout : case_status::crashed;
+    out.message = lost_message(reply, what);
+    return out;
+  }
+  // Whatever went wrong in the worker is this case's failure, never the run's.
+  std::string error;
+  if (reply.message.value("ok", false)) {
+    try {
+      accept(reply.message.at(key));
+      out.accepted = true;
+      return out;
+    } catch (const std::exception& e) {
+      error = std::string("the worker's reply is malformed: ") + e.what();
+    }
+  } else {
+    error = reply.message.value("error", std::string("the worker failed"));
+  }
+  out.status = case_status::failed;
+  out.message = fmt::format("the worker running this {} failed: {}", what, error);
+  return out;
+}
+
 verify_case_result backend_isolation::verify(const loaded_backend& backend, const fixture& f,
                                              dtype storage, const verify_options& opts) {
-  if (const auto skip = skip_reason_.find(backend.path); skip != skip_reason_.end())
-    return unjudged_case(backend, f, storage, opts, case_status::skipped, skip->second, 0);
   nlohmann::json req = {{"type", "verify"},
                         {"path", absolute_path(backend.path)},
                         {"dtype", dtype_name(storage)},
@@ -194,72 +230,70 @@ verify_case_result backend_isolation::verify(const loaded_backend& backend, cons
     req["fixture"] = to_json_by(f, worker_protocol::fixture_fields);
   else
     req["fixture_path"] = absolute_path(f.path);
-  const auto start = std::chrono::steady_clock::now();
-  const worker_reply reply =
-      worker_for(backend.path).request(req, {opts_.call_timeout_s, opts_.call_timeout_s});
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  count_outcome(backend.path, reply, "case");
-  if (reply.outcome != worker_reply::ok)
-    return unjudged_case(
-        backend, f, storage, opts,
-        reply.outcome == worker_reply::timeout ? case_status::timeout : case_status::crashed,
-        lost_message(reply, "case"), seconds);
-  // Whatever went wrong in the worker is this case's failure, never the run's.
-  std::string error;
-  if (reply.message.value("ok", false)) {
-    try {
-      verify_case_result r = verify_case_from_json(reply.message.at("result"));
-      // The worker's copy of the fixture path (or its absolute form) becomes the one given.
-      r.fixture = f.name();
-      r.fixture_path = f.path;
-      return r;
-    } catch (const std::exception& e) {
-      error = std::string("the worker's reply is malformed: ") + e.what();
-    }
-  } else {
-    error = reply.message.value("error", std::string("the worker failed"));
-  }
-  return unjudged_case(backend, f, storage, opts, case_status::failed,
-                       "the worker running this case failed: " + error, seconds);
+  verify_case_result r;
+  const request_outcome out =
+      ask(backend, req, {opts_.call_timeout_s, opts_.call_timeout_s}, "case", "result",
+          [&](const nlohmann::json& result) { r = verify_case_from_json(result); });
+  if (!out.accepted)
+    return unjudged_case(backend, f, storage, opts, out.status, out.message, out.seconds);
+  // The worker's copy of the fixture path (or its absolute form) becomes the one given.
+  r.fixture = f.name();
+  r.fixture_path = f.path;
+  return r;
 }
 
 bench_row backend_isolation::bench(const loaded_backend& backend, const nlohmann::json& request,
                                    double call_limit_s) {
-  bench_row row;  // a row the worker did not make: the caller fills in the configuration
-  if (const auto skip = skip_reason_.find(backend.path); skip != skip_reason_.end()) {
-    row.status = bench_status::skipped;
-    row.message = skip->second;
-    return row;
-  }
   nlohmann::json req = request;
   req["type"] = "bench";
   req["path"] = absolute_path(backend.path);
-  const worker_reply reply =
-      worker_for(backend.path)
-          .request(req, {call_limit_s, std::max(call_limit_s, opts_.call_timeout_s)});
-  count_outcome(backend.path, reply, "configuration");
-  if (reply.outcome != worker_reply::ok) {
-    row.status =
-        reply.outcome == worker_reply::timeout ? bench_status::timeout : bench_status::crashed;
-    row.message = lost_message(reply, "configuration");
-    return row;
-  }
-  std::string error;
-  if (reply.message.value("ok", false)) {
-    try {
-      bench_results one = bench_results_from_json(reply.message.at("results"), "worker reply");
-      if (one.rows.size() == 1) return std::move(one.rows.front());
-      error = "the worker's reply holds " + std::to_string(one.rows.size()) + " rows, not one";
-    } catch (const std::exception& e) {
-      error = std::string("the worker's reply is malformed: ") + e.what();
-    }
-  } else {
-    error = reply.message.value("error", std::string("the worker failed"));
-  }
-  row.status = bench_status::failed;
-  row.message = "the worker running this configuration failed: " + error;
+  bench_row row;  // a row the worker did not make: the caller fills in the configuration
+  const request_outcome out =
+      ask(backend, req, {call_limit_s, std::max(call_limit_s, opts_.call_timeout_s)},
+          "configuration", "results", [&](const nlohmann::json& results) {
+            bench_results one = bench_results_from_json(results, "worker reply");
+            if (one.rows.size() != 1)
+              throw std::runtime_error("it holds " + std::to_string(one.rows.size()) +
+                                       " rows, not one");
+            row = std::move(one.rows.front());
+          });
+  if (out.accepted) return row;
+  row.status = out.status == case_status::skipped   ? bench_status::skipped
+               : out.status == case_status::timeout ? bench_status::timeout
+               : out.status == case_status::crashed ? bench_status::crashed
+                                                    : bench_status::failed;
+  row.message = out.message;
   return row;
+}
+
+decode_drift_result backend_isolation::decode_drift(const loaded_backend& backend, op_kind op,
+                                                    dtype storage, const std::string& gates,
+                                                    const decode_drift_options& opts) {
+  const nlohmann::json req = {
+      {"type", "decode_drift"},
+      {"path", absolute_path(backend.path)},
+      {"op", op_name(op)},
+      {"dtype", dtype_name(storage)},
+      {"gates", gates},
+      {"options", to_json_by(opts, worker_protocol::decode_drift_options_fields)}};
+  decode_drift_result r;
+  const request_outcome out =
+      ask(backend, req, {opts_.call_timeout_s, opts_.call_timeout_s}, "case", "result",
+          [&](const nlohmann::json& result) { r = decode_drift_from_json(result); });
+  if (out.accepted) return r;
+  // A case the worker did not judge: `out` says how it ended.
+  r.backend = backend.name();
+  r.op = op;
+  r.storage = storage;
+  r.state_storage = backend.state_dtype(storage);
+  r.gates = gates;
+  r.steps = opts.steps;
+  r.threshold = opts.tolerance.value_or(default_tolerance(storage));
+  r.devices = opts.devices;
+  r.status = out.status;
+  r.message = out.message;
+  r.seconds = out.seconds;
+  return r;
 }
 
 namespace {
@@ -369,6 +403,15 @@ int run_worker() {
           f = read_fixture(req->at("fixture_path").get<std::string>(), no_limit);
         }
         reply = {{"ok", true}, {"result", to_json(verify_case(b, f, *d, opts))}};
+      } else if (type == "decode_drift") {
+        const std::optional<op_kind> op = parse_op(req->at("op").get<std::string>());
+        const std::optional<dtype> d = parse_dtype(req->at("dtype").get<std::string>());
+        if (!op || !d) throw std::runtime_error("unknown op or dtype");
+        const auto opts = from_json_by<decode_drift_options>(
+            req->at("options"), worker_protocol::decode_drift_options_fields);
+        reply = {{"ok", true},
+                 {"result", to_json(run_decode_drift(b, *op, *d,
+                                                     req->at("gates").get<std::string>(), opts))}};
       } else if (type == "bench") {
         if (!bench) bench.emplace();
         bench_results one;

@@ -17,12 +17,14 @@
 // session code); the only addition in a timed call is call_watch's few stores.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 
 #include "backend_loader.hpp"
 #include "bench_results.hpp"
+#include "decode_drift.hpp"
 #include "fixture.hpp"
 #include "verifier.hpp"
 #include "worker_process.hpp"
@@ -61,8 +63,26 @@ class backend_isolation {
   // skipped) has an empty config: the caller fills it in.
   bench_row bench(const loaded_backend& backend, const nlohmann::json& request,
                   double call_limit_s);
+  // One chained-decode case (decode_drift.hpp), never throwing for what the worker does,
+  // as verify().
+  decode_drift_result decode_drift(const loaded_backend& backend, op_kind op, dtype storage,
+                                   const std::string& gates, const decode_drift_options& opts);
 
  private:
+  // How one request ended: accepted (the worker answered, and `accept` took the payload
+  // under `key` of its reply), or not, with the status and message of a case the worker
+  // did not judge: skipped (the backend timed out in the requests before), crashed,
+  // timeout, or failed (the worker answered with an error or a malformed payload). `what`
+  // names a request in messages ("case", "configuration").
+  struct request_outcome {
+    bool accepted = false;
+    case_status status = case_status::failed;
+    std::string message;
+    double seconds = 0;  // waiting for the reply
+  };
+  request_outcome ask(const loaded_backend& backend, const nlohmann::json& request,
+                      const worker_limits& limits, const char* what, const char* key,
+                      const std::function<void(const nlohmann::json&)>& accept);
   worker_process& worker_for(const std::string& path);
   // Counts the outcome towards `path`'s timeouts in a row; the reason its next requests
   // are skipped, once there have been kTimeoutsBeforeSkipping.

@@ -34,30 +34,6 @@ void compare_outputs(const problem& p, const op_outputs& got, const op_outputs& 
 
 }  // namespace
 
-std::string_view case_status_name(case_status s) {
-  switch (s) {
-    case case_status::passed:
-      return "passed";
-    case case_status::failed:
-      return "failed";
-    case case_status::unsupported:
-      return "unsupported";
-    case case_status::unavailable:
-      return "unavailable";
-    case case_status::crashed:
-      return "crashed";
-    case case_status::timeout:
-      return "timeout";
-    case case_status::skipped:
-      return "skipped";
-  }
-  return "?";
-}
-
-bool is_failure(case_status s) {
-  return s == case_status::failed || s == case_status::crashed || s == case_status::timeout;
-}
-
 verify_case_result verify_case(const loaded_backend& backend, const fixture& f, dtype storage,
                                const verify_options& opts) {
   const auto start = std::chrono::steady_clock::now();
@@ -116,11 +92,7 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
       r.gradcheck = reference::gradcheck(f.prob, seen, through_abi);
     }
   } catch (const backend_call_error& e) {
-    // A refusal in a call, after device_available() and supports() said yes, is a
-    // failure.
-    r.status = !e.refused_beforehand()                  ? case_status::failed
-               : e.status() == GLABENCH_ERROR_NO_DEVICE ? case_status::unavailable
-                                                        : case_status::unsupported;
+    r.status = status_of(e);
     r.message = e.what();
     return finish();
   } catch (const std::exception& e) {
@@ -137,12 +109,9 @@ verify_case_result verify_case(const loaded_backend& backend, const fixture& f, 
 }
 
 int verify_exit_code(const std::vector<verify_case_result>& results) {
-  bool any_ran = false;
-  for (const auto& r : results) {
-    if (is_failure(r.status)) return 1;
-    any_ran = any_ran || r.status == case_status::passed;
-  }
-  return any_ran ? 0 : 77;
+  std::vector<case_status> statuses;
+  for (const auto& r : results) statuses.push_back(r.status);
+  return cases_exit_code(statuses);
 }
 
 }  // namespace glabench

@@ -10,25 +10,13 @@
 #include <vector>
 
 #include "backend_loader.hpp"
+#include "case_status.hpp"
 #include "dtype.hpp"
 #include "fixture.hpp"
 #include "glabench/reference/gradcheck.hpp"
 #include "tensor_check.hpp"
 
 namespace glabench {
-
-enum class case_status {
-  passed,
-  failed,       // a check failed, or the backend returned an error on a problem it accepts
-  unsupported,  // the backend does not handle this op, dtype or problem
-  unavailable,  // the backend cannot run on this machine (no GPU)
-  crashed,      // the worker running the case died: a signal or an exit (message: which)
-  timeout,      // a backend call ran past the time limit and its worker was killed
-  skipped,      // not run: the backend timed out in the cases before (message: which)
-};
-// Whether a case counts as a failure (exit code 1): failed, crashed or timed out.
-bool is_failure(case_status s);
-std::string_view case_status_name(case_status s);
 
 struct verify_options {
   std::optional<double> tolerance;  // overrides the per-dtype default
@@ -59,9 +47,7 @@ struct verify_case_result {
 verify_case_result verify_case(const loaded_backend& backend, const fixture& f, dtype storage,
                                const verify_options& opts);
 
-// Exit code of a whole verify run (docs/design.md §5): 1 if any case failed, crashed or
-// timed out; 77 if none ran
-// (all unsupported or unavailable); else 0.
+// Exit code of a whole verify run (docs/design.md §5): cases_exit_code of its cases.
 int verify_exit_code(const std::vector<verify_case_result>& results);
 
 }  // namespace glabench

@@ -10,14 +10,6 @@
 namespace glabench {
 namespace {
 
-std::optional<case_status> parse_case_status(std::string_view name) {
-  for (case_status s :
-       {case_status::passed, case_status::failed, case_status::unsupported,
-        case_status::unavailable, case_status::crashed, case_status::timeout, case_status::skipped})
-    if (case_status_name(s) == name) return s;
-  return std::nullopt;
-}
-
 // A checked tensor. NaN is not JSON: a non-finite rel_l2 or max_abs is null (read back as
 // NaN). Where an output is not finite, how many elements are NaN or Inf, and the first's
 // index.

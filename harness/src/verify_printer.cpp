@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 
+#include "not_run_cases.hpp"
 #include "run_context.hpp"
 #include "safe_text.hpp"
 #include "verify_case_json.hpp"
@@ -45,7 +45,7 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
   }
   // Cases that did not run (unavailable here, unsupported) are not listed one by one:
   // one line per backend, status and reason, after the table.
-  std::vector<std::pair<std::tuple<std::string, case_status, std::string>, size_t>> not_run;
+  not_run_cases not_run;
   bool header_printed = false;
   int passed = 0, failed = 0, skipped = 0;
   for (const auto& r : results) {
@@ -56,11 +56,7 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
     else
       ++skipped;
     if (r.checks.empty() && !is_failure(r.status) && r.status != case_status::passed) {
-      const auto key = std::make_tuple(r.backend, r.status, r.message);
-      auto it = std::find_if(not_run.begin(), not_run.end(),
-                             [&](const auto& group) { return group.first == key; });
-      if (it == not_run.end()) it = not_run.insert(not_run.end(), {key, 0});
-      ++it->second;
+      not_run.add(r.backend, r.status, r.message);
       continue;
     }
     if (!header_printed) {
@@ -101,14 +97,7 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
       fmt::print(os, "{}  {}: {}\n", blank, case_status_name(r.status), console_safe(r.message));
   }
   if (header_printed && !not_run.empty()) fmt::print(os, "\n");
-  for (const auto& [key, count] : not_run) {
-    const auto& [backend, status, message] = key;
-    fmt::print(os, "{}\n",
-               style.paint(fmt::format("{}: {} case{} {}: {}", console_safe(backend), count,
-                                       count == 1 ? "" : "s", case_status_name(status),
-                                       console_safe(message)),
-                           tone::muted));
-  }
+  not_run.print(os, style);
   fmt::print(os, "\n{} passed, {} failed, {} skipped\n", passed, failed, skipped);
 }
 

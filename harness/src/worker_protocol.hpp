@@ -3,8 +3,11 @@
 // request and reads the reply by the same description the worker reads the request and
 // writes the reply by. The requests: describe a backend, verify one case (the fixture
 // itself and the options), bench one configuration (bench_runner.hpp's job_request and
-// options). The replies: the backend's description, a verify case (verify_case_json.hpp,
-// also `verify --json`'s entries), a bench row (results_row.hpp, as in a results file).
+// options), run one decode-drift case (op, dtype, gate regime and the options: the worker
+// draws the inputs itself). The replies: the backend's description, a verify case
+// (verify_case_json.hpp, also `verify --json`'s entries), a bench row (results_row.hpp,
+// as in a results file), a decode-drift case (decode_drift_json.hpp, also `decode-drift
+// --json`'s entries).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "backend_build.hpp"
+#include "decode_drift.hpp"
 #include "dtype.hpp"
 #include "fixture.hpp"
 #include "glabench/backend.h"
@@ -112,6 +116,19 @@ inline constexpr auto backend_description_fields = [](auto& f, auto& d) {
 inline constexpr auto verify_options_fields = [](auto& f, auto& o) {
   f("tolerance", o.tolerance);
   f("gradcheck", o.gradcheck);
+  f("devices", o.devices);
+};
+
+// ---- decode_drift: one chained-decode case ----------------------------------------------
+
+inline constexpr auto decode_drift_options_fields = [](auto& f, auto& o) {
+  f("B", o.B);
+  f("H", o.H);
+  f("K", o.K);
+  f("V", o.V);
+  f("steps", o.steps);
+  f("seed", o.seed);
+  f("tolerance", o.tolerance);
   f("devices", o.devices);
 };
 

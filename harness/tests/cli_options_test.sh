@@ -56,6 +56,8 @@ compare=("$glabench" compare "$dir/base.json" "$dir/slow.json")
 bench=("$glabench" bench --backend naive_recurrent --op gla --dtype fp64 --mode fwd
        --shape 1,16,1,4,4 --json "$dir/bad.json")
 verify=("$glabench" verify --backend naive_recurrent --fixture "$fixture" --json "$dir/bad.json")
+decode_drift=("$glabench" decode-drift --backend naive_recurrent --op gla --dtype fp64 --steps 4
+              --json "$dir/bad.json")
 
 # --- Every option, from the commands' --help ---------------------------------------------
 # Each option that takes a value is numeric or takes words (names, paths, choices); one in
@@ -68,6 +70,8 @@ numeric=(
   "bench --time-cap" "bench --max-call-seconds" "bench --warmup" "bench --seed"
   "compare --fail-on-regression" "compare --min-change" "compare --min-change-host"
   "compare --alpha"
+  "decode-drift --shape" "decode-drift --steps" "decode-drift --tolerance" "decode-drift --seed"
+  "decode-drift --devices"
 )
 words=(
   "--backend-lib" "--python"
@@ -77,6 +81,8 @@ words=(
   "bench --gates" "bench --timing" "bench --json"
   "compare --backend" "compare --json"
   "report --out" "report --baseline"
+  "decode-drift --backend" "decode-drift --op" "decode-drift --dtype" "decode-drift --gates"
+  "decode-drift --json"
 )
 # options_of [COMMAND...]: "COMMAND --option" for each option of COMMAND that takes a
 # value (its --help shows a type after the name: TEXT, FLOAT:…, SIZE, LIST), and the same
@@ -114,6 +120,7 @@ for entry in "${numeric[@]}"; do
     verify) base=("${verify[@]}") ;;
     bench) base=("${bench[@]}") ;;
     compare) base=("${compare[@]}") ;;
+    decode-drift) base=("${decode_drift[@]}") ;;
     *) fail "no command line to try '$entry' on"; continue ;;
   esac
   for value in nan -nan NaN inf -inf; do
@@ -136,6 +143,8 @@ rejects --min-change-host "a finite number in [0, 1)" "${nonfinite[@]}" -0.1 1 7
   -- "${compare[@]}" --fail-on-regression 5
 rejects --tolerance "a finite number in [0, 1) (a relative L2 error" "${nonfinite[@]}" -1e-3 1 2 \
   -- "${verify[@]}"
+rejects --tolerance "a finite number in [0, 1) (a relative L2 error" "${nonfinite[@]}" -1e-3 1 2 \
+  -- "${decode_drift[@]}"
 # --call-timeout: CLI11's PositiveNumber let NaN through, and with it nothing was ever stopped.
 rejects --call-timeout "a finite number in (0, 86400] (seconds)" "${nonfinite[@]}" 0 -1 86401 \
   -- "$glabench" {} list
@@ -150,6 +159,9 @@ rejects --max-reps "a whole number in [1, 1000000]" "${ints[@]}" 0 -1 1000001 --
 rejects --warmup "a whole number in [0, 1000000]" "${ints[@]}" -1 1000001 -- "${bench[@]}"
 rejects --seed "a whole number in [0, 18446744073709551615]" "${ints[@]}" -1 \
   18446744073709551616 -- "${bench[@]}"
+rejects --seed "a whole number in [0, 18446744073709551615]" "${ints[@]}" -1 \
+  18446744073709551616 -- "${decode_drift[@]}"
+rejects --steps "a whole number in [1, 1000000]" "${ints[@]}" 0 -1 1000001 -- "${decode_drift[@]}"
 
 # --max-fixture-bytes: a whole number of bytes with an optional unit, read strictly
 # (CLI11's AsSizeValue read -1 as 2^64 - 1, 010 as 8, 0x10 as 16, and wrapped on overflow).
@@ -170,8 +182,9 @@ for size in 49151 49kB; do
 done
 # --devices: a list of device numbers (devices_option.cpp).
 devices_rule="a comma-separated list of device numbers ≥ 0 (e.g. 0,1), at least one, none twice"
-for command in verify bench; do
+for command in verify bench decode-drift; do
   base=("${verify[@]}"); [[ $command == bench ]] && base=("${bench[@]}")
+  [[ $command == decode-drift ]] && base=("${decode_drift[@]}")
   rejects --devices "$devices_rule" nan inf -inf '' -1 01 1.0 0,0 0, ,0 0x1 2147483648 \
     -- "${base[@]}"
 done
@@ -187,6 +200,12 @@ for shape in 1,nan,1,4,4 1,inf,1,4,4 1,16,1,4,4.5 1,16,1,4,1e3 1,-16,1,4,4 0,16,
   out=$("$glabench" bench --backend naive_recurrent --shape "$shape" --json "$dir/bad.json" 2>&1)
   rc=$?
   [[ $rc == 2 && "$out" == *"--shape '$shape'"* ]] || fail "--shape $shape: exit $rc: $out"
+done
+for shape in 1,nan,4,4 1,inf,4,4 1,1,4,4.5 1,-1,4,4 0,1,4,4 1,1,4 1,1,4,4,4 1,1,4,4,; do
+  checked=$((checked + 1))
+  out=$("$glabench" decode-drift --backend naive_recurrent --shape "$shape" --json "$dir/bad.json" 2>&1)
+  rc=$?
+  [[ $rc == 2 && "$out" == *"--shape '$shape'"* ]] || fail "decode-drift --shape $shape: exit $rc: $out"
 done
 [[ ! -e "$dir/bad.json" ]] || fail "a rejected option wrote a results file"
 
