@@ -31,6 +31,15 @@ std::optional<case_status> parse_case_status(std::string_view name);
 // failure.
 case_status status_of(const backend_call_error& e);
 
+// A run's count of cases by outcome, for its closing line "P passed, F failed, S
+// skipped": failures (is_failure), passes, and the rest (not run) as skipped.
+struct case_tally {
+  int passed = 0, failed = 0, skipped = 0;
+  void add(case_status s) {
+    ++(is_failure(s) ? failed : s == case_status::passed ? passed : skipped);
+  }
+};
+
 // Exit code of a run of cases: 1 if any failed, crashed or timed out; 77 if none ran
 // (all unsupported, unavailable or skipped); else 0.
 int cases_exit_code(const std::vector<case_status>& statuses);

@@ -66,9 +66,8 @@ std::vector<int64_t> drift_checkpoints(int64_t steps) {
   return at;
 }
 
-decode_drift_result run_decode_drift(const loaded_backend& backend, op_kind op, dtype storage,
-                                     const std::string& gates, const decode_drift_options& opts) {
-  const auto start = std::chrono::steady_clock::now();
+decode_drift_result decode_drift_case(const loaded_backend& backend, op_kind op, dtype storage,
+                                      const std::string& gates, const decode_drift_options& opts) {
   decode_drift_result r;
   r.backend = backend.name();
   r.op = op;
@@ -78,6 +77,13 @@ decode_drift_result run_decode_drift(const loaded_backend& backend, op_kind op, 
   r.steps = opts.steps;
   r.threshold = opts.tolerance.value_or(default_tolerance(storage));
   r.devices = opts.devices;
+  return r;
+}
+
+decode_drift_result run_decode_drift(const loaded_backend& backend, op_kind op, dtype storage,
+                                     const std::string& gates, const decode_drift_options& opts) {
+  const auto start = std::chrono::steady_clock::now();
+  decode_drift_result r = decode_drift_case(backend, op, storage, gates, opts);
   auto finish = [&]() -> decode_drift_result {
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;

@@ -71,6 +71,11 @@ struct decode_drift_result {
   std::vector<int32_t> devices{0};
 };
 
+// A case's result before anything ran: what it is (backend, op, dtypes, regime, steps,
+// limit, devices), passed, no checkpoints.
+decode_drift_result decode_drift_case(const loaded_backend& backend, op_kind op, dtype storage,
+                                      const std::string& gates, const decode_drift_options& opts);
+
 // One case: `backend` at `storage` on `op` (gla or rwkv6), the gates drawn from the regime
 // named `gates`. Never throws for what the backend does: a refusal before any call is
 // unsupported or unavailable, an error or a NaN failed.

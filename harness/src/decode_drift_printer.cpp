@@ -49,14 +49,9 @@ void decode_drift_printer::print_table(std::ostream& os,
   }
   not_run_cases not_run;
   bool header_printed = false;
-  int passed = 0, failed = 0, skipped = 0;
+  case_tally tally;
   for (const auto& r : results) {
-    if (is_failure(r.status))
-      ++failed;
-    else if (r.status == case_status::passed)
-      ++passed;
-    else
-      ++skipped;
+    tally.add(r.status);
     if (!is_failure(r.status) && r.status != case_status::passed) {
       not_run.add(r.backend, r.status, r.message);
       continue;
@@ -104,7 +99,7 @@ void decode_drift_printer::print_table(std::ostream& os,
   }
   if (header_printed && !not_run.empty()) fmt::print(os, "\n");
   not_run.print(os, style);
-  fmt::print(os, "\n{} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  fmt::print(os, "\n{} passed, {} failed, {} skipped\n", tally.passed, tally.failed, tally.skipped);
 }
 
 nlohmann::json decode_drift_printer::to_json(const std::vector<decode_drift_result>& results,

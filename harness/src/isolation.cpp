@@ -282,14 +282,7 @@ decode_drift_result backend_isolation::decode_drift(const loaded_backend& backen
           [&](const nlohmann::json& result) { r = decode_drift_from_json(result); });
   if (out.accepted) return r;
   // A case the worker did not judge: `out` says how it ended.
-  r.backend = backend.name();
-  r.op = op;
-  r.storage = storage;
-  r.state_storage = backend.state_dtype(storage);
-  r.gates = gates;
-  r.steps = opts.steps;
-  r.threshold = opts.tolerance.value_or(default_tolerance(storage));
-  r.devices = opts.devices;
+  r = decode_drift_case(backend, op, storage, gates, opts);
   r.status = out.status;
   r.message = out.message;
   r.seconds = out.seconds;

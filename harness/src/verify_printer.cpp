@@ -47,14 +47,9 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
   // one line per backend, status and reason, after the table.
   not_run_cases not_run;
   bool header_printed = false;
-  int passed = 0, failed = 0, skipped = 0;
+  case_tally tally;
   for (const auto& r : results) {
-    if (is_failure(r.status))
-      ++failed;
-    else if (r.status == case_status::passed)
-      ++passed;
-    else
-      ++skipped;
+    tally.add(r.status);
     if (r.checks.empty() && !is_failure(r.status) && r.status != case_status::passed) {
       not_run.add(r.backend, r.status, r.message);
       continue;
@@ -98,7 +93,7 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
   }
   if (header_printed && !not_run.empty()) fmt::print(os, "\n");
   not_run.print(os, style);
-  fmt::print(os, "\n{} passed, {} failed, {} skipped\n", passed, failed, skipped);
+  fmt::print(os, "\n{} passed, {} failed, {} skipped\n", tally.passed, tally.failed, tally.skipped);
 }
 
 nlohmann::json verify_printer::to_json(const std::vector<verify_case_result>& results,
