@@ -184,7 +184,8 @@ class bench_session {
   const bench_options& opts_;
   std::optional<std::tuple<op_kind, size_t, std::string>> inputs_key_;
   op_inputs inputs_;
-  std::map<std::pair<dtype, bool>, std::vector<expected_head>> expected_;  // (dtype, causal)
+  // By (dtype, state dtype, causal).
+  std::map<std::tuple<dtype, dtype, bool>, std::vector<expected_head>> expected_;
   std::map<std::string, double> seconds_per_flop_;
 };
 
@@ -202,14 +203,17 @@ const op_inputs& bench_session::inputs_for(const job& j) {
   return inputs_;
 }
 
-// Computed once per dtype and mask (the inputs are the same for both masks, the
-// reference is not), with gradients whenever any fwdbwd configuration may ask.
+// Computed once per dtype, state dtype (fp32 states at 16-bit storage for a backend that
+// keeps them: ABI 1.5) and mask (the inputs are the same for both masks, the reference is
+// not), with gradients whenever any fwdbwd configuration may ask.
 const std::vector<expected_head>& bench_session::expected_for(const job& j) {
-  const std::pair<dtype, bool> key{j.storage, j.prob.causal};
+  const dtype state = j.backend->state_dtype(j.storage);
+  const std::tuple<dtype, dtype, bool> key{j.storage, state, j.prob.causal};
   auto it = expected_.find(key);
   if (it == expected_.end()) {
     const bool grads = std::count(opts_.modes.begin(), opts_.modes.end(), "fwdbwd") > 0;
-    it = expected_.emplace(key, reference_heads(j.prob, inputs_for(j), j.storage, grads)).first;
+    it = expected_.emplace(key, reference_heads(j.prob, inputs_for(j), j.storage, state, grads))
+             .first;
   }
   return it->second;
 }

@@ -68,7 +68,8 @@ problem one_head(problem p, int64_t b) {
   return p;
 }
 
-op_inputs head_inputs(const problem& p, const op_inputs& in, head_index at, dtype d) {
+op_inputs head_inputs(const problem& p, const op_inputs& in, head_index at, dtype d,
+                      dtype state_d) {
   const token_span s = tokens_of(p, at.b);
   op_inputs r;
   r.q = round_to(slice_bthx(in.q, s, at.h), d);
@@ -76,9 +77,9 @@ op_inputs head_inputs(const problem& p, const op_inputs& in, head_index at, dtyp
   r.v = round_to(slice_bthx(in.v, s, at.h), d);
   if (!in.g.empty()) r.g = round_to(slice_bthx(in.g, s, at.h), d);
   if (!in.u.empty()) r.u = round_to(slice_u(in.u, at), d);
-  if (in.h0) r.h0 = round_to(slice_bh(*in.h0, at), d);
+  if (in.h0) r.h0 = round_to(slice_bh(*in.h0, at), state_d);
   if (in.d_o) r.d_o = round_to(slice_bthx(*in.d_o, s, at.h), d);
-  if (in.dht) r.dht = round_to(slice_bh(*in.dht, at), d);
+  if (in.dht) r.dht = round_to(slice_bh(*in.dht, at), state_d);
   return r;
 }
 
@@ -140,12 +141,13 @@ std::string quick_verify_note(const problem& p, const std::vector<expected_head>
 }
 
 std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in, dtype d,
-                                           bool with_backward, int64_t whole_head_max_T) {
+                                           dtype state_d, bool with_backward,
+                                           int64_t whole_head_max_T) {
   std::vector<std::future<expected_head>> pending;
   for (head_index at : sampled_heads(p))
     pending.push_back(std::async(std::launch::async, [&, at] {
       const problem head = one_head(p, at.b);
-      const op_inputs x = head_inputs(p, in, at, d);
+      const op_inputs x = head_inputs(p, in, at, d, state_d);
       if (head.op == op_kind::softmax_attn && head.T > whole_head_max_T)
         return expected_head{
             at,

@@ -43,11 +43,12 @@ struct expected_head {
   std::optional<reference::softmax_rows> rows;
 };
 
-// The reference on each sampled head of `in` rounded to d, the heads in parallel; with
+// The reference on each sampled head of `in` rounded to d (h0 and dht to state_d, the
+// backend's state dtype, as backend_runner hands them over), the heads in parallel; with
 // gradients when asked (from in.d_o and in.dht). softmax_attn with T over
 // whole_head_max_T gets sampled rows (a parameter so that tests reach it at small T).
 std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in, dtype d,
-                                           bool with_backward,
+                                           dtype state_d, bool with_backward,
                                            int64_t whole_head_max_T = kQuickVerifyWholeHeadMaxT);
 
 // The query and key rows checked above the whole-head limit: query rows spread over

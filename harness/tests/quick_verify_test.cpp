@@ -53,8 +53,9 @@ BOOST_DATA_TEST_CASE(rows_match_the_whole_head, bdata::make({true, false}), caus
   random_problem_options ro;
   ro.seed = 11;
   const op_inputs in = make_random_inputs(p, ro);
-  const std::vector<expected_head> whole = reference_heads(p, in, dtype::fp64, true);
-  const std::vector<expected_head> rows = reference_heads(p, in, dtype::fp64, true, 64);
+  const std::vector<expected_head> whole = reference_heads(p, in, dtype::fp64, dtype::fp64, true);
+  const std::vector<expected_head> rows =
+      reference_heads(p, in, dtype::fp64, dtype::fp64, true, 64);
   BOOST_REQUIRE_EQUAL(whole.size(), 2u);
   BOOST_REQUIRE_EQUAL(rows.size(), 2u);
   BOOST_TEST(!whole[0].rows);
@@ -102,7 +103,8 @@ BOOST_DATA_TEST_CASE(rows_match_the_whole_head, bdata::make({true, false}), caus
 BOOST_AUTO_TEST_CASE(always_causal_backend_fails_the_sampled_rows) {
   const problem p = softmax_problem(64, false);
   const op_inputs in = make_random_inputs(p, {});
-  const std::vector<expected_head> want = reference_heads(p, in, dtype::fp64, false, 16);
+  const std::vector<expected_head> want =
+      reference_heads(p, in, dtype::fp64, dtype::fp64, false, 16);
   BOOST_REQUIRE(want[0].rows);
   for (const std::string variant : {"softmax", "softmax_always_causal"}) {
     const loaded_backend backend = test_plugin(variant);
