@@ -117,7 +117,9 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
                   "gla, rwkv6 or softmax_attn (repeatable; default: all the backend has)");
   cmd->add_option("--shapes", args->shape_sets,
                   "shape set: seed, fla, t-sweep, decode or packed (repeatable)");
-  cmd->add_option("--shape", args->shapes, "one shape B,T,H,K,V (repeatable)");
+  cmd->add_option("--shape", args->shapes,
+                  "one shape B,T,H,K,V, or a packed batch 1,T,H,K,V:L1+L2+… whose sequence "
+                  "lengths sum to T (repeatable)");
   cmd->add_option("--dtype", args->dtypes,
                   "fp64, fp32, fp16 or bf16 (repeatable; default: all the backend has)");
   cmd->add_option("--mode", args->modes, "fwd or fwdbwd (repeatable; default: both)");

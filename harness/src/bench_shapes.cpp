@@ -59,11 +59,25 @@ std::vector<int64_t> parse_sizes(const std::string& text, const std::string& opt
 }
 
 bench_shape parse_shape(const std::string& text) {
-  const std::vector<int64_t> v = parse_sizes(text, "--shape", "B,T,H,K,V");
-  const bench_shape s{v[0], v[1], v[2], v[3], v[4]};
+  const size_t colon = text.find(':');
+  const std::vector<int64_t> v = parse_sizes(text.substr(0, colon), "--shape", "B,T,H,K,V");
+  bench_shape s{v[0], v[1], v[2], v[3], v[4]};
   if (!shape_in_range(s))
     throw std::invalid_argument("--shape '" + text +
                                 "': B·T·H·K·V must be at most 2^62 (sizes would overflow)");
+  if (colon == std::string::npos) return s;
+  std::string lengths = text.substr(colon + 1);
+  std::replace(lengths.begin(), lengths.end(), '+', ',');
+  const size_t n = size_t(std::count(lengths.begin(), lengths.end(), ',')) + 1;
+  std::string layout = "L1";
+  for (size_t i = 2; i <= n; ++i) layout += ",L" + std::to_string(i);
+  s.seqlens = parse_sizes(lengths, "--shape", layout);
+  int64_t sum = 0;
+  for (const int64_t l : s.seqlens) sum += std::min(l, s.T + 1);  // no overflow
+  if (s.B != 1 || sum != s.T)
+    throw std::invalid_argument("--shape '" + text +
+                                "': a packed batch is B = 1 with sequence lengths (L1+L2+…) "
+                                "that sum to T");
   return s;
 }
 

@@ -19,8 +19,9 @@ struct bench_shape {
 // T16384 H16 D128 in 16 sequences of mixed lengths, 7 to 3000); throws
 // std::invalid_argument naming the sets otherwise.
 std::vector<bench_shape> shape_set(const std::string& name);
-// "B,T,H,K,V" of positive integers whose product is at most kMaxShapeProduct; throws
-// std::invalid_argument otherwise.
+// "B,T,H,K,V" of positive integers whose product is at most kMaxShapeProduct, or a packed
+// batch "1,T,H,K,V:L1+L2+…" whose sequence lengths sum to T; throws std::invalid_argument
+// otherwise.
 bench_shape parse_shape(const std::string& text);
 // The sizes named by `layout` ("B,T,H,K,V", "B,H,K,V"), from `text`: as many positive
 // integers, comma-separated; throws std::invalid_argument naming `option`, the text and

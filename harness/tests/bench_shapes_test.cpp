@@ -55,6 +55,19 @@ BOOST_AUTO_TEST_CASE(the_packed_set_is_one_row_whose_lengths_sum_to_T) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(parse_shape_takes_a_packed_batch_whose_lengths_sum_to_T) {
+  const bench_shape s = parse_shape("1,100,2,16,16:1+64+35");
+  BOOST_TEST(s.B == 1);
+  BOOST_TEST(s.T == 100);
+  BOOST_TEST((s.seqlens == std::vector<int64_t>{1, 64, 35}));
+  BOOST_TEST(parse_shape("2,100,2,16,16").seqlens.empty());
+  BOOST_CHECK_THROW(parse_shape("1,100,2,16,16:1+64+34"), std::invalid_argument);  // sum 99
+  BOOST_CHECK_THROW(parse_shape("2,100,2,16,16:50+50"), std::invalid_argument);    // B 2
+  BOOST_CHECK_THROW(parse_shape("1,100,2,16,16:50+0+50"), std::invalid_argument);  // a 0
+  BOOST_CHECK_THROW(parse_shape("1,100,2,16,16:"), std::invalid_argument);
+  BOOST_CHECK_THROW(parse_shape("1,100,2,16,16:100+9223372036854775807"), std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(parse_shape_takes_five_positive_integers) {
   const bench_shape s = parse_shape("64,1,16,128,128");
   BOOST_TEST(s.B == 64);
