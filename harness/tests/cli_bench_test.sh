@@ -198,6 +198,27 @@ grep -q "| test_softmax | softmax_attn | fp64 | fwd | B1 T32 H2 K8 V8 full | ok 
 grep -q "| test_softmax | softmax_attn | fp64 | fwd | B1 T32 H2 K8 V8 causal | ok |" \
   "$dir/report_masks/report.md" || fail "report lacks the causal row"
 
+# A packed batch (ABI 1.5): its row records the lengths, keyed apart from the equal-length
+# row of the same sizes; its quick verify checks the first and last sequence; compare reads
+# it back. Lengths that do not sum to T, or B ≠ 1, exit 2.
+expect_rc 0 "bench packed" "$glabench" bench --backend naive_recurrent --op gla --dtype fp64 \
+  --mode fwdbwd --shape 1,100,2,8,8:1+64+35 --shape 1,100,2,8,8 --min-reps 2 --max-reps 3 \
+  --json "$dir/packed.json"
+"$python" - "$dir/packed.json" <<'PY' || fail "packed bench JSON"
+import json, sys
+rows = json.load(open(sys.argv[1]))["benchmarks"]
+assert len(rows) == 2, rows
+packed = [r for r in rows if "seqlens" in r]
+assert len(packed) == 1 and packed[0]["seqlens"] == [1, 64, 35], rows
+assert packed[0]["status"] == "ok" and packed[0]["checks"], packed[0]
+assert all(c["passed"] for c in packed[0]["checks"]), packed[0]["checks"]
+assert packed[0]["name"].endswith("/packed-N3-L1-64-35"), packed[0]["name"]
+PY
+expect_rc 0 "compare packed" "$glabench" compare "$dir/packed.json" "$dir/packed.json"
+[[ "$out" == *"/packed-N3-L1-64-35 "* && "$out" == *"2 SAME"* ]] || fail "compare packed: $out"
+expect_rc 2 "packed lengths off" "$glabench" bench --shape 1,100,2,8,8:1+64 --json "$dir/bad.json"
+expect_rc 2 "packed B 2" "$glabench" bench --shape 2,100,2,8,8:50+50 --json "$dir/bad.json"
+
 # Bad input: exit 2 naming the file and the rule.
 echo '{"not": "ours"}' > "$dir/foreign.json"
 expect_rc 2 "foreign JSON" "$glabench" compare "$dir/a.json" "$dir/foreign.json"
