@@ -191,8 +191,8 @@ __global__ void __launch_bounds__(THREADS) backward_dq_dk_dg_kernel(scan_args a)
   C* pdb_out = partial_db<C>(a);
   const typename stage::cursor where = stage::make_cursor(a, at.seq, h, row0);
   const Elem* dht = static_cast<const Elem*>(a.dht);
-  // The sequence's length is the cursor's (where.T), its first token's key row key0's: no
-  // more 64-bit values live through the walks than before packed batches.
+  // The sequence's length is the cursor's (where.T) and its first key row key0, rather than
+  // more 64-bit values kept through the walks (with them, the bf16 row kernels spilled).
   const int64_t chunks = (where.T + TC - 1) / TC;
   auto row_scalar = [&](const C* buf, int which, int tt, int r) {
     return stage::scalars(buf, which, tt)[n0 + r];
