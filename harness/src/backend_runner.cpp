@@ -283,10 +283,8 @@ tensor backend_runner::download_head(slot s, int64_t b, int64_t h) const {
   const std::vector<int64_t>& shape = dt->shape;
   const std::byte* base = dt->data();
   if (s == u || s == du) throw std::logic_error("u and du are per head already, not per (b, h)");
-  const bool packed = problem_.varlen();
-  const int64_t row = packed ? 0 : b;  // of the tokens and lse
-  const int64_t t0 = packed ? problem_.cu_seqlens[size_t(b)] : 0;
-  const int64_t tokens = packed ? problem_.cu_seqlens[size_t(b) + 1] - t0 : problem_.T;
+  const token_span seq = sequence_tokens(problem_, b);
+  const int64_t row = seq.row, t0 = seq.first, tokens = seq.count;  // of the tokens and lse
   const bool token_tensor = s != ht && s != h0 && s != dht && s != dh0 && s != lse;
   std::vector<int64_t> head_shape = shape;
   std::vector<std::byte> bytes;

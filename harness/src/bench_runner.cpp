@@ -51,8 +51,7 @@ job make_job(const loaded_backend* b, op_kind op, const bench_shape& sh, size_t 
   causal = causal || op != op_kind::softmax_attn;
   problem p{op, sh.B, sh.T, sh.H, sh.K, sh.V, 1.0 / std::sqrt(double(sh.K)), causal, {}};
   if (!sh.seqlens.empty()) {  // a packed batch: its offsets, checked as any other's
-    p.cu_seqlens = {0};
-    for (const int64_t n : sh.seqlens) p.cu_seqlens.push_back(p.cu_seqlens.back() + n);
+    p.cu_seqlens = packed_offsets(sh.seqlens);
     check_cu_seqlens(p);
   }
   const gate_regime* regime = p.has_gate() ? find_gate_regime(gates) : nullptr;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "glabench/reference/problem.hpp"
+
 namespace glabench {
 
 std::vector<bench_shape> shape_set(const std::string& name) {
@@ -72,13 +74,21 @@ bench_shape parse_shape(const std::string& text) {
   std::string layout = "L1";
   for (size_t i = 2; i <= n; ++i) layout += ",L" + std::to_string(i);
   s.seqlens = parse_sizes(lengths, "--shape", layout);
-  int64_t sum = 0;
-  for (const int64_t l : s.seqlens) sum += std::min(l, s.T + 1);  // no overflow
-  if (s.B != 1 || sum != s.T)
-    throw std::invalid_argument("--shape '" + text +
-                                "': a packed batch is B = 1 with sequence lengths (L1+L2+…) "
-                                "that sum to T");
+  try {
+    check_packed_shape(s);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("--shape '" + text + "': " + e.what());
+  }
   return s;
+}
+
+void check_packed_shape(const bench_shape& s) {
+  if (s.seqlens.empty()) return;
+  problem p;
+  p.B = s.B;
+  p.T = s.T;
+  p.cu_seqlens = packed_offsets(s.seqlens);
+  check_cu_seqlens(p);
 }
 
 bool shape_in_range(const bench_shape& s) {

@@ -29,6 +29,10 @@ bench_shape parse_shape(const std::string& text);
 std::vector<int64_t> parse_sizes(const std::string& text, const std::string& option,
                                  const std::string& layout);
 
+// Throws std::invalid_argument (check_cu_seqlens' message) unless s is equal-length or a
+// packed batch: B = 1, lengths ≥ 1 summing to T.
+void check_packed_shape(const bench_shape& s);
+
 // The largest B·T·H·K·V: no size or count computed from a shape (a product of some of its
 // parts) can then overflow a 64-bit integer. The largest "fla" shape is about 2^45.
 inline constexpr int64_t kMaxShapeProduct = int64_t(1) << 62;

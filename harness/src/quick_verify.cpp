@@ -22,23 +22,12 @@ std::vector<head_index> sampled_heads(const problem& p) {
   return heads;
 }
 
-// Sequence b's tokens: row b's T, or a packed batch's [cu_seqlens[b], cu_seqlens[b+1]) of
-// its one row.
-struct token_span {
-  int64_t row, t0, tokens;
-};
-token_span tokens_of(const problem& p, int64_t b) {
-  if (!p.varlen()) return {b, 0, p.T};
-  const int64_t t0 = p.cu_seqlens[size_t(b)];
-  return {0, t0, p.cu_seqlens[size_t(b) + 1] - t0};
-}
-
-// [B, T, H, X] → [1, tokens, 1, X]: head h of the token span.
+// [B, T, H, X] → [1, count, 1, X]: head h of a sequence's tokens (sequence_tokens).
 tensor slice_bthx(const tensor& t, const token_span& s, int64_t h) {
   const int64_t T = t.shape[1], H = t.shape[2], X = t.shape[3];
-  tensor out({1, s.tokens, 1, X});
-  for (int64_t i = 0; i < s.tokens; ++i)
-    std::copy_n(t.ptr() + ((s.row * T + s.t0 + i) * H + h) * X, X, out.ptr() + i * X);
+  tensor out({1, s.count, 1, X});
+  for (int64_t i = 0; i < s.count; ++i)
+    std::copy_n(t.ptr() + ((s.row * T + s.first + i) * H + h) * X, X, out.ptr() + i * X);
   return out;
 }
 
@@ -61,7 +50,7 @@ tensor slice_u(const tensor& t, head_index at) {
 
 // The problem of one head of sequence b: one sequence of its tokens.
 problem one_head(problem p, int64_t b) {
-  p.T = tokens_of(p, b).tokens;
+  p.T = sequence_tokens(p, b).count;
   p.B = 1;
   p.H = 1;
   p.cu_seqlens.clear();
@@ -70,7 +59,7 @@ problem one_head(problem p, int64_t b) {
 
 op_inputs head_inputs(const problem& p, const op_inputs& in, head_index at, dtype d,
                       dtype state_d) {
-  const token_span s = tokens_of(p, at.b);
+  const token_span s = sequence_tokens(p, at.b);
   op_inputs r;
   r.q = round_to(slice_bthx(in.q, s, at.h), d);
   r.k = round_to(slice_bthx(in.k, s, at.h), d);

@@ -77,22 +77,24 @@ void read_gates(raw_value& v, const field_read& at, bench_row& r) {
   }
 }
 
-// A packed batch's sequence lengths: absent for B sequences of T tokens; else B = 1 and
-// positive integers that sum to T.
+// A packed batch's sequence lengths: absent for B sequences of T tokens; else integers
+// from 1 to 2^31 − 1 that make a packed batch of the row's B and T (check_packed_shape).
 void read_seqlens(raw_value& v, const field_read& at, bench_row& r) {
   r.config.seqlens.clear();
   if (!v.present()) return;
   if (v.type != value_t::array || v.items.empty()) at.fail("must be a non-empty array");
-  if (r.config.B != 1) at.fail("needs B = 1 (a packed batch is one row)");
-  int64_t sum = 0;
   for (const raw_value& n : v.items) {
     const bool whole = (n.type == value_t::number_unsigned && n.u >= 1 && n.u <= INT32_MAX) ||
                        (n.type == value_t::number_integer && n.i >= 1 && n.i <= INT32_MAX);
     if (!whole) at.fail("must hold sequence lengths: integers from 1 to 2^31 − 1");
     r.config.seqlens.push_back(n.type == value_t::number_unsigned ? int64_t(n.u) : n.i);
-    sum += r.config.seqlens.back();
   }
-  if (sum != r.config.T) at.fail("must sum to T");
+  try {
+    check_packed_shape(
+        {r.config.B, r.config.T, r.config.H, r.config.K, r.config.V, r.config.seqlens});
+  } catch (const std::invalid_argument& e) {
+    at.fail(e.what());
+  }
 }
 
 // The row's devices: absent in files from before they were recorded (then [0]); else a

@@ -1,5 +1,6 @@
 #include "glabench/reference/problem.hpp"
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +38,25 @@ void check_cu_seqlens(const problem& p) {
            std::to_string(cu[n - 1]));
   if (cu.back() != p.T)
     fail("must end at T = " + std::to_string(p.T) + ", found " + std::to_string(cu.back()));
+}
+
+std::vector<int64_t> packed_offsets(const std::vector<int64_t>& lengths) {
+  std::vector<int64_t> offsets = {0};
+  for (const int64_t n : lengths) {
+    if (n < 1)
+      throw std::invalid_argument("sequence lengths must be at least 1, found " +
+                                  std::to_string(n));
+    if (n > std::numeric_limits<int64_t>::max() - offsets.back())
+      throw std::invalid_argument("sequence lengths sum past 2^63 − 1");
+    offsets.push_back(offsets.back() + n);
+  }
+  return offsets;
+}
+
+token_span sequence_tokens(const problem& p, int64_t b) {
+  if (!p.varlen()) return {b, 0, p.T};
+  const int64_t first = p.cu_seqlens[size_t(b)];
+  return {0, first, p.cu_seqlens[size_t(b) + 1] - first};
 }
 
 std::vector<named_tensor_ref> differentiable_inputs(const problem& p, op_inputs& in) {

@@ -61,12 +61,13 @@ void check_inputs(const problem& p, const op_inputs& in) {
 problem sequence_problem(const problem& p, int64_t n) {
   problem s = p;
   s.B = 1;
-  s.T = p.cu_seqlens[n + 1] - p.cu_seqlens[n];
+  s.T = sequence_tokens(p, n).count;
   s.cu_seqlens.clear();
   return s;
 }
 op_inputs sequence_inputs(const problem& p, const op_inputs& in, int64_t n) {
-  const int64_t begin = p.cu_seqlens[n], end = p.cu_seqlens[n + 1];
+  const token_span span = sequence_tokens(p, n);
+  const int64_t begin = span.first, end = span.first + span.count;
   op_inputs s;
   s.q = token_slice(in.q, begin, end);
   s.k = token_slice(in.k, begin, end);

@@ -45,6 +45,19 @@ struct problem {
 // B == 1, N + 1 ≥ 2 offsets, from 0, strictly increasing, ending at T.
 void check_cu_seqlens(const problem& p);
 
+// The offsets (cu_seqlens) of sequences of these lengths: 0, then the running sums. Throws
+// std::invalid_argument for a length below 1 or a sum past 2^63 − 1; check_cu_seqlens
+// checks the rest against a problem.
+std::vector<int64_t> packed_offsets(const std::vector<int64_t>& lengths);
+
+// Where sequence b's tokens lie: `count` tokens from token `first` of token row `row` —
+// row b of B sequences of T tokens, or tokens [cu_seqlens[b], cu_seqlens[b+1]) of a packed
+// batch's one row. Its state is row b of the states either way.
+struct token_span {
+  int64_t row, first, count;
+};
+token_span sequence_tokens(const problem& p, int64_t b);
+
 // Inputs in the ABI's convention: rwkv6 stores r in q and w in g. `g` and `u` are
 // empty where the op has none. `d_o` and `dht` are the cotangents of o and ht.
 struct op_inputs {
