@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
 }
 
 // The split's first pass for the dS walk, backwards: piece blockIdx.z covers chunks
-// [c0, c1) of the segments after the first (walk_plan.hpp's dstate_piece), walked from c1 − 1
+// [c0, c1) of the segments from a.dfirst_seg (walk_plan.hpp's dstate_piece), walked from c1 − 1
 // down from a zero dS with stages 1, 2 (scale·q̃) and 3, leaving
 //   dstate = Σ_n 2^{G[c0 … n−1 ends]}·scale·q̃_nᵀ·do_n     and dgate = the piece's gates
 // so that dS before the piece is 2^{dgate}·dS after it + dstate.
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const walk_io io(a, sm, kNarrow, d_o);
   const int piece = blockIdx.z;
-  const chunk_span span = dstate_piece(piece, a.subs, a.sub_chunks, a.NT);
+  const chunk_span span = dstate_piece(piece, a.subs, a.sub_chunks, a.NT, a.dfirst_seg);
   const int c0 = span.first, c1 = span.last;
   const state_rows f(warp, lane);
   const lane_offsets lo(warp, lane);
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
 template <bool kNarrow>
 __global__ void __launch_bounds__(THREADS, 1)
-    chunk_walk_dstates_kernel(args a, state_arrays w, const bf16* d_o, const bf16* dht, bf16* dh0) {
+    chunk_walk_dstates_kernel(args a, state_arrays w, const bf16* d_o, const void* dht, void* dh0) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
   float dS[8][4];
   load_abi_tile(dht, a, f, lane, dS);
-  for (int m = (a.segs - 1) * a.subs - 1; m >= seg * a.subs; --m)
+  for (int m = (a.segs - a.dfirst_seg) * a.subs - 1; m >= (seg + 1 - a.dfirst_seg) * a.subs; --m)
     carry_over_piece(a, m, f, lane, dS);
   const int64_t last = static_cast<int64_t>(n1 - 1) * C;
   io.load_keyed(last, walk_io::kQ | walk_io::kG);

@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(kThreads)
   carve c{smem};
   walk_smem<Tr> s(c);
   const int k0 = blockIdx.x * Tr::BK, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
-  load_abi_state<Tr::BV>(s.S, s.lds, x.dht, d, bh, k0, v0, Tr::BK);
+  load_abi_state<Tr::BV>(s.S, s.lds, x.dht, x.state_f32, d, bh, k0, v0, Tr::BK);
   __syncthreads();
   const head_tensor<const S> q(x.q, d, d.K, bh), g(x.g, d, d.K, bh), d_o(x.d_o, d, d.V, bh);
   constexpr int per_row = kThreads / Tr::BK;  // threads summing one row of Y
@@ -98,7 +98,7 @@ __global__ void __launch_bounds__(kThreads)
     add_chunk_to_state<Tr>(s.S, s.lds, s.key_op, s.ldo, s.val, s.ldv, Tr::BK, Tr::BV);
     __syncthreads();
   }
-  store_abi_state<Tr::BV>(x.dh0, d, bh, k0, v0, s.S, s.lds, Tr::BK);
+  store_abi_state<Tr::BV>(x.dh0, x.state_f32, d, bh, k0, v0, s.S, s.lds, Tr::BK);
 }
 
 // ---- chunk_dv_kernel -----------------------------------------------------------------

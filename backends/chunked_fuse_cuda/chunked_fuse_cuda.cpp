@@ -1,17 +1,22 @@
 // The chunked-fuse CUDA backend (seeds 000/001): gla forward and backward in 64-token
 // chunks on tensor cores. Plugin-ABI glue around the kernels of launch.cu; the
 // CHUNKED_FUSE_CUDA_STAGES knob picks the fused path (default) or the seed's five
-// separate stage kernels.
+// separate stage kernels. A call with several ranks (devices, times
+// CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE) splits the sequence among them
+// (sequence_parallel.hpp).
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "../common/cuda_plugin.hpp"
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 #include "launch.hpp"
+#include "sequence_parallel.hpp"
 
 namespace {
 
@@ -60,6 +65,39 @@ const stages_knob& stages_choice() {
   return knob;
 }
 
+// CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE: 1 to 8 consecutive ranks on each of the call's
+// devices (default 1), so that the multi-rank code runs on one GPU; anything else refused.
+constexpr int kMaxRanksPerDevice = 8;
+struct ranks_knob {
+  int per_device = 1;
+  std::string error;
+};
+const ranks_knob& ranks_choice() {
+  static const ranks_knob knob = [] {
+    ranks_knob k;
+    if (const char* env = std::getenv("CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE"); env && *env) {
+      char* end = nullptr;
+      const long n = std::strtol(env, &end, 10);
+      if (*end != '\0' || n < 1 || n > kMaxRanksPerDevice)
+        k.error = "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE must be an integer from 1 to " +
+                  std::to_string(kMaxRanksPerDevice) + ", not `" + env + "`";
+      else
+        k.per_device = static_cast<int>(n);
+    }
+    return k;
+  }();
+  return knob;
+}
+
+// The ranks a call splits its sequence among (1: no split).
+int64_t ranks_of(const glabench_problem* p) {
+  return static_cast<int64_t>(p->num_devices > 0 ? p->num_devices : 1) * ranks_choice().per_device;
+}
+std::vector<int> rank_devices_of(const glabench_problem* p) {
+  std::vector<int> devices(p->device_ids, p->device_ids + std::max(p->num_devices, 1));
+  return chunked::sequence::rank_devices(devices, ranks_choice().per_device);
+}
+
 glabench_status device_available(glabench_message* reason) {
   return glabench::cuda_plugin::cuda_device_available(reason);
 }
@@ -82,6 +120,17 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
   if ((p->T + 63) / 64 > 2147483647)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "too many chunks for the grid");
+  if (packed_sequences(p) > 0)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "no packed batches (cu_seqlens) yet");
+  if (!same_dtype(state_dtype_of(p), p->dtype) && !states_in_fp32(p))
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "states in the storage dtype, or fp32 at bf16 storage");
+  if (!ranks_choice().error.empty())
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, ranks_choice().error);
+  if (ranks_of(p) > 1 && p->T < ranks_of(p))
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "a sequence split among " + std::to_string(ranks_of(p)) +
+                    " ranks needs at least one token a rank (T=" + std::to_string(p->T) + ")");
   return GLABENCH_OK;
 }
 
@@ -89,6 +138,10 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
                                glabench_message*) {
   const int B = static_cast<int>(p->B), H = static_cast<int>(p->H), K = static_cast<int>(p->K),
             V = static_cast<int>(p->V);
+  if (ranks_of(p) > 1) {  // the ranks' workspaces are their own (prepare)
+    *bytes = 0;
+    return GLABENCH_OK;
+  }
   *bytes = mode == GLABENCH_MODE_BACKWARD
                ? chunked::backward_workspace_bytes(storage_of(p->dtype), B, p->T, H, K, V)
                : chunked::forward_workspace_bytes(storage_of(p->dtype), stages_choice().path, B,
@@ -106,9 +159,39 @@ chunked::call base_call(const glabench_problem* p, void* workspace, void* stream
   c.V = static_cast<int>(p->V);
   c.T = p->T;
   c.scale = p->scale;
+  c.state_fp32 = states_in_fp32(p);
   c.workspace = workspace;
   c.stream = static_cast<cudaStream_t>(stream);
   return c;
+}
+
+chunked::sequence::problem split_problem_of(const glabench_problem* p) {
+  return {storage_of(p->dtype),
+          stages_choice().path,
+          static_cast<int>(p->B),
+          static_cast<int>(p->H),
+          static_cast<int>(p->K),
+          static_cast<int>(p->V),
+          p->T,
+          p->scale,
+          states_in_fp32(p)};
+}
+chunked::sequence::tensors split_tensors_of(const glabench_forward_args* f,
+                                            const glabench_backward_args* bw) {
+  chunked::sequence::tensors t{};
+  if (f) {
+    t.q = data_of<void>(f->q), t.k = data_of<void>(f->k), t.v = data_of<void>(f->v);
+    t.g = data_of<void>(f->g), t.h0 = data_of<void>(f->h0);
+    t.o = data_of<void>(f->o), t.ht = data_of<void>(f->ht);
+  }
+  if (bw) {
+    t.q = data_of<void>(bw->q), t.k = data_of<void>(bw->k), t.v = data_of<void>(bw->v);
+    t.g = data_of<void>(bw->g), t.h0 = data_of<void>(bw->h0);
+    t.d_o = data_of<void>(bw->d_o), t.dht = data_of<void>(bw->dht);
+    t.dq = data_of<void>(bw->dq), t.dk = data_of<void>(bw->dk), t.dv = data_of<void>(bw->dv);
+    t.dg = data_of<void>(bw->dg), t.dh0 = data_of<void>(bw->dh0);
+  }
+  return t;
 }
 
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
@@ -117,6 +200,10 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     if (glabench_status s =
             check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error))
       return s;
+    if (ranks_of(p) > 1)
+      return finish(chunked::sequence::forward(split_problem_of(p), split_tensors_of(f, nullptr),
+                                               static_cast<cudaStream_t>(f->stream)),
+                    "sequence-parallel forward", error);
     chunked::call c = base_call(p, f->workspace, f->stream);
     c.q = data_of<void>(f->q);
     c.k = data_of<void>(f->k);
@@ -135,6 +222,10 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     if (glabench_status s =
             check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error))
       return s;
+    if (ranks_of(p) > 1)
+      return finish(chunked::sequence::backward(split_problem_of(p), split_tensors_of(nullptr, bw),
+                                                static_cast<cudaStream_t>(bw->stream)),
+                    "sequence-parallel backward", error);
     chunked::call c = base_call(p, bw->workspace, bw->stream);
     c.q = data_of<void>(bw->q);
     c.k = data_of<void>(bw->k);
@@ -152,8 +243,42 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
   });
 }
 
-// The path knob (above; README): results record it where set.
-constexpr const char* kKnobs[] = {"CHUNKED_FUSE_CUDA_STAGES"};
+// A split call's ranks get their tokens here, untimed; a call on one rank needs nothing.
+glabench_status prepare(const glabench_problem* p, glabench_mode mode,
+                        const glabench_forward_args* f, const glabench_backward_args* bw,
+                        glabench_message* error) {
+  return guarded(error, [&] {
+    if (ranks_of(p) <= 1) {
+      chunked::sequence::release();
+      return GLABENCH_OK;
+    }
+    if (glabench_status s = supports(p, mode, error)) return s;
+    return finish(chunked::sequence::prepare(split_problem_of(p), mode == GLABENCH_MODE_BACKWARD,
+                                             rank_devices_of(p), split_tensors_of(f, bw)),
+                  "sequence-parallel prepare", error);
+  });
+}
+
+void release() {
+  chunked::sequence::release();
+}
+
+glabench_status collect(glabench_message* error) {
+  return guarded(error, [&] {
+    return finish(chunked::sequence::collect(), "sequence-parallel collect", error);
+  });
+}
+
+// A split call's phases per rank (sequence_parallel.hpp's last_call_json).
+glabench_status last_call_report(glabench_message* json) {
+  const std::string text = chunked::sequence::last_call_json();
+  if (text.empty()) return fail(json, GLABENCH_ERROR_UNSUPPORTED, "no split call yet");
+  write_message(json, text);
+  return GLABENCH_OK;
+}
+
+// The knobs (above; README): results record them where set.
+constexpr const char* kKnobs[] = {"CHUNKED_FUSE_CUDA_STAGES", "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE"};
 
 const glabench_backend kBackend = {
     .abi_major = GLABENCH_ABI_MAJOR,
@@ -169,8 +294,14 @@ const glabench_backend kBackend = {
     .workspace_size = workspace_size,
     .forward = forward,
     .backward = backward,
+    .prepare = prepare,
+    .release = release,
+    .last_call_report = last_call_report,
+    .collect = collect,
     .knobs = kKnobs,
     .num_knobs = std::size(kKnobs),
+    // fp32 states at bf16 storage (h0, ht, dht, dh0), on every path.
+    .features = GLABENCH_FEATURE_STATE_FP32,
 };
 
 }  // namespace

@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(kThreads)
   state_pass_smem<Tr> s(c, d.Kp);
   const int v0 = blockIdx.x * Tr::BV, bh = blockIdx.y;
   const int64_t Tp = static_cast<int64_t>(d.NT) * kChunk;
-  load_abi_state<Tr::BV>(s.S, s.ldacc, x.h0, d, bh, 0, v0, d.Kp);
+  load_abi_state<Tr::BV>(s.S, s.ldacc, x.h0, x.state_f32, d, bh, 0, v0, d.Kp);
   __syncthreads();
   const head_tensor<const S> v(x.v, d, d.V, bh);
   for (int n = 0; n < d.NT; ++n) {
@@ -135,7 +135,7 @@ __global__ void __launch_bounds__(kThreads)
     store_tile<kChunk, Tr::BV>(per_head(w.o_inter, bh, Tp, d.Vp, t0) + v0, d.Vp, s.o, s.ldacc,
                                [](acc_t a) { return a; });
   }
-  store_abi_state<Tr::BV>(x.ht, d, bh, 0, v0, s.S, s.ldacc, d.Kp);
+  store_abi_state<Tr::BV>(x.ht, x.state_f32, d, bh, 0, v0, s.S, s.ldacc, d.Kp);
 }
 
 // Stage 4 kernel, the seed's fwd_inner_chunk: grid (NT, B·H); A over all K slabs.

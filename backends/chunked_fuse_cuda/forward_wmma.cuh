@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(kThreads)
   carve c{smem};
   walk_smem<Tr> s(c);
   const int k0 = blockIdx.x * Tr::BK, v0 = blockIdx.y * Tr::BV, bh = blockIdx.z;
-  load_abi_state<Tr::BV>(s.S, s.lds, x.h0, d, bh, k0, v0, Tr::BK);
+  load_abi_state<Tr::BV>(s.S, s.lds, x.h0, x.state_f32, d, bh, k0, v0, Tr::BK);
   const head_tensor<const S> k(x.k, d, d.K, bh), g(x.g, d, d.K, bh), v(x.v, d, d.V, bh);
   slab_loads<kChunk, Tr::BK, S> next_k, next_g;
   slab_loads<kChunk, Tr::BV, S> next_v;
@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(kThreads)
   }
   store_tile<Tr::BK, Tr::BV>(state_tile(states, d, bh, d.NT, k0, v0), d.Vp, s.S, s.lds,
                              [](acc_t a) { return a; });
-  store_abi_state<Tr::BV>(x.ht, d, bh, k0, v0, s.S, s.lds, Tr::BK);
+  store_abi_state<Tr::BV>(x.ht, x.state_f32, d, bh, k0, v0, s.S, s.lds, Tr::BK);
 }
 
 // ---- chunk_outputs_kernel ------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include "forward_seed_reference.cuh"
 #include "forward_wmma.cuh"
 #include "launch.hpp"
+#include "sequence_carry.cuh"
 
 namespace glabench::chunked {
 namespace {
@@ -72,15 +73,21 @@ struct backward_plan {
   typename Tr::acc_t *states, *dstates, *ypart;
   // bf16 only: the chunks the gradient walk leaves to the WMMA kernels, and the state
   // walks' sequence split (walk_plan.hpp).
+  // A sequence-parallel rank keeps the dS walk's pieces apart (dsplit), both passes' over
+  // every segment; otherwise the dS pass reuses the state pass's (dsplit = split).
   int* leftover = nullptr;
-  float* split = nullptr;
-  backward_plan(carver& w, const dims& d)
+  float *split = nullptr, *dsplit = nullptr;
+  backward_plan(carver& w, const dims& d, bool sequence_rank = false)
       : states(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         dstates(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)) {
     if constexpr (std::is_same_v<typename Tr::storage_t, __nv_bfloat16>) {
       leftover = w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT + 1);
-      split = w.take<float>(walk::split_workspace_bytes(d.B, d.T, d.H, d.Vp) / sizeof(float));
+      const size_t pieces =
+          walk::split_workspace_bytes(d.B, d.T, d.H, d.Vp, walk::C, 4, 4, walk::BV, sequence_rank) /
+          sizeof(float);
+      split = w.take<float>(pieces);
+      dsplit = sequence_rank ? w.take<float>(pieces) : split;
     }
   }
 };
@@ -126,9 +133,11 @@ bool rows_aligned(const call& c, int elems, uintptr_t bytes) {
          aligned(c.g) && aligned(c.o) && aligned(c.d_o);
 }
 bool walk_fits(const call& c) {
-  auto aligned4 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 4 == 0; };
-  return c.K <= walk::KP && c.T > 0 && rows_aligned(c, 4, 8) && aligned4(c.h0) && aligned4(c.ht) &&
-         aligned4(c.dht) && aligned4(c.dh0);
+  // A state's column pairs: 4 bytes in bf16, 8 in fp32.
+  const uintptr_t pair = c.state_fp32 ? 8 : 4;
+  auto aligned = [&](const void* p) { return reinterpret_cast<uintptr_t>(p) % pair == 0; };
+  return c.K <= walk::KP && c.T > 0 && rows_aligned(c, 4, 8) && aligned(c.h0) && aligned(c.ht) &&
+         aligned(c.dht) && aligned(c.dh0);
 }
 
 // The gradient walk (backward_bf16_mma_grads.cuh) reads S_n and dS_n as rows of exactly 128 columns
@@ -151,10 +160,12 @@ void take_forward_tensors(A& a, const call& c) {
 walk::args walk_args_of(const call& c) {
   walk::args a{};
   take_forward_tensors<__nv_bfloat16>(a, c);
+  a.state_fp32 = c.state_fp32;
   a.T = c.T;
   a.NT = static_cast<int>((c.T + walk::C - 1) / walk::C);
   a.scale = static_cast<float>(c.scale);
   a.segs = 1;
+  a.dfirst_seg = 1;
   a.narrow = !rows_aligned(c, 8, 16);
   return a;
 }
@@ -182,14 +193,15 @@ cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Ar
 // walk's arguments A (the bf16 walk's or the fp walk's), with its pieces' arrays at `base`
 // (walk::split_workspace_bytes for the same cols and chunk): the walk's grid, (V slabs of
 // walk::BV, heads, segments), whose x the pieces' arrays are indexed by, and the first
-// pass's pieces. The pieces' states come first, in A's state type, then their gate sums.
+// pass's pieces (every segment's for a sequence-parallel rank). The pieces' states come
+// first, in A's state type, then their gate sums.
 struct walk_split {
   dim3 grid;
   unsigned pieces;
 };
 template <class A>
 walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk = walk::C,
-                           int first_slab = walk::BV) {
+                           int first_slab = walk::BV, bool every_segment = false) {
   // The SM count is asked once per device (0 if unreadable: no split), not every call
   // (../common/device_attributes.hpp).
   const walk::plan plan =
@@ -197,7 +209,7 @@ walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk 
   a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs,
   a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (cols + walk::BV - 1) / walk::BV;
-  const unsigned pieces = static_cast<unsigned>((a.segs - 1) * a.subs);
+  const unsigned pieces = static_cast<unsigned>(plan.pieces(every_segment));
   a.dstate = static_cast<decltype(a.dstate)>(base);
   a.dgate =
       reinterpret_cast<decltype(a.dgate)>(a.dstate + pieces * heads * slabs * walk::KP * walk::BV);
@@ -206,10 +218,12 @@ walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk 
           pieces};
 }
 
+// A sequence-parallel rank's first pass ran in phase 1 (launch_contribution).
 cudaError_t launch_walk(const call& c) {
   walk::args a = walk_args_of(c);
-  const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace);
-  if (pieces > 0)
+  const auto [grid, pieces] =
+      plan_walk_split(a, c, c.V, c.workspace, walk::C, walk::BV, c.sequence_rank);
+  if (pieces > 0 && !c.sequence_rank)
     if (cudaError_t e = launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_states_kernel<true>
                                                     : walk::chunk_walk_segment_states_kernel<false>,
                                            dim3(grid.x, grid.y, pieces), c.stream, a))
@@ -266,32 +280,47 @@ cudaError_t launch_fp_walk(const call& c) {
 }
 
 // The backward's state and dS walks (backward_bf16_mma_states.cuh) into its workspace arrays.
+// The first passes of the state and dS walks, each into its pieces' arrays, with `a` planned
+// on them (plan_walk_split); `every_segment` for a sequence-parallel rank's phase 1.
+cudaError_t launch_state_pieces(const walk::args& a, dim3 grid, unsigned pieces, cudaStream_t s) {
+  if (pieces == 0) return cudaSuccess;
+  return launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_states_kernel<true>
+                                     : walk::chunk_walk_segment_states_kernel<false>,
+                            dim3(grid.x, grid.y, pieces), s, a);
+}
+cudaError_t launch_dstate_pieces(const walk::args& a, dim3 grid, unsigned pieces,
+                                 const __nv_bfloat16* d_o, cudaStream_t s) {
+  if (pieces == 0) return cudaSuccess;
+  return launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_dstates_kernel<true>
+                                     : walk::chunk_walk_segment_dstates_kernel<false>,
+                            dim3(grid.x, grid.y, pieces), s, a, d_o);
+}
+
 template <class Tr>
 cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
   using bf16 = __nv_bfloat16;
+  const bool rank = c.sequence_rank;
   walk::args a = walk_args_of(c);
-  const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split);
+  const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, rank);
   const walk::state_arrays w{p.states, p.dstates, p.ypart, d.NT, d.Kp, d.Vp};
   const bf16* d_o = static_cast<const bf16*>(c.d_o);
-  // Each pass's pieces, then its walk; the dS pass reuses the pieces' arrays.
-  if (pieces > 0)
-    if (cudaError_t e = launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_states_kernel<true>
-                                                    : walk::chunk_walk_segment_states_kernel<false>,
-                                           dim3(grid.x, grid.y, pieces), c.stream, a))
-      return e;
+  // Each pass's pieces, then its walk; the dS pass reuses the pieces' arrays. A
+  // sequence-parallel rank's pieces are phase 1's, the dS pass's in arrays of their own.
+  if (!rank)
+    if (cudaError_t e = launch_state_pieces(a, grid, pieces, c.stream)) return e;
   if (cudaError_t e = launch_walk_kernel(
           a.narrow ? walk::chunk_walk_states_kernel<true> : walk::chunk_walk_states_kernel<false>,
           grid, c.stream, a, w))
     return e;
-  if (pieces > 0)
-    if (cudaError_t e =
-            launch_walk_kernel(a.narrow ? walk::chunk_walk_segment_dstates_kernel<true>
-                                        : walk::chunk_walk_segment_dstates_kernel<false>,
-                               dim3(grid.x, grid.y, pieces), c.stream, a, d_o))
-      return e;
+  if (rank) {
+    plan_walk_split(a, c, d.Vp, p.dsplit, walk::C, walk::BV, true);
+    a.dfirst_seg = 0;
+  } else if (cudaError_t e = launch_dstate_pieces(a, grid, pieces, d_o, c.stream)) {
+    return e;
+  }
   return launch_walk_kernel(
       a.narrow ? walk::chunk_walk_dstates_kernel<true> : walk::chunk_walk_dstates_kernel<false>,
-      grid, c.stream, a, w, d_o, static_cast<const bf16*>(c.dht), static_cast<bf16*>(c.dh0));
+      grid, c.stream, a, w, d_o, c.dht, c.dh0);
 }
 
 // The gradient walk (backward_bf16_mma_grads.cuh) for heads the state walks took with V ≤ 128. It
@@ -317,8 +346,8 @@ template <class S>
 tensors<S> tensors_of(const call& c) {
   auto in = [](const void* p) { return static_cast<const S*>(p); };
   auto out = [](void* p) { return static_cast<S*>(p); };
-  return {in(c.q),  in(c.k),   in(c.v),   in(c.g),   in(c.h0),  in(c.d_o), in(c.dht),
-          out(c.o), out(c.ht), out(c.dq), out(c.dk), out(c.dv), out(c.dg), out(c.dh0)};
+  return {in(c.q),   in(c.k),   in(c.v),   in(c.g),   in(c.h0),  in(c.d_o),  in(c.dht),   out(c.o),
+          out(c.ht), out(c.dq), out(c.dk), out(c.dv), out(c.dg), out(c.dh0), c.state_fp32};
 }
 
 template <class S>
@@ -380,7 +409,7 @@ cudaError_t backward(const call& c) {
   const dims d = dims_of<Tr>(c);
   const tensors<S> x = tensors_of<S>(c);
   carver w{static_cast<char*>(c.workspace)};
-  const backward_plan<Tr> p(w, d);
+  const backward_plan<Tr> p(w, d, c.sequence_rank);
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
   bool walked = false;
@@ -496,6 +525,183 @@ cudaError_t launch_backward(const call& c) {
     default:
       return backward<__nv_bfloat16>(c);
   }
+}
+
+// ---- sequence parallelism ------------------------------------------------------------
+namespace {
+
+using sequence::contribution_parts;
+constexpr int kCarryThreads = 256;
+unsigned carry_blocks(size_t n) {
+  return static_cast<unsigned>((n + kCarryThreads - 1) / kCarryThreads);
+}
+size_t storage_bytes(storage dtype) {
+  return dtype == storage::fp64 ? 8 : dtype == storage::fp32 ? 4 : 2;
+}
+
+// A rank takes the bf16 walks, reusing phase 1's pieces in phase 2, where its shape
+// lets it (walk_fits; a rank's buffers are aligned); every other rank runs its phases as
+// whole calls: phase 1 a forward from a zero state (its ht is L) and, backward, a
+// backward from a zero dS (its dh0 is D), with o in a scratch of the workspace.
+bool rank_walks(storage dtype, stages path, int K, int V) {
+  return dtype == storage::bf16 && path == stages::fused && K <= walk::KP && K % 4 == 0 &&
+         V % 4 == 0;
+}
+size_t scratch_o_bytes(const call& c) {
+  carver w{nullptr};
+  w.take<char>(static_cast<size_t>(c.B) * c.T * c.H * c.V * storage_bytes(c.dtype));
+  return w.used;
+}
+// The inner call of a rank without the walks: the workspace past the o scratch.
+call whole_call(const call& c) {
+  call w = c;
+  w.sequence_rank = false;
+  w.workspace = static_cast<char*>(c.workspace) + scratch_o_bytes(c);
+  return w;
+}
+
+void fold_pieces(const walk::args& a, dim3 grid, unsigned pieces, const call& c, bool backward,
+                 float* out, float* gates) {
+  const size_t n = static_cast<size_t>(c.B) * c.H * c.K * c.V;
+  sequence::fold_pieces_kernel<walk::KP, walk::BV><<<carry_blocks(n), kCarryThreads, 0, c.stream>>>(
+      a.dstate, a.dgate, static_cast<int>(pieces), c.B * c.H, static_cast<int>(grid.x), c.K, c.V,
+      backward, out, gates);
+}
+
+cudaError_t walks_contribution(const call& c, bool backward, float* out) {
+  using bf16 = __nv_bfloat16;
+  if (!walk_fits(c)) return cudaErrorInvalidValue;  // rank buffers are aligned
+  const contribution_parts parts{c.B * c.H, c.K, c.V};
+  walk::args a = walk_args_of(c);
+  if (!backward) {
+    const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace, walk::C, walk::BV, true);
+    if (cudaError_t e = launch_state_pieces(a, grid, pieces, c.stream)) return e;
+    fold_pieces(a, grid, pieces, c, false, out + parts.L(), out + parts.G());
+    return cudaGetLastError();
+  }
+  const dims d = dims_of<traits<bf16>>(c);
+  carver w{static_cast<char*>(c.workspace)};
+  const backward_plan<traits<bf16>> p(w, d, true);
+  const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, true);
+  if (cudaError_t e = launch_state_pieces(a, grid, pieces, c.stream)) return e;
+  fold_pieces(a, grid, pieces, c, false, out + parts.L(), out + parts.G());
+  if (cudaError_t e = cudaGetLastError()) return e;
+  plan_walk_split(a, c, d.Vp, p.dsplit, walk::C, walk::BV, true);
+  a.dfirst_seg = 0;
+  if (cudaError_t e =
+          launch_dstate_pieces(a, grid, pieces, static_cast<const bf16*>(c.d_o), c.stream))
+    return e;
+  fold_pieces(a, grid, pieces, c, true, out + parts.D(), nullptr);
+  return cudaGetLastError();
+}
+
+template <class S>
+cudaError_t whole_calls_contribution(const call& c, bool backward, void* contribution) {
+  using Acc = typename traits<S>::acc_t;
+  const contribution_parts parts{c.B * c.H, c.K, c.V};
+  Acc* out = static_cast<Acc*>(contribution);
+  call f = whole_call(c);
+  f.h0 = f.dht = nullptr;
+  f.state_fp32 = std::is_same_v<S, __nv_bfloat16>;
+  f.o = c.workspace;
+  f.ht = out + parts.L();
+  if (cudaError_t e = launch_forward(f)) return e;
+  sequence::gate_sum_kernel<Acc, S>
+      <<<carry_blocks(static_cast<size_t>(parts.heads) * c.K), kCarryThreads, 0, c.stream>>>(
+          static_cast<const S*>(c.g), c.B, c.T, c.H, c.K, out + parts.G());
+  if (cudaError_t e = cudaGetLastError()) return e;
+  if (!backward) return cudaSuccess;
+  // dq … dg here are phase 2's outputs, which it overwrites.
+  f.dh0 = out + parts.D();
+  f.ht = nullptr;
+  return launch_backward(f);
+}
+
+template <class Acc, class Given>
+void carry_as(const void* gathered, contribution_parts parts, int W, int r, bool backward,
+              const void* given, void* out, cudaStream_t stream) {
+  sequence::carry_kernel<Acc, Given>
+      <<<carry_blocks(parts.state_elems()), kCarryThreads, 0, stream>>>(
+          static_cast<const Acc*>(gathered), parts, W, r, backward,
+          static_cast<const Given*>(given), static_cast<Acc*>(out));
+}
+
+template <class Acc, class Out>
+void state_from_acc_as(size_t count, const void* acc, void* out, cudaStream_t stream) {
+  sequence::state_from_acc_kernel<Acc, Out><<<carry_blocks(count), kCarryThreads, 0, stream>>>(
+      static_cast<const Acc*>(acc), count, static_cast<Out*>(out));
+}
+
+}  // namespace
+
+size_t contribution_elems(int B, int H, int K, int V) {
+  return contribution_parts{B * H, K, V}.elems();
+}
+
+size_t rank_workspace_bytes(storage dtype, stages path, bool backward, int B, int64_t T, int H,
+                            int K, int V) {
+  if (rank_walks(dtype, path, K, V)) {
+    if (!backward) return walk::split_workspace_bytes(B, T, H, V, walk::C, 4, 4, walk::BV, true);
+    call c{};
+    c.B = B, c.T = T, c.H = H, c.K = K, c.V = V;
+    carver w{nullptr};
+    backward_plan<traits<__nv_bfloat16>> p(w, dims_of<traits<__nv_bfloat16>>(c), true);
+    return w.used;
+  }
+  call c{};
+  c.dtype = dtype, c.B = B, c.T = T, c.H = H, c.K = K, c.V = V;
+  const size_t inner = std::max(forward_workspace_bytes(dtype, path, B, T, H, K, V),
+                                backward ? backward_workspace_bytes(dtype, B, T, H, K, V) : 0);
+  return scratch_o_bytes(c) + inner;
+}
+
+cudaError_t launch_contribution(const call& c, bool backward, void* contribution) {
+  if (rank_walks(c.dtype, c.path, c.K, c.V))
+    return walks_contribution(c, backward, static_cast<float*>(contribution));
+  switch (c.dtype) {
+    case storage::fp64:
+      return whole_calls_contribution<double>(c, backward, contribution);
+    case storage::fp32:
+      return whole_calls_contribution<float>(c, backward, contribution);
+    default:
+      return whole_calls_contribution<__nv_bfloat16>(c, backward, contribution);
+  }
+}
+
+cudaError_t launch_carried_forward(const call& c) {
+  if (rank_walks(c.dtype, c.path, c.K, c.V))
+    return walk_fits(c) ? launch_walk(c) : cudaErrorInvalidValue;
+  return launch_forward(whole_call(c));
+}
+
+cudaError_t launch_carried_backward(const call& c) {
+  if (rank_walks(c.dtype, c.path, c.K, c.V))
+    return walk_fits(c) ? backward<__nv_bfloat16>(c) : cudaErrorInvalidValue;
+  return launch_backward(whole_call(c));
+}
+
+cudaError_t launch_carry(storage dtype, int B, int H, int K, int V, const void* gathered, int W,
+                         int r, bool backward, const void* given, bool given_fp32, void* out,
+                         cudaStream_t stream) {
+  const contribution_parts parts{B * H, K, V};
+  if (dtype == storage::fp64)
+    carry_as<double, double>(gathered, parts, W, r, backward, given, out, stream);
+  else if (dtype == storage::fp32 || given_fp32)
+    carry_as<float, float>(gathered, parts, W, r, backward, given, out, stream);
+  else
+    carry_as<float, __nv_bfloat16>(gathered, parts, W, r, backward, given, out, stream);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_state_from_acc(storage dtype, size_t count, const void* acc, bool to_fp32,
+                                  void* out, cudaStream_t stream) {
+  if (dtype == storage::fp64)
+    state_from_acc_as<double, double>(count, acc, out, stream);
+  else if (dtype == storage::fp32 || to_fp32)
+    state_from_acc_as<float, float>(count, acc, out, stream);
+  else
+    state_from_acc_as<float, __nv_bfloat16>(count, acc, out, stream);
+  return cudaGetLastError();
 }
 
 }  // namespace glabench::chunked

@@ -18,6 +18,11 @@ struct call {
   int B, H, K, V;
   int64_t T;
   double scale;
+  // h0, ht, dht and dh0 in fp32 rather than the storage dtype (bf16 storage only).
+  bool state_fp32;
+  // A rank's tokens of a sequence-parallel call (below): its first passes cover every
+  // segment, and its phases share the workspace.
+  bool sequence_rank;
   // Device pointers; optional ones null (h0, ht, dht, dh0).
   const void *q, *k, *v, *g, *h0, *d_o, *dht;
   void *o, *ht, *dq, *dk, *dv, *dg, *dh0;
@@ -30,5 +35,34 @@ size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, i
 
 cudaError_t launch_forward(const call& c);
 cudaError_t launch_backward(const call& c);
+
+// ---- Sequence parallelism (sequence_parallel.hpp) ----------------------------------------
+// A rank's tokens run as a call of their own (c.sequence_rank), in two phases around the
+// exchange between ranks. Phase 1 leaves the rank's contribution, in the accumulator type
+// (fp32 for bf16 storage, else the storage dtype), per head: L [K][V], the state its
+// tokens leave from a zero state; D [K][V], the dS they leave at their start from a zero
+// dS at their end (backward only); G [K], their gates summed, in log2. Laid out
+// [L: B·H·K·V][D: B·H·K·V][G: B·H·K]. Phase 2 is the call itself, with c.h0 the state
+// carried to the rank and (backward) c.dht the dS carried back to it, both in the
+// accumulator type (c.state_fp32 at bf16), on the workspace phase 1 had: the bf16 walks
+// reuse phase 1's first passes.
+size_t contribution_elems(int B, int H, int K, int V);
+size_t rank_workspace_bytes(storage dtype, stages path, bool backward, int B, int64_t T, int H,
+                            int K, int V);
+cudaError_t launch_contribution(const call& c, bool backward, void* contribution);
+cudaError_t launch_carried_forward(const call& c);
+cudaError_t launch_carried_backward(const call& c);
+
+// The state carried to rank r of W from their gathered contributions (W of them, one
+// after another, in the accumulator type) into `out` (the accumulator type): forward, from
+// `given` (h0, or zero when null) across ranks 0 … r−1; backward, the dS from `given`
+// (dht) back across ranks W−1 … r+1. `given` is in the storage dtype, or fp32 where
+// given_fp32.
+cudaError_t launch_carry(storage dtype, int B, int H, int K, int V, const void* gathered, int W,
+                         int r, bool backward, const void* given, bool given_fp32, void* out,
+                         cudaStream_t stream);
+// A state in the accumulator type into the storage dtype, or fp32 where to_fp32.
+cudaError_t launch_state_from_acc(storage dtype, size_t count, const void* acc, bool to_fp32,
+                                  void* out, cudaStream_t stream);
 
 }  // namespace glabench::chunked

@@ -29,7 +29,9 @@ inline constexpr int C = 64, SUB = 16, SUBS = C / SUB, KP = 128, BV = 64, THREAD
 // V (BV, or more where one block takes several of the walk's slabs).
 struct plan {
   int segs, seg_chunks, subs, sub_chunks;
-  int pieces() const { return (segs - 1) * subs; }
+  // The first pass's pieces: every segment's but the last's, or every segment's where a
+  // sequence-parallel rank wants its whole contribution (launch.hpp).
+  int pieces(bool every_segment = false) const { return (every_segment ? segs : segs - 1) * subs; }
 };
 
 // `chunk`: the walk's tokens a chunk (C for bf16; the fp32/fp64 walk's are shorter).
@@ -47,8 +49,8 @@ inline plan plan_split(int B, int H, int V, int64_t T, int sms, int chunk = C,
 
 // The chunks [first, last) of a first-pass piece (clipped to nt chunks). The forward's
 // (and the state walk's) piece m cuts segment m / subs, for the segments before the last;
-// the dS walk's piece m cuts segment m / subs + 1, for the segments after the first, which
-// that walk reaches walking backwards.
+// the dS walk's piece m cuts segment m / subs + first_seg: from the second segment
+// (first_seg = 1), the ones that walk reaches walking backwards, or from the first (0).
 struct chunk_span {
   int first, last;
 };
@@ -56,17 +58,19 @@ GLABENCH_WALK_HD inline chunk_span state_piece(int m, int sub_chunks, int nt) {
   const int first = m * sub_chunks < nt ? m * sub_chunks : nt;
   return {first, first + sub_chunks < nt ? first + sub_chunks : nt};
 }
-GLABENCH_WALK_HD inline chunk_span dstate_piece(int m, int subs, int sub_chunks, int nt) {
-  return state_piece(m + subs, sub_chunks, nt);  // seg_chunks = subs · sub_chunks
+GLABENCH_WALK_HD inline chunk_span dstate_piece(int m, int subs, int sub_chunks, int nt,
+                                                int first_seg = 1) {
+  return state_piece(m + first_seg * subs, sub_chunks, nt);  // seg_chunks = subs · sub_chunks
 }
 
 // The workspace holds the most pieces any GPU of up to kMaxSms SMs plans (the count is
 // not monotonic in the SMs). A launch on a larger GPU plans as if it had kMaxSms.
 inline constexpr int kMaxSms = 256;
-inline int max_pieces(int B, int H, int V, int64_t T, int chunk = C, int first_slab = BV) {
+inline int max_pieces(int B, int H, int V, int64_t T, int chunk = C, int first_slab = BV,
+                      bool every_segment = false) {
   int most = 0;
   for (int sms = 1; sms <= kMaxSms; ++sms)
-    most = std::max(most, plan_split(B, H, V, T, sms, chunk, first_slab).pieces());
+    most = std::max(most, plan_split(B, H, V, T, sms, chunk, first_slab).pieces(every_segment));
   return most;
 }
 // Each piece holds a state tile per (head, V slab) in `state_bytes`-byte elements and a
@@ -74,8 +78,10 @@ inline int max_pieces(int B, int H, int V, int64_t T, int chunk = C, int first_s
 // walk keeps T and fp64).
 inline size_t split_workspace_bytes(int B, int64_t T, int H, int V, int chunk = C,
                                     size_t state_bytes = sizeof(float),
-                                    size_t gate_bytes = sizeof(float), int first_slab = BV) {
-  const size_t pieces = static_cast<size_t>(max_pieces(B, H, V, T, chunk, first_slab));
+                                    size_t gate_bytes = sizeof(float), int first_slab = BV,
+                                    bool every_segment = false) {
+  const size_t pieces =
+      static_cast<size_t>(max_pieces(B, H, V, T, chunk, first_slab, every_segment));
   const size_t heads = static_cast<size_t>(B) * H, slabs = (V + BV - 1) / BV;
   return pieces * heads * (slabs * KP * BV * state_bytes + KP * gate_bytes);
 }

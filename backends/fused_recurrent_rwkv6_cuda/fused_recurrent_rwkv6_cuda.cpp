@@ -60,7 +60,7 @@ glabench_status supports(const glabench_problem* p, glabench_mode m, glabench_me
                 "fused_recurrent_rwkv6_cuda runs rwkv6 in fp64, fp32 and bf16");
   if (glabench_status s = scan::check_knobs("FUSED_RECURRENT_RWKV6_CUDA_", reason)) return s;
   if (run_mode() == mode::seed && m == GLABENCH_MODE_FORWARD &&
-      (packed_sequences(p) > 0 || scan::state_fp32(p)))
+      (packed_sequences(p) > 0 || states_in_fp32(p)))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "seed mode's forward takes neither packed batches nor fp32 states");
   return scan::check_sizes(p, reason);

@@ -74,8 +74,12 @@ struct grads_layout {
 static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");
 
 struct args {
-  const bf16 *q, *k, *v, *g, *h0;
-  bf16 *o, *ht;
+  const bf16 *q, *k, *v, *g;
+  bf16* o;
+  // States (h0, ht; the backward's dht, dh0 alike): bf16, or fp32 where state_fp32.
+  const void* h0;
+  void* ht;
+  bool state_fp32;
   int H, K, V, NT;
   int64_t T;
   float scale;
@@ -86,6 +90,9 @@ struct args {
   // dgate [m][B·H][KP]. One segment: no split, both unused.
   int segs, seg_chunks, subs, sub_chunks;
   float *dstate, *dgate;
+  // The dS walk's pieces start at this segment (walk_plan.hpp's dstate_piece): 1, or 0
+  // where a sequence-parallel rank's whole dS contribution is wanted.
+  int dfirst_seg;
   // Rows only 8-byte aligned (K or V a multiple of 4, not of 8): the launch picks the
   // kernels' kNarrow instantiation, whose loads are of 8 bytes.
   bool narrow;
@@ -252,8 +259,8 @@ __device__ __forceinline__ void load_rows128(uint32_t dst, const bf16* src, int6
   }
 }
 
-// A K×BV state tile of head bh in the ABI's [B·H][K][V] bf16 layout (h0, ht), as warp
-// rows f: each thread's eight column pairs of rows f.lo and f.hi.
+// Element (row, col) of head bh's K×V state in the ABI's [B·H][K][V] layout (h0, ht, dht,
+// dh0), bh = blockIdx.y.
 __device__ __forceinline__ int64_t abi_state_at(const args& a, int row, int col) {
   return (static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + col;
 }
@@ -267,40 +274,48 @@ __device__ __forceinline__ float* split_gate(const args& a, int seg) {
   return a.dgate + (static_cast<int64_t>(seg) * gridDim.y + blockIdx.y) * KP;
 }
 
-// A block's K×BV tile of an ABI state ([B·H][K][V] bf16: h0, ht, dht, dh0) as the warp
-// rows f hold it in registers; zero outside K and V, or when absent.
-__device__ __forceinline__ void load_abi_tile(const bf16* src, const args& a, state_rows f,
+// A block's K×BV tile of an ABI state ([B·H][K][V], bf16 or fp32 as a.state_fp32 says: h0,
+// ht, dht, dh0) as the warp rows f hold it in registers; zero outside K and V, or when
+// absent. One branch on the state's type around the tile.
+__device__ __forceinline__ void load_abi_tile(const void* src, const args& a, state_rows f,
                                               int lane, float (&S)[8][4]) {
   const int c2 = (lane & 3) << 1;
+  auto pair = [&](int row, int v) {
+    if (a.state_fp32)
+      return *reinterpret_cast<const float2*>(static_cast<const float*>(src) +
+                                              abi_state_at(a, row, v));
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(
+        static_cast<const bf16*>(src) + abi_state_at(a, row, v)));
+  };
 #pragma unroll
   for (int jn = 0; jn < 8; ++jn) {
     const int v = blockIdx.x * BV + 8 * jn + c2;
     float2 s_lo = make_float2(0.f, 0.f), s_hi = s_lo;
     if (src && v < a.V) {
-      if (f.lo < a.K)
-        s_lo = __bfloat1622float2(
-            *reinterpret_cast<const __nv_bfloat162*>(src + abi_state_at(a, f.lo, v)));
-      if (f.hi < a.K)
-        s_hi = __bfloat1622float2(
-            *reinterpret_cast<const __nv_bfloat162*>(src + abi_state_at(a, f.hi, v)));
+      if (f.lo < a.K) s_lo = pair(f.lo, v);
+      if (f.hi < a.K) s_hi = pair(f.hi, v);
     }
     S[jn][0] = s_lo.x, S[jn][1] = s_lo.y, S[jn][2] = s_hi.x, S[jn][3] = s_hi.y;
   }
 }
-__device__ __forceinline__ void store_abi_tile(bf16* dst, const args& a, state_rows f, int lane,
+__device__ __forceinline__ void store_abi_tile(void* dst, const args& a, state_rows f, int lane,
                                                const float (&S)[8][4]) {
   if (!dst) return;
   const int c2 = (lane & 3) << 1;
+  auto put = [&](int row, int v, float x, float y) {
+    if (a.state_fp32)
+      *reinterpret_cast<float2*>(static_cast<float*>(dst) + abi_state_at(a, row, v)) =
+          make_float2(x, y);
+    else
+      *reinterpret_cast<uint32_t*>(static_cast<bf16*>(dst) + abi_state_at(a, row, v)) =
+          tc::pack_bf16(x, y);
+  };
 #pragma unroll
   for (int jn = 0; jn < 8; ++jn) {
     const int v = blockIdx.x * BV + 8 * jn + c2;
     if (v >= a.V) continue;
-    if (f.lo < a.K)
-      *reinterpret_cast<uint32_t*>(dst + abi_state_at(a, f.lo, v)) =
-          tc::pack_bf16(S[jn][0], S[jn][1]);
-    if (f.hi < a.K)
-      *reinterpret_cast<uint32_t*>(dst + abi_state_at(a, f.hi, v)) =
-          tc::pack_bf16(S[jn][2], S[jn][3]);
+    if (f.lo < a.K) put(f.lo, v, S[jn][0], S[jn][1]);
+    if (f.hi < a.K) put(f.hi, v, S[jn][2], S[jn][3]);
   }
 }
 

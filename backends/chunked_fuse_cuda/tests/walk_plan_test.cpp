@@ -139,5 +139,21 @@ BOOST_AUTO_TEST_CASE(pieces_carry_each_segment_across_the_rest) {
               }
               BOOST_TEST_REQUIRE(at == seg_end);
             }
+            // A sequence-parallel rank's first passes (every segment's pieces, the dS
+            // walk's from the first segment) tile the whole sequence, each way.
+            int at = 0;
+            for (int m = 0; m < p.pieces(true); ++m) {
+              const walk::chunk_span c = walk::state_piece(m, p.sub_chunks, nt);
+              BOOST_TEST_REQUIRE(c.first == at);
+              at = c.last;
+            }
+            BOOST_TEST_REQUIRE(at == nt);
+            for (int m = p.pieces(true) - 1; m >= 0; --m) {
+              const walk::chunk_span c = walk::dstate_piece(m, p.subs, p.sub_chunks, nt, 0);
+              if (c.first == c.last) continue;
+              BOOST_TEST_REQUIRE(c.last == at);
+              at = c.first;
+            }
+            BOOST_TEST_REQUIRE(at == 0);
           }
 }

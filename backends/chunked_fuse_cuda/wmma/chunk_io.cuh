@@ -24,10 +24,13 @@ struct dims {
 };
 
 // The pointers a forward or backward launch passes (device memory; optional ones null).
+// The states (h0, dht, ht, dh0) are in S, or in fp32 where state_f32 (bf16 storage with
+// fp32 states); their pointers then hold floats.
 template <class S>
 struct tensors {
   const S *q, *k, *v, *g, *h0, *d_o, *dht;
   S *o, *ht, *dq, *dk, *dv, *dg, *dh0;
+  bool state_f32;
 };
 
 // One head of a [B,T,H,D] tensor.
@@ -180,8 +183,8 @@ __host__ __device__ inline T* state_tile(T* base, const dims& d, int bh, int slo
 // A rows×COLS tile (rows k0…, columns v0…) of head bh's K×V state as the ABI passes it
 // ([B·H][K][V]: h0, dht), in the accumulator type; zero outside the state or when absent.
 template <int COLS, class Acc, class S>
-__device__ void load_abi_state(Acc* dst, int ld, const S* states, const dims& d, int bh, int k0,
-                               int v0, int rows) {
+__device__ void load_abi_state_as(Acc* dst, int ld, const S* states, const dims& d, int bh, int k0,
+                                  int v0, int rows) {
   const S* head = states ? states + static_cast<int64_t>(bh) * d.K * d.V : nullptr;
   for (int i = threadIdx.x; i < rows * COLS; i += kThreads) {
     const int r = i / COLS, c = i % COLS, kk = k0 + r, vv = v0 + c;
@@ -193,14 +196,35 @@ __device__ void load_abi_state(Acc* dst, int ld, const S* states, const dims& d,
 
 // The same tile back into an ABI state (ht, dh0), inside the state; nothing when absent.
 template <int COLS, class Acc, class S>
-__device__ void store_abi_state(S* states, const dims& d, int bh, int k0, int v0, const Acc* src,
-                                int ld, int rows) {
+__device__ void store_abi_state_as(S* states, const dims& d, int bh, int k0, int v0, const Acc* src,
+                                   int ld, int rows) {
   if (!states) return;
   S* head = states + static_cast<int64_t>(bh) * d.K * d.V;
   for (int i = threadIdx.x; i < rows * COLS; i += kThreads) {
     const int r = i / COLS, c = i % COLS, kk = k0 + r, vv = v0 + c;
     if (kk < d.K && vv < d.V) head[static_cast<int64_t>(kk) * d.V + vv] = to_op<S>(src[r * ld + c]);
   }
+}
+
+// The two above for a state in S, or in fp32 where `f32` (bf16 storage only; the pointer
+// then holds floats).
+template <int COLS, class Acc, class S>
+__device__ void load_abi_state(Acc* dst, int ld, const S* states, bool f32, const dims& d, int bh,
+                               int k0, int v0, int rows) {
+  if constexpr (sizeof(S) == 2)
+    if (f32)
+      return load_abi_state_as<COLS>(dst, ld, reinterpret_cast<const float*>(states), d, bh, k0, v0,
+                                     rows);
+  load_abi_state_as<COLS>(dst, ld, states, d, bh, k0, v0, rows);
+}
+template <int COLS, class Acc, class S>
+__device__ void store_abi_state(S* states, bool f32, const dims& d, int bh, int k0, int v0,
+                                const Acc* src, int ld, int rows) {
+  if constexpr (sizeof(S) == 2)
+    if (f32)
+      return store_abi_state_as<COLS>(reinterpret_cast<float*>(states), d, bh, k0, v0, src, ld,
+                                      rows);
+  store_abi_state_as<COLS>(states, d, bh, k0, v0, src, ld, rows);
 }
 
 // A gate slab: G[r][c] = g (the cumulative sum comes later, stage 1) and E[r][c] = e^g,

@@ -38,12 +38,6 @@ inline int64_t tokens_of(const glabench_problem* p) {
   return p->B * p->T;
 }
 
-// Whether h0, ht, dht and dh0 are fp32 at bf16 storage (kFeatures' STATE_FP32).
-inline bool state_fp32(const glabench_problem* p) {
-  const DLDataType s = backend_support::state_dtype_of(p);
-  return p->dtype.bits == 16 && s.code == kDLFloat && s.bits == 32;
-}
-
 // The sizes the kernels take: every size ≥ 1, heads up to kMaxHeadSize, sequences·H
 // within the grid's y dimension; a packed batch's offsets in int32, and states in the
 // storage dtype or (at bf16) fp32.
@@ -61,7 +55,8 @@ inline glabench_status check_sizes(const glabench_problem* p, glabench_message* 
   if (backend_support::packed_sequences(p) > 0 &&
       (p->seqlens_dtype.code != kDLInt || p->seqlens_dtype.bits != 32))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "cu_seqlens must be int32");
-  if (!backend_support::same_dtype(backend_support::state_dtype_of(p), p->dtype) && !state_fp32(p))
+  if (!backend_support::same_dtype(backend_support::state_dtype_of(p), p->dtype) &&
+      !backend_support::states_in_fp32(p))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "states in the storage dtype, or fp32 at bf16 storage");
   return GLABENCH_OK;
@@ -102,7 +97,7 @@ inline scan_args base_args(const glabench_problem* p, void* workspace, void* str
   scan_args a{};
   a.B = sequences_of(p);
   a.T = p->T;
-  a.state_fp32 = state_fp32(p);
+  a.state_fp32 = backend_support::states_in_fp32(p);
   a.H = p->H;
   a.K = p->K;
   a.V = p->V;

@@ -60,6 +60,12 @@ inline int64_t packed_sequences(const glabench_problem* p) {
 inline DLDataType state_dtype_of(const glabench_problem* p) {
   return GLABENCH_HAS_MEMBER(p, glabench_problem, state_dtype) ? p->state_dtype : p->dtype;
 }
+// Whether h0, ht, dh0 and dht come in float32 at a 16-bit storage dtype (a backend that
+// declares GLABENCH_FEATURE_STATE_FP32).
+inline bool states_in_fp32(const glabench_problem* p) {
+  const DLDataType s = state_dtype_of(p);
+  return p->dtype.bits == 16 && s.code == kDLFloat && s.bits == 32;
+}
 // The cu_seqlens of forward or backward arguments: NULL before 1.5.
 template <typename Args>
 const DLTensor* cu_seqlens_of(const Args& a) {

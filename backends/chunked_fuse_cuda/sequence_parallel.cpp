@@ -1,0 +1,384 @@
+// Sequence-parallel gla across ranks in one process (sequence_parallel.hpp).
+#include "sequence_parallel.hpp"
+
+#include <cstdio>
+#include <mutex>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "../common/device_guard.hpp"
+#include "../common/workspace_carver.hpp"
+
+namespace glabench::chunked::sequence {
+namespace {
+
+using cuda_plugin::carver;
+using cuda_plugin::cuda_error;
+using cuda_plugin::device_guard;
+
+size_t storage_bytes(storage s) {
+  return s == storage::fp64 ? 8 : s == storage::fp32 ? 4 : 2;
+}
+size_t acc_bytes(storage s) {
+  return s == storage::fp64 ? 8 : 4;
+}
+
+struct rank_state {
+  int device = 0;
+  token_part part{};
+  cudaStream_t stream = nullptr;
+  // The order between ranks: its contribution made, its call done.
+  cudaEvent_t contributed = nullptr, done = nullptr;
+  // The last call's phases, timed where it was not captured in a CUDA graph: started,
+  // contribution made, contributions gathered, done.
+  cudaEvent_t phase[4] = {};
+  char* arena = nullptr;
+  // Its tokens ([B, part.count, H, D]).
+  void *q = nullptr, *k = nullptr, *v = nullptr, *g = nullptr, *o = nullptr;
+  void *d_o = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr, *dg = nullptr;
+  // The caller's h0 and dht (state dtype; null when absent); its own contribution and the
+  // gathered ones (accumulator type); the carried states and its ht / dh0 (accumulator
+  // type), and a state in the caller's dtype for collect.
+  void *h0 = nullptr, *dht = nullptr, *contribution = nullptr, *gathered = nullptr;
+  void *carry_h0 = nullptr, *carry_dht = nullptr, *ht_acc = nullptr, *dh0_acc = nullptr;
+  void *state_out = nullptr, *workspace = nullptr;
+};
+
+struct world_state {
+  problem p{};
+  bool backward = false, timed = false;  // timed: the last call's phases were recorded
+  std::vector<rank_state> ranks;
+  cudaEvent_t entry = nullptr;  // on rank 0's device: the caller's stream at a call's start
+  tensors pending{};            // outputs of the calls since the last collect
+};
+
+std::mutex state_lock;
+std::optional<world_state> state;
+
+bool same_problem(const problem& a, const problem& b) {
+  return a.dtype == b.dtype && a.path == b.path && a.B == b.B && a.H == b.H && a.K == b.K &&
+         a.V == b.V && a.T == b.T && a.state_fp32 == b.state_fp32;
+}
+
+size_t state_elems(const problem& p) {
+  return static_cast<size_t>(p.B) * p.H * p.K * p.V;
+}
+size_t caller_state_bytes(const problem& p) {
+  return state_elems(p) * (p.state_fp32 ? 4 : storage_bytes(p.dtype));
+}
+
+// Rows of a [B,T,H,D] tensor between the caller's tensor and a rank's [B,count,H,D] one.
+status copy_rows(const problem& p, const rank_state& r, int D, void* rank_side,
+                 const void* caller_side, void* caller_out, bool to_rank) {
+  const size_t row = static_cast<size_t>(p.H) * D * storage_bytes(p.dtype);
+  const size_t width = row * r.part.count, caller_pitch = row * p.T;
+  const size_t offset = row * r.part.first;
+  cudaError_t e =
+      to_rank ? cudaMemcpy2DAsync(rank_side, width, static_cast<const char*>(caller_side) + offset,
+                                  caller_pitch, width, p.B, cudaMemcpyDefault, r.stream)
+              : cudaMemcpy2DAsync(static_cast<char*>(caller_out) + offset, caller_pitch, rank_side,
+                                  width, width, p.B, cudaMemcpyDefault, r.stream);
+  if (e) return cuda_error(e, to_rank ? "scatter a rank's tokens" : "gather a rank's outputs");
+  return {};
+}
+
+// A rank's buffers, carved from its arena (a null base only counts).
+size_t carve_rank(const problem& p, bool backward, const tensors& io, int W, rank_state& r,
+                  char* base) {
+  carver w{base};
+  const size_t tok = static_cast<size_t>(p.B) * r.part.count * p.H * storage_bytes(p.dtype);
+  const size_t tk = tok * p.K, tv = tok * p.V, acc = acc_bytes(p.dtype);
+  const size_t contribution = contribution_elems(p.B, p.H, p.K, p.V) * acc;
+  r.q = w.take<char>(tk), r.k = w.take<char>(tk), r.g = w.take<char>(tk);
+  r.v = w.take<char>(tv), r.o = w.take<char>(tv);
+  if (backward) {
+    r.d_o = w.take<char>(tv), r.dv = w.take<char>(tv);
+    r.dq = w.take<char>(tk), r.dk = w.take<char>(tk), r.dg = w.take<char>(tk);
+  }
+  r.h0 = io.h0 ? w.take<char>(caller_state_bytes(p)) : nullptr;
+  r.dht = backward && io.dht ? w.take<char>(caller_state_bytes(p)) : nullptr;
+  r.contribution = w.take<char>(contribution);
+  r.gathered = w.take<char>(contribution * W);
+  for (void** s : {&r.carry_h0, &r.carry_dht, &r.ht_acc, &r.dh0_acc})
+    *s = w.take<char>(state_elems(p) * acc);
+  r.state_out = w.take<char>(caller_state_bytes(p));
+  r.workspace = w.take<char>(
+      rank_workspace_bytes(p.dtype, p.path, backward, p.B, r.part.count, p.H, p.K, p.V));
+  return w.used;
+}
+
+void free_world(world_state& w) {
+  device_guard guard;
+  for (rank_state& r : w.ranks) {
+    cudaSetDevice(r.device);
+    if (r.stream) cudaStreamSynchronize(r.stream);
+    for (cudaEvent_t e : {r.contributed, r.done, r.phase[0], r.phase[1], r.phase[2], r.phase[3]})
+      if (e) cudaEventDestroy(e);
+    if (r.stream) cudaStreamDestroy(r.stream);
+    if (r.arena) cudaFree(r.arena);
+  }
+  if (w.entry) cudaEventDestroy(w.entry);
+  w.ranks.clear();
+}
+
+// Rank r's tokens as a call (phase 1 and 2 share it; states in the accumulator type).
+call rank_call(const problem& p, const rank_state& r) {
+  call c{};
+  c.dtype = p.dtype, c.path = p.path;
+  c.B = p.B, c.H = p.H, c.K = p.K, c.V = p.V, c.T = r.part.count;
+  c.scale = p.scale;
+  c.state_fp32 = p.dtype == storage::bf16;
+  c.sequence_rank = true;
+  c.q = r.q, c.k = r.k, c.v = r.v, c.g = r.g, c.d_o = r.d_o;
+  c.o = r.o, c.dq = r.dq, c.dk = r.dk, c.dv = r.dv, c.dg = r.dg;
+  c.workspace = r.workspace;
+  c.stream = r.stream;
+  return c;
+}
+
+status check_prepared(const problem& p, bool backward) {
+  if (!state) return "no prepared ranks: prepare() first";
+  if (!same_problem(state->p, p)) return "the call's problem is not the one prepared";
+  if (backward && !state->backward) return "prepared for forward only";
+  return {};
+}
+
+// One call: phase 1 on every rank, the exchange, the carry, phase 2. Every rank's stream
+// forks from `stream` (rank 0's device) and joins it again at the end, also when a step
+// fails, so that a CUDA graph capturing `stream` is never left with work unjoined.
+status run_ranks(world_state& w, const problem& p, const tensors& io, bool backward, bool timed) {
+  const int W = static_cast<int>(w.ranks.size());
+  const size_t cbytes = contribution_elems(p.B, p.H, p.K, p.V) * acc_bytes(p.dtype);
+  auto mark = [&](rank_state& r, int k) {
+    return timed ? cudaEventRecord(r.phase[k], r.stream) : cudaSuccess;
+  };
+  for (rank_state& r : w.ranks) {
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(mark(r, 0), "cudaEventRecord");
+    GLABENCH_TRY_CUDA(launch_contribution(rank_call(p, r), backward, r.contribution),
+                      "a rank's contribution");
+    GLABENCH_TRY_CUDA(mark(r, 1), "cudaEventRecord");
+    GLABENCH_TRY_CUDA(cudaEventRecord(r.contributed, r.stream), "cudaEventRecord");
+  }
+  for (int i = 0; i < W; ++i) {
+    rank_state& r = w.ranks[i];
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    // Forward: the ranks before; backward: every other rank.
+    for (int q = 0; q < W; ++q) {
+      if (q == i || (!backward && q > i)) continue;
+      const rank_state& from = w.ranks[q];
+      GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.stream, from.contributed, 0), "cudaStreamWaitEvent");
+      GLABENCH_TRY_CUDA(cudaMemcpyPeerAsync(static_cast<char*>(r.gathered) + q * cbytes, r.device,
+                                            from.contribution, from.device, cbytes, r.stream),
+                        "a contribution to another rank");
+    }
+    GLABENCH_TRY_CUDA(mark(r, 2), "cudaEventRecord");
+    call c = rank_call(p, r);
+    GLABENCH_TRY_CUDA(launch_carry(p.dtype, p.B, p.H, p.K, p.V, r.gathered, W, i, false, r.h0,
+                                   p.state_fp32, r.carry_h0, r.stream),
+                      "the carried state");
+    c.h0 = r.carry_h0;
+    if (backward) {
+      GLABENCH_TRY_CUDA(launch_carry(p.dtype, p.B, p.H, p.K, p.V, r.gathered, W, i, true, r.dht,
+                                     p.state_fp32, r.carry_dht, r.stream),
+                        "the carried dS");
+      c.dht = r.carry_dht;
+      c.dh0 = i == 0 && io.dh0 ? r.dh0_acc : nullptr;
+      GLABENCH_TRY_CUDA(launch_carried_backward(c), "a rank's backward");
+    } else {
+      c.ht = i == W - 1 && io.ht ? r.ht_acc : nullptr;
+      GLABENCH_TRY_CUDA(launch_carried_forward(c), "a rank's forward");
+    }
+    GLABENCH_TRY_CUDA(mark(r, 3), "cudaEventRecord");
+  }
+  return {};
+}
+
+status run(const problem& p, const tensors& io, cudaStream_t stream, bool backward) {
+  GLABENCH_TRY(check_prepared(p, backward));
+  world_state& w = *state;
+  device_guard guard;
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  GLABENCH_TRY_CUDA(cudaSetDevice(w.ranks[0].device), "cudaSetDevice");
+  GLABENCH_TRY_CUDA(cudaStreamIsCapturing(stream, &capturing), "cudaStreamIsCapturing");
+  GLABENCH_TRY_CUDA(cudaEventRecord(w.entry, stream), "cudaEventRecord");
+  size_t forked = 0;
+  status failed;
+  for (; forked < w.ranks.size() && failed.empty(); ++forked) {
+    rank_state& r = w.ranks[forked];
+    cudaError_t e = cudaSetDevice(r.device);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(r.stream, w.entry, 0);
+    if (e != cudaSuccess) failed = cuda_error(e, "a rank's stream after the caller's");
+  }
+  w.timed = capturing == cudaStreamCaptureStatusNone;
+  if (failed.empty()) failed = run_ranks(w, p, io, backward, w.timed);
+  if (!failed.empty()) w.timed = false;
+  // Join: the caller's stream waits for every forked rank.
+  for (size_t i = 0; i < forked; ++i) {
+    rank_state& r = w.ranks[i];
+    cudaError_t e = cudaSetDevice(r.device);
+    if (e == cudaSuccess) e = cudaEventRecord(r.done, r.stream);
+    if (e == cudaSuccess) e = cudaSetDevice(w.ranks[0].device);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(stream, r.done, 0);
+    if (e != cudaSuccess && failed.empty())
+      failed = cuda_error(e, "the caller's stream after a rank");
+  }
+  if (!failed.empty()) return failed;
+  if (backward) {
+    w.pending.dq = io.dq, w.pending.dk = io.dk, w.pending.dv = io.dv, w.pending.dg = io.dg;
+    w.pending.dh0 = io.dh0;
+  } else {
+    w.pending.o = io.o, w.pending.ht = io.ht;
+  }
+  return {};
+}
+
+// A rank's state (accumulator type) into the caller's `out`, in the caller's state dtype.
+status state_to_caller(const problem& p, rank_state& r, const void* acc, void* out) {
+  GLABENCH_TRY_CUDA(
+      launch_state_from_acc(p.dtype, state_elems(p), acc, p.state_fp32, r.state_out, r.stream),
+      "a state into the caller's dtype");
+  GLABENCH_TRY_CUDA(
+      cudaMemcpyAsync(out, r.state_out, caller_state_bytes(p), cudaMemcpyDefault, r.stream),
+      "a state to the caller");
+  return {};
+}
+
+}  // namespace
+
+std::vector<int> rank_devices(const std::vector<int>& devices, int per_device) {
+  std::vector<int> out;
+  for (int d : devices)
+    for (int i = 0; i < per_device; ++i) out.push_back(d);
+  return out;
+}
+
+status prepare(const problem& p, bool backward, const std::vector<int>& rank_device,
+               const tensors& io) {
+  std::lock_guard<std::mutex> lock(state_lock);
+  if (state) free_world(*state);
+  state.reset();
+  const int W = static_cast<int>(rank_device.size());
+  if (W < 1 || p.T < W) return "at least one token a rank";
+  device_guard guard;
+  world_state w;
+  w.p = p;
+  w.backward = backward;
+  w.ranks.resize(W);
+  // The copy engines reach every device directly where they can.
+  for (int a : rank_device)
+    for (int b : rank_device) {
+      int can = 0;
+      if (a == b || cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can) continue;
+      cudaSetDevice(a);
+      if (cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
+          e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
+        return cuda_error(e, "cudaDeviceEnablePeerAccess");
+      cudaGetLastError();
+    }
+  auto fail = [&](const status& s) {
+    free_world(w);
+    return s;
+  };
+  for (int i = 0; i < W; ++i) {
+    rank_state& r = w.ranks[i];
+    r.device = rank_device[i];
+    r.part = part_of(p.T, W, i);
+    if (cudaError_t e = cudaSetDevice(r.device)) return fail(cuda_error(e, "cudaSetDevice"));
+    if (cudaError_t e = cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking))
+      return fail(cuda_error(e, "cudaStreamCreate"));
+    for (cudaEvent_t* e : {&r.contributed, &r.done})
+      if (cudaError_t x = cudaEventCreateWithFlags(e, cudaEventDisableTiming))
+        return fail(cuda_error(x, "cudaEventCreate"));
+    for (cudaEvent_t& e : r.phase)
+      if (cudaError_t x = cudaEventCreate(&e)) return fail(cuda_error(x, "cudaEventCreate"));
+    const size_t bytes = carve_rank(p, backward, io, W, r, nullptr);
+    if (cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&r.arena), bytes))
+      return fail(cuda_error(e, "cudaMalloc (a rank's buffers)"));
+    carve_rank(p, backward, io, W, r, r.arena);
+    if (status s = copy_rows(p, r, p.K, r.q, io.q, nullptr, true); !s.empty()) return fail(s);
+    if (status s = copy_rows(p, r, p.K, r.k, io.k, nullptr, true); !s.empty()) return fail(s);
+    if (status s = copy_rows(p, r, p.K, r.g, io.g, nullptr, true); !s.empty()) return fail(s);
+    if (status s = copy_rows(p, r, p.V, r.v, io.v, nullptr, true); !s.empty()) return fail(s);
+    if (backward)
+      if (status s = copy_rows(p, r, p.V, r.d_o, io.d_o, nullptr, true); !s.empty()) return fail(s);
+    for (auto [to, from] : {std::pair{r.h0, io.h0}, std::pair{r.dht, io.dht}})
+      if (to)
+        if (cudaError_t e =
+                cudaMemcpyAsync(to, from, caller_state_bytes(p), cudaMemcpyDefault, r.stream))
+          return fail(cuda_error(e, "copy a state to a rank"));
+  }
+  if (cudaError_t e = cudaSetDevice(w.ranks[0].device)) return fail(cuda_error(e, "cudaSetDevice"));
+  if (cudaError_t e = cudaEventCreateWithFlags(&w.entry, cudaEventDisableTiming))
+    return fail(cuda_error(e, "cudaEventCreate"));
+  for (rank_state& r : w.ranks)
+    if (cudaError_t e = cudaStreamSynchronize(r.stream))
+      return fail(cuda_error(e, "prepare's copies"));
+  state = std::move(w);
+  return {};
+}
+
+status forward(const problem& p, const tensors& io, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(state_lock);
+  return run(p, io, stream, false);
+}
+
+status backward(const problem& p, const tensors& io, cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(state_lock);
+  return run(p, io, stream, true);
+}
+
+status collect() {
+  std::lock_guard<std::mutex> lock(state_lock);
+  if (!state) return {};
+  world_state& w = *state;
+  const problem& p = w.p;
+  const tensors& out = w.pending;
+  device_guard guard;
+  const int W = static_cast<int>(w.ranks.size());
+  for (int i = 0; i < W; ++i) {
+    rank_state& r = w.ranks[i];
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    for (auto [D, from, to] :
+         {std::tuple{p.V, r.o, out.o}, std::tuple{p.K, r.dq, out.dq}, std::tuple{p.K, r.dk, out.dk},
+          std::tuple{p.V, r.dv, out.dv}, std::tuple{p.K, r.dg, out.dg}})
+      if (to && from) GLABENCH_TRY(copy_rows(p, r, D, from, nullptr, to, false));
+    if (i == W - 1 && out.ht) GLABENCH_TRY(state_to_caller(p, r, r.ht_acc, out.ht));
+    if (i == 0 && out.dh0) GLABENCH_TRY(state_to_caller(p, r, r.dh0_acc, out.dh0));
+  }
+  for (rank_state& r : w.ranks) {
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaStreamSynchronize(r.stream), "collect");
+  }
+  w.pending = {};
+  return {};
+}
+
+std::string last_call_json() {
+  std::lock_guard<std::mutex> lock(state_lock);
+  if (!state || !state->timed) return {};
+  device_guard guard;
+  std::string phases[3];
+  for (const rank_state& r : state->ranks) {
+    cudaSetDevice(r.device);
+    if (cudaEventSynchronize(r.phase[3]) != cudaSuccess) return {};
+    for (int k = 0; k < 3; ++k) {
+      float ms = 0.f;
+      if (cudaEventElapsedTime(&ms, r.phase[k], r.phase[k + 1]) != cudaSuccess) return {};
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%s%.4f", phases[k].empty() ? "" : ",", ms);
+      phases[k] += buf;
+    }
+  }
+  return "{\"ranks\":" + std::to_string(state->ranks.size()) + ",\"contribution_ms\":[" +
+         phases[0] + "],\"exchange_ms\":[" + phases[1] + "],\"carried_ms\":[" + phases[2] + "]}";
+}
+
+void release() {
+  std::lock_guard<std::mutex> lock(state_lock);
+  if (state) free_world(*state);
+  state.reset();
+}
+
+}  // namespace glabench::chunked::sequence

@@ -1,0 +1,76 @@
+// Sequence-parallel gla (README, "Sequence parallelism"): the sequence split across W
+// ranks, rank r holding tokens [r·T/W, (r+1)·T/W) of every batch row, each rank's tokens
+// a call of their own on its device. One process drives every rank (the call's devices,
+// each taking CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE consecutive ranks), and the copy engines
+// move what crosses between ranks: one contribution per rank (launch.hpp), a few K×V
+// states per head, never tokens.
+//
+//   forward   1. each rank's contribution: L and G (its first passes, folded);
+//             2. each rank gathers the contributions of the ranks before it;
+//             3. carry: h0 across ranks 0 … r−1 (S ← 2^G·S + L);
+//             4. the rank's walk from the carried state; the last rank's ht is the call's.
+//   backward  the same with D too: rank r also gathers the ranks after it, and its dS walk
+//             starts from dht carried back across ranks W−1 … r+1; rank 0's dh0 is the
+//             call's.
+//
+// prepare() copies each rank's tokens to its device once, untimed; forward and backward
+// leave each rank's outputs on its device; collect() brings them into the caller's
+// tensors. Plain C++.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../common/cuda_error.hpp"
+#include "launch.hpp"
+
+namespace glabench::chunked::sequence {
+
+using cuda_plugin::status;
+
+// Rank r's tokens of a sequence of T split among W ranks: [r·T/W, (r+1)·T/W).
+struct token_part {
+  int64_t first, count;
+};
+inline token_part part_of(int64_t T, int W, int r) {
+  const int64_t first = T * r / W, last = T * (r + 1) / W;
+  return {first, last - first};
+}
+
+// The problem, as the plugin reads it.
+struct problem {
+  storage dtype;
+  stages path;
+  int B, H, K, V;
+  int64_t T;
+  double scale;
+  bool state_fp32;  // h0, ht, dht, dh0 in fp32 at bf16 storage
+};
+
+// The caller's tensors (device_ids[0]); optional ones null.
+struct tensors {
+  const void *q, *k, *v, *g, *h0, *d_o, *dht;
+  void *o, *ht, *dq, *dk, *dv, *dg, *dh0;
+};
+
+// The ranks' devices: each of `devices` takes `per_device` consecutive ranks.
+std::vector<int> rank_devices(const std::vector<int>& devices, int per_device);
+
+// Untimed: the ranks' buffers and their tokens (and h0, dht, do) copied from `io`.
+status prepare(const problem& p, bool backward, const std::vector<int>& rank_device,
+               const tensors& io);
+// A call on the prepared ranks, ordered after `stream`'s work (device 0), which then waits
+// for every rank. The outputs stay on the ranks until collect().
+status forward(const problem& p, const tensors& io, cudaStream_t stream);
+status backward(const problem& p, const tensors& io, cudaStream_t stream);
+// Untimed: the outputs of the calls since the last collect into the caller's tensors.
+status collect();
+// Per rank, the last call's phases in ms (contribution, exchange wait, carried walk) as a
+// JSON object; empty when none ran.
+std::string last_call_json();
+void release();
+
+}  // namespace glabench::chunked::sequence
