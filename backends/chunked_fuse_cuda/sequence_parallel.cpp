@@ -169,8 +169,10 @@ status run_ranks(world_state& w, const problem& p, const tensors& io, bool backw
       if (q == i || (!backward && q > i)) continue;
       const rank_state& from = w.ranks[q];
       GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.stream, from.contributed, 0), "cudaStreamWaitEvent");
-      GLABENCH_TRY_CUDA(cudaMemcpyPeerAsync(static_cast<char*>(r.gathered) + q * cbytes, r.device,
-                                            from.contribution, from.device, cbytes, r.stream),
+      // cudaMemcpyAsync, not cudaMemcpyPeerAsync, which a CUDA graph cannot capture: with
+      // unified addressing and peer access (prepare) it is the same copy-engine transfer.
+      GLABENCH_TRY_CUDA(cudaMemcpyAsync(static_cast<char*>(r.gathered) + q * cbytes,
+                                        from.contribution, cbytes, cudaMemcpyDefault, r.stream),
                         "a contribution to another rank");
     }
     GLABENCH_TRY_CUDA(mark(r, 2), "cudaEventRecord");
