@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../common/device_guard.hpp"
+#include "glabench/launcher.hpp"
 
 namespace glabench::ring::nccl {
 namespace {
@@ -127,11 +128,29 @@ int library_version() {
   return lib().ok ? lib().version : 0;
 }
 
+// One process per rank from the launcher's own variables (torchrun, mpirun, srun:
+// glabench/launcher.hpp), NCCL's unique id in RING_SOFTMAX_CUDA_NCCL_ID_FILE where set,
+// else in the node's rendezvous file (one node).
+process_ranks launched_ranks() {
+  process_ranks r;
+  const launcher::place at = launcher::launcher_place();
+  if (!at.error.empty()) {
+    r.error = at.launcher + ": " + at.error;
+    return r;
+  }
+  if (at.world <= 1) return r;
+  const char* file = std::getenv("RING_SOFTMAX_CUDA_NCCL_ID_FILE");
+  r.world = at.world;
+  r.rank = at.rank;
+  r.id_file = file && *file ? file : launcher::rendezvous_file(at, "ring-nccl-id");
+  return r;
+}
+
 const process_ranks& process_knobs() {
   static const process_ranks k = [] {
     process_ranks r;
     const int world = int_knob("RING_SOFTMAX_CUDA_NCCL_WORLD", &r.error);
-    if (world < 0) return r;  // unset: one process
+    if (world < 0 && r.error.empty()) return launched_ranks();  // unset: the launcher's, or one
     const int rank = int_knob("RING_SOFTMAX_CUDA_NCCL_RANK", &r.error);
     const char* file = std::getenv("RING_SOFTMAX_CUDA_NCCL_ID_FILE");
     if (!r.error.empty()) return r;

@@ -5,7 +5,9 @@
 // device numbers, at least one, each ≥ 0 without sign or leading zeros, none twice. A bad
 // list exits 2 before anything runs, naming --devices and the rule. Where CUDA finds
 // devices, each number must also be one of them; where it finds none, CUDA backends are
-// skipped as unavailable, as without the option.
+// skipped as unavailable, as without the option. Without the option a process started by
+// torchrun, mpirun or srun takes its node-local rank's device (glabench/launcher.hpp),
+// others device 0.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 
 #include "commands.hpp"
 #include "device_context.hpp"
+#include "glabench/launcher.hpp"
 
 namespace glabench::cli {
 namespace {
@@ -52,11 +55,14 @@ std::vector<int32_t> parse(const std::string& text, std::string* error) {
 }  // namespace
 
 void add_devices_option(CLI::App& cmd, std::string& devices) {
+  const launcher::place launched = launcher::launcher_place();
+  if (launched.error.empty() && launched.world > 1) devices = std::to_string(launched.local_rank);
   cmd.add_option("--devices", devices,
                  "the devices each backend is given, e.g. 0,1: a multi-GPU backend shards over "
                  "them, a single-GPU backend uses the first (which also holds the tensors and "
                  "is timed); a CPU backend runs on the host when one device is listed and is "
-                 "skipped when more are (default: 0)")
+                 "skipped when more are (default: 0; under torchrun, mpirun or srun the "
+                 "process's node-local rank)")
       ->option_text("LIST")
       ->check(CLI::Validator(
           [](std::string& text) {

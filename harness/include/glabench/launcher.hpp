@@ -1,0 +1,115 @@
+// Which process of a multi-process job this is, read from the launcher's own variables,
+// so that a job started by torchrun, mpirun or srun needs no glabench variable: its rank,
+// the world's size, its rank on its node (the GPU it takes) and the job's id. The harness
+// gives a launched process its node-local GPU (`--devices` default); a multi-GPU backend
+// (the ring) its rank and world. Header-only C++17, no CUDA; harness/tests checks each
+// launcher's variables.
+#pragma once
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+namespace glabench::launcher {
+
+struct place {
+  std::string launcher;  // "torchrun", "mpirun (Open MPI)", "mpirun (MPICH)", "srun"; empty: none
+  int rank = 0, world = 1, local_rank = 0;
+  std::string job;    // the job's id where the launcher gives one, else empty
+  std::string error;  // a launcher's variable that does not hold a rank
+};
+
+// A variable's value, or null when unset (std::getenv by default; tests pass their own).
+using environment = std::function<const char*(const char*)>;
+
+namespace detail {
+inline bool read_int(const environment& env, const char* name, int* out, std::string* error) {
+  const char* text = env(name);
+  if (!text || !*text) {
+    if (error->empty()) *error = std::string(name) + " is not set";
+    return false;
+  }
+  char* end = nullptr;
+  const long n = std::strtol(text, &end, 10);
+  if (*end != '\0' || n < 0 || n > 1'000'000) {
+    if (error->empty())
+      *error = std::string(name) + " must be an integer from 0 to 1000000, not `" + text + "`";
+    return false;
+  }
+  *out = static_cast<int>(n);
+  return true;
+}
+}  // namespace detail
+
+// The first launcher whose variables are set, in this order: torchrun (RANK, WORLD_SIZE,
+// LOCAL_RANK; job TORCHELASTIC_RUN_ID), Open MPI's mpirun (OMPI_COMM_WORLD_RANK, _SIZE,
+// _LOCAL_RANK; job OMPI_MCA_ess_base_jobid), MPICH's and Intel MPI's (PMI_RANK, PMI_SIZE,
+// MPI_LOCALRANKID), Slurm's srun (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID; job
+// SLURM_JOB_ID.SLURM_STEP_ID — only inside a job step, so a batch script's own shell is
+// not taken for rank 0 of its tasks). torchrun inside srun is torchrun's. None: one process.
+inline place launcher_place(const environment& env = [](const char* n) { return std::getenv(n); }) {
+  struct scheme {
+    const char *name, *rank, *world, *local, *job, *step, *requires_set;
+  };
+  static const scheme schemes[] = {
+      {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_RUN_ID", "MASTER_PORT",
+       "WORLD_SIZE"},
+      {"mpirun (Open MPI)", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+       "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_MCA_ess_base_jobid", nullptr, "OMPI_COMM_WORLD_SIZE"},
+      {"mpirun (MPICH)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", nullptr, nullptr, "PMI_SIZE"},
+      {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_JOB_ID", "SLURM_STEP_ID",
+       "SLURM_STEP_ID"},
+  };
+  auto value = [&](const char* name) -> std::string {
+    const char* v = name ? env(name) : nullptr;
+    return v ? v : "";
+  };
+  place p;
+  for (const scheme& s : schemes) {
+    const char* marker = env(s.requires_set);
+    if (!marker || !*marker) continue;
+    p.launcher = s.name;
+    if (!detail::read_int(env, s.world, &p.world, &p.error) ||
+        !detail::read_int(env, s.rank, &p.rank, &p.error))
+      return p;
+    // The node-local rank: a single-node job without it has rank = local rank.
+    if (env(s.local) && *env(s.local)) {
+      if (!detail::read_int(env, s.local, &p.local_rank, &p.error)) return p;
+    } else {
+      p.local_rank = p.rank;
+    }
+    if (p.world < 1)
+      p.error = std::string(s.world) + " must be at least 1";
+    else if (p.rank >= p.world)
+      p.error = std::string(s.rank) + " must be below " + s.world + " (" + std::to_string(p.world) +
+                "), not " + std::to_string(p.rank);
+    p.job = value(s.job);
+    if (!p.job.empty() && !value(s.step).empty()) p.job += "." + value(s.step);
+    return p;
+  }
+  return p;
+}
+
+// Where rank 0 leaves a small secret for the others when no other rendezvous is there (the
+// documented fallback, e.g. NCCL's unique id): a file in the node's temporary folder
+// (TMPDIR, else /tmp) named by the job's id and the launcher's process on this node (the
+// parent every local rank shares: torchrun's agent, mpirun's daemon, srun's stepd), so
+// one node's ranks meet, and no earlier job's file is read. Across nodes a backend's own
+// variable names a file on a filesystem every node sees.
+inline std::string rendezvous_file(
+    const place& p, const std::string& what, long parent,
+    const environment& env = [](const char* n) { return std::getenv(n); }) {
+  std::string safe;
+  for (char c : p.job) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '.') ? c : '_';
+  const char* tmp = env("TMPDIR");
+  return std::string(tmp && *tmp ? tmp : "/tmp") + "/glabench-" + what + "-" +
+         (safe.empty() ? "" : safe + "-") + std::to_string(parent);
+}
+inline std::string rendezvous_file(const place& p, const std::string& what) {
+  return rendezvous_file(p, what, static_cast<long>(getppid()));
+}
+
+}  // namespace glabench::launcher

@@ -1,0 +1,107 @@
+// A launched process's place (glabench/launcher.hpp) from each launcher's own variables:
+// torchrun, Open MPI's and MPICH's mpirun, Slurm's srun; none; precedence; refusals; and
+// the rendezvous file's name.
+#include "glabench/launcher.hpp"
+
+#include <boost/test/unit_test.hpp>
+#include <map>
+#include <string>
+
+using glabench::launcher::launcher_place;
+using glabench::launcher::place;
+using glabench::launcher::rendezvous_file;
+
+namespace {
+
+using vars = std::map<std::string, std::string>;
+glabench::launcher::environment env_of(const vars& v) {
+  return [v](const char* name) -> const char* {
+    const auto it = v.find(name);
+    return it == v.end() ? nullptr : it->second.c_str();
+  };
+}
+
+void check(const vars& v, const std::string& launcher, int rank, int world, int local,
+           const std::string& job) {
+  const place p = launcher_place(env_of(v));
+  BOOST_TEST(p.error == "");
+  BOOST_TEST(p.launcher == launcher);
+  BOOST_TEST(p.rank == rank);
+  BOOST_TEST(p.world == world);
+  BOOST_TEST(p.local_rank == local);
+  BOOST_TEST(p.job == job);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(launcher)
+
+BOOST_AUTO_TEST_CASE(no_launcher_is_one_process) {
+  check({}, "", 0, 1, 0, "");
+  // A Slurm batch script's own shell (no job step) is not a task.
+  check({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "8"}, {"SLURM_JOB_ID", "77"}}, "", 0, 1, 0, "");
+}
+
+BOOST_AUTO_TEST_CASE(each_launcher_from_its_own_variables) {
+  check({{"RANK", "5"},
+         {"WORLD_SIZE", "8"},
+         {"LOCAL_RANK", "1"},
+         {"TORCHELASTIC_RUN_ID", "abc"},
+         {"MASTER_PORT", "29500"}},
+        "torchrun", 5, 8, 1, "abc.29500");
+  check({{"OMPI_COMM_WORLD_RANK", "3"},
+         {"OMPI_COMM_WORLD_SIZE", "4"},
+         {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
+         {"OMPI_MCA_ess_base_jobid", "1234"}},
+        "mpirun (Open MPI)", 3, 4, 3, "1234");
+  check({{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}}, "mpirun (MPICH)", 2, 4, 0,
+        "");
+  check({{"SLURM_PROCID", "6"},
+         {"SLURM_NTASKS", "16"},
+         {"SLURM_LOCALID", "2"},
+         {"SLURM_JOB_ID", "991"},
+         {"SLURM_STEP_ID", "0"}},
+        "srun", 6, 16, 2, "991.0");
+}
+
+BOOST_AUTO_TEST_CASE(a_missing_local_rank_is_the_rank) {
+  check({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}, "mpirun (MPICH)", 1, 2, 1, "");
+}
+
+BOOST_AUTO_TEST_CASE(torchrun_inside_srun_is_torchruns) {
+  check({{"RANK", "1"},
+         {"WORLD_SIZE", "2"},
+         {"LOCAL_RANK", "1"},
+         {"SLURM_PROCID", "0"},
+         {"SLURM_NTASKS", "1"},
+         {"SLURM_STEP_ID", "0"}},
+        "torchrun", 1, 2, 1, "");
+}
+
+BOOST_AUTO_TEST_CASE(bad_values_are_refused_naming_the_variable) {
+  BOOST_TEST(launcher_place(env_of({{"WORLD_SIZE", "two"}, {"RANK", "0"}})).error ==
+             "WORLD_SIZE must be an integer from 0 to 1000000, not `two`");
+  BOOST_TEST(launcher_place(env_of({{"WORLD_SIZE", "2"}})).error == "RANK is not set");
+  BOOST_TEST(launcher_place(env_of({{"PMI_SIZE", "2"}, {"PMI_RANK", "2"}})).error ==
+             "PMI_RANK must be below PMI_SIZE (2), not 2");
+  BOOST_TEST(launcher_place(env_of({{"PMI_SIZE", "0"}, {"PMI_RANK", "0"}})).error ==
+             "PMI_SIZE must be at least 1");
+  BOOST_TEST(launcher_place(env_of({{"OMPI_COMM_WORLD_SIZE", "2"},
+                                    {"OMPI_COMM_WORLD_RANK", "1"},
+                                    {"OMPI_COMM_WORLD_LOCAL_RANK", "-1"}}))
+                 .error ==
+             "OMPI_COMM_WORLD_LOCAL_RANK must be an integer from 0 to 1000000, not `-1`");
+}
+
+BOOST_AUTO_TEST_CASE(the_rendezvous_file_is_named_by_job_and_parent) {
+  place p;
+  p.job = "991.0";
+  BOOST_TEST(rendezvous_file(p, "nccl-id", 4242, env_of({{"TMPDIR", "/scratch"}})) ==
+             "/scratch/glabench-nccl-id-991.0-4242");
+  p.job = "a/b c";
+  BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) == "/tmp/glabench-nccl-id-a_b_c-7");
+  p.job.clear();
+  BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) == "/tmp/glabench-nccl-id-7");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
