@@ -120,8 +120,8 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
   if ((p->T + 63) / 64 > 2147483647)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "too many chunks for the grid");
-  if (packed_sequences(p) > 0)
-    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "no packed batches (cu_seqlens) yet");
+  if (packed_sequences(p) > 0 && ranks_of(p) > 1)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "a packed batch runs on one rank");
   if (!same_dtype(state_dtype_of(p), p->dtype) && !states_in_fp32(p))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "states in the storage dtype, or fp32 at bf16 storage");
@@ -140,6 +140,11 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
             V = static_cast<int>(p->V);
   if (ranks_of(p) > 1) {  // the ranks' workspaces are their own (prepare)
     *bytes = 0;
+    return GLABENCH_OK;
+  }
+  if (packed_sequences(p) > 0) {  // each sequence's call, of any length up to T
+    *bytes = chunked::any_length_workspace_bytes(storage_of(p->dtype), stages_choice().path,
+                                                 mode == GLABENCH_MODE_BACKWARD, p->T, H, K, V);
     return GLABENCH_OK;
   }
   *bytes = mode == GLABENCH_MODE_BACKWARD
@@ -194,6 +199,69 @@ chunked::sequence::tensors split_tensors_of(const glabench_forward_args* f,
   return t;
 }
 
+// A packed batch (ABI 1.5 VARLEN): each sequence a call of its own (B = 1, its tokens'
+// rows, its h0/ht/dht/dh0 row), one after another on the call's stream and workspace.
+// The offsets are read to the host first: the call waits for its stream there, as fla's
+// chunk kernels with cu_seqlens do, so a CUDA graph cannot capture it.
+using sequence_offsets = std::vector<int64_t>;
+glabench::cuda_plugin::status read_offsets(const glabench_problem* p, const DLTensor* cu,
+                                           cudaStream_t stream, sequence_offsets* out) {
+  const int64_t n = packed_sequences(p);
+  if (!cu || !cu->data) return "a packed batch without cu_seqlens";
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (cudaError_t e = cudaStreamIsCapturing(stream, &capturing))
+    return glabench::cuda_plugin::cuda_error(e, "cudaStreamIsCapturing");
+  if (capturing != cudaStreamCaptureStatusNone)
+    return "a packed batch reads cu_seqlens to the host, which a CUDA graph cannot capture";
+  const bool wide = p->seqlens_dtype.bits == 64;
+  std::vector<int32_t> narrow(wide ? 0 : n + 1);
+  out->assign(n + 1, 0);
+  void* host = wide ? static_cast<void*>(out->data()) : static_cast<void*>(narrow.data());
+  if (cudaError_t e = cudaMemcpyAsync(host, data_of<void>(cu), (n + 1) * (wide ? 8 : 4),
+                                      cudaMemcpyDefault, stream))
+    return glabench::cuda_plugin::cuda_error(e, "cu_seqlens to the host");
+  if (cudaError_t e = cudaStreamSynchronize(stream))
+    return glabench::cuda_plugin::cuda_error(e, "cu_seqlens to the host");
+  if (!wide) std::copy(narrow.begin(), narrow.end(), out->begin());
+  for (int64_t i = 0; i < n; ++i)
+    if ((*out)[i + 1] <= (*out)[i])
+      return "cu_seqlens must rise strictly (sequence " + std::to_string(i) + ")";
+  if (out->front() != 0 || out->back() != p->T) return "cu_seqlens must run from 0 to T";
+  return {};
+}
+
+// Sequence i of a packed call: its rows of each token tensor and its state rows.
+chunked::call sequence_call(const glabench_problem* p, chunked::call c, const sequence_offsets& at,
+                            int64_t i) {
+  const size_t elem = p->dtype.bits / 8, state_elem = state_dtype_of(p).bits / 8;
+  const int64_t first = at[i];
+  const size_t qk = static_cast<size_t>(first) * p->H * p->K * elem,
+               vv = static_cast<size_t>(first) * p->H * p->V * elem,
+               st = static_cast<size_t>(i) * p->H * p->K * p->V * state_elem;
+  auto in = [](const void* x, size_t off) {
+    return x ? static_cast<const void*>(static_cast<const char*>(x) + off) : nullptr;
+  };
+  auto out = [](void* x, size_t off) {
+    return x ? static_cast<void*>(static_cast<char*>(x) + off) : nullptr;
+  };
+  c.B = 1, c.T = at[i + 1] - first;
+  c.q = in(c.q, qk), c.k = in(c.k, qk), c.g = in(c.g, qk), c.v = in(c.v, vv);
+  c.d_o = in(c.d_o, vv), c.o = out(c.o, vv);
+  c.dq = out(c.dq, qk), c.dk = out(c.dk, qk), c.dg = out(c.dg, qk), c.dv = out(c.dv, vv);
+  c.h0 = in(c.h0, st), c.dht = in(c.dht, st), c.ht = out(c.ht, st), c.dh0 = out(c.dh0, st);
+  return c;
+}
+
+template <class Launch>
+glabench_status run_packed(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
+                           Launch launch, const char* what, glabench_message* error) {
+  sequence_offsets at;
+  if (glabench_status s = finish(read_offsets(p, cu, c.stream, &at), what, error)) return s;
+  for (int64_t i = 0; i < packed_sequences(p); ++i)
+    if (glabench_status s = finish(launch(sequence_call(p, c, at, i)), what, error)) return s;
+  return GLABENCH_OK;
+}
+
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
                         glabench_message* error) {
   return guarded(error, [&] {
@@ -212,6 +280,8 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     c.h0 = data_of<void>(f->h0);
     c.o = data_of<void>(f->o);
     c.ht = data_of<void>(f->ht);
+    if (packed_sequences(p) > 0)
+      return run_packed(p, c, cu_seqlens_of(*f), chunked::launch_forward, "packed forward", error);
     return finish(chunked::launch_forward(c), "forward launch", error);
   });
 }
@@ -239,6 +309,9 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     c.dv = data_of<void>(bw->dv);
     c.dg = data_of<void>(bw->dg);
     c.dh0 = data_of<void>(bw->dh0);
+    if (packed_sequences(p) > 0)
+      return run_packed(p, c, cu_seqlens_of(*bw), chunked::launch_backward, "packed backward",
+                        error);
     return finish(chunked::launch_backward(c), "backward launch", error);
   });
 }
@@ -300,8 +373,9 @@ const glabench_backend kBackend = {
     .collect = collect,
     .knobs = kKnobs,
     .num_knobs = std::size(kKnobs),
-    // fp32 states at bf16 storage (h0, ht, dht, dh0), on every path.
-    .features = GLABENCH_FEATURE_STATE_FP32,
+    // Packed batches (each sequence a call of its own) and fp32 states at bf16 storage
+    // (h0, ht, dht, dh0), on every path.
+    .features = GLABENCH_FEATURE_VARLEN | GLABENCH_FEATURE_STATE_FP32,
 };
 
 }  // namespace

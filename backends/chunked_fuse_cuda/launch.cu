@@ -481,6 +481,28 @@ size_t backward_bytes(int B, int64_t T, int H, int K, int V) {
   return w.used;
 }
 
+// A call's workspace for any T' ≤ T: its arrays grow with T, and its split's pieces are at
+// most walk::kMostPieces whatever T' is (walk_plan.hpp).
+template <class S>
+size_t any_length_bytes(stages path, bool backward, int64_t T, int H, int K, int V) {
+  call c{};
+  c.B = 1, c.T = T, c.H = H, c.K = K, c.V = V;
+  const dims d = dims_of<traits<S>>(c);
+  carver w{nullptr};
+  const bool bf16 = std::is_same_v<S, __nv_bfloat16>;
+  const size_t pieces =
+      bf16 ? walk::pieces_workspace_bytes(walk::kMostPieces, 1, H, backward ? d.Vp : V)
+           : walk::pieces_workspace_bytes(walk::kMostPieces, 1, H, V, sizeof(S), sizeof(double));
+  if (backward) {
+    backward_plan<traits<S>> p(w, d);
+    if constexpr (std::is_same_v<S, __nv_bfloat16>)
+      return w.used - walk::split_workspace_bytes(1, T, H, d.Vp) + pieces + carver::kAlign;
+    return w.used;
+  }
+  forward_plan<traits<S>> p(w, d, path);
+  return std::max(w.used, pieces + carver::kAlign);
+}
+
 }  // namespace
 
 size_t forward_workspace_bytes(storage dtype, stages path, int B, int64_t T, int H, int K, int V) {
@@ -633,6 +655,18 @@ void state_from_acc_as(size_t count, const void* acc, void* out, cudaStream_t st
 }
 
 }  // namespace
+
+size_t any_length_workspace_bytes(storage dtype, stages path, bool backward, int64_t T, int H,
+                                  int K, int V) {
+  switch (dtype) {
+    case storage::fp64:
+      return any_length_bytes<double>(path, backward, T, H, K, V);
+    case storage::fp32:
+      return any_length_bytes<float>(path, backward, T, H, K, V);
+    default:
+      return any_length_bytes<__nv_bfloat16>(path, backward, T, H, K, V);
+  }
+}
 
 size_t contribution_elems(int B, int H, int K, int V) {
   return contribution_parts{B * H, K, V}.elems();

@@ -32,6 +32,10 @@ struct call {
 
 size_t forward_workspace_bytes(storage dtype, stages path, int B, int64_t T, int H, int K, int V);
 size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, int V);
+// The workspace of a call of one sequence of any length up to T (B = 1): a packed batch's
+// sequences, each a call of its own on one workspace.
+size_t any_length_workspace_bytes(storage dtype, stages path, bool backward, int64_t T, int H,
+                                  int K, int V);
 
 cudaError_t launch_forward(const call& c);
 cudaError_t launch_backward(const call& c);

@@ -76,15 +76,23 @@ inline int max_pieces(int B, int H, int V, int64_t T, int chunk = C, int first_s
 // Each piece holds a state tile per (head, V slab) in `state_bytes`-byte elements and a
 // gate sum per (head, feature) in `gate_bytes`-byte ones (fp32 for bf16; the fp32/fp64
 // walk keeps T and fp64).
+inline size_t pieces_workspace_bytes(size_t pieces, int B, int H, int V,
+                                     size_t state_bytes = sizeof(float),
+                                     size_t gate_bytes = sizeof(float)) {
+  const size_t heads = static_cast<size_t>(B) * H, slabs = (V + BV - 1) / BV;
+  return pieces * heads * (slabs * KP * BV * state_bytes + KP * gate_bytes);
+}
 inline size_t split_workspace_bytes(int B, int64_t T, int H, int V, int chunk = C,
                                     size_t state_bytes = sizeof(float),
                                     size_t gate_bytes = sizeof(float), int first_slab = BV,
                                     bool every_segment = false) {
-  const size_t pieces =
-      static_cast<size_t>(max_pieces(B, H, V, T, chunk, first_slab, every_segment));
-  const size_t heads = static_cast<size_t>(B) * H, slabs = (V + BV - 1) / BV;
-  return pieces * heads * (slabs * KP * BV * state_bytes + KP * gate_bytes);
+  return pieces_workspace_bytes(max_pieces(B, H, V, T, chunk, first_slab, every_segment), B, H, V,
+                                state_bytes, gate_bytes);
 }
+// The most pieces a plan makes for a sequence of any length ((8 − 1) segments of 4): the
+// bound for calls whose lengths are not known when the workspace is sized (the sequences
+// of a packed batch).
+inline constexpr int kMostPieces = 7 * 4;
 inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C,
                         int first_slab = BV) {
   return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk, first_slab);

@@ -157,3 +157,13 @@ BOOST_AUTO_TEST_CASE(pieces_carry_each_segment_across_the_rest) {
             BOOST_TEST_REQUIRE(at == 0);
           }
 }
+
+// A packed batch's workspace holds kMostPieces, whatever its sequences' lengths.
+BOOST_AUTO_TEST_CASE(no_plan_makes_more_than_the_most_pieces) {
+  for (int chunk : kChunks)
+    for (int heads = 1; heads <= 70; heads += 3)
+      for (int64_t T = 1; T <= 200000; T = T * 3 + 1)
+        for (int sms : {1, 16, 78, 132, 144, 256})
+          BOOST_TEST_REQUIRE(walk::plan_launch(1, heads, 128, T, sms, chunk).pieces() <=
+                             walk::kMostPieces);
+}
