@@ -3,8 +3,9 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
-#include <unordered_map>
+#include <utility>
 
 #include "../common/device_attributes.hpp"
 #include "../common/workspace_carver.hpp"
@@ -101,13 +102,16 @@ size_t smem_of(Args... args) {
   return c.used;
 }
 
-// Raises a kernel's dynamic shared-memory limit the first time a call needs more, not on
-// every call: the timed calls then only launch.
+// Raises a kernel's dynamic shared-memory limit the first time a call needs more on the
+// current device (the attribute is per device: a sequence split's ranks span several), not
+// on every call: the timed calls then only launch.
 cudaError_t allow_smem(const void* kernel, size_t smem) {
   static std::mutex guard;
-  static std::unordered_map<const void*, size_t> allowed;
+  static std::map<std::pair<int, const void*>, size_t> allowed;
+  int device = 0;
+  if (cudaError_t e = cudaGetDevice(&device)) return e;
   std::lock_guard<std::mutex> lock(guard);
-  size_t& have = allowed[kernel];
+  size_t& have = allowed[{device, kernel}];
   if (smem <= std::max<size_t>(have, 48 * 1024)) return cudaSuccess;
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            static_cast<int>(smem)))
