@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "wmma/traits.cuh"  // to_acc_f: a stored value as its accumulator type
+
 namespace glabench::chunked::sequence {
 
 // Where a contribution's parts lie ([L: heads·K·V][D: heads·K·V][G: heads·K]).
@@ -24,15 +26,6 @@ struct contribution_parts {
   __host__ __device__ size_t G() const { return 2 * state_elems(); }
 };
 
-__device__ __forceinline__ float to_float(__nv_bfloat16 x) {
-  return __bfloat162float(x);
-}
-__device__ __forceinline__ float to_float(float x) {
-  return x;
-}
-__device__ __forceinline__ double to_float(double x) {
-  return x;
-}
 __device__ __forceinline__ float exp2_of(float x) {
   return exp2f(x);
 }
@@ -74,7 +67,7 @@ __global__ void gate_sum_kernel(const S* g, int B, int64_t T, int H, int K, Acc*
   const int k = static_cast<int>(i % K), bh = static_cast<int>(i / K), b = bh / H, h = bh % H;
   const S* p = g + (static_cast<int64_t>(b) * T * H + h) * K + k;
   Acc sum = 0;
-  for (int64_t t = 0; t < T; ++t) sum += static_cast<Acc>(to_float(p[t * H * K]));
+  for (int64_t t = 0; t < T; ++t) sum += static_cast<Acc>(to_acc_f(p[t * H * K]));
   gates[i] = sum * static_cast<Acc>(1.4426950408889634);
 }
 
@@ -85,7 +78,7 @@ __global__ void carry_kernel(const Acc* gathered, contribution_parts parts, int 
   const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i >= static_cast<int64_t>(parts.state_elems())) return;
   const int64_t row = i / parts.V;  // (head, k)
-  Acc S = given ? static_cast<Acc>(to_float(given[i])) : Acc(0);
+  Acc S = given ? static_cast<Acc>(to_acc_f(given[i])) : Acc(0);
   auto across = [&](int q, size_t part) {
     const Acc* c = gathered + static_cast<size_t>(q) * parts.elems();
     S = exp2_of(c[parts.G() + row]) * S + c[part + i];
