@@ -68,18 +68,23 @@ size_t caller_state_bytes(const problem& p) {
   return state_elems(p) * (p.state_fp32 ? 4 : storage_bytes(p.dtype));
 }
 
-// Rows of a [B,T,H,D] tensor between the caller's tensor and a rank's [B,count,H,D] one.
+// Rows of a [B,T,H,D] tensor between the caller's tensor and a rank's [B,count,H,D] one:
+// one copy per batch row (a 2D copy's pitch, a whole row of T tokens, passes the
+// device's limit of 2³¹ bytes at long sequences).
 status copy_rows(const problem& p, const rank_state& r, int D, void* rank_side,
                  const void* caller_side, void* caller_out, bool to_rank) {
   const size_t row = static_cast<size_t>(p.H) * D * storage_bytes(p.dtype);
   const size_t width = row * r.part.count, caller_pitch = row * p.T;
-  const size_t offset = row * r.part.first;
-  cudaError_t e =
-      to_rank ? cudaMemcpy2DAsync(rank_side, width, static_cast<const char*>(caller_side) + offset,
-                                  caller_pitch, width, p.B, cudaMemcpyDefault, r.stream)
-              : cudaMemcpy2DAsync(static_cast<char*>(caller_out) + offset, caller_pitch, rank_side,
-                                  width, width, p.B, cudaMemcpyDefault, r.stream);
-  if (e) return cuda_error(e, to_rank ? "scatter a rank's tokens" : "gather a rank's outputs");
+  for (int b = 0; b < p.B; ++b) {
+    const size_t caller_at = b * caller_pitch + row * r.part.first, rank_at = b * width;
+    cudaError_t e = to_rank ? cudaMemcpyAsync(static_cast<char*>(rank_side) + rank_at,
+                                              static_cast<const char*>(caller_side) + caller_at,
+                                              width, cudaMemcpyDefault, r.stream)
+                            : cudaMemcpyAsync(static_cast<char*>(caller_out) + caller_at,
+                                              static_cast<const char*>(rank_side) + rank_at, width,
+                                              cudaMemcpyDefault, r.stream);
+    if (e) return cuda_error(e, to_rank ? "scatter a rank's tokens" : "gather a rank's outputs");
+  }
   return {};
 }
 
@@ -137,10 +142,14 @@ call rank_call(const problem& p, const rank_state& r) {
   return c;
 }
 
-status check_prepared(const problem& p, bool backward) {
+status check_prepared(const problem& p, const tensors& io, bool backward) {
   if (!state) return "no prepared ranks: prepare() first";
   if (!same_problem(state->p, p)) return "the call's problem is not the one prepared";
   if (backward && !state->backward) return "prepared for forward only";
+  const rank_state& r = state->ranks.front();
+  if ((io.h0 != nullptr) != (r.h0 != nullptr) ||
+      (backward && (io.dht != nullptr) != (r.dht != nullptr)))
+    return "the call's h0 or dht is not the one prepared";
   return {};
 }
 
@@ -198,7 +207,7 @@ status run_ranks(world_state& w, const problem& p, const tensors& io, bool backw
 }
 
 status run(const problem& p, const tensors& io, cudaStream_t stream, bool backward) {
-  GLABENCH_TRY(check_prepared(p, backward));
+  GLABENCH_TRY(check_prepared(p, io, backward));
   world_state& w = *state;
   device_guard guard;
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
@@ -207,11 +216,14 @@ status run(const problem& p, const tensors& io, cudaStream_t stream, bool backwa
   GLABENCH_TRY_CUDA(cudaEventRecord(w.entry, stream), "cudaEventRecord");
   size_t forked = 0;
   status failed;
-  for (; forked < w.ranks.size() && failed.empty(); ++forked) {
+  for (; forked < w.ranks.size(); ++forked) {  // a rank that did not wait is not joined
     rank_state& r = w.ranks[forked];
     cudaError_t e = cudaSetDevice(r.device);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(r.stream, w.entry, 0);
-    if (e != cudaSuccess) failed = cuda_error(e, "a rank's stream after the caller's");
+    if (e != cudaSuccess) {
+      failed = cuda_error(e, "a rank's stream after the caller's");
+      break;
+    }
   }
   w.timed = capturing == cudaStreamCaptureStatusNone;
   if (failed.empty()) failed = run_ranks(w, p, io, backward, w.timed);

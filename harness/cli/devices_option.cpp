@@ -55,8 +55,12 @@ std::vector<int32_t> parse(const std::string& text, std::string* error) {
 }  // namespace
 
 void add_devices_option(CLI::App& cmd, std::string& devices) {
+  // Under a launcher: the node-local rank's device, where this process sees that many (a
+  // launcher that gives each task only its own GPU leaves it device 0).
   const launcher::place launched = launcher::launcher_place();
-  if (launched.error.empty() && launched.world > 1) devices = std::to_string(launched.local_rank);
+  if (launched.error.empty() && launched.world > 1 && launched.local_rank > 0 &&
+      launched.local_rank < cuda_device_count(nullptr))
+    devices = std::to_string(launched.local_rank);
   cmd.add_option("--devices", devices,
                  "the devices each backend is given, e.g. 0,1: a multi-GPU backend shards over "
                  "them, a single-GPU backend uses the first (which also holds the tensors and "

@@ -47,8 +47,8 @@ BOOST_AUTO_TEST_CASE(each_launcher_from_its_own_variables) {
          {"WORLD_SIZE", "8"},
          {"LOCAL_RANK", "1"},
          {"TORCHELASTIC_RUN_ID", "abc"},
-         {"MASTER_PORT", "29500"}},
-        "torchrun", 5, 8, 1, "abc.29500");
+         {"TORCHELASTIC_RESTART_COUNT", "2"}},
+        "torchrun", 5, 8, 1, "abc.2");
   check({{"OMPI_COMM_WORLD_RANK", "3"},
          {"OMPI_COMM_WORLD_SIZE", "4"},
          {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
@@ -64,8 +64,10 @@ BOOST_AUTO_TEST_CASE(each_launcher_from_its_own_variables) {
         "srun", 6, 16, 2, "991.0");
 }
 
-BOOST_AUTO_TEST_CASE(a_missing_local_rank_is_the_rank) {
+BOOST_AUTO_TEST_CASE(a_missing_local_rank_is_sruns_else_the_rank) {
   check({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}, "mpirun (MPICH)", 1, 2, 1, "");
+  check({{"PMI_RANK", "5"}, {"PMI_SIZE", "8"}, {"SLURM_LOCALID", "1"}}, "mpirun (MPICH)", 5, 8, 1,
+        "");
 }
 
 BOOST_AUTO_TEST_CASE(torchrun_inside_srun_is_torchruns) {

@@ -45,7 +45,8 @@ inline bool read_int(const environment& env, const char* name, int* out, std::st
 }  // namespace detail
 
 // The first launcher whose variables are set, in this order: torchrun (RANK, WORLD_SIZE,
-// LOCAL_RANK; job TORCHELASTIC_RUN_ID), Open MPI's mpirun (OMPI_COMM_WORLD_RANK, _SIZE,
+// LOCAL_RANK; job TORCHELASTIC_RUN_ID.TORCHELASTIC_RESTART_COUNT, so a restarted group
+// meets anew), Open MPI's mpirun (OMPI_COMM_WORLD_RANK, _SIZE,
 // _LOCAL_RANK; job OMPI_MCA_ess_base_jobid), MPICH's and Intel MPI's (PMI_RANK, PMI_SIZE,
 // MPI_LOCALRANKID), Slurm's srun (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID; job
 // SLURM_JOB_ID.SLURM_STEP_ID — only inside a job step, so a batch script's own shell is
@@ -55,8 +56,8 @@ inline place launcher_place(const environment& env = [](const char* n) { return 
     const char *name, *rank, *world, *local, *job, *step, *requires_set;
   };
   static const scheme schemes[] = {
-      {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_RUN_ID", "MASTER_PORT",
-       "WORLD_SIZE"},
+      {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_RUN_ID",
+       "TORCHELASTIC_RESTART_COUNT", "WORLD_SIZE"},
       {"mpirun (Open MPI)", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
        "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_MCA_ess_base_jobid", nullptr, "OMPI_COMM_WORLD_SIZE"},
       {"mpirun (MPICH)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", nullptr, nullptr, "PMI_SIZE"},
@@ -75,9 +76,13 @@ inline place launcher_place(const environment& env = [](const char* n) { return 
     if (!detail::read_int(env, s.world, &p.world, &p.error) ||
         !detail::read_int(env, s.rank, &p.rank, &p.error))
       return p;
-    // The node-local rank: a single-node job without it has rank = local rank.
-    if (env(s.local) && *env(s.local)) {
-      if (!detail::read_int(env, s.local, &p.local_rank, &p.error)) return p;
+    // The node-local rank: the launcher's, else srun's (an MPI started by srun without its
+    // own), else the rank (one node).
+    const char* local = env(s.local) && *env(s.local)                   ? s.local
+                        : env("SLURM_LOCALID") && *env("SLURM_LOCALID") ? "SLURM_LOCALID"
+                                                                        : nullptr;
+    if (local) {
+      if (!detail::read_int(env, local, &p.local_rank, &p.error)) return p;
     } else {
       p.local_rank = p.rank;
     }
