@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../common/cuda_plugin.hpp"
+#include "../common/int_knob.hpp"
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 #include "launch.hpp"
@@ -75,15 +76,8 @@ struct ranks_knob {
 const ranks_knob& ranks_choice() {
   static const ranks_knob knob = [] {
     ranks_knob k;
-    if (const char* env = std::getenv("CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE"); env && *env) {
-      char* end = nullptr;
-      const long n = std::strtol(env, &end, 10);
-      if (*end != '\0' || n < 1 || n > kMaxRanksPerDevice)
-        k.error = "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE must be an integer from 1 to " +
-                  std::to_string(kMaxRanksPerDevice) + ", not `" + env + "`";
-      else
-        k.per_device = static_cast<int>(n);
-    }
+    k.per_device = glabench::cuda_plugin::int_knob("CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE", 1,
+                                                   kMaxRanksPerDevice, 1, &k.error);
     return k;
   }();
   return knob;
@@ -170,33 +164,23 @@ chunked::call base_call(const glabench_problem* p, void* workspace, void* stream
   return c;
 }
 
-chunked::sequence::problem split_problem_of(const glabench_problem* p) {
-  return {storage_of(p->dtype),
-          stages_choice().path,
-          static_cast<int>(p->B),
-          static_cast<int>(p->H),
-          static_cast<int>(p->K),
-          static_cast<int>(p->V),
-          p->T,
-          p->scale,
-          states_in_fp32(p)};
-}
-chunked::sequence::tensors split_tensors_of(const glabench_forward_args* f,
-                                            const glabench_backward_args* bw) {
-  chunked::sequence::tensors t{};
+// The call's tensors (forward's, then backward's where given: the same inputs).
+chunked::call call_of(const glabench_problem* p, const glabench_forward_args* f,
+                      const glabench_backward_args* bw, void* workspace, void* stream) {
+  chunked::call c = base_call(p, workspace, stream);
   if (f) {
-    t.q = data_of<void>(f->q), t.k = data_of<void>(f->k), t.v = data_of<void>(f->v);
-    t.g = data_of<void>(f->g), t.h0 = data_of<void>(f->h0);
-    t.o = data_of<void>(f->o), t.ht = data_of<void>(f->ht);
+    c.q = data_of<void>(f->q), c.k = data_of<void>(f->k), c.v = data_of<void>(f->v);
+    c.g = data_of<void>(f->g), c.h0 = data_of<void>(f->h0);
+    c.o = data_of<void>(f->o), c.ht = data_of<void>(f->ht);
   }
   if (bw) {
-    t.q = data_of<void>(bw->q), t.k = data_of<void>(bw->k), t.v = data_of<void>(bw->v);
-    t.g = data_of<void>(bw->g), t.h0 = data_of<void>(bw->h0);
-    t.d_o = data_of<void>(bw->d_o), t.dht = data_of<void>(bw->dht);
-    t.dq = data_of<void>(bw->dq), t.dk = data_of<void>(bw->dk), t.dv = data_of<void>(bw->dv);
-    t.dg = data_of<void>(bw->dg), t.dh0 = data_of<void>(bw->dh0);
+    c.q = data_of<void>(bw->q), c.k = data_of<void>(bw->k), c.v = data_of<void>(bw->v);
+    c.g = data_of<void>(bw->g), c.h0 = data_of<void>(bw->h0);
+    c.d_o = data_of<void>(bw->d_o), c.dht = data_of<void>(bw->dht);
+    c.dq = data_of<void>(bw->dq), c.dk = data_of<void>(bw->dk), c.dv = data_of<void>(bw->dv);
+    c.dg = data_of<void>(bw->dg), c.dh0 = data_of<void>(bw->dh0);
   }
-  return t;
+  return c;
 }
 
 // A packed batch (ABI 1.5 VARLEN): each sequence a call of its own (B = 1, its tokens'
@@ -268,18 +252,9 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     if (glabench_status s =
             check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error))
       return s;
+    const chunked::call c = call_of(p, f, nullptr, f->workspace, f->stream);
     if (ranks_of(p) > 1)
-      return finish(chunked::sequence::forward(split_problem_of(p), split_tensors_of(f, nullptr),
-                                               static_cast<cudaStream_t>(f->stream)),
-                    "sequence-parallel forward", error);
-    chunked::call c = base_call(p, f->workspace, f->stream);
-    c.q = data_of<void>(f->q);
-    c.k = data_of<void>(f->k);
-    c.v = data_of<void>(f->v);
-    c.g = data_of<void>(f->g);
-    c.h0 = data_of<void>(f->h0);
-    c.o = data_of<void>(f->o);
-    c.ht = data_of<void>(f->ht);
+      return finish(chunked::sequence::forward(c), "sequence-parallel forward", error);
     if (packed_sequences(p) > 0)
       return run_packed(p, c, cu_seqlens_of(*f), chunked::launch_forward, "packed forward", error);
     return finish(chunked::launch_forward(c), "forward launch", error);
@@ -292,23 +267,9 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     if (glabench_status s =
             check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error))
       return s;
+    const chunked::call c = call_of(p, nullptr, bw, bw->workspace, bw->stream);
     if (ranks_of(p) > 1)
-      return finish(chunked::sequence::backward(split_problem_of(p), split_tensors_of(nullptr, bw),
-                                                static_cast<cudaStream_t>(bw->stream)),
-                    "sequence-parallel backward", error);
-    chunked::call c = base_call(p, bw->workspace, bw->stream);
-    c.q = data_of<void>(bw->q);
-    c.k = data_of<void>(bw->k);
-    c.v = data_of<void>(bw->v);
-    c.g = data_of<void>(bw->g);
-    c.h0 = data_of<void>(bw->h0);
-    c.d_o = data_of<void>(bw->d_o);
-    c.dht = data_of<void>(bw->dht);
-    c.dq = data_of<void>(bw->dq);
-    c.dk = data_of<void>(bw->dk);
-    c.dv = data_of<void>(bw->dv);
-    c.dg = data_of<void>(bw->dg);
-    c.dh0 = data_of<void>(bw->dh0);
+      return finish(chunked::sequence::backward(c), "sequence-parallel backward", error);
     if (packed_sequences(p) > 0)
       return run_packed(p, c, cu_seqlens_of(*bw), chunked::launch_backward, "packed backward",
                         error);
@@ -326,8 +287,8 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode,
       return GLABENCH_OK;
     }
     if (glabench_status s = supports(p, mode, error)) return s;
-    return finish(chunked::sequence::prepare(split_problem_of(p), mode == GLABENCH_MODE_BACKWARD,
-                                             rank_devices_of(p), split_tensors_of(f, bw)),
+    return finish(chunked::sequence::prepare(call_of(p, f, bw, nullptr, nullptr),
+                                             mode == GLABENCH_MODE_BACKWARD, rank_devices_of(p)),
                   "sequence-parallel prepare", error);
   });
 }

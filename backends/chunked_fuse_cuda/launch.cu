@@ -27,6 +27,20 @@ int round_up(int x, int m) {
   return (x + m - 1) / m * m;
 }
 
+// f(S{}) for the storage dtype's element type S: the one dispatch from the host's storage
+// enum to the kernels' templates.
+template <class F>
+auto with_storage(storage dtype, F f) {
+  switch (dtype) {
+    case storage::fp64:
+      return f(double{});
+    case storage::fp32:
+      return f(float{});
+    default:
+      return f(__nv_bfloat16{});
+  }
+}
+
 template <class Tr>
 dims dims_of(const call& c) {
   dims d{};
@@ -136,12 +150,16 @@ bool rows_aligned(const call& c, int elems, uintptr_t bytes) {
   return c.K % elems == 0 && c.V % elems == 0 && aligned(c.q) && aligned(c.k) && aligned(c.v) &&
          aligned(c.g) && aligned(c.o) && aligned(c.d_o);
 }
+// The head sizes the bf16 walk takes, whatever the pointers.
+bool walk_shape_fits(int K, int V) {
+  return K <= walk::KP && K % 4 == 0 && V % 4 == 0;
+}
 bool walk_fits(const call& c) {
   // A state's column pairs: 4 bytes in bf16, 8 in fp32.
   const uintptr_t pair = c.state_fp32 ? 8 : 4;
   auto aligned = [&](const void* p) { return reinterpret_cast<uintptr_t>(p) % pair == 0; };
-  return c.K <= walk::KP && c.T > 0 && rows_aligned(c, 4, 8) && aligned(c.h0) && aligned(c.ht) &&
-         aligned(c.dht) && aligned(c.dh0);
+  return walk_shape_fits(c.K, c.V) && c.T > 0 && rows_aligned(c, 4, 8) && aligned(c.h0) &&
+         aligned(c.ht) && aligned(c.dht) && aligned(c.dh0);
 }
 
 // The gradient walk (backward_bf16_mma_grads.cuh) reads S_n and dS_n as rows of exactly 128 columns
@@ -510,47 +528,20 @@ size_t any_length_bytes(stages path, bool backward, int64_t T, int H, int K, int
 }  // namespace
 
 size_t forward_workspace_bytes(storage dtype, stages path, int B, int64_t T, int H, int K, int V) {
-  switch (dtype) {
-    case storage::fp64:
-      return forward_bytes<double>(path, B, T, H, K, V);
-    case storage::fp32:
-      return forward_bytes<float>(path, B, T, H, K, V);
-    default:
-      return forward_bytes<__nv_bfloat16>(path, B, T, H, K, V);
-  }
+  return with_storage(dtype,
+                      [&](auto x) { return forward_bytes<decltype(x)>(path, B, T, H, K, V); });
 }
 
 size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, int V) {
-  switch (dtype) {
-    case storage::fp64:
-      return backward_bytes<double>(B, T, H, K, V);
-    case storage::fp32:
-      return backward_bytes<float>(B, T, H, K, V);
-    default:
-      return backward_bytes<__nv_bfloat16>(B, T, H, K, V);
-  }
+  return with_storage(dtype, [&](auto x) { return backward_bytes<decltype(x)>(B, T, H, K, V); });
 }
 
 cudaError_t launch_forward(const call& c) {
-  switch (c.dtype) {
-    case storage::fp64:
-      return forward<double>(c);
-    case storage::fp32:
-      return forward<float>(c);
-    default:
-      return forward<__nv_bfloat16>(c);
-  }
+  return with_storage(c.dtype, [&](auto x) { return forward<decltype(x)>(c); });
 }
 
 cudaError_t launch_backward(const call& c) {
-  switch (c.dtype) {
-    case storage::fp64:
-      return backward<double>(c);
-    case storage::fp32:
-      return backward<float>(c);
-    default:
-      return backward<__nv_bfloat16>(c);
-  }
+  return with_storage(c.dtype, [&](auto x) { return backward<decltype(x)>(c); });
 }
 
 // ---- sequence parallelism ------------------------------------------------------------
@@ -561,17 +552,13 @@ constexpr int kCarryThreads = 256;
 unsigned carry_blocks(size_t n) {
   return static_cast<unsigned>((n + kCarryThreads - 1) / kCarryThreads);
 }
-size_t storage_bytes(storage dtype) {
-  return dtype == storage::fp64 ? 8 : dtype == storage::fp32 ? 4 : 2;
-}
 
 // A rank takes the bf16 walks, reusing phase 1's pieces in phase 2, where its shape
 // lets it (walk_fits; a rank's buffers are aligned); every other rank runs its phases as
 // whole calls: phase 1 a forward from a zero state (its ht is L) and, backward, a
 // backward from a zero dS (its dh0 is D), with o in a scratch of the workspace.
 bool rank_walks(storage dtype, stages path, int K, int V) {
-  return dtype == storage::bf16 && path == stages::fused && K <= walk::KP && K % 4 == 0 &&
-         V % 4 == 0;
+  return dtype == storage::bf16 && path == stages::fused && walk_shape_fits(K, V);
 }
 size_t scratch_o_bytes(const call& c) {
   carver w{nullptr};
@@ -662,14 +649,8 @@ void state_from_acc_as(size_t count, const void* acc, void* out, cudaStream_t st
 
 size_t any_length_workspace_bytes(storage dtype, stages path, bool backward, int64_t T, int H,
                                   int K, int V) {
-  switch (dtype) {
-    case storage::fp64:
-      return any_length_bytes<double>(path, backward, T, H, K, V);
-    case storage::fp32:
-      return any_length_bytes<float>(path, backward, T, H, K, V);
-    default:
-      return any_length_bytes<__nv_bfloat16>(path, backward, T, H, K, V);
-  }
+  return with_storage(
+      dtype, [&](auto x) { return any_length_bytes<decltype(x)>(path, backward, T, H, K, V); });
 }
 
 size_t contribution_elems(int B, int H, int K, int V) {
@@ -696,14 +677,9 @@ size_t rank_workspace_bytes(storage dtype, stages path, bool backward, int B, in
 cudaError_t launch_contribution(const call& c, bool backward, void* contribution) {
   if (rank_walks(c.dtype, c.path, c.K, c.V))
     return walks_contribution(c, backward, static_cast<float*>(contribution));
-  switch (c.dtype) {
-    case storage::fp64:
-      return whole_calls_contribution<double>(c, backward, contribution);
-    case storage::fp32:
-      return whole_calls_contribution<float>(c, backward, contribution);
-    default:
-      return whole_calls_contribution<__nv_bfloat16>(c, backward, contribution);
-  }
+  return with_storage(c.dtype, [&](auto x) {
+    return whole_calls_contribution<decltype(x)>(c, backward, contribution);
+  });
 }
 
 cudaError_t launch_carried_forward(const call& c) {

@@ -30,6 +30,15 @@ struct call {
   cudaStream_t stream;
 };
 
+// Bytes of an element in the storage dtype, and in its accumulator type (states, a
+// sequence-parallel rank's contribution).
+inline size_t storage_bytes(storage s) {
+  return s == storage::fp64 ? 8 : s == storage::fp32 ? 4 : 2;
+}
+inline size_t acc_bytes(storage s) {
+  return s == storage::fp64 ? 8 : 4;
+}
+
 size_t forward_workspace_bytes(storage dtype, stages path, int B, int64_t T, int H, int K, int V);
 size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, int V);
 // The workspace of a call of one sequence of any length up to T (B = 1): a packed batch's

@@ -17,13 +17,6 @@ using cuda_plugin::carver;
 using cuda_plugin::cuda_error;
 using cuda_plugin::device_guard;
 
-size_t storage_bytes(storage s) {
-  return s == storage::fp64 ? 8 : s == storage::fp32 ? 4 : 2;
-}
-size_t acc_bytes(storage s) {
-  return s == storage::fp64 ? 8 : 4;
-}
-
 struct rank_state {
   int device = 0;
   token_part part{};
@@ -46,32 +39,32 @@ struct rank_state {
 };
 
 struct world_state {
-  problem p{};
+  call p{};                              // the whole problem as prepared
   bool backward = false, timed = false;  // timed: the last call's phases were recorded
   std::vector<rank_state> ranks;
   cudaEvent_t entry = nullptr;  // on rank 0's device: the caller's stream at a call's start
-  tensors pending{};            // outputs of the calls since the last collect
+  call pending{};               // its outputs: those of the calls since the last collect
 };
 
 std::mutex state_lock;
 std::optional<world_state> state;
 
-bool same_problem(const problem& a, const problem& b) {
+bool same_problem(const call& a, const call& b) {
   return a.dtype == b.dtype && a.path == b.path && a.B == b.B && a.H == b.H && a.K == b.K &&
          a.V == b.V && a.T == b.T && a.state_fp32 == b.state_fp32;
 }
 
-size_t state_elems(const problem& p) {
+size_t state_elems(const call& p) {
   return static_cast<size_t>(p.B) * p.H * p.K * p.V;
 }
-size_t caller_state_bytes(const problem& p) {
+size_t caller_state_bytes(const call& p) {
   return state_elems(p) * (p.state_fp32 ? 4 : storage_bytes(p.dtype));
 }
 
 // Rows of a [B,T,H,D] tensor between the caller's tensor and a rank's [B,count,H,D] one:
 // one copy per batch row (a 2D copy's pitch, a whole row of T tokens, passes the
 // device's limit of 2³¹ bytes at long sequences).
-status copy_rows(const problem& p, const rank_state& r, int D, void* rank_side,
+status copy_rows(const call& p, const rank_state& r, int D, void* rank_side,
                  const void* caller_side, void* caller_out, bool to_rank) {
   const size_t row = static_cast<size_t>(p.H) * D * storage_bytes(p.dtype);
   const size_t width = row * r.part.count, caller_pitch = row * p.T;
@@ -89,8 +82,7 @@ status copy_rows(const problem& p, const rank_state& r, int D, void* rank_side,
 }
 
 // A rank's buffers, carved from its arena (a null base only counts).
-size_t carve_rank(const problem& p, bool backward, const tensors& io, int W, rank_state& r,
-                  char* base) {
+size_t carve_rank(const call& p, bool backward, int W, rank_state& r, char* base) {
   carver w{base};
   const size_t tok = static_cast<size_t>(p.B) * r.part.count * p.H * storage_bytes(p.dtype);
   const size_t tk = tok * p.K, tv = tok * p.V, acc = acc_bytes(p.dtype);
@@ -101,8 +93,8 @@ size_t carve_rank(const problem& p, bool backward, const tensors& io, int W, ran
     r.d_o = w.take<char>(tv), r.dv = w.take<char>(tv);
     r.dq = w.take<char>(tk), r.dk = w.take<char>(tk), r.dg = w.take<char>(tk);
   }
-  r.h0 = io.h0 ? w.take<char>(caller_state_bytes(p)) : nullptr;
-  r.dht = backward && io.dht ? w.take<char>(caller_state_bytes(p)) : nullptr;
+  r.h0 = p.h0 ? w.take<char>(caller_state_bytes(p)) : nullptr;
+  r.dht = backward && p.dht ? w.take<char>(caller_state_bytes(p)) : nullptr;
   r.contribution = w.take<char>(contribution);
   r.gathered = w.take<char>(contribution * W);
   for (void** s : {&r.carry_h0, &r.carry_dht, &r.ht_acc, &r.dh0_acc})
@@ -127,8 +119,9 @@ void free_world(world_state& w) {
   w.ranks.clear();
 }
 
-// Rank r's tokens as a call (phase 1 and 2 share it; states in the accumulator type).
-call rank_call(const problem& p, const rank_state& r) {
+// Rank r's tokens as a call (phase 1 and 2 share it; states in the accumulator type, the
+// carried ones set by the caller).
+call rank_call(const call& p, const rank_state& r) {
   call c{};
   c.dtype = p.dtype, c.path = p.path;
   c.B = p.B, c.H = p.H, c.K = p.K, c.V = p.V, c.T = r.part.count;
@@ -142,13 +135,13 @@ call rank_call(const problem& p, const rank_state& r) {
   return c;
 }
 
-status check_prepared(const problem& p, const tensors& io, bool backward) {
+status check_prepared(const call& p, bool backward) {
   if (!state) return "no prepared ranks: prepare() first";
   if (!same_problem(state->p, p)) return "the call's problem is not the one prepared";
   if (backward && !state->backward) return "prepared for forward only";
   const rank_state& r = state->ranks.front();
-  if ((io.h0 != nullptr) != (r.h0 != nullptr) ||
-      (backward && (io.dht != nullptr) != (r.dht != nullptr)))
+  if ((p.h0 != nullptr) != (r.h0 != nullptr) ||
+      (backward && (p.dht != nullptr) != (r.dht != nullptr)))
     return "the call's h0 or dht is not the one prepared";
   return {};
 }
@@ -156,7 +149,7 @@ status check_prepared(const problem& p, const tensors& io, bool backward) {
 // One call: phase 1 on every rank, the exchange, the carry, phase 2. Every rank's stream
 // forks from `stream` (rank 0's device) and joins it again at the end, also when a step
 // fails, so that a CUDA graph capturing `stream` is never left with work unjoined.
-status run_ranks(world_state& w, const problem& p, const tensors& io, bool backward, bool timed) {
+status run_ranks(world_state& w, const call& p, bool backward, bool timed) {
   const int W = static_cast<int>(w.ranks.size());
   const size_t cbytes = contribution_elems(p.B, p.H, p.K, p.V) * acc_bytes(p.dtype);
   auto mark = [&](rank_state& r, int k) {
@@ -195,10 +188,10 @@ status run_ranks(world_state& w, const problem& p, const tensors& io, bool backw
                                      p.state_fp32, r.carry_dht, r.stream),
                         "the carried dS");
       c.dht = r.carry_dht;
-      c.dh0 = i == 0 && io.dh0 ? r.dh0_acc : nullptr;
+      c.dh0 = i == 0 && p.dh0 ? r.dh0_acc : nullptr;
       GLABENCH_TRY_CUDA(launch_carried_backward(c), "a rank's backward");
     } else {
-      c.ht = i == W - 1 && io.ht ? r.ht_acc : nullptr;
+      c.ht = i == W - 1 && p.ht ? r.ht_acc : nullptr;
       GLABENCH_TRY_CUDA(launch_carried_forward(c), "a rank's forward");
     }
     GLABENCH_TRY_CUDA(mark(r, 3), "cudaEventRecord");
@@ -206,8 +199,9 @@ status run_ranks(world_state& w, const problem& p, const tensors& io, bool backw
   return {};
 }
 
-status run(const problem& p, const tensors& io, cudaStream_t stream, bool backward) {
-  GLABENCH_TRY(check_prepared(p, io, backward));
+status run(const call& p, bool backward) {
+  GLABENCH_TRY(check_prepared(p, backward));
+  const cudaStream_t stream = p.stream;
   world_state& w = *state;
   device_guard guard;
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
@@ -226,7 +220,7 @@ status run(const problem& p, const tensors& io, cudaStream_t stream, bool backwa
     }
   }
   w.timed = capturing == cudaStreamCaptureStatusNone;
-  if (failed.empty()) failed = run_ranks(w, p, io, backward, w.timed);
+  if (failed.empty()) failed = run_ranks(w, p, backward, w.timed);
   if (!failed.empty()) w.timed = false;
   // Join: the caller's stream waits for every forked rank.
   for (size_t i = 0; i < forked; ++i) {
@@ -240,16 +234,16 @@ status run(const problem& p, const tensors& io, cudaStream_t stream, bool backwa
   }
   if (!failed.empty()) return failed;
   if (backward) {
-    w.pending.dq = io.dq, w.pending.dk = io.dk, w.pending.dv = io.dv, w.pending.dg = io.dg;
-    w.pending.dh0 = io.dh0;
+    w.pending.dq = p.dq, w.pending.dk = p.dk, w.pending.dv = p.dv, w.pending.dg = p.dg;
+    w.pending.dh0 = p.dh0;
   } else {
-    w.pending.o = io.o, w.pending.ht = io.ht;
+    w.pending.o = p.o, w.pending.ht = p.ht;
   }
   return {};
 }
 
 // A rank's state (accumulator type) into the caller's `out`, in the caller's state dtype.
-status state_to_caller(const problem& p, rank_state& r, const void* acc, void* out) {
+status state_to_caller(const call& p, rank_state& r, const void* acc, void* out) {
   GLABENCH_TRY_CUDA(
       launch_state_from_acc(p.dtype, state_elems(p), acc, p.state_fp32, r.state_out, r.stream),
       "a state into the caller's dtype");
@@ -268,8 +262,7 @@ std::vector<int> rank_devices(const std::vector<int>& devices, int per_device) {
   return out;
 }
 
-status prepare(const problem& p, bool backward, const std::vector<int>& rank_device,
-               const tensors& io) {
+status prepare(const call& p, bool backward, const std::vector<int>& rank_device) {
   std::lock_guard<std::mutex> lock(state_lock);
   if (state) free_world(*state);
   state.reset();
@@ -307,17 +300,17 @@ status prepare(const problem& p, bool backward, const std::vector<int>& rank_dev
         return fail(cuda_error(x, "cudaEventCreate"));
     for (cudaEvent_t& e : r.phase)
       if (cudaError_t x = cudaEventCreate(&e)) return fail(cuda_error(x, "cudaEventCreate"));
-    const size_t bytes = carve_rank(p, backward, io, W, r, nullptr);
+    const size_t bytes = carve_rank(p, backward, W, r, nullptr);
     if (cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&r.arena), bytes))
       return fail(cuda_error(e, "cudaMalloc (a rank's buffers)"));
-    carve_rank(p, backward, io, W, r, r.arena);
-    if (status s = copy_rows(p, r, p.K, r.q, io.q, nullptr, true); !s.empty()) return fail(s);
-    if (status s = copy_rows(p, r, p.K, r.k, io.k, nullptr, true); !s.empty()) return fail(s);
-    if (status s = copy_rows(p, r, p.K, r.g, io.g, nullptr, true); !s.empty()) return fail(s);
-    if (status s = copy_rows(p, r, p.V, r.v, io.v, nullptr, true); !s.empty()) return fail(s);
+    carve_rank(p, backward, W, r, r.arena);
+    if (status s = copy_rows(p, r, p.K, r.q, p.q, nullptr, true); !s.empty()) return fail(s);
+    if (status s = copy_rows(p, r, p.K, r.k, p.k, nullptr, true); !s.empty()) return fail(s);
+    if (status s = copy_rows(p, r, p.K, r.g, p.g, nullptr, true); !s.empty()) return fail(s);
+    if (status s = copy_rows(p, r, p.V, r.v, p.v, nullptr, true); !s.empty()) return fail(s);
     if (backward)
-      if (status s = copy_rows(p, r, p.V, r.d_o, io.d_o, nullptr, true); !s.empty()) return fail(s);
-    for (auto [to, from] : {std::pair{r.h0, io.h0}, std::pair{r.dht, io.dht}})
+      if (status s = copy_rows(p, r, p.V, r.d_o, p.d_o, nullptr, true); !s.empty()) return fail(s);
+    for (auto [to, from] : {std::pair{r.h0, p.h0}, std::pair{r.dht, p.dht}})
       if (to)
         if (cudaError_t e =
                 cudaMemcpyAsync(to, from, caller_state_bytes(p), cudaMemcpyDefault, r.stream))
@@ -333,22 +326,22 @@ status prepare(const problem& p, bool backward, const std::vector<int>& rank_dev
   return {};
 }
 
-status forward(const problem& p, const tensors& io, cudaStream_t stream) {
+status forward(const call& p) {
   std::lock_guard<std::mutex> lock(state_lock);
-  return run(p, io, stream, false);
+  return run(p, false);
 }
 
-status backward(const problem& p, const tensors& io, cudaStream_t stream) {
+status backward(const call& p) {
   std::lock_guard<std::mutex> lock(state_lock);
-  return run(p, io, stream, true);
+  return run(p, true);
 }
 
 status collect() {
   std::lock_guard<std::mutex> lock(state_lock);
   if (!state) return {};
   world_state& w = *state;
-  const problem& p = w.p;
-  const tensors& out = w.pending;
+  const call& p = w.p;
+  const call& out = w.pending;
   device_guard guard;
   const int W = static_cast<int>(w.ranks.size());
   for (int i = 0; i < W; ++i) {

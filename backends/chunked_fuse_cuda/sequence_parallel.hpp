@@ -40,32 +40,17 @@ inline token_part part_of(int64_t T, int W, int r) {
   return {first, last - first};
 }
 
-// The problem, as the plugin reads it.
-struct problem {
-  storage dtype;
-  stages path;
-  int B, H, K, V;
-  int64_t T;
-  double scale;
-  bool state_fp32;  // h0, ht, dht, dh0 in fp32 at bf16 storage
-};
-
-// The caller's tensors (device_ids[0]); optional ones null.
-struct tensors {
-  const void *q, *k, *v, *g, *h0, *d_o, *dht;
-  void *o, *ht, *dq, *dk, *dv, *dg, *dh0;
-};
-
 // The ranks' devices: each of `devices` takes `per_device` consecutive ranks.
 std::vector<int> rank_devices(const std::vector<int>& devices, int per_device);
 
-// Untimed: the ranks' buffers and their tokens (and h0, dht, do) copied from `io`.
-status prepare(const problem& p, bool backward, const std::vector<int>& rank_device,
-               const tensors& io);
-// A call on the prepared ranks, ordered after `stream`'s work (device 0), which then waits
-// for every rank. The outputs stay on the ranks until collect().
-status forward(const problem& p, const tensors& io, cudaStream_t stream);
-status backward(const problem& p, const tensors& io, cudaStream_t stream);
+// Untimed: the ranks' buffers and their tokens (and h0, dht, do) copied from the call's
+// tensors (`whole`: the whole problem's sizes and device-0 pointers; its workspace and
+// stream unused).
+status prepare(const call& whole, bool backward, const std::vector<int>& rank_device);
+// A call on the prepared ranks, ordered after `whole.stream`'s work (device 0), which then
+// waits for every rank. The outputs stay on the ranks until collect().
+status forward(const call& whole);
+status backward(const call& whole);
 // Untimed: the outputs of the calls since the last collect into the caller's tensors.
 status collect();
 // Per rank, the last call's phases in ms (contribution, exchange wait, carried walk) as a

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../common/device_guard.hpp"
+#include "../common/int_knob.hpp"
 #include "glabench/launcher.hpp"
 
 namespace glabench::ring::nccl {
@@ -70,17 +71,9 @@ std::string named(ncclResult_t r, const char* what) {
          " (" + std::to_string(int(r)) + ")";
 }
 
+// A rank or world knob: 0 to 4096, −1 when unset.
 int int_knob(const char* name, std::string* error) {
-  const char* env = std::getenv(name);
-  if (!env || !*env) return -1;
-  char* end = nullptr;
-  const long n = std::strtol(env, &end, 10);
-  if (*end != '\0' || n < 0 || n > 4096) {
-    if (error->empty())
-      *error = std::string(name) + " must be an integer from 0 to 4096, not `" + env + "`";
-    return -1;
-  }
-  return int(n);
+  return cuda_plugin::int_knob(name, 0, 4096, -1, error);
 }
 
 // Rank 0 writes the id to a temporary file beside it and renames it into place, so a

@@ -16,6 +16,7 @@
 #include <tuple>
 
 #include "../common/cuda_plugin.hpp"
+#include "../common/int_knob.hpp"
 #include "cudnn_block.hpp"
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
@@ -26,6 +27,7 @@
 namespace {
 
 using namespace glabench::backend_support;
+using glabench::cuda_plugin::int_knob;
 namespace ring = glabench::ring;
 
 constexpr glabench_capability kCapabilities[] = {
@@ -61,24 +63,9 @@ struct knobs {
 const knobs& knob_values() {
   static const knobs k = [] {
     knobs r;
-    if (const char* env = std::getenv("RING_SOFTMAX_CUDA_SHARDS"); env && *env) {
-      char* end = nullptr;
-      const long n = std::strtol(env, &end, 10);
-      if (*end != '\0' || n < 1 || n > kMaxShards)
-        r.error = "RING_SOFTMAX_CUDA_SHARDS must be an integer from 1 to " +
-                  std::to_string(kMaxShards) + ", not `" + env + "`";
-      else
-        r.shards = int(n);
-    }
-    if (const char* env = std::getenv("RING_SOFTMAX_CUDA_RANKS_PER_DEVICE"); env && *env) {
-      char* end = nullptr;
-      const long n = std::strtol(env, &end, 10);
-      if ((*end != '\0' || n < 1 || n > kMaxRanksPerDevice) && r.error.empty())
-        r.error = "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE must be an integer from 1 to " +
-                  std::to_string(kMaxRanksPerDevice) + ", not `" + env + "`";
-      else if (*end == '\0' && n >= 1 && n <= kMaxRanksPerDevice)
-        r.ranks_per_device = int(n);
-    }
+    r.shards = int_knob("RING_SOFTMAX_CUDA_SHARDS", 1, kMaxShards, 1, &r.error);
+    r.ranks_per_device =
+        int_knob("RING_SOFTMAX_CUDA_RANKS_PER_DEVICE", 1, kMaxRanksPerDevice, 1, &r.error);
     if (const char* env = std::getenv("RING_SOFTMAX_CUDA_LAYOUT"); env && *env) {
       const std::string v = env;
       if (v == "zigzag")
