@@ -1,9 +1,9 @@
 // The chunked-fuse CUDA backend (seeds 000/001): gla forward and backward in 64-token
 // chunks on tensor cores. Plugin-ABI glue around the kernels of launch.cu; the
 // CHUNKED_FUSE_CUDA_STAGES knob picks the fused path (default) or the seed's five
-// separate stage kernels. A call with several ranks (devices, times
-// CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE) splits the sequence among them
-// (sequence_parallel.hpp).
+// separate stage kernels. A call with several ranks splits the sequence among them
+// (sequence_parallel.hpp): the call's devices, times CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE, in
+// one process, or one process per rank (a launcher's, or CHUNKED_FUSE_CUDA_NCCL_*).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -23,6 +23,7 @@ namespace {
 
 using namespace glabench::backend_support;
 namespace chunked = glabench::chunked;
+namespace nccl = glabench::cuda_plugin::nccl;
 using glabench::cuda_plugin::finish;
 
 constexpr glabench_capability kCapabilities[] = {
@@ -83,13 +84,32 @@ const ranks_knob& ranks_choice() {
   return knob;
 }
 
+// One process per rank: a launcher's variables (torchrun, mpirun, srun), or
+// CHUNKED_FUSE_CUDA_NCCL_WORLD, _RANK and _ID_FILE (../common/nccl/nccl_link.hpp).
+const nccl::process_ranks& process_ranks() {
+  return nccl::process_knobs("CHUNKED_FUSE_CUDA");
+}
+
+// Who the ranks are: this process's one rank of the launched world, or the call's devices,
+// each taking CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE consecutive ranks.
+chunked::sequence::placement placement_of(const glabench_problem* p) {
+  const int first_device = p->num_devices > 0 ? p->device_ids[0] : 0;
+  if (process_ranks().world > 1) {
+    chunked::sequence::placement where;
+    where.world = process_ranks().world;
+    where.first_rank = process_ranks().rank;
+    where.devices = {first_device};
+    where.process = &process_ranks();
+    return where;
+  }
+  std::vector<int> devices = {first_device};
+  if (p->num_devices > 1) devices.assign(p->device_ids, p->device_ids + p->num_devices);
+  return chunked::sequence::one_process(devices, ranks_choice().per_device);
+}
 // The ranks a call splits its sequence among (1: no split).
 int64_t ranks_of(const glabench_problem* p) {
+  if (process_ranks().world > 1) return process_ranks().world;
   return static_cast<int64_t>(p->num_devices > 0 ? p->num_devices : 1) * ranks_choice().per_device;
-}
-std::vector<int> rank_devices_of(const glabench_problem* p) {
-  std::vector<int> devices(p->device_ids, p->device_ids + std::max(p->num_devices, 1));
-  return chunked::sequence::rank_devices(devices, ranks_choice().per_device);
 }
 
 glabench_status device_available(glabench_message* reason) {
@@ -121,6 +141,21 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
                 "states in the storage dtype, or fp32 at bf16 storage");
   if (!ranks_choice().error.empty())
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, ranks_choice().error);
+  const nccl::process_ranks& launched = process_ranks();
+  if (!launched.error.empty()) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, launched.error);
+  if (launched.world > 1) {
+    if (p->num_devices > 1)
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                  "one process per rank takes one device (its rank's), not " +
+                      std::to_string(p->num_devices));
+    if (ranks_choice().per_device > 1)
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                  "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE is for one process; with one process per "
+                  "rank each process is one rank");
+    if (std::string why; !nccl::library_loaded(&why))
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                  "the split across processes needs NCCL: " + why);
+  }
   if (ranks_of(p) > 1 && p->T < ranks_of(p))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "a sequence split among " + std::to_string(ranks_of(p)) +
@@ -288,7 +323,7 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode,
     }
     if (glabench_status s = supports(p, mode, error)) return s;
     return finish(chunked::sequence::prepare(call_of(p, f, bw, nullptr, nullptr),
-                                             mode == GLABENCH_MODE_BACKWARD, rank_devices_of(p)),
+                                             mode == GLABENCH_MODE_BACKWARD, placement_of(p)),
                   "sequence-parallel prepare", error);
   });
 }
@@ -312,7 +347,9 @@ glabench_status last_call_report(glabench_message* json) {
 }
 
 // The knobs (above; README): results record them where set.
-constexpr const char* kKnobs[] = {"CHUNKED_FUSE_CUDA_STAGES", "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE"};
+constexpr const char* kKnobs[] = {"CHUNKED_FUSE_CUDA_STAGES", "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE",
+                                  "CHUNKED_FUSE_CUDA_NCCL_WORLD", "CHUNKED_FUSE_CUDA_NCCL_RANK",
+                                  "CHUNKED_FUSE_CUDA_NCCL_ID_FILE"};
 
 const glabench_backend kBackend = {
     .abi_major = GLABENCH_ABI_MAJOR,

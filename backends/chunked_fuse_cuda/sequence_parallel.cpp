@@ -1,4 +1,4 @@
-// Sequence-parallel gla across ranks in one process (sequence_parallel.hpp).
+// Sequence-parallel gla across ranks (sequence_parallel.hpp).
 #include "sequence_parallel.hpp"
 
 #include <cstdio>
@@ -16,9 +16,10 @@ namespace {
 using cuda_plugin::carver;
 using cuda_plugin::cuda_error;
 using cuda_plugin::device_guard;
+namespace nccl = cuda_plugin::nccl;
 
 struct rank_state {
-  int device = 0;
+  int index = 0, device = 0;  // its rank in the world
   token_part part{};
   cudaStream_t stream = nullptr;
   // The order between ranks: its contribution made, its call done.
@@ -41,9 +42,12 @@ struct rank_state {
 struct world_state {
   call p{};                              // the whole problem as prepared
   bool backward = false, timed = false;  // timed: the last call's phases were recorded
-  std::vector<rank_state> ranks;
-  cudaEvent_t entry = nullptr;  // on rank 0's device: the caller's stream at a call's start
-  call pending{};               // its outputs: those of the calls since the last collect
+  int world = 1;
+  bool one_process = true;
+  nccl::comm comm = nullptr;      // one process per rank: its communicator
+  std::vector<rank_state> ranks;  // this process's
+  cudaEvent_t entry = nullptr;    // on rank 0's device: the caller's stream at a call's start
+  call pending{};                 // its outputs: those of the calls since the last collect
 };
 
 std::mutex state_lock;
@@ -146,11 +150,28 @@ status check_prepared(const call& p, bool backward) {
   return {};
 }
 
+// The contributions rank r needs in r.gathered (slot q: rank q's): one process, the ranks
+// before it (forward) or every other (backward), copied once each is made; one process
+// per rank, every rank's, gathered by NCCL.
+status exchange(world_state& w, rank_state& r, bool backward, size_t cbytes) {
+  if (!w.one_process) return nccl::all_gather(r.contribution, r.gathered, cbytes, w.comm, r.stream);
+  for (const rank_state& from : w.ranks) {
+    if (from.index == r.index || (!backward && from.index > r.index)) continue;
+    GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.stream, from.contributed, 0), "cudaStreamWaitEvent");
+    // cudaMemcpyAsync, not cudaMemcpyPeerAsync, which a CUDA graph cannot capture: with
+    // unified addressing and peer access (prepare) it is the same copy-engine transfer.
+    GLABENCH_TRY_CUDA(cudaMemcpyAsync(static_cast<char*>(r.gathered) + from.index * cbytes,
+                                      from.contribution, cbytes, cudaMemcpyDefault, r.stream),
+                      "a contribution to another rank");
+  }
+  return {};
+}
+
 // One call: phase 1 on every rank, the exchange, the carry, phase 2. Every rank's stream
 // forks from `stream` (rank 0's device) and joins it again at the end, also when a step
 // fails, so that a CUDA graph capturing `stream` is never left with work unjoined.
 status run_ranks(world_state& w, const call& p, bool backward, bool timed) {
-  const int W = static_cast<int>(w.ranks.size());
+  const int W = w.world;
   const size_t cbytes = contribution_elems(p.B, p.H, p.K, p.V) * acc_bytes(p.dtype);
   auto mark = [&](rank_state& r, int k) {
     return timed ? cudaEventRecord(r.phase[k], r.stream) : cudaSuccess;
@@ -163,20 +184,10 @@ status run_ranks(world_state& w, const call& p, bool backward, bool timed) {
     GLABENCH_TRY_CUDA(mark(r, 1), "cudaEventRecord");
     GLABENCH_TRY_CUDA(cudaEventRecord(r.contributed, r.stream), "cudaEventRecord");
   }
-  for (int i = 0; i < W; ++i) {
-    rank_state& r = w.ranks[i];
+  for (rank_state& r : w.ranks) {
+    const int i = r.index;
     GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-    // Forward: the ranks before; backward: every other rank.
-    for (int q = 0; q < W; ++q) {
-      if (q == i || (!backward && q > i)) continue;
-      const rank_state& from = w.ranks[q];
-      GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.stream, from.contributed, 0), "cudaStreamWaitEvent");
-      // cudaMemcpyAsync, not cudaMemcpyPeerAsync, which a CUDA graph cannot capture: with
-      // unified addressing and peer access (prepare) it is the same copy-engine transfer.
-      GLABENCH_TRY_CUDA(cudaMemcpyAsync(static_cast<char*>(r.gathered) + q * cbytes,
-                                        from.contribution, cbytes, cudaMemcpyDefault, r.stream),
-                        "a contribution to another rank");
-    }
+    GLABENCH_TRY(exchange(w, r, backward, cbytes));
     GLABENCH_TRY_CUDA(mark(r, 2), "cudaEventRecord");
     call c = rank_call(p, r);
     GLABENCH_TRY_CUDA(launch_carry(p.dtype, p.B, p.H, p.K, p.V, r.gathered, W, i, false, r.h0,
@@ -253,29 +264,75 @@ status state_to_caller(const call& p, rank_state& r, const void* acc, void* out)
   return {};
 }
 
-}  // namespace
-
-std::vector<int> rank_devices(const std::vector<int>& devices, int per_device) {
-  std::vector<int> out;
-  for (int d : devices)
-    for (int i = 0; i < per_device; ++i) out.push_back(d);
-  return out;
+// One process per rank: every rank's rows of the outputs, and the call's states, into
+// every process's tensors, each rank broadcasting its own (its stream; one NCCL group).
+status broadcast_outputs(world_state& w, rank_state& r) {
+  const call& p = w.p;
+  const call& out = w.pending;
+  const size_t row_of_token = static_cast<size_t>(p.H) * storage_bytes(p.dtype);
+  // The call's states in the caller's dtype, on the rank that holds each (W ≥ 2: never
+  // both on one rank).
+  for (auto [holder, acc, to] :
+       {std::tuple{w.world - 1, r.ht_acc, out.ht}, std::tuple{0, r.dh0_acc, out.dh0}})
+    if (to && r.index == holder)
+      GLABENCH_TRY_CUDA(
+          launch_state_from_acc(p.dtype, state_elems(p), acc, p.state_fp32, r.state_out, r.stream),
+          "a state into the caller's dtype");
+  GLABENCH_TRY(nccl::group_start());
+  status failed;
+  for (int q = 0; q < w.world && failed.empty(); ++q) {
+    const token_part part = part_of(p.T, w.world, q);
+    for (auto [D, from, to] :
+         {std::tuple{p.V, r.o, out.o}, std::tuple{p.K, r.dq, out.dq}, std::tuple{p.K, r.dk, out.dk},
+          std::tuple{p.V, r.dv, out.dv}, std::tuple{p.K, r.dg, out.dg}}) {
+      if (!to || !from) continue;
+      const size_t width = row_of_token * D * part.count, pitch = row_of_token * D * p.T;
+      for (int b = 0; b < p.B && failed.empty(); ++b) {
+        char* into = static_cast<char*>(to) + b * pitch + row_of_token * D * part.first;
+        failed =
+            nccl::broadcast(static_cast<char*>(from) + b * width, into, width, q, w.comm, r.stream);
+      }
+    }
+  }
+  for (auto [root, to] : {std::pair{w.world - 1, out.ht}, std::pair{0, out.dh0}})
+    if (to && failed.empty())
+      failed = nccl::broadcast(r.state_out, to, caller_state_bytes(p), root, w.comm, r.stream);
+  GLABENCH_TRY(nccl::group_end());
+  return failed;
 }
 
-status prepare(const call& p, bool backward, const std::vector<int>& rank_device) {
+}  // namespace
+
+placement one_process(const std::vector<int>& devices, int per_device) {
+  placement where;
+  for (int d : devices)
+    for (int i = 0; i < per_device; ++i) where.devices.push_back(d);
+  where.world = static_cast<int>(where.devices.size());
+  return where;
+}
+
+status prepare(const call& p, bool backward, const placement& where) {
   std::lock_guard<std::mutex> lock(state_lock);
   if (state) free_world(*state);
   state.reset();
-  const int W = static_cast<int>(rank_device.size());
+  const int W = where.world, local = static_cast<int>(where.devices.size());
   if (W < 1 || p.T < W) return "at least one token a rank";
+  if (local < 1 || where.first_rank < 0 || where.first_rank + local > W)
+    return "this process's ranks are not in the world";
   device_guard guard;
   world_state w;
   w.p = p;
   w.backward = backward;
-  w.ranks.resize(W);
+  w.world = W;
+  w.one_process = local == W;
+  if (!w.one_process) {
+    if (!where.process) return "one process per rank needs its NCCL ranks";
+    GLABENCH_TRY(nccl::process_communicator(*where.process, where.devices[0], &w.comm));
+  }
+  w.ranks.resize(local);
   // The copy engines reach every device directly where they can.
-  for (int a : rank_device)
-    for (int b : rank_device) {
+  for (int a : where.devices)
+    for (int b : where.devices) {
       int can = 0;
       if (a == b || cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can) continue;
       cudaSetDevice(a);
@@ -288,10 +345,11 @@ status prepare(const call& p, bool backward, const std::vector<int>& rank_device
     free_world(w);
     return s;
   };
-  for (int i = 0; i < W; ++i) {
+  for (int i = 0; i < local; ++i) {
     rank_state& r = w.ranks[i];
-    r.device = rank_device[i];
-    r.part = part_of(p.T, W, i);
+    r.index = where.first_rank + i;
+    r.device = where.devices[i];
+    r.part = part_of(p.T, W, r.index);
     if (cudaError_t e = cudaSetDevice(r.device)) return fail(cuda_error(e, "cudaSetDevice"));
     if (cudaError_t e = cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking))
       return fail(cuda_error(e, "cudaStreamCreate"));
@@ -343,16 +401,19 @@ status collect() {
   const call& p = w.p;
   const call& out = w.pending;
   device_guard guard;
-  const int W = static_cast<int>(w.ranks.size());
-  for (int i = 0; i < W; ++i) {
-    rank_state& r = w.ranks[i];
+  const int W = w.world;
+  for (rank_state& r : w.ranks) {
     GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    if (!w.one_process) {
+      GLABENCH_TRY(broadcast_outputs(w, r));
+      continue;
+    }
     for (auto [D, from, to] :
          {std::tuple{p.V, r.o, out.o}, std::tuple{p.K, r.dq, out.dq}, std::tuple{p.K, r.dk, out.dk},
           std::tuple{p.V, r.dv, out.dv}, std::tuple{p.K, r.dg, out.dg}})
       if (to && from) GLABENCH_TRY(copy_rows(p, r, D, from, nullptr, to, false));
-    if (i == W - 1 && out.ht) GLABENCH_TRY(state_to_caller(p, r, r.ht_acc, out.ht));
-    if (i == 0 && out.dh0) GLABENCH_TRY(state_to_caller(p, r, r.dh0_acc, out.dh0));
+    if (r.index == W - 1 && out.ht) GLABENCH_TRY(state_to_caller(p, r, r.ht_acc, out.ht));
+    if (r.index == 0 && out.dh0) GLABENCH_TRY(state_to_caller(p, r, r.dh0_acc, out.dh0));
   }
   for (rank_state& r : w.ranks) {
     GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
@@ -378,8 +439,13 @@ std::string last_call_json() {
       phases[k] += buf;
     }
   }
-  return "{\"ranks\":" + std::to_string(state->ranks.size()) + ",\"contribution_ms\":[" +
-         phases[0] + "],\"exchange_ms\":[" + phases[1] + "],\"carried_ms\":[" + phases[2] + "]}";
+  const world_state& w = *state;
+  return "{\"ranks\":" + std::to_string(w.world) + ",\"processes\":\"" +
+         (w.one_process ? "one" : "one per rank") +
+         "\",\"first_rank\":" + std::to_string(w.ranks.front().index) +
+         (w.one_process ? "" : ",\"nccl_version\":" + std::to_string(nccl::library_version())) +
+         ",\"contribution_ms\":[" + phases[0] + "],\"exchange_ms\":[" + phases[1] +
+         "],\"carried_ms\":[" + phases[2] + "]}";
 }
 
 void release() {

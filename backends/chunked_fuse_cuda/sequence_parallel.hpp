@@ -1,9 +1,11 @@
 // Sequence-parallel gla (README, "Sequence parallelism"): the sequence split across W
 // ranks, rank r holding tokens [r·T/W, (r+1)·T/W) of every batch row, each rank's tokens
-// a call of their own on its device. One process drives every rank (the call's devices,
-// each taking CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE consecutive ranks), and the copy engines
-// move what crosses between ranks: one contribution per rank (launch.hpp), a few K×V
-// states per head, never tokens.
+// a call of their own on its device. Either one process drives every rank (the call's
+// devices, each taking CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE consecutive ranks) and the copy
+// engines move what crosses between ranks, or each process is one rank (a launcher's
+// variables or CHUNKED_FUSE_CUDA_NCCL_*: ../common/nccl/nccl_link.hpp) and NCCL moves it.
+// What crosses is one contribution per rank (launch.hpp), a few K×V states per head,
+// never tokens.
 //
 //   forward   1. each rank's contribution: L and G (its first passes, folded);
 //             2. each rank gathers the contributions of the ranks before it;
@@ -15,7 +17,7 @@
 //
 // prepare() copies each rank's tokens to its device once, untimed; forward and backward
 // leave each rank's outputs on its device; collect() brings them into the caller's
-// tensors. Plain C++.
+// tensors (one process per rank: every process's, by broadcasts). Plain C++.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "../common/cuda_error.hpp"
+#include "../common/nccl/nccl_link.hpp"
 #include "launch.hpp"
 
 namespace glabench::chunked::sequence {
@@ -40,21 +43,29 @@ inline token_part part_of(int64_t T, int W, int r) {
   return {first, last - first};
 }
 
-// The ranks' devices: each of `devices` takes `per_device` consecutive ranks.
-std::vector<int> rank_devices(const std::vector<int>& devices, int per_device);
+// Who the ranks are: this process's ranks first_rank, first_rank + 1, … on `devices` (one
+// entry a rank) in a world of `world` ranks. One process: first_rank 0, every rank. One
+// process per rank: its one rank and device, and `process` for NCCL.
+struct placement {
+  int world = 1, first_rank = 0;
+  std::vector<int> devices;
+  const cuda_plugin::nccl::process_ranks* process = nullptr;
+};
+// One process: each of `devices` takes `per_device` consecutive ranks.
+placement one_process(const std::vector<int>& devices, int per_device);
 
 // Untimed: the ranks' buffers and their tokens (and h0, dht, do) copied from the call's
 // tensors (`whole`: the whole problem's sizes and device-0 pointers; its workspace and
 // stream unused).
-status prepare(const call& whole, bool backward, const std::vector<int>& rank_device);
+status prepare(const call& whole, bool backward, const placement& where);
 // A call on the prepared ranks, ordered after `whole.stream`'s work (device 0), which then
 // waits for every rank. The outputs stay on the ranks until collect().
 status forward(const call& whole);
 status backward(const call& whole);
 // Untimed: the outputs of the calls since the last collect into the caller's tensors.
 status collect();
-// Per rank, the last call's phases in ms (contribution, exchange wait, carried walk) as a
-// JSON object; empty when none ran.
+// Per rank of this process, the last call's phases in ms (contribution, exchange, carried
+// walk) as a JSON object; empty when none ran or the call was captured.
 std::string last_call_json();
 void release();
 

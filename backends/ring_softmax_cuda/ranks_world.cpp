@@ -186,7 +186,8 @@ status prepare(const problem& p, const placement& where, const forward_io& fwd,
   // One process moves everything with the copy engines, NCCL only one process per rank.
   const bool one_process = int(where.devices.size()) == where.world;
   std::vector<nccl::comm> comms(where.devices.size(), nullptr);
-  if (!one_process) GLABENCH_TRY(nccl::process_communicator(where.devices[0], &comms[0]));
+  if (!one_process)
+    GLABENCH_TRY(nccl::process_communicator(process_ranks(), where.devices[0], &comms[0]));
   const bool backward = bwd != nullptr;
   // Same problem and placement: keep the buffers, copy the inputs again.
   const bool same =

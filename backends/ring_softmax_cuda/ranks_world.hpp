@@ -19,7 +19,6 @@
 #include "../common/cuda_error.hpp"
 #include "../common/device_guard.hpp"
 #include "launch.hpp"
-#include "nccl_link.hpp"
 #include "ranks_events.hpp"
 #include "ring_plan.hpp"
 #include "ring_ranks.hpp"

@@ -4,14 +4,26 @@
 // backward, the key shards' dk/dv accumulators travel with them and go home after the
 // last step. A call ends with each rank's outputs on its device; collect() gathers them.
 // One process may drive every rank (the call's device list), or each process one rank
-// (nccl_link.hpp's knobs). Plain C++ (the plugin includes it).
+// (../common/nccl/nccl_link.hpp, prefix RING_SOFTMAX_CUDA). Plain C++ (the plugin includes it).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "../common/nccl/nccl_link.hpp"
 #include "launch.hpp"
+
+namespace glabench::ring {
+
+namespace nccl = cuda_plugin::nccl;
+
+// One process per rank: RING_SOFTMAX_CUDA_NCCL_WORLD, _RANK and _ID_FILE, or a launcher's.
+inline const nccl::process_ranks& process_ranks() {
+  return nccl::process_knobs("RING_SOFTMAX_CUDA");
+}
+
+}  // namespace glabench::ring
 
 namespace glabench::ring::ranks {
 

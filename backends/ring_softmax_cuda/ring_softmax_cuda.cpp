@@ -2,7 +2,7 @@
 // and backward (dq, dk, dv), causal or not, as blocks merged through their log-sum-exp
 // along a ring's schedule. Plugin-ABI glue and the knobs; the schedule is ring_plan.hpp,
 // the one-device ring ring_one_gpu.cu, the ring across GPUs ring_ranks.hpp (a call with
-// several devices, or one process per rank through nccl_link.hpp's knobs).
+// several devices, or one process per rank through ../common/nccl/nccl_link.hpp).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -21,7 +21,6 @@
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 #include "launch.hpp"
-#include "nccl_link.hpp"
 #include "ring_ranks.hpp"
 
 namespace {
@@ -92,7 +91,7 @@ const knobs& knob_values() {
 // RING_SOFTMAX_CUDA_NCCL_WORLD (one process per rank). world 1: one device.
 ring::ranks::placement placement_of(const glabench_problem* p) {
   ring::ranks::placement w;
-  const ring::nccl::process_ranks& k = ring::nccl::process_knobs();
+  const ring::nccl::process_ranks& k = ring::process_ranks();
   if (k.world > 1) {
     w.world = k.world;
     w.first_rank = k.rank;
@@ -185,7 +184,7 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
         "head sizes up to 256 (D=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
   if (p->B * p->H > 65535)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
-  const ring::nccl::process_ranks& ranks = ring::nccl::process_knobs();
+  const ring::nccl::process_ranks& ranks = ring::process_ranks();
   if (!ranks.error.empty()) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, ranks.error);
   if (ranks.world > 1 && p->num_devices > 1)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
@@ -353,8 +352,8 @@ glabench_status last_call_report(glabench_message* json) {
   });
 }
 
-// The knobs read here and in nccl_link.cpp (README, "Knobs"): results record them where
-// set.
+// The knobs read here and in ../common/nccl/nccl_link.cpp (README, "Knobs"): results record them
+// where set.
 constexpr const char* kKnobs[] = {
     "RING_SOFTMAX_CUDA_SHARDS",      "RING_SOFTMAX_CUDA_LAYOUT",
     "RING_SOFTMAX_CUDA_BLOCK",       "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE",

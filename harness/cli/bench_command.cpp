@@ -65,7 +65,8 @@ int run_bench_command(const bench_args& args, const global_options& global) {
     };
   const std::vector<bench_config> planned = planned_configs(opts);
   bench_printer table(stdout, planned, console_style(stdout));
-  if (!args.json_out.empty())
+  const bool write_json = writes_results_file(args.json_out);
+  if (write_json)
     opts.results_so_far = [&](const bench_results& so_far) {
       if (so_far.rows.size() == planned.size()) return;  // the whole file follows
       nlohmann::json j = to_json(so_far);
@@ -97,7 +98,7 @@ int run_bench_command(const bench_args& args, const global_options& global) {
     for (const auto& text : *w)
       fmt::print(stderr, "{}\n",
                  err_style.paint("WARNING: " + console_safe(text.get<std::string>()), tone::bad));
-  if (!args.json_out.empty()) {
+  if (write_json) {
     write_json_file(args.json_out, to_json(results));
     fmt::print("results written to {}\n", console_safe(args.json_out));
   }

@@ -52,6 +52,10 @@ std::vector<std::string> expand_fixture_paths(const std::vector<std::string>& ar
 // --max-fixture-bytes SIZE, into options.max_bytes (for every command that reads fixtures).
 void add_max_fixture_bytes_option(CLI::App& cmd, fixture_read_options& options);
 
+// Whether this process writes the results file `path` (bench, verify; launched_output.cpp):
+// false for an empty path and, under a launcher, on every rank but 0 (said once on stdout).
+bool writes_results_file(const std::string& path);
+
 // --devices LIST (bench, verify; devices_option.cpp), into `devices` as text (default "0").
 void add_devices_option(CLI::App& cmd, std::string& devices);
 // The device numbers of --devices; throws std::invalid_argument (exit 2) naming --devices

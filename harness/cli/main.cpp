@@ -1,9 +1,13 @@
 // glabench: verification and benchmarking of Gated Linear Attention kernels.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "commands.hpp"
+#include "glabench/launcher.hpp"
 #include "option_checks.hpp"
 #include "python_backend.hpp"
 #include "safe_text.hpp"
@@ -26,6 +30,9 @@ backend_registry global_options::discover() const {
 
 int main(int argc, char** argv) {
   using namespace glabench::cli;
+  // The launcher's process, for the backends in this glabench's workers
+  // (glabench/launcher.hpp): set once, by the glabench a launcher started.
+  setenv(glabench::launcher::launcher_pid_variable, std::to_string(getppid()).c_str(), 0);
   // A worker process (isolation.hpp): started by glabench itself, never by hand.
   if (argc == 2 && std::string(argv[1]) == "__worker") {
     try {

@@ -87,7 +87,7 @@ int run_verify(const verify_args& args, const global_options& given) {
     }
   }
   verify_printer::print_table(std::cout, results, console_style(stdout));
-  if (!args.json_out.empty()) {
+  if (writes_results_file(args.json_out)) {
     write_json_file(args.json_out, verify_printer::to_json(results, backends));
     fmt::print("results written to {}\n", console_safe(args.json_out));
   }

@@ -47,8 +47,11 @@ BOOST_AUTO_TEST_CASE(each_launcher_from_its_own_variables) {
          {"WORLD_SIZE", "8"},
          {"LOCAL_RANK", "1"},
          {"TORCHELASTIC_RUN_ID", "abc"},
-         {"TORCHELASTIC_RESTART_COUNT", "2"}},
+         {"TORCHELASTIC_RESTART_COUNT", "2"},
+         {"MASTER_PORT", "29500"}},
         "torchrun", 5, 8, 1, "abc.2");
+  BOOST_TEST(launcher_place(env_of({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "29500"}}))
+                 .instance == "29500");
   check({{"OMPI_COMM_WORLD_RANK", "3"},
          {"OMPI_COMM_WORLD_SIZE", "4"},
          {"OMPI_COMM_WORLD_LOCAL_RANK", "3"},
@@ -103,7 +106,20 @@ BOOST_AUTO_TEST_CASE(the_rendezvous_file_is_named_by_job_and_parent) {
   p.job = "a/b c";
   BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) == "/tmp/glabench-nccl-id-a_b_c-7");
   p.job.clear();
-  BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) == "/tmp/glabench-nccl-id-7");
+  BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) ==
+             "/tmp/glabench-nccl-id-7");  // torchrun: its ranks' parents differ; they share the
+                                          // store's port.
+  p.instance = "29500";
+  BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) == "/tmp/glabench-nccl-id-i29500");
+}
+
+// A backend in glabench's worker finds the launcher through the variable glabench set.
+BOOST_AUTO_TEST_CASE(a_worker_finds_the_launcher_through_glabench) {
+  using glabench::launcher::launcher_process;
+  BOOST_TEST(launcher_process(77, env_of({})) == 77);
+  BOOST_TEST(launcher_process(77, env_of({{"GLABENCH_LAUNCHER_PID", "4242"}})) == 4242);
+  BOOST_TEST(launcher_process(77, env_of({{"GLABENCH_LAUNCHER_PID", "42x"}})) == 77);
+  BOOST_TEST(launcher_process(77, env_of({{"GLABENCH_LAUNCHER_PID", "-3"}})) == 77);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

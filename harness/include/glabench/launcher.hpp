@@ -18,7 +18,10 @@ namespace glabench::launcher {
 struct place {
   std::string launcher;  // "torchrun", "mpirun (Open MPI)", "mpirun (MPICH)", "srun"; empty: none
   int rank = 0, world = 1, local_rank = 0;
-  std::string job;    // the job's id where the launcher gives one, else empty
+  std::string job;  // the job's id where the launcher gives one, else empty
+  // What every rank of this job on this node shares and no other job running there does,
+  // where the launcher gives it (torchrun: its store's MASTER_PORT), else empty.
+  std::string instance;
   std::string error;  // a launcher's variable that does not hold a rank
 };
 
@@ -53,16 +56,18 @@ inline bool read_int(const environment& env, const char* name, int* out, std::st
 // not taken for rank 0 of its tasks). torchrun inside srun is torchrun's. None: one process.
 inline place launcher_place(const environment& env = [](const char* n) { return std::getenv(n); }) {
   struct scheme {
-    const char *name, *rank, *world, *local, *job, *step, *requires_set;
+    const char *name, *rank, *world, *local, *job, *step, *requires_set, *instance;
   };
   static const scheme schemes[] = {
       {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_RUN_ID",
-       "TORCHELASTIC_RESTART_COUNT", "WORLD_SIZE"},
+       "TORCHELASTIC_RESTART_COUNT", "WORLD_SIZE", "MASTER_PORT"},
       {"mpirun (Open MPI)", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-       "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_MCA_ess_base_jobid", nullptr, "OMPI_COMM_WORLD_SIZE"},
-      {"mpirun (MPICH)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", nullptr, nullptr, "PMI_SIZE"},
+       "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_MCA_ess_base_jobid", nullptr, "OMPI_COMM_WORLD_SIZE",
+       nullptr},
+      {"mpirun (MPICH)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", nullptr, nullptr, "PMI_SIZE",
+       nullptr},
       {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_JOB_ID", "SLURM_STEP_ID",
-       "SLURM_STEP_ID"},
+       "SLURM_STEP_ID", nullptr},
   };
   auto value = [&](const char* name) -> std::string {
     const char* v = name ? env(name) : nullptr;
@@ -92,6 +97,7 @@ inline place launcher_place(const environment& env = [](const char* n) { return 
       p.error = std::string(s.rank) + " must be below " + s.world + " (" + std::to_string(p.world) +
                 "), not " + std::to_string(p.rank);
     p.job = value(s.job);
+    p.instance = value(s.instance);
     if (!p.job.empty() && !value(s.step).empty()) p.job += "." + value(s.step);
     return p;
   }
@@ -100,21 +106,37 @@ inline place launcher_place(const environment& env = [](const char* n) { return 
 
 // Where rank 0 leaves a small secret for the others when no other rendezvous is there (the
 // documented fallback, e.g. NCCL's unique id): a file in the node's temporary folder
-// (TMPDIR, else /tmp) named by the job's id and the launcher's process on this node (the
-// parent every local rank shares: torchrun's agent, mpirun's daemon, srun's stepd), so
-// one node's ranks meet, and no earlier job's file is read. Across nodes a backend's own
-// variable names a file on a filesystem every node sees.
+// (TMPDIR, else /tmp) named by the job's id and by what this job's ranks on the node share:
+// the launcher's instance (torchrun's store port; its ranks' parents differ), else the
+// launcher's process (the parent every local rank shares: mpirun's daemon, srun's stepd),
+// so one node's ranks meet, and no earlier job's file is read. Across nodes a backend's
+// own variable names a file on a filesystem every node sees.
 inline std::string rendezvous_file(
     const place& p, const std::string& what, long parent,
     const environment& env = [](const char* n) { return std::getenv(n); }) {
   std::string safe;
   for (char c : p.job) safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '.') ? c : '_';
+  std::string shared;
+  for (char c : p.instance) shared += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   const char* tmp = env("TMPDIR");
   return std::string(tmp && *tmp ? tmp : "/tmp") + "/glabench-" + what + "-" +
-         (safe.empty() ? "" : safe + "-") + std::to_string(parent);
+         (safe.empty() ? "" : safe + "-") +
+         (shared.empty() ? std::to_string(parent) : "i" + shared);
+}
+// The launcher's process on this node: glabench's parent. A backend runs in a worker
+// (`glabench __worker`), glabench's own child, so glabench hands its parent down in
+// GLABENCH_LAUNCHER_PID (launcher_pid_variable); a process without it is glabench itself.
+constexpr const char* launcher_pid_variable = "GLABENCH_LAUNCHER_PID";
+inline long launcher_process(
+    long own_parent, const environment& env = [](const char* n) { return std::getenv(n); }) {
+  const char* v = env(launcher_pid_variable);
+  if (!v || !*v) return own_parent;
+  char* end = nullptr;
+  const long pid = std::strtol(v, &end, 10);
+  return *end == '\0' && pid > 0 ? pid : own_parent;
 }
 inline std::string rendezvous_file(const place& p, const std::string& what) {
-  return rendezvous_file(p, what, static_cast<long>(getppid()));
+  return rendezvous_file(p, what, launcher_process(static_cast<long>(getppid())));
 }
 
 }  // namespace glabench::launcher

@@ -1,24 +1,26 @@
-// NCCL for the multi-GPU ring (nccl_link.hpp), resolved with dlopen/dlsym.
+// NCCL for the multi-GPU backends (nccl_link.hpp), resolved with dlopen/dlsym.
 #include "nccl_link.hpp"
 
-#if GLABENCH_RING_HAVE_NCCL
+#if GLABENCH_HAVE_NCCL
 
 #include <dlfcn.h>
 #include <nccl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 
-#include "../common/device_guard.hpp"
-#include "../common/int_knob.hpp"
+#include "../device_guard.hpp"
+#include "../int_knob.hpp"
 #include "glabench/launcher.hpp"
 
-namespace glabench::ring::nccl {
+namespace glabench::cuda_plugin::nccl {
 namespace {
 
 struct library {
@@ -33,6 +35,8 @@ struct library {
   decltype(&ncclGroupEnd) group_end = nullptr;
   decltype(&ncclSend) send = nullptr;
   decltype(&ncclRecv) recv = nullptr;
+  decltype(&ncclAllGather) all_gather = nullptr;
+  decltype(&ncclBroadcast) broadcast = nullptr;
 };
 
 template <typename F>
@@ -59,6 +63,8 @@ const library& lib() {
     all &= resolve(h, "ncclGroupEnd", &r.group_end, &r.why);
     all &= resolve(h, "ncclSend", &r.send, &r.why);
     all &= resolve(h, "ncclRecv", &r.recv, &r.why);
+    all &= resolve(h, "ncclAllGather", &r.all_gather, &r.why);
+    all &= resolve(h, "ncclBroadcast", &r.broadcast, &r.why);
     if (all && r.get_version(&r.version) == ncclSuccess) r.ok = true;
     return r;
   }();
@@ -72,8 +78,8 @@ std::string named(ncclResult_t r, const char* what) {
 }
 
 // A rank or world knob: 0 to 4096, −1 when unset.
-int int_knob(const char* name, std::string* error) {
-  return cuda_plugin::int_knob(name, 0, 4096, -1, error);
+int rank_knob(const std::string& name, std::string* error) {
+  return int_knob(name.c_str(), 0, 4096, -1, error);
 }
 
 // Rank 0 writes the id to a temporary file beside it and renames it into place, so a
@@ -105,8 +111,7 @@ std::string share_unique_id(const process_ranks& k, ncclUniqueId* id) {
     if (f && f.read(id->internal, sizeof id->internal) && f.gcount() == sizeof id->internal)
       return {};
     if (std::chrono::steady_clock::now() > give_up)
-      return "RING_SOFTMAX_CUDA_NCCL_ID_FILE " + k.id_file +
-             ": no unique id from rank 0 within 120 s";
+      return "NCCL's unique id file " + k.id_file + ": no id from rank 0 within 120 s";
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
@@ -121,10 +126,12 @@ int library_version() {
   return lib().ok ? lib().version : 0;
 }
 
+namespace {
+
 // One process per rank from the launcher's own variables (torchrun, mpirun, srun:
-// glabench/launcher.hpp), NCCL's unique id in RING_SOFTMAX_CUDA_NCCL_ID_FILE where set,
-// else in the node's rendezvous file (one node).
-process_ranks launched_ranks() {
+// glabench/launcher.hpp), NCCL's unique id in <prefix>_NCCL_ID_FILE where set, else in the
+// node's rendezvous file (one node).
+process_ranks launched_ranks(const std::string& prefix) {
   process_ranks r;
   const launcher::place at = launcher::launcher_place();
   if (!at.error.empty()) {
@@ -132,39 +139,50 @@ process_ranks launched_ranks() {
     return r;
   }
   if (at.world <= 1) return r;
-  const char* file = std::getenv("RING_SOFTMAX_CUDA_NCCL_ID_FILE");
+  const char* file = std::getenv((prefix + "_NCCL_ID_FILE").c_str());
   r.world = at.world;
   r.rank = at.rank;
-  r.id_file = file && *file ? file : launcher::rendezvous_file(at, "ring-nccl-id");
+  // Named by the backend too: two backends of one run never read each other's id.
+  std::string what;
+  for (char c : prefix) what += c == '_' ? '-' : static_cast<char>(std::tolower(c));
+  r.id_file = file && *file ? file : launcher::rendezvous_file(at, what + "-nccl-id");
   return r;
 }
 
-const process_ranks& process_knobs() {
-  static const process_ranks k = [] {
-    process_ranks r;
-    const int world = int_knob("RING_SOFTMAX_CUDA_NCCL_WORLD", &r.error);
-    if (world < 0 && r.error.empty()) return launched_ranks();  // unset: the launcher's, or one
-    const int rank = int_knob("RING_SOFTMAX_CUDA_NCCL_RANK", &r.error);
-    const char* file = std::getenv("RING_SOFTMAX_CUDA_NCCL_ID_FILE");
-    if (!r.error.empty()) return r;
-    if (world < 1)
-      r.error = "RING_SOFTMAX_CUDA_NCCL_WORLD must be at least 1";
-    else if (rank < 0 || rank >= world)
-      r.error =
-          "RING_SOFTMAX_CUDA_NCCL_RANK must be set, from 0 to RING_SOFTMAX_CUDA_NCCL_WORLD − 1";
-    else if (!file || !*file)
-      r.error =
-          "RING_SOFTMAX_CUDA_NCCL_ID_FILE must name the file rank 0 writes NCCL's unique id to";
-    if (!r.error.empty()) return r;
-    r.world = world;
-    r.rank = rank;
-    r.id_file = file;
-    return r;
-  }();
-  return k;
+process_ranks read_knobs(const std::string& prefix) {
+  process_ranks r;
+  const std::string world_name = prefix + "_NCCL_WORLD", rank_name = prefix + "_NCCL_RANK",
+                    file_name = prefix + "_NCCL_ID_FILE";
+  const int world = rank_knob(world_name, &r.error);
+  if (world < 0 && r.error.empty()) return launched_ranks(prefix);  // the launcher's, or one
+  const int rank = rank_knob(rank_name, &r.error);
+  const char* file = std::getenv(file_name.c_str());
+  if (!r.error.empty()) return r;
+  if (world < 1)
+    r.error = world_name + " must be at least 1";
+  else if (rank < 0 || rank >= world)
+    r.error = rank_name + " must be set, from 0 to " + world_name + " − 1";
+  else if (!file || !*file)
+    r.error = file_name + " must name the file rank 0 writes NCCL's unique id to";
+  if (!r.error.empty()) return r;
+  r.world = world;
+  r.rank = rank;
+  r.id_file = file;
+  return r;
 }
 
-std::string process_communicator(int device, comm* out) {
+}  // namespace
+
+const process_ranks& process_knobs(const std::string& prefix) {
+  static std::mutex m;
+  static std::map<std::string, process_ranks> read;  // node-stable: never erased
+  std::lock_guard<std::mutex> guard(m);
+  auto it = read.find(prefix);
+  if (it == read.end()) it = read.emplace(prefix, read_knobs(prefix)).first;
+  return it->second;
+}
+
+std::string process_communicator(const process_ranks& k, int device, comm* out) {
   static std::mutex m;
   static comm made = nullptr;
   static std::string failed;
@@ -176,11 +194,10 @@ std::string process_communicator(int device, comm* out) {
   if (!failed.empty()) return failed;  // a collective init is not retried
   std::string why;
   if (!library_loaded(&why)) return why;
-  const process_ranks& k = process_knobs();
   ncclUniqueId id{};
   failed = share_unique_id(k, &id);
   if (failed.empty()) {
-    const cuda_plugin::device_guard keep;
+    const device_guard keep;
     cudaSetDevice(device);
     ncclComm_t c = nullptr;
     failed = named(lib().init_rank(&c, k.world, id, k.rank), "ncclCommInitRank");
@@ -204,46 +221,71 @@ std::string recv(void* data, size_t bytes, int peer, comm c, cudaStream_t stream
   return named(lib().recv(data, bytes, ncclUint8, peer, static_cast<ncclComm_t>(c), stream),
                "ncclRecv");
 }
+std::string all_gather(const void* data, void* into, size_t bytes, comm c, cudaStream_t stream) {
+  return named(lib().all_gather(data, into, bytes, ncclUint8, static_cast<ncclComm_t>(c), stream),
+               "ncclAllGather");
+}
+std::string broadcast(const void* data, void* into, size_t bytes, int root, comm c,
+                      cudaStream_t stream) {
+  return named(
+      lib().broadcast(data, into, bytes, ncclUint8, root, static_cast<ncclComm_t>(c), stream),
+      "ncclBroadcast");
+}
 
-}  // namespace glabench::ring::nccl
+}  // namespace glabench::cuda_plugin::nccl
 
 #else  // built without nccl.h: one GPU only
 
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
-namespace glabench::ring::nccl {
+namespace glabench::cuda_plugin::nccl {
+namespace {
+constexpr const char* kNone = "built without nccl.h";
+}
 bool library_loaded(std::string* why) {
-  if (why) *why = "built without nccl.h: the ring runs on one GPU only";
+  if (why) *why = "built without nccl.h: one GPU only";
   return false;
 }
 int library_version() {
   return 0;
 }
-const process_ranks& process_knobs() {
-  static const process_ranks k = [] {
+const process_ranks& process_knobs(const std::string& prefix) {
+  static std::mutex m;
+  static std::map<std::string, process_ranks> read;
+  std::lock_guard<std::mutex> guard(m);
+  auto it = read.find(prefix);
+  if (it == read.end()) {
     process_ranks r;
-    if (const char* env = std::getenv("RING_SOFTMAX_CUDA_NCCL_WORLD"); env && *env)
-      r.error =
-          "RING_SOFTMAX_CUDA_NCCL_WORLD must be unset: this build has no nccl.h (one GPU only)";
-    return r;
-  }();
-  return k;
+    const std::string name = prefix + "_NCCL_WORLD";
+    if (const char* env = std::getenv(name.c_str()); env && *env)
+      r.error = name + " must be unset: this build has no nccl.h (one GPU only)";
+    it = read.emplace(prefix, r).first;
+  }
+  return it->second;
 }
-std::string process_communicator(int, comm*) {
-  return "built without nccl.h";
+std::string process_communicator(const process_ranks&, int, comm*) {
+  return kNone;
 }
 std::string group_start() {
-  return "built without nccl.h";
+  return kNone;
 }
 std::string group_end() {
-  return "built without nccl.h";
+  return kNone;
 }
 std::string send(const void*, size_t, int, comm, cudaStream_t) {
-  return "built without nccl.h";
+  return kNone;
 }
 std::string recv(void*, size_t, int, comm, cudaStream_t) {
-  return "built without nccl.h";
+  return kNone;
 }
-}  // namespace glabench::ring::nccl
+std::string all_gather(const void*, void*, size_t, comm, cudaStream_t) {
+  return kNone;
+}
+std::string broadcast(const void*, void*, size_t, int, comm, cudaStream_t) {
+  return kNone;
+}
+}  // namespace glabench::cuda_plugin::nccl
 
 #endif
