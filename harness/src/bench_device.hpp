@@ -47,10 +47,13 @@ inline constexpr int kDefaultWarmupCalls = 3;
 // Times `call` on `dev`: `warmups` untimed calls, then samples — each after
 // `before_sample()` (untimed: the bench poisons the outputs there) and a cache flush
 // unless `hot` — until `stop` says enough; the samples are in stop.samples().
-// `on_sample(n, cv)` is called after each sample.
-template <typename BeforeSample, typename Call, typename OnSample>
+// `on_sample(n, cv)` is called after each sample. `decide(must, may)` turns the rule's
+// verdict into the stop (bench across processes: rank_agreement::stop); `must` where it
+// stops for its sample count or time cap, `may` where it stops at all.
+template <typename BeforeSample, typename Call, typename OnSample, typename Decide>
 void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool hot,
-                  BeforeSample&& before_sample, Call&& call, OnSample&& on_sample) {
+                  BeforeSample&& before_sample, Call&& call, OnSample&& on_sample,
+                  Decide&& decide) {
   for (int i = 0; i < warmups; ++i) {
     if (!hot) dev.flush_caches();
     call();
@@ -65,15 +68,22 @@ void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool
     const double ms = dev.stop_ms();
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const bool done = stop.add(ms, elapsed);
+    bool may = true, must = true;
+    if (stop.reason() == stop_reason::not_yet) {
+      may = stop.add(ms, elapsed);
+      must = may && stop.reason() != stop_reason::noise_target;
+    } else {  // stopped here, not yet everywhere
+      must = stop.add_after_stop(ms, elapsed);
+    }
     on_sample(stop.samples().size(), stop.cv());
-    if (done) break;
+    if (decide(must, may)) break;
   }
 }
 template <typename Call>
 void take_samples(bench_device& dev, stopping_criterion& stop, int warmups, bool hot, Call&& call) {
   take_samples(
-      dev, stop, warmups, hot, [] {}, call, [](size_t, double) {});
+      dev, stop, warmups, hot, [] {}, call, [](size_t, double) {},
+      [](bool, bool may) { return may; });
 }
 
 }  // namespace glabench

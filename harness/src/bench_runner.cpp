@@ -22,6 +22,7 @@
 #include "op_cost.hpp"
 #include "peak_rates.hpp"
 #include "quick_verify.hpp"
+#include "rank_agreement.hpp"
 #include "run_context.hpp"
 #include "safe_text.hpp"
 
@@ -181,6 +182,7 @@ class bench_session {
   void sample(const job& j, backend_runner& runner, bench_device& dev, bench_row& row);
 
   const bench_options& opts_;
+  rank_agreement agree_;  // bench across processes: the decisions every rank takes
   std::optional<std::tuple<op_kind, size_t, std::string>> inputs_key_;
   op_inputs inputs_;
   // By (dtype, state dtype, causal).
@@ -291,14 +293,22 @@ bench_row bench_session::run(const job& j) {
   const std::string rate_key =
       fmt::format("{}/{}/{}/{}/{}/{}", j.config.backend, j.config.op, j.config.dtype, j.config.mode,
                   j.config.mask(), j.config.timing);
+  // Why this process would not run the configuration; across processes every rank must
+  // agree to run it (their calls are collective).
+  std::string not_here;
   if (auto it = seconds_per_flop_.find(rate_key); it != seconds_per_flop_.end()) {
     const double predicted = it->second * j.cost.flops;
     if (predicted > opts_.max_call_s)
-      return skip(
-          fmt::format("one call would take about {:.1f} s (from smaller shapes), over "
-                      "--max-call-seconds {}",
-                      predicted, opts_.max_call_s));
+      not_here = fmt::format(
+          "one call would take about {:.1f} s (from smaller shapes), over --max-call-seconds {}",
+          predicted, opts_.max_call_s);
   }
+  const auto agreed = [&](const std::string& mine) {
+    return agree_.all(mine.empty()) ? std::string()
+           : mine.empty()           ? std::string("another rank does not run it")
+                                    : mine;
+  };
+  if (!agree_.across_processes() && !not_here.empty()) return skip(not_here);
   // fp64 host copies of inputs, outputs and gradients, their packed forms, and two
   // snapshots of the outputs (the quick verify's and the last timed call's).
   const double host_need = 2.5 * essential_cost(j.prob, 8, 8, true, true).bytes + 2 * j.cost.bytes;
@@ -307,12 +317,13 @@ bench_row bench_session::run(const job& j) {
     runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true, j.with_backward,
                                               opts_.devices);
     auto dev = make_bench_device(runner->context(), runner->device_ids());
-    if (host_need > double(host_available_bytes()))
-      return skip("needs about " + gib(host_need) + " of host memory, " +
-                  gib(double(host_available_bytes())) + " available");
-    if (cuda && 1.2 * j.cost.bytes > double(dev->free_bytes()))
-      return skip("needs about " + gib(1.2 * j.cost.bytes) + " of device memory, " +
-                  gib(double(dev->free_bytes())) + " free");
+    if (not_here.empty() && host_need > double(host_available_bytes()))
+      not_here = "needs about " + gib(host_need) + " of host memory, " +
+                 gib(double(host_available_bytes())) + " available";
+    if (not_here.empty() && cuda && 1.2 * j.cost.bytes > double(dev->free_bytes()))
+      not_here = "needs about " + gib(1.2 * j.cost.bytes) + " of device memory, " +
+                 gib(double(dev->free_bytes())) + " free";
+    if (std::string why = agreed(not_here); !why.empty()) return skip(why);
 
     const op_inputs& in = inputs_for(j);
     runner->prepare(in, j.with_backward);
@@ -336,14 +347,17 @@ bench_row bench_session::run(const job& j) {
                                  r.grads = runner->download_head_gradients(at.b, at.h);
                                return r;
                              });
+    std::string failed;
     for (const auto& c : row.checks)
-      if (!c.passed)
-        return fail(c.finite ? fmt::format("quick verify failed: {} rel_l2 {:.3g} > {:.3g}",
-                                           c.tensor, c.rel_l2, c.threshold)
-                             : fmt::format("quick verify failed: {} holds NaN or Inf", c.tensor));
+      if (!c.passed && failed.empty())
+        failed = c.finite ? fmt::format("quick verify failed: {} rel_l2 {:.3g} > {:.3g}", c.tensor,
+                                        c.rel_l2, c.threshold)
+                          : fmt::format("quick verify failed: {} holds NaN or Inf", c.tensor);
+    if (std::string why = agreed(failed); !why.empty()) return fail(why);
     if (call_s > opts_.max_call_s)
-      return skip(fmt::format("one call took {:.2f} s, over --max-call-seconds {}", call_s,
-                              opts_.max_call_s));
+      not_here = fmt::format("one call took {:.2f} s, over --max-call-seconds {}", call_s,
+                             opts_.max_call_s);
+    if (std::string why = agreed(not_here); !why.empty()) return skip(why);
     const output_snapshot verified = runner->snapshot_outputs();
 
     try {
@@ -399,7 +413,8 @@ void bench_session::sample(const job& j, backend_runner& runner, bench_device& d
         if (opts_.progress && n >= 2 && n % 10 == 0)
           opts_.progress(0, 0,
                          fmt::format("{} sample {} cv {:.2f}%", j.config.name(), n, 100 * cv));
-      });
+      },
+      [&](bool must, bool may) { return agree_.stop(must, may); });
   row.samples_ms = stop.samples();
   row.noise_target_met = stop.noise_target_met();
 }

@@ -36,4 +36,12 @@ bool stopping_criterion::add(double sample_ms, double elapsed_s) {
   return reason_ != stop_reason::not_yet;
 }
 
+bool stopping_criterion::add_after_stop(double sample_ms, double elapsed_s) {
+  samples_.push_back(sample_ms);
+  const size_t n = samples_.size();
+  cv_ = summarize(samples_).cv;
+  return reason_ != stop_reason::noise_target || n >= size_t(rule_.max_reps) ||
+         (elapsed_s >= rule_.time_cap_s && n >= stopping_rule::kMinSamplesAtCap);
+}
+
 }  // namespace glabench

@@ -29,6 +29,10 @@ class stopping_criterion {
   // Adds one sample, taken `elapsed_s` seconds after sampling began; true once sampling
   // should stop (and every call after that).
   bool add(double sample_ms, double elapsed_s);
+  // A sample taken after the rule stopped because another process had not (bench across
+  // processes: rank_agreement): recorded, with the cv; true where this rule must stop
+  // regardless (max reps, the time cap, or a stop other than the noise target's).
+  bool add_after_stop(double sample_ms, double elapsed_s);
 
   stop_reason reason() const { return reason_; }
   bool noise_target_met() const { return reason_ == stop_reason::noise_target; }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench_device.hpp"
+#include "rank_agreement.hpp"
 #include "statistics.hpp"
 
 using namespace glabench;
@@ -120,7 +121,7 @@ BOOST_AUTO_TEST_CASE(take_samples_warms_up_flushes_and_times_each_call) {
   std::vector<size_t> seen;
   take_samples(
       dev, stop, 2, false, [&] { dev.log += "b"; }, [&] { dev.log += "c"; },
-      [&](size_t n, double) { seen.push_back(n); });
+      [&](size_t n, double) { seen.push_back(n); }, [](bool, bool may) { return may; });
   // Two flushed warm-ups, a wait, then before / flush / start / call / stop per sample.
   BOOST_TEST(dev.log == "fcfc|bfscebfscebfsce");
   BOOST_TEST(stop.samples().size() == 3u);
@@ -132,6 +133,55 @@ BOOST_AUTO_TEST_CASE(take_samples_hot_skips_the_flushes) {
   stopping_criterion stop({0.005, 2, 500, 1e9});
   take_samples(dev, stop, 1, true, [&] { dev.log += "c"; });
   BOOST_TEST(dev.log == "c|scesce");
+}
+
+// Across processes the stop is decided by all ranks: sampling goes on while another rank's
+// noise target is unmet (here until the fifth sample), and stops at once where a rank
+// must (its max reps).
+BOOST_AUTO_TEST_CASE(take_samples_stops_where_the_decision_says) {
+  scripted_device dev(std::vector<double>(20, 1.0));
+  stopping_criterion stop({0.005, 2, 500, 1e9});
+  std::vector<std::pair<bool, bool>> asked;
+  take_samples(
+      dev, stop, 0, true, [] {}, [] {}, [](size_t, double) {},
+      [&](bool must, bool may) {
+        asked.emplace_back(must, may);
+        return must || (may && stop.samples().size() >= 5);
+      });
+  BOOST_TEST(stop.samples().size() == 5u);
+  BOOST_TEST((asked.front() == std::make_pair(false, false)));
+  BOOST_TEST((asked.back() == std::make_pair(false, true)));  // its target met: may, not must
+
+  // The samples taken after its own stop are kept, so every rank has as many.
+  BOOST_TEST(stop.noise_target_met());
+
+  scripted_device capped(std::vector<double>{1.0, 3.0, 1.0, 3.0, 1.0, 3.0});
+  stopping_criterion at_max({0.005, 2, 3, 1e9});
+  bool must_seen = false;
+  take_samples(
+      capped, at_max, 0, true, [] {}, [] {}, [](size_t, double) {},
+      [&](bool must, bool) { return must_seen = must; });
+  BOOST_TEST(at_max.samples().size() == 3u);
+  BOOST_TEST(must_seen);
+
+  // Past its noise target a rule must stop at its max reps.
+  stopping_criterion past({0.005, 2, 4, 1e9});
+  BOOST_TEST(!past.add(1.0, 0));
+  BOOST_TEST(past.add(1.0, 0));
+  BOOST_TEST(!past.add_after_stop(1.0, 0));
+  BOOST_TEST(past.add_after_stop(1.0, 0));
+  BOOST_TEST(past.samples().size() == 4u);
+}
+
+// One process (no launcher): every decision is its own.
+BOOST_AUTO_TEST_CASE(one_process_decides_alone) {
+  glabench::rank_agreement agree;
+  BOOST_TEST(!agree.across_processes());
+  BOOST_TEST(agree.all(true));
+  BOOST_TEST(!agree.all(false));
+  BOOST_TEST(agree.stop(false, true));
+  BOOST_TEST(agree.stop(true, true));
+  BOOST_TEST(!agree.stop(false, false));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

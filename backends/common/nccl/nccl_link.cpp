@@ -37,6 +37,7 @@ struct library {
   decltype(&ncclRecv) recv = nullptr;
   decltype(&ncclAllGather) all_gather = nullptr;
   decltype(&ncclBroadcast) broadcast = nullptr;
+  decltype(&ncclAllReduce) all_reduce = nullptr;
 };
 
 template <typename F>
@@ -65,6 +66,7 @@ const library& lib() {
     all &= resolve(h, "ncclRecv", &r.recv, &r.why);
     all &= resolve(h, "ncclAllGather", &r.all_gather, &r.why);
     all &= resolve(h, "ncclBroadcast", &r.broadcast, &r.why);
+    all &= resolve(h, "ncclAllReduce", &r.all_reduce, &r.why);
     if (all && r.get_version(&r.version) == ncclSuccess) r.ok = true;
     return r;
   }();
@@ -202,6 +204,7 @@ std::string process_communicator(const process_ranks& k, int device, comm* out) 
     ncclComm_t c = nullptr;
     failed = named(lib().init_rank(&c, k.world, id, k.rank), "ncclCommInitRank");
     made = c;
+    if (k.rank == 0) std::remove(k.id_file.c_str());  // every rank has read it
   }
   *out = made;
   return failed;
@@ -224,6 +227,11 @@ std::string recv(void* data, size_t bytes, int peer, comm c, cudaStream_t stream
 std::string all_gather(const void* data, void* into, size_t bytes, comm c, cudaStream_t stream) {
   return named(lib().all_gather(data, into, bytes, ncclUint8, static_cast<ncclComm_t>(c), stream),
                "ncclAllGather");
+}
+std::string all_reduce_min(const int* data, int* into, size_t count, comm c, cudaStream_t stream) {
+  return named(
+      lib().all_reduce(data, into, count, ncclInt32, ncclMin, static_cast<ncclComm_t>(c), stream),
+      "ncclAllReduce");
 }
 std::string broadcast(const void* data, void* into, size_t bytes, int root, comm c,
                       cudaStream_t stream) {
@@ -281,6 +289,9 @@ std::string recv(void*, size_t, int, comm, cudaStream_t) {
   return kNone;
 }
 std::string all_gather(const void*, void*, size_t, comm, cudaStream_t) {
+  return kNone;
+}
+std::string all_reduce_min(const int*, int*, size_t, comm, cudaStream_t) {
   return kNone;
 }
 std::string broadcast(const void*, void*, size_t, int, comm, cudaStream_t) {

@@ -9,7 +9,8 @@
 // default the launcher's node-local rendezvous file; the others read it, and each calls
 // ncclCommInitRank. One process driving every GPU moves data with the copy engines
 // instead, and needs no NCCL. Used by ring_softmax_cuda (RING_SOFTMAX_CUDA) and
-// chunked_fuse_cuda (CHUNKED_FUSE_CUDA); each plugin links its own copy. Plain C++.
+// chunked_fuse_cuda (CHUNKED_FUSE_CUDA), each plugin its own copy, and by glabench itself
+// (GLABENCH: bench's decisions across processes). Plain C++.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -37,7 +38,9 @@ struct process_ranks {
 // Read once per prefix ("RING_SOFTMAX_CUDA", "CHUNKED_FUSE_CUDA").
 const process_ranks& process_knobs(const std::string& prefix);
 
-// This process's one communicator among `ranks` (made once, on `device`).
+// This process's one communicator among `ranks` (made once, on `device`). Once every rank
+// has joined, rank 0 removes the id file, so a later communicator (another worker of the
+// same job) never reads this one's id.
 std::string process_communicator(const process_ranks& ranks, int device, comm* out);
 
 // In bytes; point-to-point between group_start and group_end (every rank's operations of
@@ -48,6 +51,8 @@ std::string send(const void* data, size_t bytes, int peer, comm c, cudaStream_t 
 std::string recv(void* data, size_t bytes, int peer, comm c, cudaStream_t stream);
 // Every rank's `bytes` from `data` into `into`, rank by rank (ncclAllGather).
 std::string all_gather(const void* data, void* into, size_t bytes, comm c, cudaStream_t stream);
+// The smallest of every rank's `count` ints at `data`, into `into` (ncclAllReduce, min).
+std::string all_reduce_min(const int* data, int* into, size_t count, comm c, cudaStream_t stream);
 // `root`'s `bytes` at `data` into `into` on every rank (ncclBroadcast; `data` read on the
 // root only).
 std::string broadcast(const void* data, void* into, size_t bytes, int root, comm c,
