@@ -31,14 +31,5 @@ if [[ $how == torchrun ]]; then
   exit 0
 fi
 
-id_file=$work/nccl_id
-for rank in 0 1; do
-  CHUNKED_FUSE_CUDA_NCCL_WORLD=2 CHUNKED_FUSE_CUDA_NCCL_RANK=$rank CHUNKED_FUSE_CUDA_NCCL_ID_FILE=$id_file \
-    timeout 600 "$glabench" "${verify[@]}" --devices $rank > "$work/rank$rank.txt" 2>&1 &
-  pids[$rank]=$!
-done
-wait ${pids[0]}; rc0=$?
-wait ${pids[1]}; rc1=$?
-for rank in 0 1; do echo "== rank $rank (exit $([[ $rank == 0 ]] && echo $rc0 || echo $rc1))"; cat "$work/rank$rank.txt"; done
-if grep -q "needs NCCL" "$work/rank0.txt"; then echo "no NCCL: skipped"; exit 77; fi
-(( rc0 == 0 && rc1 == 0 ))
+bash "$(dirname "$0")/../../common/tests/two_ranks_by_variables.sh" CHUNKED_FUSE_CUDA "$work" \
+  "$glabench" "${verify[@]}"

@@ -29,15 +29,5 @@ if [[ $how == one-process || $how == eight-ranks ]]; then
 fi
 
 # Two processes, one rank each: the same verify in both, so their calls pair up.
-id_file=$work/nccl_id
-for rank in 0 1; do
-  RING_SOFTMAX_CUDA_NCCL_WORLD=2 RING_SOFTMAX_CUDA_NCCL_RANK=$rank RING_SOFTMAX_CUDA_NCCL_ID_FILE=$id_file \
-    timeout 600 "$glabench" verify --backend ring_softmax_cuda --op softmax_attn --fixture "$fixtures" \
-    --devices $rank > "$work/rank$rank.txt" 2>&1 &
-  pids[$rank]=$!
-done
-wait ${pids[0]}; rc0=$?
-wait ${pids[1]}; rc1=$?
-for rank in 0 1; do echo "== rank $rank (exit $([[ $rank == 0 ]] && echo $rc0 || echo $rc1))"; cat "$work/rank$rank.txt"; done
-if grep -q "needs NCCL" "$work/rank0.txt"; then echo "no NCCL: skipped"; exit 77; fi
-(( rc0 == 0 && rc1 == 0 ))
+bash "$(dirname "$0")/../../common/tests/two_ranks_by_variables.sh" RING_SOFTMAX_CUDA "$work" \
+  "$glabench" verify --backend ring_softmax_cuda --op softmax_attn --fixture "$fixtures"
