@@ -59,7 +59,8 @@ bool writes_results_file(const std::string& path);
 // --devices LIST (bench, verify; devices_option.cpp), into `devices` as text (default "0").
 void add_devices_option(CLI::App& cmd, std::string& devices);
 // The device numbers of --devices; throws std::invalid_argument (exit 2) naming --devices
-// and the rule, also for a device this machine's CUDA does not have.
+// and the rule, also for a device this machine's CUDA does not have, or naming the
+// launcher's variable that holds no rank (glabench/launcher.hpp).
 std::vector<int32_t> resolve_devices(const std::string& devices);
 
 // --gates LIST (bench, decode-drift; gates_option.cpp): gate regimes (gate_regime.hpp),

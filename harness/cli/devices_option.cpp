@@ -78,6 +78,9 @@ void add_devices_option(CLI::App& cmd, std::string& devices) {
 }
 
 std::vector<int32_t> resolve_devices(const std::string& text) {
+  // A launcher's variable that holds no rank leaves this process's place unknown.
+  if (const launcher::place launched = launcher::launcher_place(); !launched.error.empty())
+    throw std::invalid_argument(launched.launcher + "'s variables: " + launched.error);
   std::string error;
   const std::vector<int32_t> ids = parse(text, &error);
   if (!error.empty()) throw std::invalid_argument("--devices: " + error);
