@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <string>
 
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   // The launcher's process, for the backends in this glabench's workers
   // (glabench/launcher.hpp): set once, by the glabench a launcher started.
   setenv(glabench::launcher::launcher_pid_variable, std::to_string(getppid()).c_str(), 0);
+  setenv(glabench::launcher::started_variable, std::to_string(std::time(nullptr)).c_str(), 0);
   // A worker process (isolation.hpp): started by glabench itself, never by hand.
   if (argc == 2 && std::string(argv[1]) == "__worker") {
     try {

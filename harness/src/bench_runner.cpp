@@ -172,14 +172,15 @@ std::vector<job> plan_jobs(const bench_options& opts) {
 // (backend, op, dtype, mode, mask, timing)'s measured seconds per flop.
 class bench_session {
  public:
-  explicit bench_session(const bench_options& opts) : opts_(opts) {}
+  explicit bench_session(const bench_options& opts) : opts_(opts), agree_(opts.devices.front()) {}
 
   bench_row run(const job& j);
 
  private:
   const op_inputs& inputs_for(const job& j);
   const std::vector<expected_head>& expected_for(const job& j);
-  void sample(const job& j, backend_runner& runner, bench_device& dev, bench_row& row);
+  void sample(const job& j, backend_runner& runner, captured_call* graph, bool collective,
+              bench_device& dev, bench_row& row);
 
   const bench_options& opts_;
   rank_agreement agree_;  // bench across processes: the decisions every rank takes
@@ -222,6 +223,11 @@ const std::vector<expected_head>& bench_session::expected_for(const job& j) {
 std::string gib(double bytes) {
   return fmt::format("{:.1f} GiB", bytes / double(1 << 30));
 }
+
+// This rank's reason to skip a configuration, thrown inside a step the ranks agree on.
+struct skip_reason : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 bool is_out_of_memory(const std::exception& e) {
   const std::string what = e.what();
@@ -303,72 +309,121 @@ bench_row bench_session::run(const job& j) {
           "one call would take about {:.1f} s (from smaller shapes), over --max-call-seconds {}",
           predicted, opts_.max_call_s);
   }
+  // Across processes a CUDA backend's calls are collective, so a configuration runs, and
+  // goes on past each step that could fail on one rank alone, only where every rank's does
+  // (rank_agreement); elsewhere each rank decides alone.
+  const bool collective = cuda && agree_.across_processes();
   const auto agreed = [&](const std::string& mine) {
+    if (!collective) return mine;
     return agree_.all(mine.empty()) ? std::string()
-           : mine.empty()           ? std::string("another rank does not run it")
+           : mine.empty()           ? std::string("another rank does not go on")
                                     : mine;
   };
-  if (!agree_.across_processes() && !not_here.empty()) return skip(not_here);
+  // A step's exception as the row's verdict: failed, or skipped (a backend's refusal made
+  // beforehand, running out of memory).
+  struct verdict {
+    bool failed = false;
+    std::string why;
+  };
+  const auto verdict_of = [](const std::exception& e) {
+    if (dynamic_cast<const skip_reason*>(&e)) return verdict{false, e.what()};
+    if (const auto* b = dynamic_cast<const backend_call_error*>(&e); b && b->refused_beforehand())
+      return verdict{false, e.what()};
+    if (is_out_of_memory(e)) return verdict{false, std::string("out of memory: ") + e.what()};
+    return verdict{true, e.what()};
+  };
+  const auto finish = [&](const verdict& v) { return v.failed ? fail(v.why) : skip(v.why); };
+  // Runs `step`; its exception, or the other ranks' (agreed), ends the row.
+  const auto agreed_step = [&](const auto& step) -> std::optional<verdict> {
+    verdict mine;
+    try {
+      step();
+    } catch (const std::exception& e) {
+      mine = verdict_of(e);
+      if (mine.why.empty()) mine.why = "an exception without a message";
+    }
+    if (std::string why = agreed(mine.why); !why.empty()) return verdict{mine.failed, why};
+    return std::nullopt;
+  };
+  if (!collective && !not_here.empty()) return skip(not_here);
   // fp64 host copies of inputs, outputs and gradients, their packed forms, and two
   // snapshots of the outputs (the quick verify's and the last timed call's).
   const double host_need = 2.5 * essential_cost(j.prob, 8, 8, true, true).bytes + 2 * j.cost.bytes;
   std::unique_ptr<backend_runner> runner;
-  try {
-    runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true, j.with_backward,
-                                              opts_.devices);
-    auto dev = make_bench_device(runner->context(), runner->device_ids());
-    if (not_here.empty() && host_need > double(host_available_bytes()))
-      not_here = "needs about " + gib(host_need) + " of host memory, " +
-                 gib(double(host_available_bytes())) + " available";
-    if (not_here.empty() && cuda && 1.2 * j.cost.bytes > double(dev->free_bytes()))
-      not_here = "needs about " + gib(1.2 * j.cost.bytes) + " of device memory, " +
-                 gib(double(dev->free_bytes())) + " free";
-    if (std::string why = agreed(not_here); !why.empty()) return skip(why);
+  std::unique_ptr<bench_device> dev;
+  // Setting up, up to and with the backend's prepare (which may join its ranks).
+  if (auto v = agreed_step([&] {
+        runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true,
+                                                  j.with_backward, opts_.devices);
+        dev = make_bench_device(runner->context(), runner->device_ids());
+        if (not_here.empty() && host_need > double(host_available_bytes()))
+          not_here = "needs about " + gib(host_need) + " of host memory, " +
+                     gib(double(host_available_bytes())) + " available";
+        if (not_here.empty() && cuda && 1.2 * j.cost.bytes > double(dev->free_bytes()))
+          not_here = "needs about " + gib(1.2 * j.cost.bytes) + " of device memory, " +
+                     gib(double(dev->free_bytes())) + " free";
+        if (!not_here.empty()) throw skip_reason(not_here);
+      }))
+    return finish(*v);
+  if (auto v = agreed_step([&] { runner->prepare(inputs_for(j), j.with_backward); }))
+    return finish(*v);
 
-    const op_inputs& in = inputs_for(j);
-    runner->prepare(in, j.with_backward);
+  double call_s = 0;
+  std::optional<output_snapshot> verified;
+  // The quick verify: one call on these inputs, checked on the sampled heads.
+  if (auto v = agreed_step([&] {
+        runner->poison_outputs();
+        const auto t0 = clock_type::now();
+        runner->launch_forward();
+        if (j.with_backward) runner->launch_backward();
+        runner->context().synchronize();
+        call_s = std::chrono::duration<double>(clock_type::now() - t0).count();
+        seconds_per_flop_[rate_key] = call_s / j.cost.flops;
+        runner->collect_outputs();  // untimed, like the rest of the quick verify
+        // A write outside a tensor's bounds fails the row, naming the tensor. Checked after
+        // the quick verify's call and after sampling, never inside a timed launch.
+        runner->check_guards();
+        row.checks = check_heads(j.prob, true, expected_for(j), default_tolerance(j.storage),
+                                 [&](head_index at) {
+                                   head_result r{runner->download_head_outputs(at.b, at.h), {}};
+                                   if (j.with_backward)
+                                     r.grads = runner->download_head_gradients(at.b, at.h);
+                                   return r;
+                                 });
+        for (const auto& c : row.checks)
+          if (!c.passed)
+            throw std::runtime_error(
+                c.finite ? fmt::format("quick verify failed: {} rel_l2 {:.3g} > {:.3g}", c.tensor,
+                                       c.rel_l2, c.threshold)
+                         : fmt::format("quick verify failed: {} holds NaN or Inf", c.tensor));
+        if (call_s > opts_.max_call_s)
+          throw skip_reason(fmt::format("one call took {:.2f} s, over --max-call-seconds {}",
+                                        call_s, opts_.max_call_s));
+        verified = runner->snapshot_outputs();
+      }))
+    return finish(*v);
 
-    // The quick verify: one call on these inputs, checked on the sampled heads.
-    runner->poison_outputs();
-    const auto t0 = clock_type::now();
+  std::optional<captured_call> graph;
+  const auto call = [&] {
     runner->launch_forward();
     if (j.with_backward) runner->launch_backward();
-    runner->context().synchronize();
-    const double call_s = std::chrono::duration<double>(clock_type::now() - t0).count();
-    seconds_per_flop_[rate_key] = call_s / j.cost.flops;
-    runner->collect_outputs();  // untimed, like the rest of the quick verify
-    // A write outside a tensor's bounds fails the row, naming the tensor. Checked after
-    // the quick verify's call and after sampling, never inside a timed launch.
-    runner->check_guards();
-    row.checks = check_heads(j.prob, true, expected_for(j), default_tolerance(j.storage),
-                             [&](head_index at) {
-                               head_result r{runner->download_head_outputs(at.b, at.h), {}};
-                               if (j.with_backward)
-                                 r.grads = runner->download_head_gradients(at.b, at.h);
-                               return r;
-                             });
-    std::string failed;
-    for (const auto& c : row.checks)
-      if (!c.passed && failed.empty())
-        failed = c.finite ? fmt::format("quick verify failed: {} rel_l2 {:.3g} > {:.3g}", c.tensor,
-                                        c.rel_l2, c.threshold)
-                          : fmt::format("quick verify failed: {} holds NaN or Inf", c.tensor);
-    if (std::string why = agreed(failed); !why.empty()) return fail(why);
-    if (call_s > opts_.max_call_s)
-      not_here = fmt::format("one call took {:.2f} s, over --max-call-seconds {}", call_s,
-                             opts_.max_call_s);
-    if (std::string why = agreed(not_here); !why.empty()) return skip(why);
-    const output_snapshot verified = runner->snapshot_outputs();
+  };
+  // Captured where every rank's capture worked (a capture makes no collective call).
+  if (auto v = agreed_step([&] {
+        try {
+          if (j.config.timing == "graph") graph.emplace(runner->context().stream(), call);
+        } catch (const graph_capture_error& e) {
+          throw skip_reason(std::string("cannot be captured in a CUDA graph: ") + e.what());
+        }
+      }))
+    return finish(*v);
 
-    try {
-      sample(j, *runner, *dev, row);
-    } catch (const graph_capture_error& e) {
-      return skip(std::string("cannot be captured in a CUDA graph: ") + e.what());
-    }
+  try {
+    sample(j, *runner, graph ? &*graph : nullptr, collective, *dev, row);
     record_backend_report(*runner, row);
     runner->collect_outputs();
     const timed_outputs_check timed =
-        check_timed_outputs(verified, runner->snapshot_outputs(), default_tolerance(j.storage));
+        check_timed_outputs(*verified, runner->snapshot_outputs(), default_tolerance(j.storage));
     row.timed_outputs_identical = timed.identical;
     row.timed_outputs_rel_l2 = timed.max_rel_l2;
     if (!timed.failure.empty()) return fail(timed.failure);
@@ -382,39 +437,33 @@ bench_row bench_session::run(const job& j) {
     row.gbps = row.bytes / median_s / 1e9;
     row.tflops = row.flops / median_s / 1e12;
     seconds_per_flop_[rate_key] = median_s / j.cost.flops;
-  } catch (const backend_call_error& e) {
-    if (e.refused_beforehand()) return skip(e.what());
-    return fail(e.what());
   } catch (const std::exception& e) {
-    if (is_out_of_memory(e)) return skip(std::string("out of memory: ") + e.what());
-    return fail(e.what());
+    return finish(verdict_of(e));
   }
   return row;
 }
 
-void bench_session::sample(const job& j, backend_runner& runner, bench_device& dev,
-                           bench_row& row) {
-  const auto call = [&] {
-    runner.launch_forward();
-    if (j.with_backward) runner.launch_backward();
-  };
-  std::optional<captured_call> graph;
-  if (j.config.timing == "graph") graph.emplace(runner.context().stream(), call);
+// Samples the call (or its captured graph) until the stop rule says enough: this rank's,
+// or every rank's where the calls are collective.
+void bench_session::sample(const job& j, backend_runner& runner, captured_call* graph,
+                           bool collective, bench_device& dev, bench_row& row) {
   stopping_criterion stop(opts_.stopping);
   take_samples(
       dev, stop, opts_.warmup, opts_.hot, [&] { runner.poison_output_data(); },
       [&] {
-        if (graph)
+        if (graph) {
           graph->launch();
-        else
-          call();
+          return;
+        }
+        runner.launch_forward();
+        if (j.with_backward) runner.launch_backward();
       },
       [&](size_t n, double cv) {
         if (opts_.progress && n >= 2 && n % 10 == 0)
           opts_.progress(0, 0,
                          fmt::format("{} sample {} cv {:.2f}%", j.config.name(), n, 100 * cv));
       },
-      [&](bool must, bool may) { return agree_.stop(must, may); });
+      [&](bool must, bool may) { return collective ? agree_.stop(must, may) : may; });
   row.samples_ms = stop.samples();
   row.noise_target_met = stop.noise_target_met();
 }

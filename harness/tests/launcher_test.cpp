@@ -106,9 +106,8 @@ BOOST_AUTO_TEST_CASE(the_rendezvous_file_is_named_by_job_and_parent) {
   p.job = "a/b c";
   BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) == "/tmp/glabench-nccl-id-a_b_c-7");
   p.job.clear();
-  BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) ==
-             "/tmp/glabench-nccl-id-7");  // torchrun: its ranks' parents differ; they share the
-                                          // store's port.
+  BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) == "/tmp/glabench-nccl-id-7");
+  // torchrun: its ranks' parents differ; they share the store's port.
   p.instance = "29500";
   BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) == "/tmp/glabench-nccl-id-i29500");
 }
@@ -120,6 +119,10 @@ BOOST_AUTO_TEST_CASE(a_worker_finds_the_launcher_through_glabench) {
   BOOST_TEST(launcher_process(77, env_of({{"GLABENCH_LAUNCHER_PID", "4242"}})) == 4242);
   BOOST_TEST(launcher_process(77, env_of({{"GLABENCH_LAUNCHER_PID", "42x"}})) == 77);
   BOOST_TEST(launcher_process(77, env_of({{"GLABENCH_LAUNCHER_PID", "-3"}})) == 77);
+  using glabench::launcher::glabench_started;
+  BOOST_TEST(glabench_started(env_of({})) == 0);
+  BOOST_TEST(glabench_started(env_of({{"GLABENCH_STARTED", "1764000000"}})) == 1764000000);
+  BOOST_TEST(glabench_started(env_of({{"GLABENCH_STARTED", "soon"}})) == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -175,7 +175,7 @@ BOOST_AUTO_TEST_CASE(take_samples_stops_where_the_decision_says) {
 
 // One process (no launcher): every decision is its own.
 BOOST_AUTO_TEST_CASE(one_process_decides_alone) {
-  glabench::rank_agreement agree;
+  glabench::rank_agreement agree(0);
   BOOST_TEST(!agree.across_processes());
   BOOST_TEST(agree.all(true));
   BOOST_TEST(!agree.all(false));

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <nccl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -84,6 +85,9 @@ int rank_knob(const std::string& name, std::string* error) {
   return int_knob(name.c_str(), 0, 4096, -1, error);
 }
 
+// How much later than rank 0's glabench another rank's may start (the launcher's spread).
+constexpr long long kLaunchSpreadS = 10;
+
 // Rank 0 writes the id to a temporary file beside it and renames it into place, so a
 // reader never sees half an id; the others wait for the file (up to 120 s). The temporary
 // file is created by mkstemp (O_CREAT | O_EXCL, mode 0600, a name nobody can predict):
@@ -107,10 +111,19 @@ std::string share_unique_id(const process_ranks& k, ncclUniqueId* id) {
     }
     return {};
   }
+  // A file written before this run began (its glabench's start, less the launcher's spread
+  // between ranks) is an earlier run's, left by a rank 0 killed before it removed it.
+  const long long started = launcher::glabench_started();
+  const auto fresh = [&] {
+    struct stat st {};
+    return stat(k.id_file.c_str(), &st) == 0 &&
+           (started == 0 || static_cast<long long>(st.st_mtime) >= started - kLaunchSpreadS);
+  };
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   for (;;) {
     std::ifstream f(k.id_file, std::ios::binary);
-    if (f && f.read(id->internal, sizeof id->internal) && f.gcount() == sizeof id->internal)
+    if (f && fresh() && f.read(id->internal, sizeof id->internal) &&
+        f.gcount() == sizeof id->internal)
       return {};
     if (std::chrono::steady_clock::now() > give_up)
       return "NCCL's unique id file " + k.id_file + ": no id from rank 0 within 120 s";
@@ -200,10 +213,13 @@ std::string process_communicator(const process_ranks& k, int device, comm* out) 
   failed = share_unique_id(k, &id);
   if (failed.empty()) {
     const device_guard keep;
-    cudaSetDevice(device);
-    ncclComm_t c = nullptr;
-    failed = named(lib().init_rank(&c, k.world, id, k.rank), "ncclCommInitRank");
-    made = c;
+    if (cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
+      failed = std::string("cudaSetDevice before ncclCommInitRank: ") + cudaGetErrorName(e);
+    } else {
+      ncclComm_t c = nullptr;
+      failed = named(lib().init_rank(&c, k.world, id, k.rank), "ncclCommInitRank");
+      made = c;
+    }
     if (k.rank == 0) std::remove(k.id_file.c_str());  // every rank has read it
   }
   *out = made;

@@ -38,9 +38,10 @@ struct process_ranks {
 // Read once per prefix ("RING_SOFTMAX_CUDA", "CHUNKED_FUSE_CUDA").
 const process_ranks& process_knobs(const std::string& prefix);
 
-// This process's one communicator among `ranks` (made once, on `device`). Once every rank
-// has joined, rank 0 removes the id file, so a later communicator (another worker of the
-// same job) never reads this one's id.
+// This process's one communicator (made once, on `device`, among the first call's `ranks`;
+// a process uses one prefix). Once every rank has joined, rank 0 removes the id file, so a
+// later communicator (another worker of the same job) does not read this one's id; a file
+// older than this glabench run (GLABENCH_STARTED) is not read either.
 std::string process_communicator(const process_ranks& ranks, int device, comm* out);
 
 // In bytes; point-to-point between group_start and group_end (every rank's operations of

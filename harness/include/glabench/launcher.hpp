@@ -139,4 +139,18 @@ inline std::string rendezvous_file(const place& p, const std::string& what) {
   return rendezvous_file(p, what, launcher_process(static_cast<long>(getppid())));
 }
 
+// When the glabench a launcher started began (seconds since the epoch), handed to its
+// workers in GLABENCH_STARTED; 0 when unknown. A rendezvous file older than this, by more
+// than the launcher's spread between its ranks' starts, is an earlier run's.
+constexpr const char* started_variable = "GLABENCH_STARTED";
+inline long long glabench_started(const environment& env = [](const char* n) {
+  return std::getenv(n);
+}) {
+  const char* v = env(started_variable);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const long long t = std::strtoll(v, &end, 10);
+  return *end == '\0' && t > 0 ? t : 0;
+}
+
 }  // namespace glabench::launcher
