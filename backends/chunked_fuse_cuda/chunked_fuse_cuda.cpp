@@ -108,8 +108,7 @@ chunked::sequence::placement placement_of(const glabench_problem* p) {
 }
 // The ranks a call splits its sequence among (1: no split).
 int64_t ranks_of(const glabench_problem* p) {
-  if (process_ranks().world > 1) return process_ranks().world;
-  return static_cast<int64_t>(p->num_devices > 0 ? p->num_devices : 1) * ranks_choice().per_device;
+  return placement_of(p).world;
 }
 
 glabench_status device_available(glabench_message* reason) {

@@ -1,10 +1,10 @@
 // Sequence-parallel gla across ranks (sequence_parallel.hpp).
 #include "sequence_parallel.hpp"
 
+#include <array>
 #include <cstdio>
 #include <mutex>
 #include <optional>
-#include <tuple>
 #include <utility>
 
 #include "../common/device_guard.hpp"
@@ -65,24 +65,47 @@ size_t caller_state_bytes(const call& p) {
   return state_elems(p) * (p.state_fp32 ? 4 : storage_bytes(p.dtype));
 }
 
-// Rows of a [B,T,H,D] tensor between the caller's tensor and a rank's [B,count,H,D] one:
-// one copy per batch row (a 2D copy's pitch, a whole row of T tokens, passes the
-// device's limit of 2³¹ bytes at long sequences).
+// Batch row b of a part's tokens in a [B,T,H,D] tensor: where it lies in the caller's
+// tensor and in the part's own [B,count,H,D] one, and its bytes. Moved one batch row at a
+// time (a 2D copy's pitch, a whole row of T tokens, passes the device's limit of 2³¹
+// bytes at long sequences).
+struct row_block {
+  size_t caller_at, rank_at, bytes;
+};
+row_block block_of(const call& p, token_part part, int D, int b) {
+  const size_t token = static_cast<size_t>(p.H) * D * storage_bytes(p.dtype);
+  const size_t bytes = token * part.count;
+  return {b * token * p.T + token * part.first, b * bytes, bytes};
+}
+
+// A rank's rows of a token tensor between the caller's tensor and its own.
 status copy_rows(const call& p, const rank_state& r, int D, void* rank_side,
                  const void* caller_side, void* caller_out, bool to_rank) {
-  const size_t row = static_cast<size_t>(p.H) * D * storage_bytes(p.dtype);
-  const size_t width = row * r.part.count, caller_pitch = row * p.T;
   for (int b = 0; b < p.B; ++b) {
-    const size_t caller_at = b * caller_pitch + row * r.part.first, rank_at = b * width;
-    cudaError_t e = to_rank ? cudaMemcpyAsync(static_cast<char*>(rank_side) + rank_at,
-                                              static_cast<const char*>(caller_side) + caller_at,
-                                              width, cudaMemcpyDefault, r.stream)
-                            : cudaMemcpyAsync(static_cast<char*>(caller_out) + caller_at,
-                                              static_cast<const char*>(rank_side) + rank_at, width,
-                                              cudaMemcpyDefault, r.stream);
+    const row_block x = block_of(p, r.part, D, b);
+    cudaError_t e = to_rank ? cudaMemcpyAsync(static_cast<char*>(rank_side) + x.rank_at,
+                                              static_cast<const char*>(caller_side) + x.caller_at,
+                                              x.bytes, cudaMemcpyDefault, r.stream)
+                            : cudaMemcpyAsync(static_cast<char*>(caller_out) + x.caller_at,
+                                              static_cast<const char*>(rank_side) + x.rank_at,
+                                              x.bytes, cudaMemcpyDefault, r.stream);
     if (e) return cuda_error(e, to_rank ? "scatter a rank's tokens" : "gather a rank's outputs");
   }
   return {};
+}
+
+// The call's token outputs: each one's width, the rank's buffer and the caller's tensor
+// (null where the call has none).
+struct output_rows {
+  int D;
+  void *rank_side, *caller;
+};
+std::array<output_rows, 5> outputs_of(const call& p, const rank_state& r, const call& out) {
+  return {{{p.V, r.o, out.o},
+           {p.K, r.dq, out.dq},
+           {p.K, r.dk, out.dk},
+           {p.V, r.dv, out.dv},
+           {p.K, r.dg, out.dg}}};
 }
 
 // A rank's buffers, carved from its arena (a null base only counts).
@@ -253,14 +276,21 @@ status run(const call& p, bool backward) {
   return {};
 }
 
-// A rank's state (accumulator type) into the caller's `out`, in the caller's state dtype.
-status state_to_caller(const call& p, rank_state& r, const void* acc, void* out) {
+// The call's states: ht, held by the last rank, and dh0, by rank 0 (W ≥ 2: never both on
+// one rank); each its holder's accumulator and the caller's tensor (null where absent).
+struct held_state {
+  int holder;
+  void *acc, *caller;
+};
+std::array<held_state, 2> states_of(int W, const rank_state& r, const call& out) {
+  return {{{W - 1, r.ht_acc, out.ht}, {0, r.dh0_acc, out.dh0}}};
+}
+
+// A state r holds (accumulator type) into r.state_out, in the caller's state dtype.
+status state_for_caller(const call& p, rank_state& r, const void* acc) {
   GLABENCH_TRY_CUDA(
       launch_state_from_acc(p.dtype, state_elems(p), acc, p.state_fp32, r.state_out, r.stream),
       "a state into the caller's dtype");
-  GLABENCH_TRY_CUDA(
-      cudaMemcpyAsync(out, r.state_out, caller_state_bytes(p), cudaMemcpyDefault, r.stream),
-      "a state to the caller");
   return {};
 }
 
@@ -269,34 +299,24 @@ status state_to_caller(const call& p, rank_state& r, const void* acc, void* out)
 status broadcast_outputs(world_state& w, rank_state& r) {
   const call& p = w.p;
   const call& out = w.pending;
-  const size_t row_of_token = static_cast<size_t>(p.H) * storage_bytes(p.dtype);
-  // The call's states in the caller's dtype, on the rank that holds each (W ≥ 2: never
-  // both on one rank).
-  for (auto [holder, acc, to] :
-       {std::tuple{w.world - 1, r.ht_acc, out.ht}, std::tuple{0, r.dh0_acc, out.dh0}})
-    if (to && r.index == holder)
-      GLABENCH_TRY_CUDA(
-          launch_state_from_acc(p.dtype, state_elems(p), acc, p.state_fp32, r.state_out, r.stream),
-          "a state into the caller's dtype");
+  for (const held_state& x : states_of(w.world, r, out))
+    if (x.caller && r.index == x.holder) GLABENCH_TRY(state_for_caller(p, r, x.acc));
   GLABENCH_TRY(nccl::group_start());
   status failed;
-  for (int q = 0; q < w.world && failed.empty(); ++q) {
-    const token_part part = part_of(p.T, w.world, q);
-    for (auto [D, from, to] :
-         {std::tuple{p.V, r.o, out.o}, std::tuple{p.K, r.dq, out.dq}, std::tuple{p.K, r.dk, out.dk},
-          std::tuple{p.V, r.dv, out.dv}, std::tuple{p.K, r.dg, out.dg}}) {
-      if (!to || !from) continue;
-      const size_t width = row_of_token * D * part.count, pitch = row_of_token * D * p.T;
+  for (int q = 0; q < w.world && failed.empty(); ++q)  // rank q's rows, from rank q
+    for (const output_rows& t : outputs_of(p, r, out)) {
+      if (!t.caller || !t.rank_side) continue;
       for (int b = 0; b < p.B && failed.empty(); ++b) {
-        char* into = static_cast<char*>(to) + b * pitch + row_of_token * D * part.first;
-        failed =
-            nccl::broadcast(static_cast<char*>(from) + b * width, into, width, q, w.comm, r.stream);
+        const row_block x = block_of(p, part_of(p.T, w.world, q), t.D, b);
+        failed = nccl::broadcast(static_cast<char*>(t.rank_side) + x.rank_at,
+                                 static_cast<char*>(t.caller) + x.caller_at, x.bytes, q, w.comm,
+                                 r.stream);
       }
     }
-  }
-  for (auto [root, to] : {std::pair{w.world - 1, out.ht}, std::pair{0, out.dh0}})
-    if (to && failed.empty())
-      failed = nccl::broadcast(r.state_out, to, caller_state_bytes(p), root, w.comm, r.stream);
+  for (const held_state& x : states_of(w.world, r, out))
+    if (x.caller && failed.empty())
+      failed =
+          nccl::broadcast(r.state_out, x.caller, caller_state_bytes(p), x.holder, w.comm, r.stream);
   GLABENCH_TRY(nccl::group_end());
   return failed;
 }
@@ -408,12 +428,16 @@ status collect() {
       GLABENCH_TRY(broadcast_outputs(w, r));
       continue;
     }
-    for (auto [D, from, to] :
-         {std::tuple{p.V, r.o, out.o}, std::tuple{p.K, r.dq, out.dq}, std::tuple{p.K, r.dk, out.dk},
-          std::tuple{p.V, r.dv, out.dv}, std::tuple{p.K, r.dg, out.dg}})
-      if (to && from) GLABENCH_TRY(copy_rows(p, r, D, from, nullptr, to, false));
-    if (r.index == W - 1 && out.ht) GLABENCH_TRY(state_to_caller(p, r, r.ht_acc, out.ht));
-    if (r.index == 0 && out.dh0) GLABENCH_TRY(state_to_caller(p, r, r.dh0_acc, out.dh0));
+    for (const output_rows& t : outputs_of(p, r, out))
+      if (t.caller && t.rank_side)
+        GLABENCH_TRY(copy_rows(p, r, t.D, t.rank_side, nullptr, t.caller, false));
+    for (const held_state& x : states_of(W, r, out))
+      if (x.caller && r.index == x.holder) {
+        GLABENCH_TRY(state_for_caller(p, r, x.acc));
+        GLABENCH_TRY_CUDA(cudaMemcpyAsync(x.caller, r.state_out, caller_state_bytes(p),
+                                          cudaMemcpyDefault, r.stream),
+                          "a state to the caller");
+      }
   }
   for (rank_state& r : w.ranks) {
     GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");

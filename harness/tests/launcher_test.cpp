@@ -112,6 +112,31 @@ BOOST_AUTO_TEST_CASE(the_rendezvous_file_is_named_by_job_and_parent) {
   BOOST_TEST(rendezvous_file(p, "nccl-id", 7, env_of({})) == "/tmp/glabench-nccl-id-i29500");
 }
 
+// A party's own variables (<prefix>_NCCL_WORLD, _RANK) come before a launcher's; without
+// them the launcher's place; a variable that holds no rank is named.
+BOOST_AUTO_TEST_CASE(a_partys_own_variables_come_first) {
+  using glabench::launcher::ranks_place;
+  const place own = ranks_place(
+      "X",
+      env_of({{"X_NCCL_WORLD", "4"}, {"X_NCCL_RANK", "3"}, {"RANK", "1"}, {"WORLD_SIZE", "2"}}));
+  BOOST_TEST(own.error == "");
+  BOOST_TEST(own.launcher == "X_NCCL_WORLD");
+  BOOST_TEST(own.world == 4);
+  BOOST_TEST(own.rank == 3);
+  const place launched = ranks_place("X", env_of({{"RANK", "1"}, {"WORLD_SIZE", "2"}}));
+  BOOST_TEST(launched.launcher == "torchrun");
+  BOOST_TEST(launched.rank == 1);
+  BOOST_TEST(ranks_place("X", env_of({})).world == 1);
+  BOOST_TEST(ranks_place("X", env_of({{"X_NCCL_WORLD", "two"}})).error ==
+             "X_NCCL_WORLD must be an integer from 0 to 4096, not `two`");
+  BOOST_TEST(ranks_place("X", env_of({{"X_NCCL_WORLD", "0"}})).error ==
+             "X_NCCL_WORLD must be at least 1");
+  BOOST_TEST(ranks_place("X", env_of({{"X_NCCL_WORLD", "2"}, {"X_NCCL_RANK", "2"}})).error ==
+             "X_NCCL_RANK must be set, from 0 to X_NCCL_WORLD − 1");
+  BOOST_TEST(ranks_place("X", env_of({{"X_NCCL_WORLD", "2"}})).error ==
+             "X_NCCL_RANK must be set, from 0 to X_NCCL_WORLD − 1");
+}
+
 // A backend in glabench's worker finds the launcher through the variable glabench set.
 BOOST_AUTO_TEST_CASE(a_worker_finds_the_launcher_through_glabench) {
   using glabench::launcher::launcher_process;

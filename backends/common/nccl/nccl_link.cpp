@@ -18,7 +18,6 @@
 #include <thread>
 
 #include "../device_guard.hpp"
-#include "../int_knob.hpp"
 #include "glabench/launcher.hpp"
 
 namespace glabench::cuda_plugin::nccl {
@@ -80,11 +79,6 @@ std::string named(ncclResult_t r, const char* what) {
          " (" + std::to_string(int(r)) + ")";
 }
 
-// A rank or world knob: 0 to 4096, −1 when unset.
-int rank_knob(const std::string& name, std::string* error) {
-  return int_knob(name.c_str(), 0, 4096, -1, error);
-}
-
 // How much later than rank 0's glabench another rank's may start (the launcher's spread).
 constexpr long long kLaunchSpreadS = 10;
 
@@ -143,46 +137,32 @@ int library_version() {
 
 namespace {
 
-// One process per rank from the launcher's own variables (torchrun, mpirun, srun:
-// glabench/launcher.hpp), NCCL's unique id in <prefix>_NCCL_ID_FILE where set, else in the
-// node's rendezvous file (one node).
-process_ranks launched_ranks(const std::string& prefix) {
+// One process per rank from <prefix>_NCCL_WORLD and _RANK, or the launcher's own
+// variables (glabench/launcher.hpp's ranks_place). NCCL's unique id in <prefix>_NCCL_ID_FILE
+// where set (required with the backend's variables), else in the node's rendezvous file
+// (one node), named by the backend too: two backends of one run never read each other's id.
+process_ranks read_knobs(const std::string& prefix) {
   process_ranks r;
-  const launcher::place at = launcher::launcher_place();
+  const launcher::place at = launcher::ranks_place(prefix);
+  const bool own_variables = at.launcher == prefix + "_NCCL_WORLD";
   if (!at.error.empty()) {
-    r.error = at.launcher + ": " + at.error;
+    r.error = own_variables ? at.error : at.launcher + ": " + at.error;
     return r;
   }
   if (at.world <= 1) return r;
-  const char* file = std::getenv((prefix + "_NCCL_ID_FILE").c_str());
+  const std::string file_name = prefix + "_NCCL_ID_FILE";
+  const char* file = std::getenv(file_name.c_str());
   r.world = at.world;
   r.rank = at.rank;
-  // Named by the backend too: two backends of one run never read each other's id.
-  std::string what;
-  for (char c : prefix) what += c == '_' ? '-' : static_cast<char>(std::tolower(c));
-  r.id_file = file && *file ? file : launcher::rendezvous_file(at, what + "-nccl-id");
-  return r;
-}
-
-process_ranks read_knobs(const std::string& prefix) {
-  process_ranks r;
-  const std::string world_name = prefix + "_NCCL_WORLD", rank_name = prefix + "_NCCL_RANK",
-                    file_name = prefix + "_NCCL_ID_FILE";
-  const int world = rank_knob(world_name, &r.error);
-  if (world < 0 && r.error.empty()) return launched_ranks(prefix);  // the launcher's, or one
-  const int rank = rank_knob(rank_name, &r.error);
-  const char* file = std::getenv(file_name.c_str());
-  if (!r.error.empty()) return r;
-  if (world < 1)
-    r.error = world_name + " must be at least 1";
-  else if (rank < 0 || rank >= world)
-    r.error = rank_name + " must be set, from 0 to " + world_name + " − 1";
-  else if (!file || !*file)
+  if (file && *file) {
+    r.id_file = file;
+  } else if (own_variables) {
     r.error = file_name + " must name the file rank 0 writes NCCL's unique id to";
-  if (!r.error.empty()) return r;
-  r.world = world;
-  r.rank = rank;
-  r.id_file = file;
+  } else {
+    std::string what;
+    for (char c : prefix) what += c == '_' ? '-' : static_cast<char>(std::tolower(c));
+    r.id_file = launcher::rendezvous_file(at, what + "-nccl-id");
+  }
   return r;
 }
 

@@ -153,4 +153,46 @@ inline long long glabench_started(const environment& env = [](const char* n) {
   return *end == '\0' && t > 0 ? t : 0;
 }
 
+// A process's place among one multi-process party's ranks (a backend's, prefix e.g.
+// "RING_SOFTMAX_CUDA", or glabench's own, "GLABENCH"): <prefix>_NCCL_WORLD and
+// <prefix>_NCCL_RANK where the world is set (the fallback for processes no launcher
+// started; read first, so they override one), else the launcher's. `launcher` names
+// <prefix>_NCCL_WORLD when the variables gave it; `error` names a variable that holds no
+// rank.
+inline place ranks_place(
+    const std::string& prefix,
+    const environment& env = [](const char* n) { return std::getenv(n); }) {
+  const std::string world_name = prefix + "_NCCL_WORLD", rank_name = prefix + "_NCCL_RANK";
+  const char* world = env(world_name.c_str());
+  if (!world || !*world) return launcher_place(env);
+  place p;
+  p.launcher = world_name;
+  int w = 0, r = -1;
+  auto number = [&](const std::string& name, const char* text, int* out) {
+    char* end = nullptr;
+    const long n = text ? std::strtol(text, &end, 10) : -1;
+    if (!text || !*text || *end != '\0' || n < 0 || n > 4096) {
+      if (p.error.empty())
+        p.error = name + " must be an integer from 0 to 4096, not `" + (text ? text : "") + "`";
+      return false;
+    }
+    *out = static_cast<int>(n);
+    return true;
+  };
+  if (!number(world_name, world, &w)) return p;
+  if (w < 1) {
+    p.error = world_name + " must be at least 1";
+    return p;
+  }
+  const char* rank = env(rank_name.c_str());
+  if (!rank || !*rank || !number(rank_name, rank, &r) || r >= w) {
+    p.error = rank_name + " must be set, from 0 to " + world_name + " − 1";
+    return p;
+  }
+  p.world = w;
+  p.rank = r;
+  p.local_rank = r;
+  return p;
+}
+
 }  // namespace glabench::launcher
