@@ -33,6 +33,8 @@ constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_GLA, kFloat32, GLABENCH_MODE_BACKWARD},
     {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_FORWARD},
     {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_GLA, kFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_GLA, kFloat16, GLABENCH_MODE_BACKWARD},
 };
 
 constexpr int kMaxHead = 256;
@@ -40,9 +42,9 @@ constexpr int kMaxHead = 256;
 extern const glabench_backend kBackend;
 
 chunked::storage storage_of(DLDataType d) {
-  return d.bits == 64          ? chunked::storage::fp64
-         : d.code == kDLBfloat ? chunked::storage::bf16
-                               : chunked::storage::fp32;
+  if (d.bits == 64) return chunked::storage::fp64;
+  if (d.bits == 16) return d.code == kDLBfloat ? chunked::storage::bf16 : chunked::storage::fp16;
+  return chunked::storage::fp32;
 }
 
 // CHUNKED_FUSE_CUDA_STAGES: `fused` (default) or `separate`; anything else is refused
@@ -118,7 +120,7 @@ glabench_status device_available(glabench_message* reason) {
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "chunked_fuse_cuda runs gla in fp64, fp32 and bf16");
+                "chunked_fuse_cuda runs gla in fp64, fp32, bf16 and fp16");
   if (!stages_choice().valid)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "CHUNKED_FUSE_CUDA_STAGES must be `fused` or `separate`, not `" +
@@ -135,9 +137,11 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "too many chunks for the grid");
   if (packed_sequences(p) > 0 && ranks_of(p) > 1)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "a packed batch runs on one rank");
+  if (storage_of(p->dtype) == chunked::storage::fp16 && ranks_of(p) > 1)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "fp16 runs on one rank");
   if (!same_dtype(state_dtype_of(p), p->dtype) && !states_in_fp32(p))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "states in the storage dtype, or fp32 at bf16 storage");
+                "states in the storage dtype, or fp32 at 16-bit storage");
   if (!ranks_choice().error.empty())
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, ranks_choice().error);
   const nccl::process_ranks& launched = process_ranks();
@@ -219,8 +223,10 @@ chunked::call call_of(const glabench_problem* p, const glabench_forward_args* f,
 
 // A packed batch (ABI 1.5 VARLEN): each sequence a call of its own (B = 1, its tokens'
 // rows, its h0/ht/dht/dh0 row), one after another on the call's stream and workspace.
-// The offsets are read to the host first: the call waits for its stream there, as fla's
-// chunk kernels with cu_seqlens do, so a CUDA graph cannot capture it.
+// The offsets are read to the host in prepare() (untimed; kept_offsets), so the calls
+// launch without waiting and a CUDA graph can capture them. A call on offsets prepare()
+// did not see reads them itself: it waits for its stream, as fla's chunk kernels with
+// cu_seqlens do, and a CUDA graph cannot capture it.
 using sequence_offsets = std::vector<int64_t>;
 glabench::cuda_plugin::status read_offsets(const glabench_problem* p, const DLTensor* cu,
                                            cudaStream_t stream, sequence_offsets* out) {
@@ -245,6 +251,27 @@ glabench::cuda_plugin::status read_offsets(const glabench_problem* p, const DLTe
     if ((*out)[i + 1] <= (*out)[i])
       return "cu_seqlens must rise strictly (sequence " + std::to_string(i) + ")";
   if (out->front() != 0 || out->back() != p->T) return "cu_seqlens must run from 0 to T";
+  return {};
+}
+
+// The offsets prepare() read, with the tensor and sizes they were read from; a call
+// takes them only for the same cu_seqlens (prepare runs again whenever inputs change).
+struct kept_offsets {
+  const void* device = nullptr;
+  int64_t sequences = 0, T = 0;
+  sequence_offsets at;
+};
+kept_offsets& kept() {
+  static kept_offsets k;
+  return k;
+}
+glabench::cuda_plugin::status keep_offsets(const glabench_problem* p, const DLTensor* cu,
+                                           cudaStream_t stream) {
+  kept() = {};
+  if (packed_sequences(p) == 0) return {};
+  kept_offsets k{data_of<void>(cu), packed_sequences(p), p->T, {}};
+  if (glabench::cuda_plugin::status s = read_offsets(p, cu, stream, &k.at); !s.empty()) return s;
+  kept() = std::move(k);
   return {};
 }
 
@@ -273,8 +300,13 @@ chunked::call sequence_call(const glabench_problem* p, chunked::call c, const se
 template <class Launch>
 glabench_status run_packed(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
                            Launch launch, const char* what, glabench_message* error) {
-  sequence_offsets at;
-  if (glabench_status s = finish(read_offsets(p, cu, c.stream, &at), what, error)) return s;
+  const kept_offsets& k = kept();
+  const bool prepared = cu && k.device && k.device == data_of<void>(cu) &&
+                        k.sequences == packed_sequences(p) && k.T == p->T;
+  sequence_offsets read;
+  if (!prepared)
+    if (glabench_status s = finish(read_offsets(p, cu, c.stream, &read), what, error)) return s;
+  const sequence_offsets& at = prepared ? k.at : read;
   for (int64_t i = 0; i < packed_sequences(p); ++i)
     if (glabench_status s = finish(launch(sequence_call(p, c, at, i)), what, error)) return s;
   return GLABENCH_OK;
@@ -311,14 +343,18 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
   });
 }
 
-// A split call's ranks get their tokens here, untimed; a call on one rank needs nothing.
+// Untimed: a split call's ranks get their tokens here; a packed batch's offsets are read
+// to the host (kept_offsets).
 glabench_status prepare(const glabench_problem* p, glabench_mode mode,
                         const glabench_forward_args* f, const glabench_backward_args* bw,
                         glabench_message* error) {
   return guarded(error, [&] {
     if (ranks_of(p) <= 1) {
       chunked::sequence::release();
-      return GLABENCH_OK;
+      const DLTensor* cu = f ? cu_seqlens_of(*f) : bw ? cu_seqlens_of(*bw) : nullptr;
+      void* stream = f ? f->stream : bw ? bw->stream : nullptr;
+      return finish(keep_offsets(p, cu, static_cast<cudaStream_t>(stream)), "packed prepare",
+                    error);
     }
     if (glabench_status s = supports(p, mode, error)) return s;
     return finish(chunked::sequence::prepare(call_of(p, f, bw, nullptr, nullptr),
@@ -329,6 +365,7 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode,
 
 void release() {
   chunked::sequence::release();
+  kept() = {};
 }
 
 glabench_status collect(glabench_message* error) {
@@ -370,7 +407,7 @@ const glabench_backend kBackend = {
     .collect = collect,
     .knobs = kKnobs,
     .num_knobs = std::size(kKnobs),
-    // Packed batches (each sequence a call of its own) and fp32 states at bf16 storage
+    // Packed batches (each sequence a call of its own) and fp32 states at 16-bit storage
     // (h0, ht, dht, dh0), on every path.
     .features = GLABENCH_FEATURE_VARLEN | GLABENCH_FEATURE_STATE_FP32,
 };

@@ -1,6 +1,7 @@
 // Launches of the chunked kernels, instantiated for the three storage dtypes, and the
 // workspace they carve. Every launch is checked.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <map>
@@ -12,6 +13,7 @@
 #include "backward_bf16_mma_grads.cuh"
 #include "backward_bf16_mma_states.cuh"
 #include "backward_wmma.cuh"
+#include "decode_kernel.cuh"
 #include "forward_bf16_mma.cuh"
 #include "forward_fp32_3xtf32.cuh"
 #include "forward_fp64_dmma.cuh"
@@ -374,6 +376,7 @@ tensors<S> tensors_of(const call& c) {
 
 template <class S>
 cudaError_t forward(const call& c) {
+  if (decodes(c)) return launch_decode(c);
   using Tr = traits<S>;
   const dims d = dims_of<Tr>(c);
   const tensors<S> x = tensors_of<S>(c);
@@ -527,21 +530,45 @@ size_t any_length_bytes(stages path, bool backward, int64_t T, int H, int K, int
 
 }  // namespace
 
+// fp16 storage sizes its fp32 copies (counting fp32 states: an upper bound) before the
+// fp32 call's own workspace.
 size_t forward_workspace_bytes(storage dtype, stages path, int B, int64_t T, int H, int K, int V) {
+  if (dtype == storage::fp16)
+    return fp16_widened_bytes(false, B, T, H, K, V, false) +
+           forward_workspace_bytes(storage::fp32, path, B, T, H, K, V);
   return with_storage(dtype,
                       [&](auto x) { return forward_bytes<decltype(x)>(path, B, T, H, K, V); });
 }
 
 size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, int V) {
+  if (dtype == storage::fp16)
+    return fp16_widened_bytes(true, B, T, H, K, V, false) +
+           backward_workspace_bytes(storage::fp32, B, T, H, K, V);
   return with_storage(dtype, [&](auto x) { return backward_bytes<decltype(x)>(B, T, H, K, V); });
 }
 
 cudaError_t launch_forward(const call& c) {
+  if (c.dtype == storage::fp16) return launch_forward_fp16(c);
   return with_storage(c.dtype, [&](auto x) { return forward<decltype(x)>(c); });
 }
 
 cudaError_t launch_backward(const call& c) {
+  if (c.dtype == storage::fp16) return launch_backward_fp16(c);
   return with_storage(c.dtype, [&](auto x) { return backward<decltype(x)>(c); });
+}
+
+cudaError_t launch_decode(const call& c) {
+  parallel_scan::scan_args a{};
+  a.B = c.B, a.T = c.T, a.H = c.H, a.K = c.K, a.V = c.V;
+  a.scale = c.scale;
+  a.q = c.q, a.k = c.k, a.v = c.v, a.g = c.g, a.h0 = c.h0;
+  a.o = c.o, a.ht = c.ht;
+  a.state_fp32 = c.state_fp32;
+  a.stream = c.stream;
+  using parallel_scan::recurrence;
+  if (c.dtype == storage::fp16) return parallel_scan::run_decode<recurrence::gla, __half>(a);
+  return with_storage(
+      c.dtype, [&](auto x) { return parallel_scan::run_decode<recurrence::gla, decltype(x)>(a); });
 }
 
 // ---- sequence parallelism ------------------------------------------------------------
@@ -649,6 +676,9 @@ void state_from_acc_as(size_t count, const void* acc, void* out, cudaStream_t st
 
 size_t any_length_workspace_bytes(storage dtype, stages path, bool backward, int64_t T, int H,
                                   int K, int V) {
+  if (dtype == storage::fp16)
+    return fp16_widened_bytes(backward, 1, T, H, K, V, false) +
+           any_length_workspace_bytes(storage::fp32, path, backward, T, H, K, V);
   return with_storage(
       dtype, [&](auto x) { return any_length_bytes<decltype(x)>(path, backward, T, H, K, V); });
 }

@@ -9,7 +9,7 @@
 
 namespace glabench::chunked {
 
-enum class storage { fp64, fp32, bf16 };
+enum class storage { fp64, fp32, bf16, fp16 };
 enum class stages { fused, separate };
 
 struct call {
@@ -18,7 +18,7 @@ struct call {
   int B, H, K, V;
   int64_t T;
   double scale;
-  // h0, ht, dht and dh0 in fp32 rather than the storage dtype (bf16 storage only).
+  // h0, ht, dht and dh0 in fp32 rather than the storage dtype (16-bit storage only).
   bool state_fp32;
   // A rank's tokens of a sequence-parallel call (below): its first passes cover every
   // segment, and its phases share the workspace.
@@ -48,6 +48,20 @@ size_t any_length_workspace_bytes(storage dtype, stages path, bool backward, int
 
 cudaError_t launch_forward(const call& c);
 cudaError_t launch_backward(const call& c);
+
+// Decoding, T = 1 (a packed batch's one-token sequences too): no chunk to walk, so the
+// fused path hands the token to the recurrent backends' decode kernel
+// (../common/parallel_scan/decode_kernel.cuh), which streams the state.
+inline bool decodes(const call& c) {
+  return c.path == stages::fused && !c.sequence_rank && c.T == 1;
+}
+cudaError_t launch_decode(const call& c);
+
+// fp16 storage (fp16_storage.cu): the tensors widened to fp32 in the head of the
+// workspace (these bytes), the fp32 paths run on them, the outputs rounded back.
+size_t fp16_widened_bytes(bool backward, int B, int64_t T, int H, int K, int V, bool state_fp32);
+cudaError_t launch_forward_fp16(const call& c);
+cudaError_t launch_backward_fp16(const call& c);
 
 // ---- Sequence parallelism (sequence_parallel.hpp) ----------------------------------------
 // A rank's tokens run as a call of their own (c.sequence_rank), in two phases around the

@@ -1,9 +1,9 @@
 // The fused recurrent RWKV6 CUDA backend (seed 004): plugin-ABI glue. rwkv6 only; fp64,
-// fp32 and bf16; forward and backward. Two modes (FUSED_RECURRENT_RWKV6_CUDA_MODE):
+// fp32, bf16 and fp16; forward and backward. Two modes (FUSED_RECURRENT_RWKV6_CUDA_MODE):
 //   fast (default): the shared per-feature scan kernels (backends/common/parallel_scan)
 //                   instantiated for rwkv6 in launch_fast.cu;
 //   seed:           seed 004's tiled forward (seed_forward.cuh); the backward is fast's.
-// Fast mode takes packed batches and fp32 states at bf16 storage (ABI 1.5).
+// Fast mode takes packed batches and fp32 states at 16-bit storage (ABI 1.5).
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
@@ -29,6 +29,8 @@ constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_RWKV6, kFloat32, GLABENCH_MODE_BACKWARD},
     {GLABENCH_OP_RWKV6, kBFloat16, GLABENCH_MODE_FORWARD},
     {GLABENCH_OP_RWKV6, kBFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_RWKV6, kFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_RWKV6, kFloat16, GLABENCH_MODE_BACKWARD},
 };
 
 extern const glabench_backend kBackend;
@@ -57,7 +59,7 @@ glabench_status supports(const glabench_problem* p, glabench_mode m, glabench_me
                     std::getenv("FUSED_RECURRENT_RWKV6_CUDA_MODE") + ": expected fast or seed");
   if (!has_capability(kBackend, p->op, p->dtype, m))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "fused_recurrent_rwkv6_cuda runs rwkv6 in fp64, fp32 and bf16");
+                "fused_recurrent_rwkv6_cuda runs rwkv6 in fp64, fp32, bf16 and fp16");
   if (glabench_status s = scan::check_knobs("FUSED_RECURRENT_RWKV6_CUDA_", reason)) return s;
   if (run_mode() == mode::seed && m == GLABENCH_MODE_FORWARD &&
       (packed_sequences(p) > 0 || states_in_fp32(p)))

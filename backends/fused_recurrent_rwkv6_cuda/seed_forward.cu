@@ -1,6 +1,7 @@
 // Seed mode's forward launch: the tiled kernel over (NV, NK, B·H), then the sum of its NK
 // partial outputs.
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "seed_forward.cuh"
 #include "seed_mode.hpp"
@@ -58,6 +59,8 @@ cudaError_t launch_seed_forward(storage s, const scan_args& a) {
       return seed_for<float>(a);
     case storage::bf16:
       return seed_for<__nv_bfloat16>(a);
+    case storage::fp16:
+      return seed_for<__half>(a);
   }
   return cudaErrorInvalidValue;
 }

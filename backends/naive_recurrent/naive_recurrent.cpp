@@ -1,6 +1,7 @@
 // The naive recurrent backend: the plugin-ABI glue around recurrence.hpp. CPU only,
-// gla and rwkv6, fp64 and fp32, forward and backward, packed variable-length batches too
-// (ABI 1.5's GLABENCH_FEATURE_VARLEN).
+// gla and rwkv6, fp64, fp32, bf16 and fp16 (16-bit calls run in fp32: widened_call.hpp,
+// with fp32 states), forward and backward, packed variable-length batches too (ABI 1.5's
+// GLABENCH_FEATURE_VARLEN).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -9,6 +10,7 @@
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 #include "recurrence.hpp"
+#include "widened_call.hpp"
 
 namespace {
 
@@ -24,6 +26,14 @@ constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_RWKV6, kFloat64, GLABENCH_MODE_BACKWARD},
     {GLABENCH_OP_RWKV6, kFloat32, GLABENCH_MODE_FORWARD},
     {GLABENCH_OP_RWKV6, kFloat32, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_GLA, kFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_GLA, kFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_RWKV6, kBFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_RWKV6, kBFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_RWKV6, kFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_RWKV6, kFloat16, GLABENCH_MODE_BACKWARD},
 };
 
 extern const glabench_backend kBackend;
@@ -62,13 +72,13 @@ glabench_status device_available(glabench_message*) {
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "naive_recurrent runs gla and rwkv6 in fp64 and fp32");
+                "naive_recurrent runs gla and rwkv6 in fp64, fp32, bf16 and fp16");
   return GLABENCH_OK;
 }
 
 glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
                                glabench_message*) {
-  const size_t value_bytes = p->dtype.bits / 8;
+  const size_t value_bytes = p->dtype.bits == 64 ? 8 : 4;  // 16-bit calls run in fp32
   *bytes =
       static_cast<size_t>(naive::workspace_values(sizes_of(*p), mode == GLABENCH_MODE_BACKWARD)) *
       value_bytes;
@@ -151,7 +161,15 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     if (glabench_status s =
             check_call(kBackend, p, GLABENCH_MODE_FORWARD, a->workspace_bytes, error))
       return s;
-    return p->dtype.bits == 64 ? run_forward<double>(*p, *a) : run_forward<float>(*p, *a);
+    if (p->dtype.bits == 64) return run_forward<double>(*p, *a);
+    if (p->dtype.bits == 32) return run_forward<float>(*p, *a);
+    naive::widened_call w;
+    glabench_forward_args x = naive::copy_of(*a);
+    x.q = w.in(a->q), x.k = w.in(a->k), x.v = w.in(a->v), x.g = w.in(a->g), x.u = w.in(a->u);
+    x.h0 = w.in(a->h0), x.o = w.out(a->o), x.ht = w.out(a->ht);
+    if (glabench_status s = run_forward<float>(naive::copy_of(*p), x)) return s;
+    w.narrow();
+    return GLABENCH_OK;
   });
 }
 
@@ -161,7 +179,17 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     if (glabench_status s =
             check_call(kBackend, p, GLABENCH_MODE_BACKWARD, a->workspace_bytes, error))
       return s;
-    return p->dtype.bits == 64 ? run_backward<double>(*p, *a) : run_backward<float>(*p, *a);
+    if (p->dtype.bits == 64) return run_backward<double>(*p, *a);
+    if (p->dtype.bits == 32) return run_backward<float>(*p, *a);
+    naive::widened_call w;
+    glabench_backward_args x = naive::copy_of(*a);
+    x.q = w.in(a->q), x.k = w.in(a->k), x.v = w.in(a->v), x.g = w.in(a->g), x.u = w.in(a->u);
+    x.h0 = w.in(a->h0), x.d_o = w.in(a->d_o), x.dht = w.in(a->dht);
+    x.dq = w.out(a->dq), x.dk = w.out(a->dk), x.dv = w.out(a->dv), x.dg = w.out(a->dg);
+    x.du = w.out(a->du), x.dh0 = w.out(a->dh0);
+    if (glabench_status s = run_backward<float>(naive::copy_of(*p), x)) return s;
+    w.narrow();
+    return GLABENCH_OK;
   });
 }
 
@@ -179,7 +207,7 @@ const glabench_backend kBackend = {
     .workspace_size = workspace_size,
     .forward = forward,
     .backward = backward,
-    .features = GLABENCH_FEATURE_VARLEN,
+    .features = GLABENCH_FEATURE_VARLEN | GLABENCH_FEATURE_STATE_FP32,
 };
 
 }  // namespace

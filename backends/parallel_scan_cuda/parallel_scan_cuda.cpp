@@ -1,7 +1,7 @@
 // The parallel-scan per-feature CUDA backend (seed 002): plugin-ABI glue around the
 // shared per-feature scan kernels (backends/common/parallel_scan), instantiated for gla
-// in launch.cu. gla only; fp64, fp32 and bf16; forward and backward; packed batches and
-// fp32 states at bf16 storage (ABI 1.5).
+// in launch.cu. gla only; fp64, fp32, bf16 and fp16; forward and backward; packed batches
+// and fp32 states at 16-bit storage (ABI 1.5).
 #include <cuda_runtime_api.h>
 
 #include <iterator>
@@ -23,6 +23,8 @@ constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_GLA, kFloat32, GLABENCH_MODE_BACKWARD},
     {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_FORWARD},
     {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_GLA, kFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_GLA, kFloat16, GLABENCH_MODE_BACKWARD},
 };
 
 extern const glabench_backend kBackend;
@@ -36,7 +38,7 @@ glabench_status device_available(glabench_message* reason) {
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "parallel_scan_cuda runs gla in fp64, fp32 and bf16");
+                "parallel_scan_cuda runs gla in fp64, fp32, bf16 and fp16");
   if (glabench_status s = scan::check_knobs("PARALLEL_SCAN_CUDA_", reason)) return s;
   return scan::check_sizes(p, reason);
 }

@@ -383,13 +383,14 @@ bench_row bench_session::run(const job& j) {
         // A write outside a tensor's bounds fails the row, naming the tensor. Checked after
         // the quick verify's call and after sampling, never inside a timed launch.
         runner->check_guards();
-        row.checks = check_heads(j.prob, true, expected_for(j), default_tolerance(j.storage),
-                                 [&](head_index at) {
-                                   head_result r{runner->download_head_outputs(at.b, at.h), {}};
-                                   if (j.with_backward)
-                                     r.grads = runner->download_head_gradients(at.b, at.h);
-                                   return r;
-                                 });
+        row.checks = check_heads(
+            j.prob, true, expected_for(j), default_tolerance(j.storage),
+            [&](head_index at) {
+              head_result r{runner->download_head_outputs(at.b, at.h), {}};
+              if (j.with_backward) r.grads = runner->download_head_gradients(at.b, at.h);
+              return r;
+            },
+            output_dtypes{j.storage, j.backend->state_dtype(j.storage)});
         for (const auto& c : row.checks)
           if (!c.passed)
             throw std::runtime_error(

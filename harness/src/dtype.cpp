@@ -1,59 +1,18 @@
 #include "dtype.hpp"
 
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+
+#include "glabench/half_precision.hpp"
 
 namespace glabench {
-namespace {
 
-uint16_t float_to_bf16(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  if (std::isnan(f)) return static_cast<uint16_t>((x >> 16) | 0x40);  // stay a NaN
-  x += 0x7fff + ((x >> 16) & 1);                                      // round to nearest even
-  return static_cast<uint16_t>(x >> 16);
-}
-
-float bf16_to_float(uint16_t h) {
-  return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
-}
-
-uint16_t float_to_fp16(float f) {
-  const uint32_t x = std::bit_cast<uint32_t>(f);
-  const uint32_t sign = (x >> 16) & 0x8000;
-  const int32_t biased = static_cast<int32_t>((x >> 23) & 0xff);
-  uint32_t mant = x & 0x7fffff;
-  if (biased == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
-  const int32_t exp = biased - 127 + 15;
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00);
-  if (exp <= 0) {  // subnormal half
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000;
-    const int shift = 14 - exp;
-    uint32_t h = mant >> shift;
-    const uint32_t rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  const uint32_t rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;  // a carry rounds into the exponent
-  return static_cast<uint16_t>(h);
-}
-
-float fp16_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  if (exp == 0) {
-    const float value = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -value : value;
-  }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000 | (mant << 13));
-  return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-}  // namespace
+using half_precision::bf16_to_float;
+using half_precision::float_to_bf16;
+using half_precision::float_to_fp16;
+using half_precision::fp16_to_float;
 
 std::string_view dtype_name(dtype d) {
   switch (d) {
@@ -159,6 +118,33 @@ tensor unpack(const std::byte* src, const std::vector<int64_t>& shape, dtype d) 
 tensor round_to(const tensor& t, dtype d) {
   if (d == dtype::fp64) return t;
   return unpack(pack(t, d).data(), t.shape, d);
+}
+
+double round_value(double x, dtype d) {
+  switch (d) {
+    case dtype::fp64:
+      return x;
+    case dtype::fp32:
+      return static_cast<float>(x);
+    case dtype::fp16:
+      return fp16_to_float(float_to_fp16(static_cast<float>(x)));
+    case dtype::bf16:
+      return bf16_to_float(float_to_bf16(static_cast<float>(x)));
+  }
+  return x;
+}
+
+double smallest_normal(dtype d) {
+  switch (d) {
+    case dtype::fp64:
+      return std::numeric_limits<double>::min();
+    case dtype::fp16:
+      return 6.103515625e-05;  // 2^-14
+    case dtype::fp32:
+    case dtype::bf16:
+      return std::numeric_limits<float>::min();
+  }
+  return 0;
 }
 
 }  // namespace glabench

@@ -33,5 +33,10 @@ std::vector<std::byte> pack(const tensor& t, dtype d);
 tensor unpack(const std::byte* bytes, const std::vector<int64_t>& shape, dtype d);
 // The values the backend actually sees: t rounded to d, back in fp64.
 tensor round_to(const tensor& t, dtype d);
+// x rounded to d, back in fp64.
+double round_value(double x, dtype d);
+// The smallest positive normal value of d: below it, d holds a value only to an absolute
+// step (fp16: 2^-24), not a relative one.
+double smallest_normal(dtype d);
 
 }  // namespace glabench

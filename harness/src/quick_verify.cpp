@@ -73,8 +73,11 @@ op_inputs head_inputs(const problem& p, const op_inputs& in, head_index at, dtyp
 }
 
 void add_check(std::map<std::string, tensor_check>& worst, const std::string& name,
-               const tensor& got, const tensor& want, double tol) {
-  keep_worst(worst[name], compare_tensor(name, got, want, tol));
+               const tensor& got, const tensor& want, double tol,
+               const std::optional<output_dtypes>& returned) {
+  keep_worst(worst[name],
+             compare_tensor(name, got, want, tol,
+                            returned ? std::optional(returned->of(name)) : std::nullopt));
 }
 
 // Rows `at` of a one-head tensor [1, T, 1, X] (or lse's [1, 1, T], X = 1) as [rows, X].
@@ -87,14 +90,14 @@ tensor pick_rows(const tensor& t, const std::vector<int64_t>& at) {
 }
 
 void check_rows(std::map<std::string, tensor_check>& worst, const reference::softmax_rows& want,
-                const head_result& got, double tol) {
-  add_check(worst, "o", pick_rows(got.out.o, want.queries), want.o, tol);
-  add_check(worst, "lse", pick_rows(got.out.lse, want.queries), want.lse, tol);
+                const head_result& got, double tol, const std::optional<output_dtypes>& returned) {
+  add_check(worst, "o", pick_rows(got.out.o, want.queries), want.o, tol, returned);
+  add_check(worst, "lse", pick_rows(got.out.lse, want.queries), want.lse, tol, returned);
   if (!got.grads) return;
-  add_check(worst, "dq", pick_rows(got.grads->dq, want.queries), want.dq, tol);
+  add_check(worst, "dq", pick_rows(got.grads->dq, want.queries), want.dq, tol, returned);
   if (want.keys.empty()) return;
-  add_check(worst, "dk", pick_rows(got.grads->dk, want.keys), want.dk, tol);
-  add_check(worst, "dv", pick_rows(got.grads->dv, want.keys), want.dv, tol);
+  add_check(worst, "dk", pick_rows(got.grads->dk, want.keys), want.dk, tol, returned);
+  add_check(worst, "dv", pick_rows(got.grads->dv, want.keys), want.dv, tol, returned);
 }
 
 }  // namespace
@@ -155,23 +158,25 @@ std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in
 
 std::vector<tensor_check> check_heads(const problem& p, bool has_h0,
                                       const std::vector<expected_head>& want, double tol,
-                                      const std::function<head_result(head_index)>& fetch) {
+                                      const std::function<head_result(head_index)>& fetch,
+                                      const std::optional<output_dtypes>& returned) {
   std::map<std::string, tensor_check> worst;
   for (const auto& e : want) {
     const head_result got = fetch(e.at);
     if (e.rows) {
-      check_rows(worst, *e.rows, got, tol);
+      check_rows(worst, *e.rows, got, tol, returned);
       continue;
     }
-    add_check(worst, "o", got.out.o, e.out.o, tol);
-    if (p.has_state()) add_check(worst, "ht", got.out.ht, e.out.ht, tol);
-    if (p.op == op_kind::softmax_attn) add_check(worst, "lse", got.out.lse, e.out.lse, tol);
+    add_check(worst, "o", got.out.o, e.out.o, tol, returned);
+    if (p.has_state()) add_check(worst, "ht", got.out.ht, e.out.ht, tol, returned);
+    if (p.op == op_kind::softmax_attn)
+      add_check(worst, "lse", got.out.lse, e.out.lse, tol, returned);
     if (!got.grads) continue;
-    add_check(worst, "dq", got.grads->dq, e.grads->dq, tol);
-    add_check(worst, "dk", got.grads->dk, e.grads->dk, tol);
-    add_check(worst, "dv", got.grads->dv, e.grads->dv, tol);
-    if (p.has_gate()) add_check(worst, "dg", got.grads->dg, e.grads->dg, tol);
-    if (has_h0) add_check(worst, "dh0", got.grads->dh0, e.grads->dh0, tol);
+    add_check(worst, "dq", got.grads->dq, e.grads->dq, tol, returned);
+    add_check(worst, "dk", got.grads->dk, e.grads->dk, tol, returned);
+    add_check(worst, "dv", got.grads->dv, e.grads->dv, tol, returned);
+    if (p.has_gate()) add_check(worst, "dg", got.grads->dg, e.grads->dg, tol, returned);
+    if (has_h0) add_check(worst, "dh0", got.grads->dh0, e.grads->dh0, tol, returned);
   }
   std::vector<tensor_check> out;
   for (auto& [name, c] : worst) out.push_back(c);

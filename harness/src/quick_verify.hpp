@@ -72,9 +72,11 @@ struct head_result {
 // tolerance; `fetch` brings one head's results back from the backend (for sampled rows,
 // the rows are picked from the whole head it brings). rwkv6's du sums
 // over the batch, so one head's reference du is not the backend's; the fixture verify
-// checks du.
+// checks du. `returned`: the dtypes the outputs come back in, where what they cannot
+// hold is credited (tensor_check.hpp); none: no credit.
 std::vector<tensor_check> check_heads(const problem& p, bool has_h0,
                                       const std::vector<expected_head>& want, double tol,
-                                      const std::function<head_result(head_index)>& fetch);
+                                      const std::function<head_result(head_index)>& fetch,
+                                      const std::optional<output_dtypes>& returned = std::nullopt);
 
 }  // namespace glabench

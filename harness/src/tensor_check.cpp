@@ -29,7 +29,7 @@ std::string describe_failure(const tensor_check& c) {
 }
 
 tensor_check compare_tensor(const std::string& name, const tensor& actual, const tensor& expected,
-                            double threshold) {
+                            double threshold, std::optional<dtype> stored) {
   tensor_check c;
   c.tensor = name;
   c.threshold = threshold;
@@ -39,9 +39,14 @@ tensor_check compare_tensor(const std::string& name, const tensor& actual, const
     return c;
   }
   c.elements = static_cast<int64_t>(actual.data.size());
-  double diff_sq = 0, ref_sq = 0;
+  double diff_sq = 0, ref_sq = 0, underflow_sq = 0;
+  const double normal = stored ? smallest_normal(*stored) : 0;
   for (size_t i = 0; i < expected.data.size(); ++i) {
     const double x = actual.data[i], r = expected.data[i];
+    if (std::abs(r) < normal) {
+      const double held = round_value(r, *stored) - r;
+      underflow_sq += held * held;
+    }
     if (!std::isfinite(x)) {
       if (c.finite) c.first_non_finite = index_of(i, actual.shape);
       c.finite = false;
@@ -57,7 +62,10 @@ tensor_check compare_tensor(const std::string& name, const tensor& actual, const
   }
   // An all-zero expected tensor is judged on the absolute norm.
   c.rel_l2 = ref_sq > 0 ? std::sqrt(diff_sq / ref_sq) : std::sqrt(diff_sq);
-  c.passed = c.rel_l2 <= threshold;
+  c.underflow = ref_sq > 0 ? std::sqrt(underflow_sq / ref_sq) : 0;
+  c.passed = c.rel_l2 <= threshold ||
+             (c.underflow > 0 &&
+              std::sqrt(diff_sq) <= threshold * std::sqrt(ref_sq) + std::sqrt(underflow_sq));
   return c;
 }
 
@@ -69,6 +77,7 @@ void keep_worst(tensor_check& worst, const tensor_check& c) {
   // NaN never passes and is kept as the worst value.
   if (first || !(c.rel_l2 <= worst.rel_l2)) worst.rel_l2 = c.finite ? c.rel_l2 : NAN;
   if (first || !(c.max_abs <= worst.max_abs)) worst.max_abs = c.finite ? c.max_abs : NAN;
+  worst.underflow = first ? c.underflow : std::max(worst.underflow, c.underflow);
   worst.passed = (first || worst.passed) && c.passed;
 }
 

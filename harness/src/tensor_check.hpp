@@ -1,14 +1,19 @@
 // The one check record: the accuracy of one output tensor against its fp64 expected
 // value (docs/design.md §5), rel_l2 = ‖x − r‖₂ / ‖r‖₂ and max_abs = max |x − r|, against
-// a threshold on rel_l2. NaN or Inf never passes. `glabench verify` keeps one per tensor
-// of a fixture; `glabench bench`'s quick verify one per tensor, the worst over the
-// sampled heads.
+// a threshold on rel_l2. NaN or Inf never passes. Where the output's dtype is given, the
+// part of the reference it cannot hold is credited: an element below the dtype's smallest
+// normal is held only to an absolute step (fp16: 2^-24; a gradient of 1e-13 becomes 0),
+// so ‖x − r‖ ≤ threshold·‖r‖ + ‖round(r) − r‖ over those elements also passes. `glabench verify`
+// keeps one per tensor of a fixture; `glabench bench`'s quick verify one per tensor, the worst over
+// the sampled heads.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "dtype.hpp"
 #include "glabench/reference/tensor.hpp"
 
 namespace glabench {
@@ -20,6 +25,9 @@ struct tensor_check {
   bool passed = false;
   double max_abs = 0;  // NaN when the output is not finite
   bool finite = true;
+  // ‖round(r) − r‖ / ‖r‖ over the elements of r below the output dtype's smallest normal:
+  // the error a result rounded exactly into that dtype has there (0 without a dtype).
+  double underflow = 0;
   // Where the output is not finite: how many elements are NaN or ±Inf, and the index of
   // the first in row-major order ([b, t, h, d] for token tensors). Not kept by
   // keep_worst (bench's sampled heads have no whole-tensor index).
@@ -32,7 +40,18 @@ struct tensor_check {
 std::string describe_failure(const tensor_check& c);
 
 tensor_check compare_tensor(const std::string& name, const tensor& actual, const tensor& expected,
-                            double threshold);
+                            double threshold, std::optional<dtype> stored = std::nullopt);
+
+// The dtypes a backend's outputs come back in: ht and dh0 in the state dtype, lse in fp32
+// at 16-bit storage, every other tensor in the storage dtype.
+struct output_dtypes {
+  dtype storage, state;
+  dtype of(const std::string& tensor) const {
+    if (tensor == "ht" || tensor == "dh0") return state;
+    if (tensor == "lse" && is_16_bit(storage)) return dtype::fp32;
+    return storage;
+  }
+};
 
 // Folds `c` into `worst`, the same tensor's check over other heads or runs: the larger
 // rel_l2 and max_abs (NaN is kept as the worst), passed only if both passed. `worst`

@@ -12,7 +12,8 @@ namespace {
 
 // A checked tensor. NaN is not JSON: a non-finite rel_l2 or max_abs is null (read back as
 // NaN). Where an output is not finite, how many elements are NaN or Inf, and the first's
-// index.
+// index. Where part of the reference lies below the output dtype's normal range, that
+// part's rounding error relative to it (underflow, tensor_check.hpp).
 constexpr auto tensor_check_fields = [](auto& f, auto& c) {
   f("name", c.tensor);
   f.number_or_null("rel_l2", c.rel_l2);
@@ -20,6 +21,7 @@ constexpr auto tensor_check_fields = [](auto& f, auto& c) {
   f("threshold", c.threshold);
   f("finite", c.finite);
   f("passed", c.passed);
+  f.present_if(c.underflow > 0, "underflow", c.underflow);
   f.present_if(c.non_finite != 0, "non_finite", c.non_finite);
   f.present_if(c.non_finite != 0, "elements", c.elements);
   f.present_if(c.non_finite != 0, "first_non_finite", c.first_non_finite);

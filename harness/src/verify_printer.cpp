@@ -71,9 +71,17 @@ void verify_printer::print_table(std::ostream& os, const std::vector<verify_case
       continue;
     }
     for (const auto& c : r.checks) {
-      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}\n", lead, c.tensor, sci(c.rel_l2),
+      // A pass by the underflow credit says so (tensor_check.hpp).
+      const std::string credit =
+          c.passed && !(c.rel_l2 <= c.threshold)
+              ? fmt::format(
+                    " (the dtype cannot hold {:.2g} of the reference's norm: it lies "
+                    "below the normal range)",
+                    c.underflow)
+              : "";
+      fmt::print(os, "{}  {:<6}  {:>9}  {:>9}  {:>7}  {}{}\n", lead, c.tensor, sci(c.rel_l2),
                  sci(c.max_abs), fmt::format("{:.0e}", c.threshold),
-                 c.passed ? style.paint("ok", tone::good) : style.paint("FAIL", tone::bad));
+                 c.passed ? style.paint("ok", tone::good) : style.paint("FAIL", tone::bad), credit);
       lead = blank;
     }
     if (r.state_storage && *r.state_storage != r.storage)

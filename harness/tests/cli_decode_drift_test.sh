@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # glabench decode-drift through the CLI on the CPU backend and test plugins: the chained
-# decode of naive_recurrent (gla, rwkv6) drifts by nothing at fp64 and by fp32's rounding
-# at fp32 over 1024 steps, asserted on the results JSON; the context names the run; a
+# decode of naive_recurrent (gla, rwkv6) drifts by nothing at fp64, by fp32's rounding at
+# fp32, and at bf16 and fp16 by their rounding of o while its fp32 state stays near fp32's,
+# over 1024 steps, asserted on the results JSON; the context names the run; a
 # backend or op that cannot run is a recorded result with its reason; a NaN, a crash, a
 # hang and a drifting backend are recorded failures, never glabench's end; bad options
 # exit 2 and write nothing.
@@ -12,10 +13,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 python=${GLABENCH_PYTHON:-python3}
 naive=(decode-drift --backend naive_recurrent --shape 2,2,32,32)
 
-# 1024 steps of gla and rwkv6 at fp64 and fp32 (every dtype naive_recurrent has).
+# 1024 steps of gla and rwkv6 in every dtype naive_recurrent has (fp64, fp32, bf16, fp16;
+# fp32 states at 16 bits).
 expect_rc 0 "naive_recurrent 1024 steps" "$glabench" "${naive[@]}" --json "$dir/naive.json"
 [[ "$out" == *"B2 H2 K32 V32, 1024 steps of T = 1"*"naive_recurrent  rwkv6  fp32   fp32   mild    o  "* &&
-   "$out" == *"4 passed, 0 failed, 0 skipped"* ]] || fail "naive_recurrent table: $out"
+   "$out" == *"naive_recurrent  rwkv6  fp16   fp32   mild    o  "* &&
+   "$out" == *"8 passed, 0 failed, 0 skipped"* ]] || fail "naive_recurrent table: $out"
 "$python" - "$dir/naive.json" <<'PY' || fail "naive_recurrent drift"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -27,10 +30,12 @@ o = c["decode_drift_options"]
 assert (o["B"], o["H"], o["K"], o["V"], o["steps"]) == (2, 2, 32, 32, 1024), o
 assert o["gates"] == ["mild"] and o["checkpoints"] == [1, 4, 16, 64, 256, 1024], o
 cases = {(r["op"], r["dtype"]): r for r in d["results"]}
-assert set(cases) == {(op, dt) for op in ("gla", "rwkv6") for dt in ("fp64", "fp32")}, cases
+dtypes = ("fp64", "fp32", "bf16", "fp16")
+assert set(cases) == {(op, dt) for op in ("gla", "rwkv6") for dt in dtypes}, cases
 for (op, dt), r in cases.items():
     assert r["status"] == "passed" and r["message"] == "", r
-    assert r["state_dtype"] == dt and r["gates"] == "mild", r
+    state = "fp32" if dt in ("bf16", "fp16") else dt
+    assert r["state_dtype"] == state and r["gates"] == "mild", r
     assert r["steps"] == r["steps_run"] == 1024, r
     assert [p["step"] for p in r["checkpoints"]] == o["checkpoints"], r["checkpoints"]
     drifts = [p[k] for p in r["checkpoints"] for k in ("o_rel_l2", "state_rel_l2")]
@@ -40,9 +45,13 @@ for (op, dt), r in cases.items():
     assert max(drifts) >= max(p["o_rel_l2"] for p in r["checkpoints"]), r
     if dt == "fp64":
         assert max(drifts) <= 1e-12 and r["threshold"] == 1e-12, (op, dt, drifts)
-    else:  # fp32's rounding, carried 1024 steps: there, and bounded
+    elif dt == "fp32":  # fp32's rounding, carried 1024 steps: there, and bounded
         assert 1e-9 < m["o_rel_l2"] <= 1e-5 and 1e-9 < m["state_rel_l2"] <= 1e-5, (op, dt, m)
         assert r["threshold"] == 1e-5, r
+    else:  # o rounded once to 16 bits a step; the fp32 state does not drift with it
+        limit = {"bf16": 1e-2, "fp16": 5e-3}[dt]
+        assert limit / 100 < m["o_rel_l2"] <= limit and m["state_rel_l2"] <= 1e-5, (op, dt, m)
+        assert r["threshold"] == limit, r
 PY
 
 # The same chain in this process (--no-isolate) and again in a worker: the same numbers;
@@ -71,21 +80,21 @@ assert all(r['status'] == 'passed' for r in d['results'])
 assert d['context']['decode_drift_options']['gates'] == ['model', 'mild', 'fla', 'strong', 'cliff']" ||
   fail "--gates all results"
 
-# What cannot run is recorded with its reason: a dtype naive_recurrent lacks, an op the
-# softmax plugin lacks. Nothing ran: exit 77.
-expect_rc 77 "a dtype the backend lacks" "$glabench" "${naive[@]}" --dtype bf16 --steps 4 \
-  --json "$dir/bf16.json"
-[[ "$out" == *"naive_recurrent: 1 case unsupported: no gla forward in bf16"* ]] ||
+# What cannot run is recorded with its reason: a dtype the varlen plugin lacks (fp16), an
+# op the softmax plugin lacks. Nothing ran: exit 77.
+expect_rc 77 "a dtype the backend lacks" "$glabench" --backend-lib \
+  "$plugin_dir/glabench_backend_test_varlen_state_fp32.so" decode-drift \
+  --backend test_varlen_state_fp32 --dtype fp16 --steps 4 --json "$dir/fp16.json"
+[[ "$out" == *"test_varlen_state_fp32: 1 case unsupported: no gla forward in fp16"* ]] ||
   fail "unsupported dtype not shown: $out"
 expect_rc 77 "an op the backend lacks" "$glabench" --backend-lib \
   "$plugin_dir/glabench_backend_test_softmax.so" decode-drift --backend test_softmax --op rwkv6 \
   --steps 4 --json "$dir/no_op.json"
-"$python" - "$dir/bf16.json" "$dir/no_op.json" <<'PY' || fail "unsupported cases recorded"
+"$python" - "$dir/fp16.json" "$dir/no_op.json" <<'PY' || fail "unsupported cases recorded"
 import json, sys
-bf16, no_op = (json.load(open(p))["results"] for p in sys.argv[1:])
-assert [(r["op"], r["status"], r["message"]) for r in bf16] == [
-    ("gla", "unsupported", "no gla forward in bf16"),
-    ("rwkv6", "unsupported", "no rwkv6 forward in bf16")], bf16
+fp16, no_op = (json.load(open(p))["results"] for p in sys.argv[1:])
+assert [(r["op"], r["status"], r["message"]) for r in fp16] == [
+    ("gla", "unsupported", "no gla forward in fp16")], fp16
 assert [(r["op"], r["status"], r["message"]) for r in no_op] == [
     ("rwkv6", "unsupported", "no rwkv6 forward in any dtype")], no_op
 PY

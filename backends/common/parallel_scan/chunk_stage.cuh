@@ -96,8 +96,9 @@ struct chunk_stage {
   // rwkv6 0.4654 → 0.4466 ms, gla 0.4250 → 0.4167 ms. Elsewhere it lost: fp32 wide
   // (gla 0.4032 → 0.4072), the narrow width-4 bf16 kernels (gla forward 0.4116 →
   // 0.4516), 16-token chunks (rwkv6 width 2 at B4 T1024 H4 D100: 0.177 → 0.190).
-  static constexpr bool kFastRows = std::is_same_v<Elem, __nv_bfloat16> && kParts == 1 &&
-                                    THREADS >= 2 * layout::kPadded && TC <= 8;
+  // fp16 takes it as bf16 does.
+  static constexpr bool kFastRows =
+      sizeof(Elem) == 2 && kParts == 1 && THREADS >= 2 * layout::kPadded && TC <= 8;
   // Column values: kColRowsPerPass tokens at once.
   static_assert(THREADS % kColumns == 0, "column values: whole rows per pass");
   static constexpr int kColRowsPerPass = THREADS / kColumns;
@@ -235,7 +236,7 @@ struct chunk_stage {
       // warp), and below, the strip rescaled (a strip going step by step takes the
       // general form).
       const bool full = kFastRows && r.rows == TC && __all_sync(0xffffffffu, c.key_in[n]);
-      auto unmasked = [&](const auto& x, int index) {  // only reached for bf16 (kFastRows)
+      auto unmasked = [&](const auto& x, int index) {  // only reached at 16 bits (kFastRows)
         if constexpr (std::is_same_v<Elem, __nv_bfloat16>)
           return widen_bf16<C>(x[n][index]);
         else

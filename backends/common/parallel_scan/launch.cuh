@@ -9,10 +9,12 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <optional>
 #include <type_traits>
 
+#include "decode_kernel.cuh"
 #include "kernel_variants.cuh"
 #include "knobs.hpp"
 #include "occupancy.cuh"
@@ -196,6 +198,7 @@ cudaError_t run_layout(int64_t reduced, int64_t owned, double wide_blocks, bool 
 
 template <recurrence OP, typename Elem>
 cudaError_t forward_for(const scan_args& a) {
+  if (decodes(a)) return run_decode<OP, Elem>(a);
   if constexpr (std::is_same_v<Elem, float>)
     if (fp32_state64<OP>()) return precise_forward<OP>(a);
   return run_layout<OP, Elem, wide<OP, Elem>::template forward>(
@@ -264,6 +267,8 @@ cudaError_t launch_forward(storage s, const scan_args& a) {
       return forward_for<OP, float>(a);
     case storage::bf16:
       return forward_for<OP, __nv_bfloat16>(a);
+    case storage::fp16:
+      return forward_for<OP, __half>(a);
   }
   return cudaErrorInvalidValue;
 }
@@ -277,6 +282,8 @@ cudaError_t launch_backward(storage s, const scan_args& a) {
       return backward_for<OP, float>(a);
     case storage::bf16:
       return backward_for<OP, __nv_bfloat16>(a);
+    case storage::fp16:
+      return backward_for<OP, __half>(a);
   }
   return cudaErrorInvalidValue;
 }

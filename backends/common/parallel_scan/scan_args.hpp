@@ -15,7 +15,7 @@ namespace glabench::parallel_scan {
 //   rwkv6: o_t = scale · q_t (S_{t−1} + diag(u) k_tᵀv_t)         (fused_recurrent_rwkv6_cuda)
 enum class recurrence { gla, rwkv6 };
 
-enum class storage { fp64, fp32, bf16 };
+enum class storage { fp64, fp32, bf16, fp16 };
 
 struct scan_args {
   int64_t B, T, H, K, V;
@@ -30,7 +30,7 @@ struct scan_args {
   // of T tokens, sequence b the tokens [cu_seqlens[b], cu_seqlens[b+1]), each from its
   // own h0[b] to ht[b]. Null: B sequences of T tokens each.
   const int32_t* cu_seqlens;
-  // h0, ht, dht and dh0 are fp32 at bf16 storage (GLABENCH_FEATURE_STATE_FP32); otherwise
+  // h0, ht, dht and dh0 are fp32 at 16-bit storage (GLABENCH_FEATURE_STATE_FP32); otherwise
   // in the storage dtype.
   bool state_fp32;
 };

@@ -17,14 +17,16 @@
 namespace glabench::parallel_scan {
 
 inline storage storage_of(DLDataType d) {
-  return d.bits == 64 ? storage::fp64 : d.code == kDLBfloat ? storage::bf16 : storage::fp32;
+  if (d.bits == 64) return storage::fp64;
+  if (d.bits == 16) return d.code == kDLBfloat ? storage::bf16 : storage::fp16;
+  return storage::fp32;
 }
 
 using cuda_plugin::cuda_device_available;
 using cuda_plugin::finish;
 
 // What ABI 1.5 lets the kernels be offered (glabench_backend.features): packed batches,
-// and fp32 states at bf16 storage.
+// and fp32 states at 16-bit storage.
 inline constexpr uint32_t kFeatures = GLABENCH_FEATURE_VARLEN | GLABENCH_FEATURE_STATE_FP32;
 
 // The sequences the kernels walk: B, or a packed batch's N.
@@ -40,7 +42,7 @@ inline int64_t tokens_of(const glabench_problem* p) {
 
 // The sizes the kernels take: every size ≥ 1, heads up to kMaxHeadSize, sequences·H
 // within the grid's y dimension; a packed batch's offsets in int32, and states in the
-// storage dtype or (at bf16) fp32.
+// storage dtype or (at bf16 and fp16) fp32.
 inline glabench_status check_sizes(const glabench_problem* p, glabench_message* reason) {
   using backend_support::fail;
   if (p->B < 1 || p->T < 1 || p->H < 1 || p->K < 1 || p->V < 1)
@@ -58,7 +60,7 @@ inline glabench_status check_sizes(const glabench_problem* p, glabench_message* 
   if (!backend_support::same_dtype(backend_support::state_dtype_of(p), p->dtype) &&
       !backend_support::states_in_fp32(p))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "states in the storage dtype, or fp32 at bf16 storage");
+                "states in the storage dtype, or fp32 at 16-bit storage");
   return GLABENCH_OK;
 }
 

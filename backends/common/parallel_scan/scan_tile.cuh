@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -19,7 +20,7 @@ namespace glabench::parallel_scan {
 
 template <typename T>
 struct compute_of {
-  using type = float;  // fp32 state and accumulation for fp32 and bf16
+  using type = float;  // fp32 state and accumulation for fp32, bf16 and fp16
 };
 template <>
 struct compute_of<double> {
@@ -39,6 +40,10 @@ __device__ __forceinline__ C to_compute(float x) {
 template <typename C>
 __device__ __forceinline__ C to_compute(__nv_bfloat16 x) {
   return static_cast<C>(__bfloat162float(x));
+}
+template <typename C>
+__device__ __forceinline__ C to_compute(__half x) {
+  return static_cast<C>(__half2float(x));
 }
 
 // keep ? x : 0 in the compute type, for the column stager's bf16 values. The
@@ -65,6 +70,10 @@ __device__ __forceinline__ T to_storage(C x) {
 template <>
 __device__ __forceinline__ __nv_bfloat16 to_storage<__nv_bfloat16, float>(float x) {
   return __float2bfloat16_rn(x);
+}
+template <>
+__device__ __forceinline__ __half to_storage<__half, float>(float x) {
+  return __float2half_rn(x);
 }
 
 template <typename C>

@@ -1,6 +1,6 @@
 // Tile sizes of the kernels, in two geometries: the narrow one (tiles<Elem>: strips of
 // 16, 128 threads) for every dtype and head, and the wide one (wide_tiles: strips of 8,
-// 256 threads) for fp32 and bf16 heads of at most 128. Each choice was timed against
+// 256 threads) for fp32, bf16 and fp16 heads of at most 128. Each choice was timed against
 // its alternatives with bench/tile_sweep.cu; the figures are in README.md.
 //
 // WIDTH is the number of value columns (forward, dv) or key rows (dq, dk, dg) a thread
@@ -23,7 +23,7 @@
 
 namespace glabench::parallel_scan {
 
-// The narrow geometry, for bf16; fp32 and fp64 differ as specialised below.
+// The narrow geometry, for bf16 and fp16; fp32 and fp64 differ as specialised below.
 template <typename Elem>
 struct tiles {
   static constexpr int L = 16;  // strip length along the reduced axis
@@ -64,7 +64,7 @@ struct tiles<double> : tiles<__nv_bfloat16> {
   static constexpr int tc_columns(int) { return 4; }
 };
 
-// The wide geometry (fp32 and bf16, heads of at most 128): strips of 8 and 256 threads,
+// The wide geometry (fp32, bf16 and fp16, heads of at most 128): strips of 8 and 256 threads,
 // so twice the lanes of the narrow geometry and the same columns (rows) per block — the
 // same grid with half of each thread's state, and two warps a scheduler where the
 // narrow width-4 kernels have one.
