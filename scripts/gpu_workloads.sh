@@ -12,8 +12,9 @@
 #   drift     decode-drift, ours, bf16 and fp16, strong gates: drift.json
 #   fp16      bench at B4 T2048 and B2 T16384 H16 D128, bf16 beside fp16, $FP16_GATES
 #             (default strong), graph: fp16.json
-#   packed    bench --shapes packed: chunked_fuse_cuda and parallel_scan_cuda in graph
-#             timing, fla.chunk_gla eager (its packed path syncs with the host): packed.json
+#   packed    bench --shapes packed ($PACKED_GATES, default mild,strong): chunked_fuse_cuda
+#             and parallel_scan_cuda in graph and eager timing, fla.chunk_gla eager (its packed
+#             path syncs with the host; $CALL_TIMEOUT s a call for its autotuning): packed.json
 # fla comes from PYTHONPATH (fla-core). GLABENCH: the glabench binary (build/hopper/glabench).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -62,9 +63,11 @@ for step in ${STEPS:-verify sanitize decode drift fp16 packed}; do
         --json "$OUT/fp16.json" >"$OUT/fp16.log" 2>&1
       stamp fp16 $? ;;
     packed)
-      timeout 400 "$G" "${FLA[@]}" bench --backend chunked_fuse_cuda --backend parallel_scan_cuda \
-        --backend fla.chunk_gla --shapes packed --dtype bf16 --gates mild,strong \
-        --timing graph,eager --json "$OUT/packed.json" >"$OUT/packed.log" 2>&1
+      # fla autotunes at the new shape: each call may take minutes ($CALL_TIMEOUT).
+      timeout 500 "$G" "${FLA[@]}" --call-timeout "${CALL_TIMEOUT:-30}" bench \
+        --backend chunked_fuse_cuda --backend parallel_scan_cuda --backend fla.chunk_gla \
+        --shapes packed --dtype bf16 --gates "${PACKED_GATES:-mild,strong}" --timing graph,eager \
+        --max-call-seconds 600 --json "$OUT/packed.json" >"$OUT/packed.log" 2>&1
       stamp packed $? ;;
     *) echo "unknown step $step" >&2 ;;
   esac
