@@ -84,7 +84,7 @@ assert d['context']['decode_drift_options']['gates'] == ['model', 'mild', 'fla',
 # op the softmax plugin lacks. Nothing ran: exit 77.
 expect_rc 77 "a dtype the backend lacks" "$glabench" --backend-lib \
   "$plugin_dir/glabench_backend_test_varlen_state_fp32.so" decode-drift \
-  --backend test_varlen_state_fp32 --dtype fp16 --steps 4 --json "$dir/fp16.json"
+  --backend test_varlen_state_fp32 --op gla --dtype fp16 --steps 4 --json "$dir/fp16.json"
 [[ "$out" == *"test_varlen_state_fp32: 1 case unsupported: no gla forward in fp16"* ]] ||
   fail "unsupported dtype not shown: $out"
 expect_rc 77 "an op the backend lacks" "$glabench" --backend-lib \

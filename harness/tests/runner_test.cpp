@@ -102,8 +102,10 @@ BOOST_AUTO_TEST_CASE(an_unterminated_message_is_cut_at_the_buffer) {
 }
 
 BOOST_AUTO_TEST_CASE(unsupported_dtype_is_skipped_not_failed) {
-  const loaded_backend naive = load_backend(NAIVE_BACKEND_PATH);
-  const verify_case_result r = verify_case(naive, recipe_fixture("gla_basic"), dtype::bf16, {});
+  // The varlen plugin has gla in fp64, fp32 and bf16, not fp16.
+  const loaded_backend b =
+      load_backend(std::string(TEST_PLUGIN_DIR "/glabench_backend_test_varlen_state_fp32.so"));
+  const verify_case_result r = verify_case(b, recipe_fixture("gla_basic"), dtype::fp16, {});
   BOOST_TEST(case_status_name(r.status) == "unsupported");
   BOOST_TEST(verify_exit_code({r}) == 77);
 }
@@ -481,7 +483,7 @@ BOOST_AUTO_TEST_CASE(a_packed_batch_and_fp32_states_reach_a_backend_that_declare
 // h0 row, ending in its own ht row, du summed; and the head downloads take sequences.
 BOOST_AUTO_TEST_CASE(naive_computes_a_packed_batch_sequence_by_sequence) {
   const loaded_backend naive = load_backend(NAIVE_BACKEND_PATH);
-  BOOST_TEST(feature_names(naive.features()) == "varlen");
+  BOOST_TEST(feature_names(naive.features()) == "varlen, fp32 state");
   for (const char* name : {"gla_basic", "rwkv6_basic"}) {
     BOOST_TEST_CONTEXT(name) {
       // Equal lengths: the fixture's own expected values, and the finite differences.
