@@ -161,6 +161,18 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
       out.push_back({n + "_b2_t1024_h4_d128", "the accuracy shape of the CUDA backends",
                      make_problem(op, {2, 1024, 4, 128, 128}), options()});
     }
+    // Decoding (T = 1, h0 given) at the decode kernel's variants (backends/common/
+    // parallel_scan/decode_kernel.cuh): rows a thread 8, 16 (K = 100, masked) and 32, and V
+    // not a multiple of 4 (its strided form).
+    for (op_kind op : {op_kind::gla, op_kind::rwkv6}) {
+      const std::string n(op_name(op));
+      out.push_back({n + "_decode_b3_k64", "one token, K = V = 64",
+                     make_problem(op, {3, 1, 2, 64, 64}), options()});
+      out.push_back({n + "_decode_b8_k100_v30", "one token, K = 100, V = 30",
+                     make_problem(op, {8, 1, 2, 100, 30}), options()});
+      out.push_back({n + "_decode_b4_k256", "one token, K = V = 256",
+                     make_problem(op, {4, 1, 2, 256, 256}), options()});
+    }
     out.push_back({"gla_k256_t130", "K = V = 256 over three 64-token chunks (the last of 2)",
                    make_problem(op_kind::gla, {1, 130, 2, 256, 256}), options()});
     out.push_back({"gla_t1000_h2_d64",
