@@ -255,7 +255,9 @@ glabench::cuda_plugin::status read_offsets(const glabench_problem* p, const DLTe
 }
 
 // The offsets prepare() read, with the tensor and sizes they were read from; a call
-// takes them only for the same cu_seqlens (prepare runs again whenever inputs change).
+// takes them only for the same cu_seqlens. The ABI has prepare() run again whenever the
+// inputs change (backend.h); a host that rewrote cu_seqlens in place without it would get
+// the old offsets. One set, for the process's one harness.
 struct kept_offsets {
   const void* device = nullptr;
   int64_t sequences = 0, T = 0;

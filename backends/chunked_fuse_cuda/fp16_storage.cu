@@ -1,8 +1,8 @@
 // fp16 storage: the call's tensors widened to fp32 in the workspace, the fp32 paths run on
 // them (the pipelined 3×TF32 walk forward, the WMMA backward; the separate path as asked),
 // and the outputs rounded back to fp16. States already in fp32 (ABI 1.5's STATE_FP32,
-// which the plugin declares) are used as they are. Decoding (T = 1) reads fp16 directly
-// (the shared decode kernel). The bf16 walks are not used: their operands, scaled by
+// which the plugin declares) are used as they are. Decoding (T = 1, the fused path) reads
+// fp16 directly (the shared decode kernel). The bf16 walks are not used: their operands, scaled by
 // 2^{±l} per sub-chunk, would leave fp16's range under strong gates.
 #include <cuda_fp16.h>
 
@@ -90,6 +90,12 @@ cudaError_t run_widened(const call& c, bool backward, Launch launch) {
                                                              static_cast<float*>(v.to), v.n);
     if (cudaError_t e = cudaGetLastError()) return e;
   }
+  // The fp32 outputs start as NaN (all-ones bytes), so an element the fp32 path leaves
+  // unwritten comes back NaN, as the harness's poisoned tensor would have shown it.
+  for (const conversion& v : x.narrow)
+    if (cudaError_t e =
+            cudaMemsetAsync(const_cast<void*>(v.from), 0xff, v.n * sizeof(float), c.stream))
+      return e;
   if (cudaError_t e = launch(x.inner)) return e;
   for (const conversion& v : x.narrow) {
     narrow_kernel<<<blocks_for(v.n), kThreads, 0, c.stream>>>(static_cast<const float*>(v.from),

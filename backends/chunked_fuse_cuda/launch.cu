@@ -1,5 +1,5 @@
-// Launches of the chunked kernels, instantiated for the three storage dtypes, and the
-// workspace they carve. Every launch is checked.
+// Launches of the chunked kernels, instantiated for fp64, fp32 and bf16 (fp16 storage runs
+// on the fp32 ones: fp16_storage.cu), and the workspace they carve. Every launch is checked.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -31,6 +31,9 @@ int round_up(int x, int m) {
 
 // f(S{}) for the storage dtype's element type S: the one dispatch from the host's storage
 // enum to the kernels' templates.
+// fp16 is not among them: its public entries widen it to fp32 first (fp16_storage.cu), and
+// the sequence split refuses it (supports(); the split's entries below return
+// cudaErrorNotSupported).
 template <class F>
 auto with_storage(storage dtype, F f) {
   switch (dtype) {
@@ -38,7 +41,7 @@ auto with_storage(storage dtype, F f) {
       return f(double{});
     case storage::fp32:
       return f(float{});
-    default:
+    default:  // bf16
       return f(__nv_bfloat16{});
   }
 }
@@ -705,6 +708,7 @@ size_t rank_workspace_bytes(storage dtype, stages path, bool backward, int B, in
 }
 
 cudaError_t launch_contribution(const call& c, bool backward, void* contribution) {
+  if (c.dtype == storage::fp16) return cudaErrorNotSupported;  // one rank only
   if (rank_walks(c.dtype, c.path, c.K, c.V))
     return walks_contribution(c, backward, static_cast<float*>(contribution));
   return with_storage(c.dtype, [&](auto x) {
@@ -713,12 +717,14 @@ cudaError_t launch_contribution(const call& c, bool backward, void* contribution
 }
 
 cudaError_t launch_carried_forward(const call& c) {
+  if (c.dtype == storage::fp16) return cudaErrorNotSupported;
   if (rank_walks(c.dtype, c.path, c.K, c.V))
     return walk_fits(c) ? launch_walk(c) : cudaErrorInvalidValue;
   return launch_forward(whole_call(c));
 }
 
 cudaError_t launch_carried_backward(const call& c) {
+  if (c.dtype == storage::fp16) return cudaErrorNotSupported;
   if (rank_walks(c.dtype, c.path, c.K, c.V))
     return walk_fits(c) ? backward<__nv_bfloat16>(c) : cudaErrorInvalidValue;
   return launch_backward(whole_call(c));
@@ -727,6 +733,7 @@ cudaError_t launch_carried_backward(const call& c) {
 cudaError_t launch_carry(storage dtype, int B, int H, int K, int V, const void* gathered, int W,
                          int r, bool backward, const void* given, bool given_fp32, void* out,
                          cudaStream_t stream) {
+  if (dtype == storage::fp16) return cudaErrorNotSupported;
   const contribution_parts parts{B * H, K, V};
   if (dtype == storage::fp64)
     carry_as<double, double>(gathered, parts, W, r, backward, given, out, stream);
@@ -739,6 +746,7 @@ cudaError_t launch_carry(storage dtype, int B, int H, int K, int V, const void* 
 
 cudaError_t launch_state_from_acc(storage dtype, size_t count, const void* acc, bool to_fp32,
                                   void* out, cudaStream_t stream) {
+  if (dtype == storage::fp16) return cudaErrorNotSupported;
   if (dtype == storage::fp64)
     state_from_acc_as<double, double>(count, acc, out, stream);
   else if (dtype == storage::fp32 || to_fp32)

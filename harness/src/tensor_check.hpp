@@ -1,9 +1,10 @@
 // The one check record: the accuracy of one output tensor against its fp64 expected
 // value (docs/design.md §5), rel_l2 = ‖x − r‖₂ / ‖r‖₂ and max_abs = max |x − r|, against
-// a threshold on rel_l2. NaN or Inf never passes. Where the output's dtype is given, the
-// part of the reference it cannot hold is credited: an element below the dtype's smallest
-// normal is held only to an absolute step (fp16: 2^-24; a gradient of 1e-13 becomes 0),
-// so ‖x − r‖ ≤ threshold·‖r‖ + ‖round(r) − r‖ over those elements also passes. `glabench verify`
+// a threshold on rel_l2. NaN or Inf never passes. Where the output's dtype is given, what
+// it cannot hold is credited, element by element: below the dtype's smallest normal a value
+// is held only to an absolute step (fp16: 2^-24; a gradient of 1e-13 becomes 0), so there
+// an element's error counts only beyond |round(r) − r|; the tensor also passes when those
+// excesses, with the normal range's errors whole, have a norm ≤ threshold·‖r‖. `glabench verify`
 // keeps one per tensor of a fixture; `glabench bench`'s quick verify one per tensor, the worst over
 // the sampled heads.
 #pragma once

@@ -39,6 +39,20 @@ BOOST_AUTO_TEST_CASE(the_credit_covers_only_what_the_dtype_cannot_hold) {
   BOOST_TEST(c.underflow < 1e-13);
 }
 
+// The credit is per element: a wrong value in the normal range cannot spend the norm of
+// the elements that underflow. a = 7e-5 (normal in fp16) beside 10000 elements of 2.5e-8
+// (0 in fp16, 3.6 % of a's norm together): a 3 % error in a fails, a's own rounding passes.
+BOOST_AUTO_TEST_CASE(the_underflow_credit_is_not_spent_elsewhere) {
+  std::vector<double> want(10001, 2.5e-8), wrong(10001, 0.0), right(10001, 0.0);
+  want[0] = 7e-5;
+  wrong[0] = 7e-5 * 1.03;
+  right[0] = round_value(7e-5, dtype::fp16);
+  const tensor_check bad = compare_tensor("dg", of(wrong), of(want), 5e-3, dtype::fp16);
+  BOOST_TEST(bad.underflow > 0.03);
+  BOOST_TEST(!bad.passed);
+  BOOST_TEST(compare_tensor("dg", of(right), of(want), 5e-3, dtype::fp16).passed);
+}
+
 BOOST_AUTO_TEST_CASE(output_dtypes_name_each_tensor) {
   const output_dtypes at16{dtype::fp16, dtype::fp32}, at64{dtype::fp64, dtype::fp64};
   BOOST_TEST((at16.of("o") == dtype::fp16));

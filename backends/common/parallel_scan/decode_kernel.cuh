@@ -1,5 +1,7 @@
-// Decoding: the recurrence for sequences of a token or a few (T = 1, or a packed batch of
-// one-token sequences), where a call's cost is reading h0 and writing ht, not its tokens.
+// Decoding: the recurrence for one-token sequences (T = 1, or a packed batch of as many
+// tokens as sequences), where a call's cost is reading h0 and writing ht, not its tokens.
+// The kernel walks a sequence's tokens in a loop, so any length would be right; the launch
+// sends it only one-token sequences.
 // The chunked scan kernels stage tokens through shared memory and reduce over lane groups
 // for every chunk; for one token that machinery costs more than the state's own traffic
 // (B256 H16 D128: 32–37 % of the copy bandwidth). This kernel instead streams the state:

@@ -196,9 +196,19 @@ cudaError_t run_layout(int64_t reduced, int64_t owned, double wide_blocks, bool 
   });
 }
 
+// One-token forwards take the decode kernel, unless a knob asks for a scan kernel (a
+// forced width or geometry, or precise fp32, which the decode kernel's fp32 state is
+// not): results record the knobs, so the kernel that ran must be the one they name.
+template <recurrence OP, typename Elem>
+bool takes_decode(const scan_args& a) {
+  if (!decodes(a) || forced_width<OP>() || forced_strip<OP>()) return false;
+  if constexpr (std::is_same_v<Elem, float>) return !fp32_state64<OP>();
+  return true;
+}
+
 template <recurrence OP, typename Elem>
 cudaError_t forward_for(const scan_args& a) {
-  if (decodes(a)) return run_decode<OP, Elem>(a);
+  if (takes_decode<OP, Elem>(a)) return run_decode<OP, Elem>(a);
   if constexpr (std::is_same_v<Elem, float>)
     if (fp32_state64<OP>()) return precise_forward<OP>(a);
   return run_layout<OP, Elem, wide<OP, Elem>::template forward>(
