@@ -107,9 +107,9 @@ cudaError_t run_widened(const call& c, bool backward, Launch launch) {
 
 }  // namespace
 
-size_t fp16_widened_bytes(bool backward, int B, int64_t T, int H, int K, int V, bool state_fp32) {
-  call c{};
-  c.B = B, c.T = T, c.H = H, c.K = K, c.V = V, c.state_fp32 = state_fp32;
+size_t fp16_widened_bytes(bool backward, int B, int64_t T, int H, int K, int V) {
+  call c{};  // states not fp32: counted
+  c.B = B, c.T = T, c.H = H, c.K = K, c.V = V;
   return widened(c, backward, true).bytes;
 }
 

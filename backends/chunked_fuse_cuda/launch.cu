@@ -533,11 +533,10 @@ size_t any_length_bytes(stages path, bool backward, int64_t T, int H, int K, int
 
 }  // namespace
 
-// fp16 storage sizes its fp32 copies (counting fp32 states: an upper bound) before the
-// fp32 call's own workspace.
+// fp16 storage sizes its fp32 copies before the fp32 call's own workspace.
 size_t forward_workspace_bytes(storage dtype, stages path, int B, int64_t T, int H, int K, int V) {
   if (dtype == storage::fp16)
-    return fp16_widened_bytes(false, B, T, H, K, V, false) +
+    return fp16_widened_bytes(false, B, T, H, K, V) +
            forward_workspace_bytes(storage::fp32, path, B, T, H, K, V);
   return with_storage(dtype,
                       [&](auto x) { return forward_bytes<decltype(x)>(path, B, T, H, K, V); });
@@ -545,7 +544,7 @@ size_t forward_workspace_bytes(storage dtype, stages path, int B, int64_t T, int
 
 size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, int V) {
   if (dtype == storage::fp16)
-    return fp16_widened_bytes(true, B, T, H, K, V, false) +
+    return fp16_widened_bytes(true, B, T, H, K, V) +
            backward_workspace_bytes(storage::fp32, B, T, H, K, V);
   return with_storage(dtype, [&](auto x) { return backward_bytes<decltype(x)>(B, T, H, K, V); });
 }
@@ -680,7 +679,7 @@ void state_from_acc_as(size_t count, const void* acc, void* out, cudaStream_t st
 size_t any_length_workspace_bytes(storage dtype, stages path, bool backward, int64_t T, int H,
                                   int K, int V) {
   if (dtype == storage::fp16)
-    return fp16_widened_bytes(backward, 1, T, H, K, V, false) +
+    return fp16_widened_bytes(backward, 1, T, H, K, V) +
            any_length_workspace_bytes(storage::fp32, path, backward, T, H, K, V);
   return with_storage(
       dtype, [&](auto x) { return any_length_bytes<decltype(x)>(path, backward, T, H, K, V); });

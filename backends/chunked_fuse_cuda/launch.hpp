@@ -58,8 +58,9 @@ inline bool decodes(const call& c) {
 cudaError_t launch_decode(const call& c);
 
 // fp16 storage (fp16_storage.cu): the tensors widened to fp32 in the head of the
-// workspace (these bytes), the fp32 paths run on them, the outputs rounded back.
-size_t fp16_widened_bytes(bool backward, int B, int64_t T, int H, int K, int V, bool state_fp32);
+// workspace (these bytes, states counted too: an upper bound), the fp32 paths run on
+// them, the outputs rounded back.
+size_t fp16_widened_bytes(bool backward, int B, int64_t T, int H, int K, int V);
 cudaError_t launch_forward_fp16(const call& c);
 cudaError_t launch_backward_fp16(const call& c);
 
