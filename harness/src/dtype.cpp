@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "glabench/half_precision.hpp"
+#include "glabench/reference/parallel_for.hpp"
 
 namespace glabench {
 
@@ -64,7 +65,7 @@ double default_tolerance(dtype d) {
 std::vector<std::byte> pack(const tensor& t, dtype d) {
   std::vector<std::byte> out(t.data.size() * dtype_bytes(d));
   std::byte* dst = out.data();
-  for (size_t i = 0; i < t.data.size(); ++i) {
+  reference::for_blocks(t.data.size(), [&](size_t i) {
     const double x = t.data[i];
     switch (d) {
       case dtype::fp64:
@@ -86,13 +87,13 @@ std::vector<std::byte> pack(const tensor& t, dtype d) {
         break;
       }
     }
-  }
+  });
   return out;
 }
 
 tensor unpack(const std::byte* src, const std::vector<int64_t>& shape, dtype d) {
   tensor t(shape);
-  for (size_t i = 0; i < t.data.size(); ++i) {
+  reference::for_blocks(t.data.size(), [&](size_t i) {
     switch (d) {
       case dtype::fp64:
         std::memcpy(&t.data[i], src + 8 * i, 8);
@@ -111,7 +112,7 @@ tensor unpack(const std::byte* src, const std::vector<int64_t>& shape, dtype d) 
         break;
       }
     }
-  }
+  });
   return t;
 }
 

@@ -3,95 +3,186 @@
 // Backward walks the tokens in reverse with G, the adjoint of S_t:
 //   G_T = dht;  G_t += scale q_tᵀ do_t;  dq_t = scale S_t do_t;  dk_t = G_t v_t;
 //   dv_t = k_t G_t;  dg_t = exp(g_t) ⊙ rowsum(G_t ⊙ S_{t-1});  G_{t-1} = diag(exp(g_t)) G_t.
-// The states S_0..S_T of one (b, h) are kept for the reverse pass.
+//
+// A state's columns never meet: column j of S and G depends only on column j of v and
+// do. So one (b, h) of a long problem with few of them runs as several tasks, each a block
+// of columns (the bench's quick verify checks one head at a time at long T). dq, dk and dg sum over
+// the columns: each block sums its own, and the blocks' sums are added in block order. The reverse
+// pass needs every S_t: the forward keeps one state every √T tokens and recomputes a segment's
+// states from it, the same operations in the same order, so the states are those of one forward
+// pass, in O(√T) states' memory.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "glabench/reference/parallel_for.hpp"
 #include "layout.hpp"
 #include "ops_internal.hpp"
-#include "parallel_for.hpp"
 
 namespace glabench::reference {
 namespace {
 
-// Runs the recurrence for one (b, h); writes o and ht, and all states when asked.
-void gla_head_forward(const problem& p, const op_inputs& in, int64_t b, int64_t h, op_outputs& out,
-                      std::vector<double>* states) {
-  const int64_t K = p.K, V = p.V;
-  std::vector<double> S(K * V, 0.0);
-  if (in.h0) std::copy_n(in.h0->ptr() + state_offset(p, b, h), K * V, S.begin());
-  if (states) std::copy(S.begin(), S.end(), states->begin());
-  for (int64_t t = 0; t < p.T; ++t) {
-    const double* q = in.q.ptr() + token_offset(p, b, t, h, K);
-    const double* k = in.k.ptr() + token_offset(p, b, t, h, K);
-    const double* g = in.g.ptr() + token_offset(p, b, t, h, K);
-    const double* v = in.v.ptr() + token_offset(p, b, t, h, V);
-    double* o = out.o.ptr() + token_offset(p, b, t, h, V);
+// Columns [first, first + count) of one (b, h)'s state.
+struct head_columns {
+  int64_t b, h, first, count;
+};
+
+// The column blocks a (b, h) splits into: up to 8, of 16 columns or more, for a long
+// problem of fewer than 8 (b, h) (T·K·V ≥ 2^28: T ≥ 16384 at K = V = 128); else one, which
+// sums the columns in order. By the problem alone, never the machine, so that a result is
+// the same everywhere (the committed fixtures are reproduced bit for bit).
+int64_t column_blocks(const problem& p) {
+  if (p.B * p.H >= 8 || p.T * p.K * p.V < (int64_t{1} << 28)) return 1;
+  return std::clamp<int64_t>(p.V / 16, 1, 8);
+}
+
+head_columns columns_of(const problem& p, int64_t task, int64_t blocks) {
+  const int64_t bh = task / blocks, block = task % blocks;
+  const int64_t first = p.V * block / blocks, last = p.V * (block + 1) / blocks;
+  return {bh / p.H, bh % p.H, first, last - first};
+}
+
+// Advances S ([K][c.count]) over tokens [t0, t1): writes o's columns when `o` is given and
+// the state after each token to states[(t − t0 + 1)·K·count] when `states` is.
+void walk(const problem& p, const op_inputs& in, const head_columns& c, int64_t t0, int64_t t1,
+          std::vector<double>& S, tensor* o, double* states) {
+  const int64_t K = p.K, n = c.count;
+  for (int64_t t = t0; t < t1; ++t) {
+    const double* q = in.q.ptr() + token_offset(p, c.b, t, c.h, K);
+    const double* k = in.k.ptr() + token_offset(p, c.b, t, c.h, K);
+    const double* g = in.g.ptr() + token_offset(p, c.b, t, c.h, K);
+    const double* v = in.v.ptr() + token_offset(p, c.b, t, c.h, p.V) + c.first;
     for (int64_t i = 0; i < K; ++i) {
       const double decay = std::exp(g[i]);
-      for (int64_t j = 0; j < V; ++j) S[i * V + j] = decay * S[i * V + j] + k[i] * v[j];
+      for (int64_t j = 0; j < n; ++j) S[i * n + j] = decay * S[i * n + j] + k[i] * v[j];
     }
-    for (int64_t j = 0; j < V; ++j) {
-      double acc = 0;
-      for (int64_t i = 0; i < K; ++i) acc += q[i] * S[i * V + j];
-      o[j] = p.scale * acc;
+    if (o) {
+      double* out = o->ptr() + token_offset(p, c.b, t, c.h, p.V) + c.first;
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t i = 0; i < K; ++i) acc += q[i] * S[i * n + j];
+        out[j] = p.scale * acc;
+      }
     }
-    if (states) std::copy(S.begin(), S.end(), states->begin() + (t + 1) * K * V);
+    if (states) std::copy(S.begin(), S.end(), states + (t - t0 + 1) * K * n);
   }
-  std::copy(S.begin(), S.end(), out.ht.ptr() + state_offset(p, b, h));
+}
+
+// A state's columns between a [B,H,K,V] tensor and a [K][count] block.
+void load_columns(const problem& p, const tensor& from, const head_columns& c,
+                  std::vector<double>& S) {
+  const double* at = from.ptr() + state_offset(p, c.b, c.h) + c.first;
+  for (int64_t i = 0; i < p.K; ++i) std::copy_n(at + i * p.V, c.count, S.begin() + i * c.count);
+}
+void store_columns(const problem& p, const std::vector<double>& S, const head_columns& c,
+                   tensor& to) {
+  double* at = to.ptr() + state_offset(p, c.b, c.h) + c.first;
+  for (int64_t i = 0; i < p.K; ++i) std::copy_n(S.begin() + i * c.count, c.count, at + i * p.V);
+}
+
+// dq, dk and dg of one column block (unscaled dq, dg before its decay), [B,T,H,K] each.
+struct column_sums {
+  tensor dq, dk, dg;
+};
+
+// The reverse pass of one column block: dv's columns and dh0's, and the block's sums.
+void backward_columns(const problem& p, const op_inputs& in, const head_columns& c,
+                      op_gradients& grad, column_sums& sums) {
+  const tensor& d_o = *in.d_o;
+  const int64_t K = p.K, n = c.count, kv = K * n;
+  const int64_t span = std::max<int64_t>(1, std::llround(std::ceil(std::sqrt(double(p.T)))));
+  const int64_t segments = (p.T + span - 1) / span;
+  // The state at the start of each segment.
+  std::vector<double> S(kv, 0.0), starts(segments * kv);
+  if (in.h0) load_columns(p, *in.h0, c, S);
+  for (int64_t s = 0; s < segments; ++s) {
+    std::copy(S.begin(), S.end(), starts.begin() + s * kv);
+    walk(p, in, c, s * span, std::min(p.T, (s + 1) * span), S, nullptr, nullptr);
+  }
+  std::vector<double> G(kv, 0.0), states((span + 1) * kv);
+  if (in.dht) load_columns(p, *in.dht, c, G);
+  for (int64_t s = segments - 1; s >= 0; --s) {
+    const int64_t t0 = s * span, t1 = std::min(p.T, t0 + span);
+    std::copy_n(starts.begin() + s * kv, kv, S.begin());
+    std::copy(S.begin(), S.end(), states.begin());
+    walk(p, in, c, t0, t1, S, nullptr, states.data());
+    for (int64_t t = t1 - 1; t >= t0; --t) {
+      const int64_t tk = token_offset(p, c.b, t, c.h, K);
+      const int64_t tv = token_offset(p, c.b, t, c.h, p.V) + c.first;
+      const double *q = in.q.ptr() + tk, *k = in.k.ptr() + tk, *g = in.g.ptr() + tk;
+      const double *v = in.v.ptr() + tv, *dout = d_o.ptr() + tv;
+      const double* S_now = states.data() + (t - t0 + 1) * kv;
+      const double* S_prev = states.data() + (t - t0) * kv;
+      for (int64_t i = 0; i < K; ++i) {
+        double dq = 0, dk = 0, dg = 0;
+        for (int64_t j = 0; j < n; ++j) {
+          double& Gij = G[i * n + j];
+          Gij += p.scale * q[i] * dout[j];
+          dq += dout[j] * S_now[i * n + j];
+          dk += Gij * v[j];
+          dg += Gij * S_prev[i * n + j];
+        }
+        sums.dq.ptr()[tk + i] = dq;
+        sums.dk.ptr()[tk + i] = dk;
+        sums.dg.ptr()[tk + i] = dg;
+      }
+      for (int64_t j = 0; j < n; ++j) {
+        double dv = 0;
+        for (int64_t i = 0; i < K; ++i) dv += k[i] * G[i * n + j];
+        grad.dv.ptr()[tv + j] = dv;
+      }
+      for (int64_t i = 0; i < K; ++i) {
+        const double decay = std::exp(g[i]);
+        for (int64_t j = 0; j < n; ++j) G[i * n + j] *= decay;
+      }
+    }
+  }
+  if (in.h0) store_columns(p, G, c, grad.dh0);
 }
 
 }  // namespace
 
 op_outputs gla_forward_recurrent(const problem& p, const op_inputs& in) {
   op_outputs out = allocate_outputs(p);
-  parallel_for(p.B * p.H,
-               [&](int64_t bh) { gla_head_forward(p, in, bh / p.H, bh % p.H, out, nullptr); });
+  const int64_t blocks = column_blocks(p);
+  parallel_for(p.B * p.H * blocks, [&](int64_t task) {
+    const head_columns c = columns_of(p, task, blocks);
+    std::vector<double> S(p.K * c.count, 0.0);
+    if (in.h0) load_columns(p, *in.h0, c, S);
+    walk(p, in, c, 0, p.T, S, &out.o, nullptr);
+    store_columns(p, S, c, out.ht);
+  });
   return out;
 }
 
 op_gradients gla_backward_recurrent(const problem& p, const op_inputs& in) {
-  const tensor& d_o = require_cotangent(in);
+  require_cotangent(in);
   op_gradients grad = allocate_gradients(p, in.h0.has_value());
-  op_outputs scratch = allocate_outputs(p);
-  const int64_t K = p.K, V = p.V;
-  parallel_for(p.B * p.H, [&](int64_t bh) {
-    const int64_t b = bh / p.H, h = bh % p.H;
-    std::vector<double> states((p.T + 1) * K * V);
-    gla_head_forward(p, in, b, h, scratch, &states);
-    std::vector<double> G(K * V, 0.0);
-    if (in.dht) std::copy_n(in.dht->ptr() + state_offset(p, b, h), K * V, G.begin());
-    for (int64_t t = p.T - 1; t >= 0; --t) {
-      const int64_t tk = token_offset(p, b, t, h, K), tv = token_offset(p, b, t, h, V);
-      const double *q = in.q.ptr() + tk, *k = in.k.ptr() + tk, *g = in.g.ptr() + tk;
-      const double *v = in.v.ptr() + tv, *dout = d_o.ptr() + tv;
-      const double* S_now = states.data() + (t + 1) * K * V;
-      const double* S_prev = states.data() + t * K * V;
-      for (int64_t i = 0; i < K; ++i) {
+  const int64_t blocks = column_blocks(p);
+  // Each block's sums; with one block, the gradients' own tensors.
+  std::vector<column_sums> sums(blocks);
+  for (column_sums& s : sums)
+    s = {tensor(p.qk_shape()), tensor(p.qk_shape()), tensor(p.qk_shape())};
+  parallel_for(p.B * p.H * blocks, [&](int64_t task) {
+    backward_columns(p, in, columns_of(p, task, blocks), grad, sums[task % blocks]);
+  });
+  parallel_for(p.B * p.T, [&](int64_t bt) {
+    const int64_t b = bt / p.T, t = bt % p.T;
+    for (int64_t h = 0; h < p.H; ++h) {
+      const int64_t tk = token_offset(p, b, t, h, p.K);
+      const double* g = in.g.ptr() + tk;
+      for (int64_t i = 0; i < p.K; ++i) {
         double dq = 0, dk = 0, dg = 0;
-        for (int64_t j = 0; j < V; ++j) {
-          double& Gij = G[i * V + j];
-          Gij += p.scale * q[i] * dout[j];
-          dq += dout[j] * S_now[i * V + j];
-          dk += Gij * v[j];
-          dg += Gij * S_prev[i * V + j];
+        for (const column_sums& s : sums) {
+          dq += s.dq.ptr()[tk + i];
+          dk += s.dk.ptr()[tk + i];
+          dg += s.dg.ptr()[tk + i];
         }
-        const double decay = std::exp(g[i]);
         grad.dq.ptr()[tk + i] = p.scale * dq;
         grad.dk.ptr()[tk + i] = dk;
-        grad.dg.ptr()[tk + i] = decay * dg;
-      }
-      for (int64_t j = 0; j < V; ++j) {
-        double dv = 0;
-        for (int64_t i = 0; i < K; ++i) dv += k[i] * G[i * V + j];
-        grad.dv.ptr()[tv + j] = dv;
-      }
-      for (int64_t i = 0; i < K; ++i) {
-        const double decay = std::exp(g[i]);
-        for (int64_t j = 0; j < V; ++j) G[i * V + j] *= decay;
+        grad.dg.ptr()[tk + i] = std::exp(g[i]) * dg;
       }
     }
-    if (in.h0) std::copy(G.begin(), G.end(), grad.dh0.ptr() + state_offset(p, b, h));
   });
   return grad;
 }

@@ -24,7 +24,7 @@
 
 #include "layout.hpp"
 #include "ops_internal.hpp"
-#include "parallel_for.hpp"
+#include "glabench/reference/parallel_for.hpp"
 
 namespace glabench::reference {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "glabench/reference/ops.hpp"
-#include "parallel_for.hpp"
+#include "glabench/reference/parallel_for.hpp"
 #include "softmax_head.hpp"
 #include "varlen.hpp"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "parallel_for.hpp"
+#include "glabench/reference/parallel_for.hpp"
 #include "softmax_head.hpp"
 
 namespace glabench::reference {

@@ -2,6 +2,7 @@
 // K = 100, no decay, state reset, h0 and dht present and absent; strong gates).
 #pragma once
 
+#include <cmath>
 #include <ostream>
 #include <string>
 #include <vector>

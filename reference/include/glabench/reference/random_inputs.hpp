@@ -9,19 +9,28 @@
 
 namespace glabench {
 
-// splitmix64 for bits, Box–Muller for normals.
+// splitmix64 for bits, Box–Muller for normals. Counter-based: normal number n of a seed
+// (n = 0, 1, …, the order normal() draws them in) is a function of the seed and n alone,
+// so a tensor's normals are drawn in parallel and equal the sequential draw bit for bit.
 class normal_rng {
  public:
-  explicit normal_rng(uint64_t seed) : state_(seed) {}
-  uint64_t next_u64();
-  double uniform();  // in (0, 1)
-  double normal();
+  explicit normal_rng(uint64_t seed) : seed_(seed) {}
+  // The next normal.
+  double normal() { return normal_at(drawn_++); }
+  // The next t.numel() normals, times stddev, into t (on every hardware thread).
   void fill_normal(tensor& t, double stddev = 1.0);
+  // Takes the next n normals without drawing them; returns the number of the first, for
+  // normal_at.
+  uint64_t take(uint64_t n) {
+    drawn_ += n;
+    return drawn_ - n;
+  }
+  // Normal number n: the (n mod 2)'th of Box–Muller pair n / 2, which takes 64-bit words
+  // n − n mod 2 and that + 1.
+  double normal_at(uint64_t n) const;
 
  private:
-  uint64_t state_;
-  bool has_spare_ = false;
-  double spare_ = 0;
+  uint64_t seed_, drawn_ = 0;
 };
 
 enum class gate_kind {
