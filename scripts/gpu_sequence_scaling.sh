@@ -4,17 +4,17 @@
 # names (default: all, in this order):
 #   verify  every committed gla fixture in fp64, fp32 and bf16 with the fp64
 #           finite-difference check, split across the N GPUs: verify_Ngpu.json
-#   strong  B1 T$STRONG_T (default 524288) H16 D128 on one GPU, beside fla's chunk_gla
-#           when PEERS=1 (.whl/ holds fla-core; its first call at a shape autotunes),
-#           and across the N GPUs, graph and eager (eager rows carry each rank's phases):
-#           strong_1gpu.json, strong_Ngpu.json
-#   weak    B1 T(131072·W) H16 D128 on W = 1, 2, … N/2 GPUs (W = N is strong's):
+#   split   strong scaling's split: B1 T$STRONG_T (default 524288) H16 D128 across the N
+#           GPUs, graph and eager (eager rows carry each rank's phases): strong_Ngpu.json
+#   one     the same on one GPU, beside fla's chunk_gla when PEERS=1 (.whl/ holds
+#           fla-core; its first call at a shape autotunes): strong_1gpu.json
+#   weak    B1 T(131072·W) H16 D128 on W = 1, 2, … N/2 GPUs (W = N is split's):
 #           weak_Wgpu.json
 #   longest B1 T$LONGEST_T (default 1048576) H16 D128 across the N GPUs, fwdbwd, mild
-# GATES (default mild,strong) the gate regimes of strong and weak. Then
+# GATES (default mild,strong) the gate regimes of split, one and weak. Then
 # scripts/sequence_scaling_summary.py OUT N prints the speed-ups, efficiencies and each
 # rank's phases. NCCL_NVLS_ENABLE=0 throughout.
-# usage: GPUS=N [STEPS="verify strong weak longest"] [PEERS=1] scripts/gpu_sequence_scaling.sh BUILD_DIR OUT_DIR
+# usage: GPUS=N [STEPS="verify split one weak longest"] [PEERS=1] scripts/gpu_sequence_scaling.sh BUILD_DIR OUT_DIR
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 build=$(cd "$1" && pwd) out=$2 n=${GPUS:?GPUS=N, the GPUs to scale over}
@@ -38,17 +38,17 @@ bench() {  # NAME DEVICES T [bench options...]
     --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
   echo "$name: exit $? in $((SECONDS - t0)) s $(date -u +%T)"
 }
-for step in ${STEPS:-verify strong weak longest}; do
+for step in ${STEPS:-verify split one weak longest}; do
   case $step in
     verify)
       t0=$SECONDS
       "$gb" verify --backend chunked_fuse_cuda --op gla --dtype fp64 --dtype fp32 --dtype bf16 \
         --devices "$devices" --json "$out/verify_${n}gpu.json" > "$out/verify_${n}gpu.log" 2>&1
       echo "verify across $n GPUs: exit $? in $((SECONDS - t0)) s; $(tail -1 "$out/verify_${n}gpu.log")" ;;
-    strong)
-      bench strong_1gpu 0 "${STRONG_T:-524288}" --gates "$gates" --timing graph "${peers[@]}"
-      python=() peers=()
+    split)
       bench "strong_${n}gpu" "$devices" "${STRONG_T:-524288}" --gates "$gates" --timing graph,eager ;;
+    one)
+      bench strong_1gpu 0 "${STRONG_T:-524288}" --gates "$gates" --timing graph "${peers[@]}" ;;
     weak)
       for ((w = 1; w <= n / 2; w *= 2)); do
         bench "weak_${w}gpu" "$(seq -s, 0 $((w - 1)))" $((131072 * w)) --gates "$gates" --timing graph
