@@ -11,6 +11,7 @@
 
 #include "backend_runner.hpp"
 #include "bench_device.hpp"
+#include "bench_host_memory.hpp"
 #include "bench_shapes.hpp"
 #include "captured_call.hpp"
 #include "device_info.hpp"
@@ -346,9 +347,7 @@ bench_row bench_session::run(const job& j) {
     return std::nullopt;
   };
   if (!collective && !not_here.empty()) return skip(not_here);
-  // fp64 host copies of inputs, outputs and gradients, their packed forms, and two
-  // snapshots of the outputs (the quick verify's and the last timed call's).
-  const double host_need = 2.5 * essential_cost(j.prob, 8, 8, true, true).bytes + 2 * j.cost.bytes;
+  const double host_need = bench_host_bytes(j.prob, dtype_bytes(j.storage), j.with_backward);
   std::unique_ptr<backend_runner> runner;
   std::unique_ptr<bench_device> dev;
   // Setting up, up to and with the backend's prepare (which may join its ranks).

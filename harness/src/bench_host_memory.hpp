@@ -1,0 +1,20 @@
+// The host memory one bench configuration takes at its peak, so that bench skips, with a
+// reason, a configuration the host cannot hold rather than being killed part-way.
+#pragma once
+
+#include <cstddef>
+
+#include "glabench/reference/problem.hpp"
+
+namespace glabench {
+
+// Bytes, a quarter over what this counts: the fp64 inputs (q, k, v, g, u, d_o, the
+// states); the two snapshots of the outputs in the storage dtype (the quick verify's and
+// the last timed call's); two fp64 copies of the largest output while the snapshots are
+// compared; and the quick verify's fp64 reference on its two sampled heads (their inputs
+// and outputs; with the backward of gla or rwkv6 also up to 8 column blocks' sums of dq,
+// dk and dg, reference/src/gla_recurrent.cpp; softmax_attn up to whole heads of T ≤ 8192,
+// a T×T score matrix each).
+double bench_host_bytes(const problem& p, size_t storage_bytes, bool with_backward);
+
+}  // namespace glabench

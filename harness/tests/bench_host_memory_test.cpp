@@ -1,0 +1,47 @@
+// bench's estimate of a configuration's host memory (bench_host_memory.hpp): what it
+// counts, at the long shapes where it decides whether a run happens at all.
+#include "bench_host_memory.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using namespace glabench;
+
+namespace {
+
+constexpr double kGiB = double(1 << 30);
+
+problem gla(int64_t T) {
+  problem p;
+  p.op = op_kind::gla;
+  p.B = 1, p.T = T, p.H = 16, p.K = 128, p.V = 128;
+  return p;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(bench_host_memory)
+
+BOOST_AUTO_TEST_CASE(counts_the_inputs_snapshots_comparison_and_reference) {
+  // B1 T2^20 H16 D128, bf16 fwd+bwd, in units of one fp64 token tensor (2^31 · 8 bytes =
+  // 16 GiB): inputs q k v g d_o, 5; snapshots of o dq dk dv dg in bf16, 2 · 5 / 4; the
+  // comparison, 2; the reference's two heads, 2 · (10 + 24) / 16 of a tensor. States are
+  // 8 MiB each. So 1.25 · (5 + 2.5 + 2 + 4.25) · 16 GiB ≈ 275 GiB.
+  const double need = bench_host_bytes(gla(1 << 20), 2, true) / kGiB;
+  BOOST_TEST(need > 274.9);
+  BOOST_TEST(need < 275.1);
+}
+
+BOOST_AUTO_TEST_CASE(the_forward_needs_less_and_both_grow_with_T) {
+  for (bool backward : {false, true}) {
+    const double at = bench_host_bytes(gla(1 << 18), 2, backward);
+    BOOST_TEST(bench_host_bytes(gla(1 << 19), 2, backward) > 1.99 * at);
+  }
+  BOOST_TEST(bench_host_bytes(gla(1 << 20), 2, false) <
+             0.6 * bench_host_bytes(gla(1 << 20), 2, true));
+}
+
+BOOST_AUTO_TEST_CASE(wider_storage_needs_more) {
+  BOOST_TEST(bench_host_bytes(gla(1 << 16), 8, true) > bench_host_bytes(gla(1 << 16), 2, true));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
