@@ -11,7 +11,8 @@
 #   weak    B1 T(131072·W) H16 D128 on W = 1, 2, … N/2 GPUs (W = N is split's):
 #           weak_Wgpu.json
 #   longest B1 T$LONGEST_T (default 1048576) H16 D128 across the N GPUs, fwdbwd, mild
-# GATES (default mild,strong) the gate regimes of split, one and weak. Then
+# GATES (default mild,strong) the gate regimes of split, one and weak; CHUNKED_FUSE_CUDA_HEAD_GROUPS
+# passes through (sequence_parallel.hpp). Then
 # scripts/sequence_scaling_summary.py OUT N prints the speed-ups, efficiencies and each
 # rank's phases. NCCL_NVLS_ENABLE=0 throughout.
 # usage: GPUS=N [STEPS="verify split one weak longest"] [PEERS=1] scripts/gpu_sequence_scaling.sh BUILD_DIR OUT_DIR

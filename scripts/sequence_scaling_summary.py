@@ -2,7 +2,7 @@
 """The tables of scripts/gpu_sequence_scaling.sh: strong scaling (one GPU against N, and
 fla's chunk_gla on one GPU where it ran), weak scaling (B1 T(131072·W) on W GPUs against
 T131072 on one), each rank's phases from the eager rows' backend_report (contribution,
-exchange, carried walk; the exchange is not overlapped, so all of it is exposed), and the
+exchange, carried walk, the exposed part of the exchange and the share hidden), and the
 longest run. Graph-timed rows (device time) unless said.
 usage: sequence_scaling_summary.py OUT_DIR N"""
 import json
@@ -75,16 +75,20 @@ def weak(out, n):
 
 def phases(out, n):
     eager = pick(rows(out, f"strong_{n}gpu"), timing="eager")
-    print(f"\n## Each rank's phases, eager, {n} GPUs (ms; fwdbwd: its backward call's; the exchange is exposed, not overlapped)\n")
+    print(f"\n## Each rank's phases, eager, {n} GPUs (ms; fwdbwd: its backward call's; exposed: "
+          "the time the rank's stream waited for an exchange)\n")
     print("| T | gates | mode | call ms | rank | contribution | exchange | carried walk | "
-          "exchange ÷ call |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|")
+          "exchange ÷ call | exposed | hidden |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (t, mode, gates), r in sorted(eager.items()):
         rep = r.get("backend_report") or {}
-        for i, (c, x, w) in enumerate(zip(rep.get("contribution_ms", []), rep.get("exchange_ms", []),
-                                          rep.get("carried_ms", []))):
+        # Reports before head groups (exposed_ms) exposed the whole exchange.
+        exposed = rep.get("exposed_ms", rep.get("exchange_ms", []))
+        hidden = rep.get("hidden_fraction", [0.0] * len(exposed))
+        for i, (c, x, w, e, h) in enumerate(zip(rep.get("contribution_ms", []), rep.get("exchange_ms", []),
+                                                rep.get("carried_ms", []), exposed, hidden)):
             print(f"| {t} | {gates} | {mode} | {r['median_ms']:.3f} | {i} | {c:.4f} | {x:.4f} | "
-                  f"{w:.4f} | {100 * x / r['median_ms']:.2f} % |")
+                  f"{w:.4f} | {100 * x / r['median_ms']:.2f} % | {e:.4f} | {100 * h:.0f} % |")
 
 
 def longest(out, n):

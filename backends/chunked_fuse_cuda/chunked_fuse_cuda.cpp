@@ -86,6 +86,26 @@ const ranks_knob& ranks_choice() {
   return knob;
 }
 
+// CHUNKED_FUSE_CUDA_HEAD_GROUPS: 1, 2 or 4 groups of each rank's heads in a split call
+// (default 1), each a call of its own, so that one group's exchange hides behind the
+// others' work (sequence_parallel.hpp); H must be a multiple.
+struct groups_knob {
+  int groups = 1;
+  std::string error;
+};
+const groups_knob& groups_choice() {
+  static const groups_knob knob = [] {
+    groups_knob k;
+    k.groups = glabench::cuda_plugin::int_knob("CHUNKED_FUSE_CUDA_HEAD_GROUPS", 1, 4, 1, &k.error);
+    if (k.groups == 3) {
+      k.error = "CHUNKED_FUSE_CUDA_HEAD_GROUPS must be 1, 2 or 4, not 3";
+      k.groups = 1;
+    }
+    return k;
+  }();
+  return knob;
+}
+
 // One process per rank: a launcher's variables (torchrun, mpirun, srun), or
 // CHUNKED_FUSE_CUDA_NCCL_WORLD, _RANK and _ID_FILE (../common/nccl/nccl_link.hpp).
 const nccl::process_ranks& process_ranks() {
@@ -102,11 +122,12 @@ chunked::sequence::placement placement_of(const glabench_problem* p) {
     where.first_rank = process_ranks().rank;
     where.devices = {first_device};
     where.process = &process_ranks();
+    where.head_groups = groups_choice().groups;
     return where;
   }
   std::vector<int> devices = {first_device};
   if (p->num_devices > 1) devices.assign(p->device_ids, p->device_ids + p->num_devices);
-  return chunked::sequence::one_process(devices, ranks_choice().per_device);
+  return chunked::sequence::one_process(devices, ranks_choice().per_device, groups_choice().groups);
 }
 // The ranks a call splits its sequence among (1: no split).
 int64_t ranks_of(const glabench_problem* p) {
@@ -159,6 +180,14 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                   "the split across processes needs NCCL: " + why);
   }
+  if (!groups_choice().error.empty())
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, groups_choice().error);
+  if (ranks_of(p) > 1 && p->H % groups_choice().groups != 0)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                "the heads (H=" + std::to_string(p->H) +
+                    ") are not a multiple of "
+                    "CHUNKED_FUSE_CUDA_HEAD_GROUPS (" +
+                    std::to_string(groups_choice().groups) + ")");
   if (ranks_of(p) > 1 && p->T < ranks_of(p))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "a sequence split among " + std::to_string(ranks_of(p)) +
@@ -385,9 +414,10 @@ glabench_status last_call_report(glabench_message* json) {
 }
 
 // The knobs (above; README): results record them where set.
-constexpr const char* kKnobs[] = {"CHUNKED_FUSE_CUDA_STAGES", "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE",
-                                  "CHUNKED_FUSE_CUDA_NCCL_WORLD", "CHUNKED_FUSE_CUDA_NCCL_RANK",
-                                  "CHUNKED_FUSE_CUDA_NCCL_ID_FILE"};
+constexpr const char* kKnobs[] = {
+    "CHUNKED_FUSE_CUDA_STAGES",      "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE",
+    "CHUNKED_FUSE_CUDA_HEAD_GROUPS", "CHUNKED_FUSE_CUDA_NCCL_WORLD",
+    "CHUNKED_FUSE_CUDA_NCCL_RANK",   "CHUNKED_FUSE_CUDA_NCCL_ID_FILE"};
 
 const glabench_backend kBackend = {
     .abi_major = GLABENCH_ABI_MAJOR,

@@ -1,10 +1,12 @@
 // Sequence-parallel gla across ranks (sequence_parallel.hpp).
 #include "sequence_parallel.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include "../common/device_guard.hpp"
@@ -18,31 +20,55 @@ using cuda_plugin::cuda_error;
 using cuda_plugin::device_guard;
 namespace nccl = cuda_plugin::nccl;
 
-struct rank_state {
-  int index = 0, device = 0;  // its rank in the world
-  token_part part{};
-  cudaStream_t stream = nullptr;
-  // The order between ranks: its contribution made, its call done.
-  cudaEvent_t contributed = nullptr, done = nullptr;
-  // The last call's phases, timed where it was not captured in a CUDA graph: started,
-  // contribution made, contributions gathered, done.
-  cudaEvent_t phase[4] = {};
-  char* arena = nullptr;
-  // Its tokens ([B, part.count, H, D]).
+// The events a group's steps leave, in order: on the rank's stream its contribution's
+// start and end; on its exchange stream the exchange's start and end; on its stream the
+// carried walk's start (once the exchange is in) and end.
+enum phase {
+  contribution_start,
+  contribution_end,
+  exchange_start,
+  exchange_end,
+  walk_start,
+  walk_end,
+  kPhases
+};
+
+// One group of a rank's heads, [index·Hg, (index+1)·Hg) with Hg = H / groups: a call of its
+// own, with buffers of its own.
+struct group_state {
+  int index = 0;
+  // Its contribution made (the rank's stream); the contributions it needs gathered (the
+  // rank's exchange stream).
+  cudaEvent_t contributed = nullptr, gathered_in = nullptr;
+  cudaEvent_t phase[kPhases] = {};  // the last call's, where it was not captured
+  // Its tokens ([B, part.count, Hg, D]).
   void *q = nullptr, *k = nullptr, *v = nullptr, *g = nullptr, *o = nullptr;
   void *d_o = nullptr, *dq = nullptr, *dk = nullptr, *dv = nullptr, *dg = nullptr;
   // The caller's h0 and dht (state dtype; null when absent); its own contribution and the
   // gathered ones (accumulator type); the carried states and its ht / dh0 (accumulator
-  // type), and a state in the caller's dtype for collect.
+  // type), and a state in the caller's dtype for collect. States [B, Hg, K, V].
   void *h0 = nullptr, *dht = nullptr, *contribution = nullptr, *gathered = nullptr;
   void *carry_h0 = nullptr, *carry_dht = nullptr, *ht_acc = nullptr, *dh0_acc = nullptr;
   void *state_out = nullptr, *workspace = nullptr;
 };
 
+struct rank_state {
+  int index = 0, device = 0;  // its rank in the world
+  token_part part{};
+  // Its calls' stream, and the stream its exchanges run on beside them.
+  cudaStream_t stream = nullptr, exchange_stream = nullptr;
+  cudaEvent_t done = nullptr;  // its call done
+  char* arena = nullptr;
+  std::vector<group_state> groups;
+  // One process per rank: a group's rows of one rank's outputs, or a state, as broadcast,
+  // before they go to their place among the caller's heads.
+  void* staging = nullptr;
+};
+
 struct world_state {
   call p{};                              // the whole problem as prepared
   bool backward = false, timed = false;  // timed: the last call's phases were recorded
-  int world = 1;
+  int world = 1, groups = 1;
   bool one_process = true;
   nccl::comm comm = nullptr;      // one process per rank: its communicator
   std::vector<rank_state> ranks;  // this process's
@@ -58,77 +84,108 @@ bool same_problem(const call& a, const call& b) {
          a.V == b.V && a.T == b.T && a.state_fp32 == b.state_fp32;
 }
 
-size_t state_elems(const call& p) {
-  return static_cast<size_t>(p.B) * p.H * p.K * p.V;
+int group_heads(const world_state& w) {
+  return w.p.H / w.groups;
 }
-size_t caller_state_bytes(const call& p) {
-  return state_elems(p) * (p.state_fp32 ? 4 : storage_bytes(p.dtype));
+size_t state_elems(const call& p, int heads) {
+  return static_cast<size_t>(p.B) * heads * p.K * p.V;
+}
+size_t state_bytes(const call& p) {
+  return p.state_fp32 ? 4 : storage_bytes(p.dtype);
 }
 
-// Batch row b of a part's tokens in a [B,T,H,D] tensor: where it lies in the caller's
-// tensor and in the part's own [B,count,H,D] one, and its bytes. Moved one batch row at a
-// time (a 2D copy's pitch, a whole row of T tokens, passes the device's limit of 2³¹
-// bytes at long sequences).
-struct row_block {
-  size_t caller_at, rank_at, bytes;
+// A group's share of a token tensor ([B,T,H,D]: its heads of a rank's tokens) or of a state
+// ([B,H,K,V]: its heads), as a 2D copy: `rows` rows of `width` bytes, `pitch` bytes apart
+// in the caller's tensor and `width` apart in the group's own, from `caller_at` there.
+struct strided_block {
+  size_t caller_at, width, pitch, rows;
 };
-row_block block_of(const call& p, token_part part, int D, int b) {
-  const size_t token = static_cast<size_t>(p.H) * D * storage_bytes(p.dtype);
-  const size_t bytes = token * part.count;
-  return {b * token * p.T + token * part.first, b * bytes, bytes};
+strided_block token_block(const call& p, token_part part, int groups, int g, int D, int b) {
+  const size_t es = storage_bytes(p.dtype), Hg = p.H / groups;
+  const size_t token = static_cast<size_t>(p.H) * D * es;
+  return {b * token * p.T + token * part.first + g * Hg * D * es, Hg * D * es, token,
+          static_cast<size_t>(part.count)};
+}
+strided_block state_block(const call& p, int groups, int g, size_t es) {
+  const size_t Hg = p.H / groups, head = static_cast<size_t>(p.K) * p.V * es;
+  return {g * Hg * head, Hg * head, p.H * head, static_cast<size_t>(p.B)};
 }
 
-// A rank's rows of a token tensor between the caller's tensor and its own.
-status copy_rows(const call& p, const rank_state& r, int D, void* rank_side,
-                 const void* caller_side, void* caller_out, bool to_rank) {
+// Between the caller's tensor and a group's own (`to_group`); batch row b of a token
+// tensor at `group_at` in the group's.
+cudaError_t copy_block(const strided_block& x, void* group_side, size_t group_at, void* caller,
+                       bool to_group, cudaStream_t stream) {
+  char* mine = static_cast<char*>(group_side) + group_at;
+  char* theirs = static_cast<char*>(caller) + x.caller_at;
+  return to_group ? cudaMemcpy2DAsync(mine, x.width, theirs, x.pitch, x.width, x.rows,
+                                      cudaMemcpyDefault, stream)
+                  : cudaMemcpy2DAsync(theirs, x.pitch, mine, x.width, x.width, x.rows,
+                                      cudaMemcpyDefault, stream);
+}
+
+// A group's rows of a token tensor, every batch row, between the caller's tensor and its own.
+status copy_rows(const world_state& w, const rank_state& r, int g, int D, void* group_side,
+                 void* caller, bool to_group, cudaStream_t stream) {
+  const call& p = w.p;
   for (int b = 0; b < p.B; ++b) {
-    const row_block x = block_of(p, r.part, D, b);
-    cudaError_t e = to_rank ? cudaMemcpyAsync(static_cast<char*>(rank_side) + x.rank_at,
-                                              static_cast<const char*>(caller_side) + x.caller_at,
-                                              x.bytes, cudaMemcpyDefault, r.stream)
-                            : cudaMemcpyAsync(static_cast<char*>(caller_out) + x.caller_at,
-                                              static_cast<const char*>(rank_side) + x.rank_at,
-                                              x.bytes, cudaMemcpyDefault, r.stream);
-    if (e) return cuda_error(e, to_rank ? "scatter a rank's tokens" : "gather a rank's outputs");
+    const strided_block x = token_block(p, r.part, w.groups, g, D, b);
+    if (cudaError_t e = copy_block(x, group_side, b * x.width * x.rows, caller, to_group, stream))
+      return cuda_error(e, to_group ? "scatter a rank's tokens" : "gather a rank's outputs");
   }
   return {};
 }
 
-// The call's token outputs: each one's width, the rank's buffer and the caller's tensor
+// The call's token outputs: each one's width, the group's buffer and the caller's tensor
 // (null where the call has none).
 struct output_rows {
   int D;
-  void *rank_side, *caller;
+  void *group_side, *caller;
 };
-std::array<output_rows, 5> outputs_of(const call& p, const rank_state& r, const call& out) {
-  return {{{p.V, r.o, out.o},
-           {p.K, r.dq, out.dq},
-           {p.K, r.dk, out.dk},
-           {p.V, r.dv, out.dv},
-           {p.K, r.dg, out.dg}}};
+std::array<output_rows, 5> outputs_of(const call& p, const group_state& s, const call& out) {
+  return {{{p.V, s.o, out.o},
+           {p.K, s.dq, out.dq},
+           {p.K, s.dk, out.dk},
+           {p.V, s.dv, out.dv},
+           {p.K, s.dg, out.dg}}};
 }
 
-// A rank's buffers, carved from its arena (a null base only counts).
-size_t carve_rank(const call& p, bool backward, int W, rank_state& r, char* base) {
-  carver w{base};
-  const size_t tok = static_cast<size_t>(p.B) * r.part.count * p.H * storage_bytes(p.dtype);
+// A group's buffers, carved from its rank's arena (a null base only counts).
+void carve_group(const call& p, bool backward, int W, int Hg, const rank_state& r, group_state& s,
+                 carver& w) {
+  const size_t tok = static_cast<size_t>(p.B) * r.part.count * Hg * storage_bytes(p.dtype);
   const size_t tk = tok * p.K, tv = tok * p.V, acc = acc_bytes(p.dtype);
-  const size_t contribution = contribution_elems(p.B, p.H, p.K, p.V) * acc;
-  r.q = w.take<char>(tk), r.k = w.take<char>(tk), r.g = w.take<char>(tk);
-  r.v = w.take<char>(tv), r.o = w.take<char>(tv);
+  const size_t contribution = contribution_elems(p.B, Hg, p.K, p.V) * acc;
+  const size_t caller_state = state_elems(p, Hg) * state_bytes(p);
+  s.q = w.take<char>(tk), s.k = w.take<char>(tk), s.g = w.take<char>(tk);
+  s.v = w.take<char>(tv), s.o = w.take<char>(tv);
   if (backward) {
-    r.d_o = w.take<char>(tv), r.dv = w.take<char>(tv);
-    r.dq = w.take<char>(tk), r.dk = w.take<char>(tk), r.dg = w.take<char>(tk);
+    s.d_o = w.take<char>(tv), s.dv = w.take<char>(tv);
+    s.dq = w.take<char>(tk), s.dk = w.take<char>(tk), s.dg = w.take<char>(tk);
   }
-  r.h0 = p.h0 ? w.take<char>(caller_state_bytes(p)) : nullptr;
-  r.dht = backward && p.dht ? w.take<char>(caller_state_bytes(p)) : nullptr;
-  r.contribution = w.take<char>(contribution);
-  r.gathered = w.take<char>(contribution * W);
-  for (void** s : {&r.carry_h0, &r.carry_dht, &r.ht_acc, &r.dh0_acc})
-    *s = w.take<char>(state_elems(p) * acc);
-  r.state_out = w.take<char>(caller_state_bytes(p));
-  r.workspace = w.take<char>(
-      rank_workspace_bytes(p.dtype, p.path, backward, p.B, r.part.count, p.H, p.K, p.V));
+  s.h0 = p.h0 ? w.take<char>(caller_state) : nullptr;
+  s.dht = backward && p.dht ? w.take<char>(caller_state) : nullptr;
+  s.contribution = w.take<char>(contribution);
+  s.gathered = w.take<char>(contribution * W);
+  for (void** x : {&s.carry_h0, &s.carry_dht, &s.ht_acc, &s.dh0_acc})
+    *x = w.take<char>(state_elems(p, Hg) * acc);
+  s.state_out = w.take<char>(caller_state);
+  s.workspace = w.take<char>(
+      rank_workspace_bytes(p.dtype, p.path, backward, p.B, r.part.count, Hg, p.K, p.V));
+}
+
+// A rank's buffers (a null base only counts): each group's, and the staging of one
+// process per rank.
+size_t carve_rank(const world_state& ws, bool backward, rank_state& r, char* base) {
+  const call& p = ws.p;
+  carver w{base};
+  for (group_state& s : r.groups) carve_group(p, backward, ws.world, group_heads(ws), r, s, w);
+  if (!ws.one_process) {
+    const int64_t most = (p.T + ws.world - 1) / ws.world;
+    r.staging = w.take<char>(
+        std::max(static_cast<size_t>(p.B) * most * group_heads(ws) * std::max(p.K, p.V) *
+                     storage_bytes(p.dtype),
+                 state_elems(p, group_heads(ws)) * std::max(state_bytes(p), acc_bytes(p.dtype))));
+  }
   return w.used;
 }
 
@@ -136,28 +193,36 @@ void free_world(world_state& w) {
   device_guard guard;
   for (rank_state& r : w.ranks) {
     cudaSetDevice(r.device);
-    if (r.stream) cudaStreamSynchronize(r.stream);
-    for (cudaEvent_t e : {r.contributed, r.done, r.phase[0], r.phase[1], r.phase[2], r.phase[3]})
-      if (e) cudaEventDestroy(e);
-    if (r.stream) cudaStreamDestroy(r.stream);
+    for (cudaStream_t s : {r.stream, r.exchange_stream})
+      if (s) cudaStreamSynchronize(s);
+    for (group_state& s : r.groups) {
+      for (cudaEvent_t e : {s.contributed, s.gathered_in})
+        if (e) cudaEventDestroy(e);
+      for (cudaEvent_t e : s.phase)
+        if (e) cudaEventDestroy(e);
+    }
+    if (r.done) cudaEventDestroy(r.done);
+    for (cudaStream_t s : {r.stream, r.exchange_stream})
+      if (s) cudaStreamDestroy(s);
     if (r.arena) cudaFree(r.arena);
   }
   if (w.entry) cudaEventDestroy(w.entry);
   w.ranks.clear();
 }
 
-// Rank r's tokens as a call (phase 1 and 2 share it; states in the accumulator type, the
+// A group's tokens as a call (phase 1 and 2 share it; states in the accumulator type, the
 // carried ones set by the caller).
-call rank_call(const call& p, const rank_state& r) {
+call group_call(const world_state& w, const rank_state& r, const group_state& s) {
+  const call& p = w.p;
   call c{};
   c.dtype = p.dtype, c.path = p.path;
-  c.B = p.B, c.H = p.H, c.K = p.K, c.V = p.V, c.T = r.part.count;
+  c.B = p.B, c.H = group_heads(w), c.K = p.K, c.V = p.V, c.T = r.part.count;
   c.scale = p.scale;
   c.state_fp32 = p.dtype == storage::bf16;
   c.sequence_rank = true;
-  c.q = r.q, c.k = r.k, c.v = r.v, c.g = r.g, c.d_o = r.d_o;
-  c.o = r.o, c.dq = r.dq, c.dk = r.dk, c.dv = r.dv, c.dg = r.dg;
-  c.workspace = r.workspace;
+  c.q = s.q, c.k = s.k, c.v = s.v, c.g = s.g, c.d_o = s.d_o;
+  c.o = s.o, c.dq = s.dq, c.dk = s.dk, c.dv = s.dv, c.dg = s.dg;
+  c.workspace = s.workspace;
   c.stream = r.stream;
   return c;
 }
@@ -166,69 +231,97 @@ status check_prepared(const call& p, bool backward) {
   if (!state) return "no prepared ranks: prepare() first";
   if (!same_problem(state->p, p)) return "the call's problem is not the one prepared";
   if (backward && !state->backward) return "prepared for forward only";
-  const rank_state& r = state->ranks.front();
-  if ((p.h0 != nullptr) != (r.h0 != nullptr) ||
-      (backward && (p.dht != nullptr) != (r.dht != nullptr)))
+  const group_state& s = state->ranks.front().groups.front();
+  if ((p.h0 != nullptr) != (s.h0 != nullptr) ||
+      (backward && (p.dht != nullptr) != (s.dht != nullptr)))
     return "the call's h0 or dht is not the one prepared";
   return {};
 }
 
-// The contributions rank r needs in r.gathered (slot q: rank q's): one process, the ranks
-// before it (forward) or every other (backward), copied once each is made; one process
-// per rank, every rank's, gathered by NCCL.
-status exchange(world_state& w, rank_state& r, bool backward, size_t cbytes) {
-  if (!w.one_process) return nccl::all_gather(r.contribution, r.gathered, cbytes, w.comm, r.stream);
+// On r's exchange stream, after group g's contribution: the contributions it needs
+// in s.gathered (slot q: rank q's). One process, the ranks before it (forward) or every
+// other (backward), copied once each is made; one process per rank, every rank's, gathered
+// by NCCL.
+status exchange(world_state& w, rank_state& r, int g, bool backward, size_t cbytes) {
+  group_state& s = r.groups[g];
+  const cudaStream_t x = r.exchange_stream;
+  if (!w.one_process) return nccl::all_gather(s.contribution, s.gathered, cbytes, w.comm, x);
   for (const rank_state& from : w.ranks) {
     if (from.index == r.index || (!backward && from.index > r.index)) continue;
-    GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.stream, from.contributed, 0), "cudaStreamWaitEvent");
+    GLABENCH_TRY_CUDA(cudaStreamWaitEvent(x, from.groups[g].contributed, 0), "cudaStreamWaitEvent");
     // cudaMemcpyAsync, not cudaMemcpyPeerAsync, which a CUDA graph cannot capture: with
     // unified addressing and peer access (prepare) it is the same copy-engine transfer.
-    GLABENCH_TRY_CUDA(cudaMemcpyAsync(static_cast<char*>(r.gathered) + from.index * cbytes,
-                                      from.contribution, cbytes, cudaMemcpyDefault, r.stream),
+    GLABENCH_TRY_CUDA(cudaMemcpyAsync(static_cast<char*>(s.gathered) + from.index * cbytes,
+                                      from.groups[g].contribution, cbytes, cudaMemcpyDefault, x),
                       "a contribution to another rank");
   }
   return {};
 }
 
-// One call: phase 1 on every rank, the exchange, the carry, phase 2. Every rank's stream
-// forks from `stream` (rank 0's device) and joins it again at the end, also when a step
-// fails, so that a CUDA graph capturing `stream` is never left with work unjoined.
+// Group g's carried states and its walk, on r's stream (once its exchange is in).
+status carried_walk(world_state& w, rank_state& r, int g, bool backward) {
+  const call& p = w.p;
+  group_state& s = r.groups[g];
+  const int W = w.world, i = r.index, Hg = group_heads(w);
+  call c = group_call(w, r, s);
+  GLABENCH_TRY_CUDA(launch_carry(p.dtype, p.B, Hg, p.K, p.V, s.gathered, W, i, false, s.h0,
+                                 p.state_fp32, s.carry_h0, r.stream),
+                    "the carried state");
+  c.h0 = s.carry_h0;
+  if (backward) {
+    GLABENCH_TRY_CUDA(launch_carry(p.dtype, p.B, Hg, p.K, p.V, s.gathered, W, i, true, s.dht,
+                                   p.state_fp32, s.carry_dht, r.stream),
+                      "the carried dS");
+    c.dht = s.carry_dht;
+    c.dh0 = i == 0 && p.dh0 ? s.dh0_acc : nullptr;
+    GLABENCH_TRY_CUDA(launch_carried_backward(c), "a rank's backward");
+  } else {
+    c.ht = i == W - 1 && p.ht ? s.ht_acc : nullptr;
+    GLABENCH_TRY_CUDA(launch_carried_forward(c), "a rank's forward");
+  }
+  return {};
+}
+
+// One call: phase 1 of every group on every rank, each group's exchange beside the later
+// groups' work, the carry, phase 2 group by group. Every rank's stream forks from `stream`
+// (rank 0's device) and joins it again at the end, also when a step fails, so that a CUDA
+// graph capturing `stream` is never left with work unjoined (the exchange streams join
+// their rank's stream through each group's gathered_in).
 status run_ranks(world_state& w, const call& p, bool backward, bool timed) {
-  const int W = w.world;
-  const size_t cbytes = contribution_elems(p.B, p.H, p.K, p.V) * acc_bytes(p.dtype);
-  auto mark = [&](rank_state& r, int k) {
-    return timed ? cudaEventRecord(r.phase[k], r.stream) : cudaSuccess;
+  const size_t cbytes = contribution_elems(p.B, group_heads(w), p.K, p.V) * acc_bytes(p.dtype);
+  auto mark = [&](group_state& s, phase k, cudaStream_t stream) {
+    return timed ? cudaEventRecord(s.phase[k], stream) : cudaSuccess;
   };
   for (rank_state& r : w.ranks) {
     GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-    GLABENCH_TRY_CUDA(mark(r, 0), "cudaEventRecord");
-    GLABENCH_TRY_CUDA(launch_contribution(rank_call(p, r), backward, r.contribution),
-                      "a rank's contribution");
-    GLABENCH_TRY_CUDA(mark(r, 1), "cudaEventRecord");
-    GLABENCH_TRY_CUDA(cudaEventRecord(r.contributed, r.stream), "cudaEventRecord");
-  }
-  for (rank_state& r : w.ranks) {
-    const int i = r.index;
-    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
-    GLABENCH_TRY(exchange(w, r, backward, cbytes));
-    GLABENCH_TRY_CUDA(mark(r, 2), "cudaEventRecord");
-    call c = rank_call(p, r);
-    GLABENCH_TRY_CUDA(launch_carry(p.dtype, p.B, p.H, p.K, p.V, r.gathered, W, i, false, r.h0,
-                                   p.state_fp32, r.carry_h0, r.stream),
-                      "the carried state");
-    c.h0 = r.carry_h0;
-    if (backward) {
-      GLABENCH_TRY_CUDA(launch_carry(p.dtype, p.B, p.H, p.K, p.V, r.gathered, W, i, true, r.dht,
-                                     p.state_fp32, r.carry_dht, r.stream),
-                        "the carried dS");
-      c.dht = r.carry_dht;
-      c.dh0 = i == 0 && p.dh0 ? r.dh0_acc : nullptr;
-      GLABENCH_TRY_CUDA(launch_carried_backward(c), "a rank's backward");
-    } else {
-      c.ht = i == W - 1 && p.ht ? r.ht_acc : nullptr;
-      GLABENCH_TRY_CUDA(launch_carried_forward(c), "a rank's forward");
+    for (group_state& s : r.groups) {
+      GLABENCH_TRY_CUDA(mark(s, contribution_start, r.stream), "cudaEventRecord");
+      GLABENCH_TRY_CUDA(launch_contribution(group_call(w, r, s), backward, s.contribution),
+                        "a rank's contribution");
+      GLABENCH_TRY_CUDA(mark(s, contribution_end, r.stream), "cudaEventRecord");
+      GLABENCH_TRY_CUDA(cudaEventRecord(s.contributed, r.stream), "cudaEventRecord");
     }
-    GLABENCH_TRY_CUDA(mark(r, 3), "cudaEventRecord");
+  }
+  for (int g = 0; g < w.groups; ++g)
+    for (rank_state& r : w.ranks) {
+      GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+      group_state& s = r.groups[g];
+      GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.exchange_stream, s.contributed, 0),
+                        "cudaStreamWaitEvent");
+      GLABENCH_TRY_CUDA(mark(s, exchange_start, r.exchange_stream), "cudaEventRecord");
+      GLABENCH_TRY(exchange(w, r, g, backward, cbytes));
+      GLABENCH_TRY_CUDA(mark(s, exchange_end, r.exchange_stream), "cudaEventRecord");
+      GLABENCH_TRY_CUDA(cudaEventRecord(s.gathered_in, r.exchange_stream), "cudaEventRecord");
+    }
+  for (rank_state& r : w.ranks) {
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    for (int g = 0; g < w.groups; ++g) {
+      group_state& s = r.groups[g];
+      GLABENCH_TRY_CUDA(cudaStreamWaitEvent(r.stream, s.gathered_in, 0), "cudaStreamWaitEvent");
+      GLABENCH_TRY_CUDA(mark(s, walk_start, r.stream), "cudaEventRecord");
+      GLABENCH_TRY(carried_walk(w, r, g, backward));
+      GLABENCH_TRY_CUDA(mark(s, walk_end, r.stream), "cudaEventRecord");
+    }
   }
   return {};
 }
@@ -256,10 +349,15 @@ status run(const call& p, bool backward) {
   w.timed = capturing == cudaStreamCaptureStatusNone;
   if (failed.empty()) failed = run_ranks(w, p, backward, w.timed);
   if (!failed.empty()) w.timed = false;
-  // Join: the caller's stream waits for every forked rank.
+  // Join: the caller's stream waits for every forked rank. Each rank's stream has waited
+  // for its exchange stream's last group before its last walk; after a failure it waits
+  // for whatever the exchange stream holds (best effort: the call failed already).
   for (size_t i = 0; i < forked; ++i) {
     rank_state& r = w.ranks[i];
     cudaError_t e = cudaSetDevice(r.device);
+    if (e == cudaSuccess && !failed.empty() &&
+        cudaEventRecord(r.groups.back().gathered_in, r.exchange_stream) == cudaSuccess)
+      cudaStreamWaitEvent(r.stream, r.groups.back().gathered_in, 0);
     if (e == cudaSuccess) e = cudaEventRecord(r.done, r.stream);
     if (e == cudaSuccess) e = cudaSetDevice(w.ranks[0].device);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(stream, r.done, 0);
@@ -282,52 +380,65 @@ struct held_state {
   int holder;
   void *acc, *caller;
 };
-std::array<held_state, 2> states_of(int W, const rank_state& r, const call& out) {
-  return {{{W - 1, r.ht_acc, out.ht}, {0, r.dh0_acc, out.dh0}}};
+std::array<held_state, 2> states_of(int W, const group_state& s, const call& out) {
+  return {{{W - 1, s.ht_acc, out.ht}, {0, s.dh0_acc, out.dh0}}};
 }
 
-// A state r holds (accumulator type) into r.state_out, in the caller's state dtype.
-status state_for_caller(const call& p, rank_state& r, const void* acc) {
-  GLABENCH_TRY_CUDA(
-      launch_state_from_acc(p.dtype, state_elems(p), acc, p.state_fp32, r.state_out, r.stream),
-      "a state into the caller's dtype");
+// A group's state (accumulator type) into s.state_out, in the caller's state dtype.
+status state_for_caller(const world_state& w, const rank_state& r, group_state& s,
+                        const void* acc) {
+  const call& p = w.p;
+  GLABENCH_TRY_CUDA(launch_state_from_acc(p.dtype, state_elems(p, group_heads(w)), acc,
+                                          p.state_fp32, s.state_out, r.stream),
+                    "a state into the caller's dtype");
   return {};
 }
 
 // One process per rank: every rank's rows of the outputs, and the call's states, into
-// every process's tensors, each rank broadcasting its own (its stream; one NCCL group).
+// every process's tensors, each rank broadcasting its own group by group (its stream),
+// through the staging buffer to their place among the caller's heads.
 status broadcast_outputs(world_state& w, rank_state& r) {
   const call& p = w.p;
   const call& out = w.pending;
-  for (const held_state& x : states_of(w.world, r, out))
-    if (x.caller && r.index == x.holder) GLABENCH_TRY(state_for_caller(p, r, x.acc));
-  GLABENCH_TRY(nccl::group_start());
-  status failed;
-  for (int q = 0; q < w.world && failed.empty(); ++q)  // rank q's rows, from rank q
-    for (const output_rows& t : outputs_of(p, r, out)) {
-      if (!t.caller || !t.rank_side) continue;
-      for (int b = 0; b < p.B && failed.empty(); ++b) {
-        const row_block x = block_of(p, part_of(p.T, w.world, q), t.D, b);
-        failed = nccl::broadcast(static_cast<char*>(t.rank_side) + x.rank_at,
-                                 static_cast<char*>(t.caller) + x.caller_at, x.bytes, q, w.comm,
-                                 r.stream);
+  for (int g = 0; g < w.groups; ++g) {
+    group_state& s = r.groups[g];
+    for (int q = 0; q < w.world; ++q) {  // rank q's rows, from rank q
+      const token_part part = part_of(p.T, w.world, q);
+      for (const output_rows& t : outputs_of(p, s, out)) {
+        if (!t.caller || !t.group_side) continue;
+        const size_t bytes =
+            static_cast<size_t>(p.B) * part.count * group_heads(w) * t.D * storage_bytes(p.dtype);
+        GLABENCH_TRY(nccl::broadcast(t.group_side, r.staging, bytes, q, w.comm, r.stream));
+        for (int b = 0; b < p.B; ++b) {
+          const strided_block x = token_block(p, part, w.groups, g, t.D, b);
+          GLABENCH_TRY_CUDA(
+              copy_block(x, r.staging, b * x.width * x.rows, t.caller, false, r.stream),
+              "a rank's broadcast rows to the caller");
+        }
       }
     }
-  for (const held_state& x : states_of(w.world, r, out))
-    if (x.caller && failed.empty())
-      failed =
-          nccl::broadcast(r.state_out, x.caller, caller_state_bytes(p), x.holder, w.comm, r.stream);
-  GLABENCH_TRY(nccl::group_end());
-  return failed;
+    for (const held_state& x : states_of(w.world, s, out)) {
+      if (!x.caller) continue;
+      if (r.index == x.holder) GLABENCH_TRY(state_for_caller(w, r, s, x.acc));
+      GLABENCH_TRY(nccl::broadcast(s.state_out, r.staging,
+                                   state_elems(p, group_heads(w)) * state_bytes(p), x.holder,
+                                   w.comm, r.stream));
+      GLABENCH_TRY_CUDA(copy_block(state_block(p, w.groups, g, state_bytes(p)), r.staging, 0,
+                                   x.caller, false, r.stream),
+                        "a state to the caller");
+    }
+  }
+  return {};
 }
 
 }  // namespace
 
-placement one_process(const std::vector<int>& devices, int per_device) {
+placement one_process(const std::vector<int>& devices, int per_device, int head_groups) {
   placement where;
   for (int d : devices)
     for (int i = 0; i < per_device; ++i) where.devices.push_back(d);
   where.world = static_cast<int>(where.devices.size());
+  where.head_groups = head_groups;
   return where;
 }
 
@@ -339,11 +450,15 @@ status prepare(const call& p, bool backward, const placement& where) {
   if (W < 1 || p.T < W) return "at least one token a rank";
   if (local < 1 || where.first_rank < 0 || where.first_rank + local > W)
     return "this process's ranks are not in the world";
+  if (where.head_groups < 1 || p.H % where.head_groups != 0)
+    return "the heads (" + std::to_string(p.H) + ") are not a multiple of the head groups (" +
+           std::to_string(where.head_groups) + ")";
   device_guard guard;
   world_state w;
   w.p = p;
   w.backward = backward;
   w.world = W;
+  w.groups = where.head_groups;
   w.one_process = local == W;
   if (!w.one_process) {
     if (!where.process) return "one process per rank needs its NCCL ranks";
@@ -370,29 +485,41 @@ status prepare(const call& p, bool backward, const placement& where) {
     r.index = where.first_rank + i;
     r.device = where.devices[i];
     r.part = part_of(p.T, W, r.index);
+    r.groups.resize(w.groups);
     if (cudaError_t e = cudaSetDevice(r.device)) return fail(cuda_error(e, "cudaSetDevice"));
-    if (cudaError_t e = cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking))
-      return fail(cuda_error(e, "cudaStreamCreate"));
-    for (cudaEvent_t* e : {&r.contributed, &r.done})
-      if (cudaError_t x = cudaEventCreateWithFlags(e, cudaEventDisableTiming))
-        return fail(cuda_error(x, "cudaEventCreate"));
-    for (cudaEvent_t& e : r.phase)
-      if (cudaError_t x = cudaEventCreate(&e)) return fail(cuda_error(x, "cudaEventCreate"));
-    const size_t bytes = carve_rank(p, backward, W, r, nullptr);
+    for (cudaStream_t* s : {&r.stream, &r.exchange_stream})
+      if (cudaError_t e = cudaStreamCreateWithFlags(s, cudaStreamNonBlocking))
+        return fail(cuda_error(e, "cudaStreamCreate"));
+    if (cudaError_t e = cudaEventCreateWithFlags(&r.done, cudaEventDisableTiming))
+      return fail(cuda_error(e, "cudaEventCreate"));
+    for (int g = 0; g < w.groups; ++g) {
+      group_state& s = r.groups[g];
+      s.index = g;
+      for (cudaEvent_t* e : {&s.contributed, &s.gathered_in})
+        if (cudaError_t x = cudaEventCreateWithFlags(e, cudaEventDisableTiming))
+          return fail(cuda_error(x, "cudaEventCreate"));
+      for (cudaEvent_t& e : s.phase)
+        if (cudaError_t x = cudaEventCreate(&e)) return fail(cuda_error(x, "cudaEventCreate"));
+    }
+    const size_t bytes = carve_rank(w, backward, r, nullptr);
     if (cudaError_t e = cudaMalloc(reinterpret_cast<void**>(&r.arena), bytes))
       return fail(cuda_error(e, "cudaMalloc (a rank's buffers)"));
-    carve_rank(p, backward, W, r, r.arena);
-    if (status s = copy_rows(p, r, p.K, r.q, p.q, nullptr, true); !s.empty()) return fail(s);
-    if (status s = copy_rows(p, r, p.K, r.k, p.k, nullptr, true); !s.empty()) return fail(s);
-    if (status s = copy_rows(p, r, p.K, r.g, p.g, nullptr, true); !s.empty()) return fail(s);
-    if (status s = copy_rows(p, r, p.V, r.v, p.v, nullptr, true); !s.empty()) return fail(s);
-    if (backward)
-      if (status s = copy_rows(p, r, p.V, r.d_o, p.d_o, nullptr, true); !s.empty()) return fail(s);
-    for (auto [to, from] : {std::pair{r.h0, p.h0}, std::pair{r.dht, p.dht}})
-      if (to)
-        if (cudaError_t e =
-                cudaMemcpyAsync(to, from, caller_state_bytes(p), cudaMemcpyDefault, r.stream))
-          return fail(cuda_error(e, "copy a state to a rank"));
+    carve_rank(w, backward, r, r.arena);
+    for (group_state& s : r.groups) {
+      const int g = s.index;
+      for (auto [mine, theirs, D] :
+           {std::tuple{s.q, p.q, p.K}, std::tuple{s.k, p.k, p.K}, std::tuple{s.g, p.g, p.K},
+            std::tuple{s.v, p.v, p.V}, std::tuple{s.d_o, backward ? p.d_o : nullptr, p.V}})
+        if (theirs)
+          if (status e = copy_rows(w, r, g, D, mine, const_cast<void*>(theirs), true, r.stream);
+              !e.empty())
+            return fail(e);
+      for (auto [mine, theirs] : {std::pair{s.h0, p.h0}, std::pair{s.dht, p.dht}})
+        if (mine)
+          if (cudaError_t e = copy_block(state_block(p, w.groups, g, state_bytes(p)), mine, 0,
+                                         const_cast<void*>(theirs), true, r.stream))
+            return fail(cuda_error(e, "copy a state to a rank"));
+    }
   }
   if (cudaError_t e = cudaSetDevice(w.ranks[0].device)) return fail(cuda_error(e, "cudaSetDevice"));
   if (cudaError_t e = cudaEventCreateWithFlags(&w.entry, cudaEventDisableTiming))
@@ -428,16 +555,18 @@ status collect() {
       GLABENCH_TRY(broadcast_outputs(w, r));
       continue;
     }
-    for (const output_rows& t : outputs_of(p, r, out))
-      if (t.caller && t.rank_side)
-        GLABENCH_TRY(copy_rows(p, r, t.D, t.rank_side, nullptr, t.caller, false));
-    for (const held_state& x : states_of(W, r, out))
-      if (x.caller && r.index == x.holder) {
-        GLABENCH_TRY(state_for_caller(p, r, x.acc));
-        GLABENCH_TRY_CUDA(cudaMemcpyAsync(x.caller, r.state_out, caller_state_bytes(p),
-                                          cudaMemcpyDefault, r.stream),
-                          "a state to the caller");
-      }
+    for (group_state& s : r.groups) {
+      for (const output_rows& t : outputs_of(p, s, out))
+        if (t.caller && t.group_side)
+          GLABENCH_TRY(copy_rows(w, r, s.index, t.D, t.group_side, t.caller, false, r.stream));
+      for (const held_state& x : states_of(W, s, out))
+        if (x.caller && r.index == x.holder) {
+          GLABENCH_TRY(state_for_caller(w, r, s, x.acc));
+          GLABENCH_TRY_CUDA(copy_block(state_block(p, w.groups, s.index, state_bytes(p)),
+                                       s.state_out, 0, x.caller, false, r.stream),
+                            "a state to the caller");
+        }
+    }
   }
   for (rank_state& r : w.ranks) {
     GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
@@ -447,29 +576,51 @@ status collect() {
   return {};
 }
 
+// Per rank: its groups' contributions, exchanges and carried walks summed, and the time its
+// stream waited for an exchange (exposed: from the later of its last contribution and the
+// walk before to the walk's start), so the exchange hidden is 1 − exposed / exchange.
 std::string last_call_json() {
   std::lock_guard<std::mutex> lock(state_lock);
   if (!state || !state->timed) return {};
   device_guard guard;
-  std::string phases[3];
+  std::string lists[5];
+  auto span = [](cudaEvent_t a, cudaEvent_t b, float* ms) {
+    return cudaEventElapsedTime(ms, a, b) == cudaSuccess;
+  };
   for (const rank_state& r : state->ranks) {
     cudaSetDevice(r.device);
-    if (cudaEventSynchronize(r.phase[3]) != cudaSuccess) return {};
-    for (int k = 0; k < 3; ++k) {
-      float ms = 0.f;
-      if (cudaEventElapsedTime(&ms, r.phase[k], r.phase[k + 1]) != cudaSuccess) return {};
+    if (cudaEventSynchronize(r.groups.back().phase[walk_end]) != cudaSuccess) return {};
+    double sums[5] = {};  // contribution, exchange, carried walk, exposed
+    for (size_t g = 0; g < r.groups.size(); ++g) {
+      const group_state& s = r.groups[g];
+      float c, x, wk, exposed;
+      // The stream's work just before this group's walk: the last contribution, or the
+      // walk before.
+      const cudaEvent_t before =
+          g == 0 ? r.groups.back().phase[contribution_end] : r.groups[g - 1].phase[walk_end];
+      if (!span(s.phase[contribution_start], s.phase[contribution_end], &c) ||
+          !span(s.phase[exchange_start], s.phase[exchange_end], &x) ||
+          !span(s.phase[walk_start], s.phase[walk_end], &wk) ||
+          !span(before, s.phase[walk_start], &exposed))
+        return {};
+      sums[0] += c, sums[1] += x, sums[2] += wk, sums[3] += std::max(0.f, exposed);
+    }
+    sums[4] = sums[1] > 0 ? 1.0 - std::min(1.0, sums[3] / sums[1]) : 1.0;
+    for (int k = 0; k < 5; ++k) {
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%s%.4f", phases[k].empty() ? "" : ",", ms);
-      phases[k] += buf;
+      std::snprintf(buf, sizeof buf, "%s%.4f", lists[k].empty() ? "" : ",", sums[k]);
+      lists[k] += buf;
     }
   }
   const world_state& w = *state;
   return "{\"ranks\":" + std::to_string(w.world) + ",\"processes\":\"" +
          (w.one_process ? "one" : "one per rank") +
          "\",\"first_rank\":" + std::to_string(w.ranks.front().index) +
+         ",\"head_groups\":" + std::to_string(w.groups) +
          (w.one_process ? "" : ",\"nccl_version\":" + std::to_string(nccl::library_version())) +
-         ",\"contribution_ms\":[" + phases[0] + "],\"exchange_ms\":[" + phases[1] +
-         "],\"carried_ms\":[" + phases[2] + "]}";
+         ",\"contribution_ms\":[" + lists[0] + "],\"exchange_ms\":[" + lists[1] +
+         "],\"carried_ms\":[" + lists[2] + "],\"exposed_ms\":[" + lists[3] +
+         "],\"hidden_fraction\":[" + lists[4] + "]}";
 }
 
 void release() {

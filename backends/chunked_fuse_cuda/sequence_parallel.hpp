@@ -5,7 +5,10 @@
 // engines move what crosses between ranks, or each process is one rank (a launcher's
 // variables or CHUNKED_FUSE_CUDA_NCCL_*: ../common/nccl/nccl_link.hpp) and NCCL moves it.
 // What crosses is one contribution per rank (launch.hpp), a few K×V states per head,
-// never tokens.
+// never tokens. With head groups (CHUNKED_FUSE_CUDA_HEAD_GROUPS) a rank's heads run as G
+// calls: every group's step 1 first, then group by group steps 3–4, each group's step 2
+// on the rank's exchange stream beside them, so it hides behind the later groups' first
+// passes and the earlier groups' walks.
 //
 //   forward   1. each rank's contribution: L and G (its first passes, folded);
 //             2. each rank gathers the contributions of the ranks before it;
@@ -46,13 +49,16 @@ inline token_part part_of(int64_t T, int W, int r) {
 // Who the ranks are: this process's ranks first_rank, first_rank + 1, … on `devices` (one
 // entry a rank) in a world of `world` ranks. One process: first_rank 0, every rank. One
 // process per rank: its one rank and device, and `process` for NCCL.
+// `head_groups`: each rank's heads in that many groups (dividing H), each group a call of
+// its own, so that a group's exchange runs beside the next group's first passes and the
+// one before's walk (below).
 struct placement {
-  int world = 1, first_rank = 0;
+  int world = 1, first_rank = 0, head_groups = 1;
   std::vector<int> devices;
   const cuda_plugin::nccl::process_ranks* process = nullptr;
 };
 // One process: each of `devices` takes `per_device` consecutive ranks.
-placement one_process(const std::vector<int>& devices, int per_device);
+placement one_process(const std::vector<int>& devices, int per_device, int head_groups);
 
 // Untimed: the ranks' buffers and their tokens (and h0, dht, do) copied from the call's
 // tensors (`whole`: the whole problem's sizes and device-0 pointers; its workspace and
@@ -65,7 +71,9 @@ status backward(const call& whole);
 // Untimed: the outputs of the calls since the last collect into the caller's tensors.
 status collect();
 // Per rank of this process, the last call's phases in ms (contribution, exchange, carried
-// walk) as a JSON object; empty when none ran or the call was captured.
+// walk, each summed over the groups; exposed: the time its stream waited for an exchange)
+// and the exchange hidden (1 − exposed ÷ exchange), as a JSON object; empty when none ran
+// or the call was captured.
 std::string last_call_json();
 void release();
 
