@@ -69,38 +69,32 @@ const stages_knob& stages_choice() {
   return knob;
 }
 
-// CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE: 1 to 8 consecutive ranks on each of the call's
-// devices (default 1), so that the multi-rank code runs on one GPU; anything else refused.
-constexpr int kMaxRanksPerDevice = 8;
-struct ranks_knob {
-  int per_device = 1;
+// An integer knob, read once: its value (the default where unset or refused) and why it
+// was refused.
+struct int_choice {
+  int value = 1;
   std::string error;
 };
-const ranks_knob& ranks_choice() {
-  static const ranks_knob knob = [] {
-    ranks_knob k;
-    k.per_device = glabench::cuda_plugin::int_knob("CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE", 1,
-                                                   kMaxRanksPerDevice, 1, &k.error);
-    return k;
-  }();
+int_choice read_choice(const char* name, int lo, int hi) {
+  int_choice k;
+  k.value = glabench::cuda_plugin::int_knob(name, lo, hi, 1, &k.error);
+  return k;
+}
+
+// CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE: 1 to 8 consecutive ranks on each of the call's
+// devices (default 1), so that the multi-rank code runs on one GPU; anything else refused.
+const int_choice& ranks_choice() {
+  static const int_choice knob = read_choice("CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE", 1, 8);
   return knob;
 }
 
 // CHUNKED_FUSE_CUDA_HEAD_GROUPS: 1, 2 or 4 groups of each rank's heads in a split call
 // (default 1), each a call of its own, so that one group's exchange hides behind the
 // others' work (sequence_parallel.hpp); H must be a multiple.
-struct groups_knob {
-  int groups = 1;
-  std::string error;
-};
-const groups_knob& groups_choice() {
-  static const groups_knob knob = [] {
-    groups_knob k;
-    k.groups = glabench::cuda_plugin::int_knob("CHUNKED_FUSE_CUDA_HEAD_GROUPS", 1, 4, 1, &k.error);
-    if (k.groups == 3) {
-      k.error = "CHUNKED_FUSE_CUDA_HEAD_GROUPS must be 1, 2 or 4, not 3";
-      k.groups = 1;
-    }
+const int_choice& groups_choice() {
+  static const int_choice knob = [] {
+    int_choice k = read_choice("CHUNKED_FUSE_CUDA_HEAD_GROUPS", 1, 4);
+    if (k.value == 3) k = {1, "CHUNKED_FUSE_CUDA_HEAD_GROUPS must be 1, 2 or 4, not 3"};
     return k;
   }();
   return knob;
@@ -122,12 +116,12 @@ chunked::sequence::placement placement_of(const glabench_problem* p) {
     where.first_rank = process_ranks().rank;
     where.devices = {first_device};
     where.process = &process_ranks();
-    where.head_groups = groups_choice().groups;
+    where.head_groups = groups_choice().value;
     return where;
   }
   std::vector<int> devices = {first_device};
   if (p->num_devices > 1) devices.assign(p->device_ids, p->device_ids + p->num_devices);
-  return chunked::sequence::one_process(devices, ranks_choice().per_device, groups_choice().groups);
+  return chunked::sequence::one_process(devices, ranks_choice().value, groups_choice().value);
 }
 // The ranks a call splits its sequence among (1: no split).
 int64_t ranks_of(const glabench_problem* p) {
@@ -172,7 +166,7 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                   "one process per rank takes one device (its rank's), not " +
                       std::to_string(p->num_devices));
-    if (ranks_choice().per_device > 1)
+    if (ranks_choice().value > 1)
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                   "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE is for one process; with one process per "
                   "rank each process is one rank");
@@ -182,12 +176,12 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
   }
   if (!groups_choice().error.empty())
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, groups_choice().error);
-  if (ranks_of(p) > 1 && p->H % groups_choice().groups != 0)
+  if (ranks_of(p) > 1 && p->H % groups_choice().value != 0)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "the heads (H=" + std::to_string(p->H) +
                     ") are not a multiple of "
                     "CHUNKED_FUSE_CUDA_HEAD_GROUPS (" +
-                    std::to_string(groups_choice().groups) + ")");
+                    std::to_string(groups_choice().value) + ")");
   if (ranks_of(p) > 1 && p->T < ranks_of(p))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "a sequence split among " + std::to_string(ranks_of(p)) +
