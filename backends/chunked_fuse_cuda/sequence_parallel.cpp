@@ -60,8 +60,8 @@ struct rank_state {
   cudaEvent_t done = nullptr;  // its call done
   char* arena = nullptr;
   std::vector<group_state> groups;
-  // One process per rank: a group's rows of one rank's outputs, or a state, as broadcast,
-  // before they go to their place among the caller's heads.
+  // One process per rank in groups: a group's rows of one rank's outputs, or a state, as
+  // broadcast, before they go to their place among the caller's heads.
   void* staging = nullptr;
 };
 
@@ -174,12 +174,12 @@ void carve_group(const call& p, bool backward, int W, int Hg, const rank_state& 
 }
 
 // A rank's buffers (a null base only counts): each group's, and the staging of one
-// process per rank.
+// process per rank in groups.
 size_t carve_rank(const world_state& ws, bool backward, rank_state& r, char* base) {
   const call& p = ws.p;
   carver w{base};
   for (group_state& s : r.groups) carve_group(p, backward, ws.world, group_heads(ws), r, s, w);
-  if (!ws.one_process) {
+  if (!ws.one_process && ws.groups > 1) {
     const int64_t most = (p.T + ws.world - 1) / ws.world;
     r.staging = w.take<char>(
         std::max(static_cast<size_t>(p.B) * most * group_heads(ws) * std::max(p.K, p.V) *
@@ -351,11 +351,15 @@ status run(const call& p, bool backward) {
   if (!failed.empty()) w.timed = false;
   // Join: the caller's stream waits for every forked rank. Each rank's stream has waited
   // for its exchange stream's last group before its last walk; after a failure it waits
-  // for whatever the exchange stream holds (best effort: the call failed already).
+  // for whatever the exchange stream holds, where that stream is in the same capture state
+  // (best effort: the call failed already).
   for (size_t i = 0; i < forked; ++i) {
     rank_state& r = w.ranks[i];
     cudaError_t e = cudaSetDevice(r.device);
+    cudaStreamCaptureStatus joined = cudaStreamCaptureStatusNone;
     if (e == cudaSuccess && !failed.empty() &&
+        cudaStreamIsCapturing(r.exchange_stream, &joined) == cudaSuccess &&
+        joined == capturing &&  // under capture, only a stream the capture reached
         cudaEventRecord(r.groups.back().gathered_in, r.exchange_stream) == cudaSuccess)
       cudaStreamWaitEvent(r.stream, r.groups.back().gathered_in, 0);
     if (e == cudaSuccess) e = cudaEventRecord(r.done, r.stream);
@@ -395,9 +399,39 @@ status state_for_caller(const world_state& w, const rank_state& r, group_state& 
 }
 
 // One process per rank: every rank's rows of the outputs, and the call's states, into
-// every process's tensors, each rank broadcasting its own group by group (its stream),
-// through the staging buffer to their place among the caller's heads.
-status broadcast_outputs(world_state& w, rank_state& r) {
+// every process's tensors, each rank broadcasting its own (its stream). One group: straight
+// into the caller's tensors, in one NCCL group.
+status broadcast_whole(world_state& w, rank_state& r) {
+  const call& p = w.p;
+  const call& out = w.pending;
+  group_state& s = r.groups.front();
+  for (const held_state& x : states_of(w.world, s, out))
+    if (x.caller && r.index == x.holder) GLABENCH_TRY(state_for_caller(w, r, s, x.acc));
+  GLABENCH_TRY(nccl::group_start());
+  status failed;
+  for (int q = 0; q < w.world && failed.empty(); ++q) {  // rank q's rows, from rank q
+    const token_part part = part_of(p.T, w.world, q);
+    for (const output_rows& t : outputs_of(p, s, out)) {
+      if (!t.caller || !t.group_side) continue;
+      for (int b = 0; b < p.B && failed.empty(); ++b) {
+        const strided_block x = token_block(p, part, 1, 0, t.D, b);  // width = pitch
+        failed = nccl::broadcast(static_cast<char*>(t.group_side) + b * x.width * x.rows,
+                                 static_cast<char*>(t.caller) + x.caller_at, x.width * x.rows, q,
+                                 w.comm, r.stream);
+      }
+    }
+  }
+  for (const held_state& x : states_of(w.world, s, out))
+    if (x.caller && failed.empty())
+      failed = nccl::broadcast(s.state_out, x.caller, state_elems(p, p.H) * state_bytes(p),
+                               x.holder, w.comm, r.stream);
+  GLABENCH_TRY(nccl::group_end());
+  return failed;
+}
+
+// The same in groups: each group's rows through the staging buffer to their place among the
+// caller's heads, a broadcast and a copy at a time.
+status broadcast_grouped(world_state& w, rank_state& r) {
   const call& p = w.p;
   const call& out = w.pending;
   for (int g = 0; g < w.groups; ++g) {
@@ -552,7 +586,7 @@ status collect() {
   for (rank_state& r : w.ranks) {
     GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
     if (!w.one_process) {
-      GLABENCH_TRY(broadcast_outputs(w, r));
+      GLABENCH_TRY(w.groups == 1 ? broadcast_whole(w, r) : broadcast_grouped(w, r));
       continue;
     }
     for (group_state& s : r.groups) {

@@ -6,26 +6,26 @@
 
 namespace glabench {
 
-double bench_host_bytes(const problem& p, size_t storage_bytes, bool with_backward) {
+double bench_host_bytes(const problem& p, size_t storage_bytes, bool with_backward,
+                        bool reference_gradients) {
   const double BTH = double(p.B) * double(p.T) * double(p.H);
   const double qk = BTH * double(p.K), v = BTH * double(p.V);
   const double states = double(p.num_states()) * double(p.H) * double(p.K) * double(p.V);
   const bool gated = p.has_gate();
-  // Elements: the inputs, the outputs.
-  double inputs = 2 * qk + v + (gated ? qk : 0) + (p.has_bonus() ? double(p.H) * p.K : 0);
+  // Elements: the inputs (d_o and dht too), the outputs.
+  double inputs = 2 * qk + 2 * v + (gated ? qk : 0) + (p.has_bonus() ? double(p.H) * p.K : 0);
   double outputs = v;
-  if (p.has_state()) inputs += states, outputs += states;  // h0; ht
+  if (p.has_state()) inputs += 2 * states, outputs += states;  // h0, dht; ht
   if (with_backward) {
-    inputs += v;                                             // d_o
-    outputs += 2 * qk + v + (gated ? qk : 0);                // dq dk dv dg
-    if (p.has_state()) inputs += states, outputs += states;  // dht; dh0
+    outputs += 2 * qk + v + (gated ? qk : 0);  // dq dk dv dg
+    if (p.has_state()) outputs += states;      // dh0
   }
   const double snapshots = 2 * outputs * double(storage_bytes);
   const double compared = 2 * 8 * std::max(qk, v);
   // One sampled head: a sequence's tokens, at most T.
   const double T = double(p.T);
   double head = 2 * T * (3 * double(p.K) + 2 * double(p.V));  // inputs and outputs
-  if (with_backward && gated) head += 3 * 8 * T * double(p.K);
+  if (reference_gradients && gated) head += 3 * 8 * T * double(p.K);
   if (p.op == op_kind::softmax_attn && p.T <= kQuickVerifyWholeHeadMaxT) head += T * T;
   const double reference = 2 * 8 * head;
   return 1.25 * (8 * inputs + snapshots + compared + reference);

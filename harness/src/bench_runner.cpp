@@ -347,7 +347,10 @@ bench_row bench_session::run(const job& j) {
     return std::nullopt;
   };
   if (!collective && !not_here.empty()) return skip(not_here);
-  const double host_need = bench_host_bytes(j.prob, dtype_bytes(j.storage), j.with_backward);
+  const bool reference_gradients =
+      std::count(opts_.modes.begin(), opts_.modes.end(), "fwdbwd") > 0;  // expected_for's
+  const double host_need =
+      bench_host_bytes(j.prob, dtype_bytes(j.storage), j.with_backward, reference_gradients);
   std::unique_ptr<backend_runner> runner;
   std::unique_ptr<bench_device> dev;
   // Setting up, up to and with the backend's prepare (which may join its ranks).

@@ -80,14 +80,17 @@ void store_columns(const problem& p, const std::vector<double>& S, const head_co
   for (int64_t i = 0; i < p.K; ++i) std::copy_n(S.begin() + i * c.count, c.count, at + i * p.V);
 }
 
-// dq, dk and dg of one column block (unscaled dq, dg before its decay), [B,T,H,K] each.
+// Where one column block's dq, dk and dg go ([B,T,H,K] each): the gradients themselves
+// when the block is the whole state (`whole`: dq scaled, dg decayed); else the block's own
+// sums, unscaled and not decayed, which the blocks' sum finishes.
 struct column_sums {
-  tensor dq, dk, dg;
+  tensor *dq, *dk, *dg;
+  bool whole;
 };
 
-// The reverse pass of one column block: dv's columns and dh0's, and the block's sums.
+// The reverse pass of one column block: dv's columns and dh0's, and its dq, dk, dg.
 void backward_columns(const problem& p, const op_inputs& in, const head_columns& c,
-                      op_gradients& grad, column_sums& sums) {
+                      op_gradients& grad, const column_sums& sums) {
   const tensor& d_o = *in.d_o;
   const int64_t K = p.K, n = c.count, kv = K * n;
   const int64_t span = std::max<int64_t>(1, std::llround(std::ceil(std::sqrt(double(p.T)))));
@@ -122,9 +125,9 @@ void backward_columns(const problem& p, const op_inputs& in, const head_columns&
           dk += Gij * v[j];
           dg += Gij * S_prev[i * n + j];
         }
-        sums.dq.ptr()[tk + i] = dq;
-        sums.dk.ptr()[tk + i] = dk;
-        sums.dg.ptr()[tk + i] = dg;
+        sums.dq->ptr()[tk + i] = sums.whole ? p.scale * dq : dq;
+        sums.dk->ptr()[tk + i] = dk;
+        sums.dg->ptr()[tk + i] = sums.whole ? std::exp(g[i]) * dg : dg;
       }
       for (int64_t j = 0; j < n; ++j) {
         double dv = 0;
@@ -159,13 +162,19 @@ op_gradients gla_backward_recurrent(const problem& p, const op_inputs& in) {
   require_cotangent(in);
   op_gradients grad = allocate_gradients(p, in.h0.has_value());
   const int64_t blocks = column_blocks(p);
-  // Each block's sums; with one block, the gradients' own tensors.
-  std::vector<column_sums> sums(blocks);
-  for (column_sums& s : sums)
-    s = {tensor(p.qk_shape()), tensor(p.qk_shape()), tensor(p.qk_shape())};
+  if (blocks == 1) {
+    const column_sums whole{&grad.dq, &grad.dk, &grad.dg, true};
+    parallel_for(p.B * p.H,
+                 [&](int64_t bh) { backward_columns(p, in, columns_of(p, bh, 1), grad, whole); });
+    return grad;
+  }
+  std::vector<tensor> parts(3 * blocks, tensor(p.qk_shape()));
   parallel_for(p.B * p.H * blocks, [&](int64_t task) {
-    backward_columns(p, in, columns_of(p, task, blocks), grad, sums[task % blocks]);
+    const int64_t b = task % blocks;
+    backward_columns(p, in, columns_of(p, task, blocks), grad,
+                     {&parts[3 * b], &parts[3 * b + 1], &parts[3 * b + 2], false});
   });
+  // The blocks' sums, added in block order.
   parallel_for(p.B * p.T, [&](int64_t bt) {
     const int64_t b = bt / p.T, t = bt % p.T;
     for (int64_t h = 0; h < p.H; ++h) {
@@ -173,10 +182,10 @@ op_gradients gla_backward_recurrent(const problem& p, const op_inputs& in) {
       const double* g = in.g.ptr() + tk;
       for (int64_t i = 0; i < p.K; ++i) {
         double dq = 0, dk = 0, dg = 0;
-        for (const column_sums& s : sums) {
-          dq += s.dq.ptr()[tk + i];
-          dk += s.dk.ptr()[tk + i];
-          dg += s.dg.ptr()[tk + i];
+        for (int64_t k = 0; k < blocks; ++k) {
+          dq += parts[3 * k].ptr()[tk + i];
+          dk += parts[3 * k + 1].ptr()[tk + i];
+          dg += parts[3 * k + 2].ptr()[tk + i];
         }
         grad.dq.ptr()[tk + i] = p.scale * dq;
         grad.dk.ptr()[tk + i] = dk;
