@@ -7,9 +7,9 @@
 #include <cmath>
 #include <vector>
 
+#include "glabench/reference/parallel_for.hpp"
 #include "layout.hpp"
 #include "ops_internal.hpp"
-#include "glabench/reference/parallel_for.hpp"
 
 namespace glabench::reference {
 namespace {
