@@ -16,6 +16,7 @@
 #include "captured_call.hpp"
 #include "device_info.hpp"
 #include "gate_regime.hpp"
+#include "glabench/launcher.hpp"
 #include "glabench/reference/random_inputs.hpp"
 #include "json_depth.hpp"
 #include "json_fields.hpp"
@@ -358,9 +359,14 @@ bench_row bench_session::run(const job& j) {
         runner = std::make_unique<backend_runner>(*j.backend, j.prob, j.storage, true,
                                                   j.with_backward, opts_.devices);
         dev = make_bench_device(runner->context(), runner->device_ids());
-        if (not_here.empty() && host_need > double(host_available_bytes()))
-          not_here = "needs about " + gib(host_need) + " of host memory, " +
-                     gib(double(host_available_bytes())) + " available";
+        // The node's memory is shared by the launcher's processes on it, each holding its own.
+        const int sharing = launcher::launcher_place().local_world;
+        const double share = double(host_available_bytes()) / sharing;
+        if (not_here.empty() && host_need > share)
+          not_here = "needs about " + gib(host_need) + " of host memory, " + gib(share) +
+                     " available" +
+                     (sharing > 1 ? fmt::format(" to each of {} processes on this node", sharing)
+                                  : std::string());
         if (not_here.empty() && cuda && 1.2 * j.cost.bytes > double(dev->free_bytes()))
           not_here = "needs about " + gib(1.2 * j.cost.bytes) + " of device memory, " +
                      gib(double(dev->free_bytes())) + " free";

@@ -67,6 +67,34 @@ BOOST_AUTO_TEST_CASE(each_launcher_from_its_own_variables) {
         "srun", 6, 16, 2, "991.0");
 }
 
+BOOST_AUTO_TEST_CASE(the_processes_on_the_node_from_each_launcher_else_the_world) {
+  auto local_world = [](const vars& v) { return launcher_place(env_of(v)).local_world; };
+  BOOST_TEST(local_world({}) == 1);
+  BOOST_TEST(
+      local_world(
+          {{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "4"}}) ==
+      4);
+  BOOST_TEST(local_world({{"RANK", "5"}, {"WORLD_SIZE", "8"}}) == 8);  // unknown: all here
+  BOOST_TEST(local_world({{"OMPI_COMM_WORLD_RANK", "0"},
+                          {"OMPI_COMM_WORLD_SIZE", "4"},
+                          {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"}}) == 2);
+  BOOST_TEST(local_world({{"PMI_RANK", "0"}, {"PMI_SIZE", "4"}, {"MPI_LOCALNRANKS", "1"}}) == 1);
+  // srun: the largest of the per-node counts.
+  const vars srun = {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "7"}, {"SLURM_STEP_ID", "0"}};
+  vars listed = srun;
+  listed["SLURM_STEP_TASKS_PER_NODE"] = "2(x3),1";
+  BOOST_TEST(local_world(listed) == 2);
+  listed["SLURM_STEP_TASKS_PER_NODE"] = "1,4(x2)";
+  BOOST_TEST(local_world(listed) == 4);
+  listed["SLURM_STEP_TASKS_PER_NODE"] = "(x2)";  // unreadable: the world
+  BOOST_TEST(local_world(listed) == 7);
+  // Never fewer than the node-local rank says.
+  BOOST_TEST(
+      local_world(
+          {{"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "3"}, {"LOCAL_WORLD_SIZE", "2"}}) ==
+      4);
+}
+
 BOOST_AUTO_TEST_CASE(a_missing_local_rank_is_sruns_else_the_rank) {
   check({{"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}, "mpirun (MPICH)", 1, 2, 1, "");
   check({{"PMI_RANK", "5"}, {"PMI_SIZE", "8"}, {"SLURM_LOCALID", "1"}}, "mpirun (MPICH)", 5, 8, 1,

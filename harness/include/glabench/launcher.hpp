@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <functional>
@@ -18,6 +19,10 @@ namespace glabench::launcher {
 struct place {
   std::string launcher;  // "torchrun", "mpirun (Open MPI)", "mpirun (MPICH)", "srun"; empty: none
   int rank = 0, world = 1, local_rank = 0;
+  // The processes on this node: the launcher's count (the largest of srun's per-node
+  // counts), else the world; never fewer than local_rank + 1. For sharing the node's
+  // memory, not for addressing.
+  int local_world = 1;
   std::string job;  // the job's id where the launcher gives one, else empty
   // What every rank of this job on this node shares and no other job running there does,
   // where the launcher gives it (torchrun: its store's MASTER_PORT), else empty.
@@ -29,6 +34,21 @@ struct place {
 using environment = std::function<const char*(const char*)>;
 
 namespace detail {
+// The largest count in a Slurm tasks-per-node list ("4", "2(x3),1"); 0 when none.
+inline int largest_count(const char* text) {
+  int most = 0;
+  for (const char* at = text; at && *at;) {
+    char* end = nullptr;
+    const long n = std::strtol(at, &end, 10);
+    if (end == at) break;
+    if (n > most && n <= 1'000'000) most = static_cast<int>(n);
+    at = end;
+    while (*at && *at != ',') ++at;
+    if (*at == ',') ++at;
+  }
+  return most;
+}
+
 inline bool read_int(const environment& env, const char* name, int* out, std::string* error) {
   const char* text = env(name);
   if (!text || !*text) {
@@ -56,18 +76,18 @@ inline bool read_int(const environment& env, const char* name, int* out, std::st
 // not taken for rank 0 of its tasks). torchrun inside srun is torchrun's. None: one process.
 inline place launcher_place(const environment& env = [](const char* n) { return std::getenv(n); }) {
   struct scheme {
-    const char *name, *rank, *world, *local, *job, *step, *requires_set, *instance;
+    const char *name, *rank, *world, *local, *job, *step, *requires_set, *instance, *local_world;
   };
   static const scheme schemes[] = {
       {"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_RUN_ID",
-       "TORCHELASTIC_RESTART_COUNT", "WORLD_SIZE", "MASTER_PORT"},
+       "TORCHELASTIC_RESTART_COUNT", "WORLD_SIZE", "MASTER_PORT", "LOCAL_WORLD_SIZE"},
       {"mpirun (Open MPI)", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
        "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_MCA_ess_base_jobid", nullptr, "OMPI_COMM_WORLD_SIZE",
-       nullptr},
+       nullptr, "OMPI_COMM_WORLD_LOCAL_SIZE"},
       {"mpirun (MPICH)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", nullptr, nullptr, "PMI_SIZE",
-       nullptr},
+       nullptr, "MPI_LOCALNRANKS"},
       {"srun", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_JOB_ID", "SLURM_STEP_ID",
-       "SLURM_STEP_ID", nullptr},
+       "SLURM_STEP_ID", nullptr, "SLURM_STEP_TASKS_PER_NODE"},
   };
   auto value = [&](const char* name) -> std::string {
     const char* v = name ? env(name) : nullptr;
@@ -96,6 +116,8 @@ inline place launcher_place(const environment& env = [](const char* n) { return 
     else if (p.rank >= p.world)
       p.error = std::string(s.rank) + " must be below " + s.world + " (" + std::to_string(p.world) +
                 "), not " + std::to_string(p.rank);
+    const int counted = detail::largest_count(value(s.local_world).c_str());
+    p.local_world = std::max(counted > 0 ? counted : p.world, p.local_rank + 1);
     p.job = value(s.job);
     p.instance = value(s.instance);
     if (!p.job.empty() && !value(s.step).empty()) p.job += "." + value(s.step);
