@@ -5,12 +5,12 @@
 //   dv_t = k_t G_t;  dg_t = exp(g_t) ⊙ rowsum(G_t ⊙ S_{t-1});  G_{t-1} = diag(exp(g_t)) G_t.
 //
 // A state's columns never meet: column j of S and G depends only on column j of v and
-// do. So one (b, h) of a long problem with few of them runs as several tasks, each a block
-// of columns (the bench's quick verify checks one head at a time at long T). dq, dk and dg sum over
-// the columns: each block sums its own, and the blocks' sums are added in block order. The reverse
-// pass needs every S_t: the forward keeps one state every √T tokens and recomputes a segment's
-// states from it, the same operations in the same order, so the states are those of one forward
-// pass, in O(√T) states' memory.
+// do. So one (b, h) of a long problem with few of them runs as several tasks, each a
+// block of columns (the bench's quick verify checks one head at a time at long T). dq, dk
+// and dg sum over the columns: each block sums its own, and the blocks' sums are added in
+// block order. The reverse pass needs every S_t: the forward keeps one state every √T
+// tokens and recomputes a segment's states from it, the same operations in the same
+// order, so the states are those of one forward pass, in O(√T) states' memory.
 #include <algorithm>
 #include <cmath>
 #include <vector>
