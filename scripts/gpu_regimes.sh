@@ -24,9 +24,7 @@ set -uo pipefail
 build=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
 start=$SECONDS budget=${BUDGET_S:-540}
-torch_libs=$(python3 "$(dirname "$0")/torch_gpu_libs.py" 2>/dev/null)
-export LD_LIBRARY_PATH=$build/runtime-libs${torch_libs:+:$torch_libs}:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export GLABENCH_BACKEND_PATH=${GLABENCH_BACKEND_PATH:-$build/backends}
+. "$(dirname "$0")/gpu_runtime_env.sh" "$build"
 export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 python3 -c 'import fla' 2>/dev/null || python3 -m pip install -q --no-index --no-deps --no-compile \
   --no-cache-dir --upgrade --target /tmp/site .whl/*.whl

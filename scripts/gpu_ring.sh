@@ -15,13 +15,10 @@
 # usage: [CTEST=1] [BENCH=1] [PEERS=1] [SDPA="flash cudnn"] [MAX_CALL_S=600] [SHARDS_BENCH="2 4 8"] [GPUS=2]
 #        [MASKS=causal,full] scripts/gpu_ring.sh BUILD_DIR OUT_DIR
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0
 build=$(cd "$1" && pwd) out=$2
 mkdir -p "$out"
 # cuDNN, the CUDA 13 runtime cudnn-frontend loads beside it, and NCCL: from torch's environment.
-torch_libs=$(python3 "$(dirname "$0")/torch_gpu_libs.py" 2>/dev/null)
-export LD_LIBRARY_PATH=$build/runtime-libs${torch_libs:+:$torch_libs}:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export GLABENCH_BACKEND_PATH=${GLABENCH_BACKEND_PATH:-$build/backends}
+. "$(dirname "$0")/gpu_runtime_env.sh" "$build"
 gb=$build/glabench backend=ring_softmax_cuda masks=${MASKS:-causal}
 shapes=(${SHAPES:---shape 4,2048,16,128,128 --shape 2,16384,16,128,128})
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,memory.total --format=csv

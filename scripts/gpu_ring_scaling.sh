@@ -7,11 +7,9 @@
 # backend_report). NCCL from torch's nvidia-nccl package, NCCL_NVLS_ENABLE=0.
 # usage: GPUS=N scripts/gpu_ring_scaling.sh BUILD_DIR OUT_DIR   (SHAPES=... overrides)
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0
 build=$(cd "$1" && pwd) out=$2 n=${GPUS:?GPUS=N, the GPUs to scale over}
 mkdir -p "$out"
-torch_libs=$(python3 "$(dirname "$0")/torch_gpu_libs.py" 2>/dev/null)
-export LD_LIBRARY_PATH=$build/runtime-libs${torch_libs:+:$torch_libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$(dirname "$0")/gpu_runtime_env.sh" "$build"
 shapes=(${SHAPES:---shape 1,131072,16,128,128 --shape 2,$((16384 * n)),16,128,128})
 devices=$(seq -s, 0 $((n - 1)))
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nvidia-smi topo -m

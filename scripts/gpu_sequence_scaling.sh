@@ -17,12 +17,9 @@
 # rank's phases. NCCL_NVLS_ENABLE=0 throughout.
 # usage: GPUS=N [STEPS="verify split one weak longest"] [PEERS=1] scripts/gpu_sequence_scaling.sh BUILD_DIR OUT_DIR
 set -uo pipefail
-export NCCL_NVLS_ENABLE=0
 build=$(cd "$1" && pwd) out=$2 n=${GPUS:?GPUS=N, the GPUs to scale over}
 mkdir -p "$out"
-torch_libs=$(python3 "$(dirname "$0")/torch_gpu_libs.py" 2>/dev/null)
-export LD_LIBRARY_PATH=$build/runtime-libs${torch_libs:+:$torch_libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export GLABENCH_BACKEND_PATH=${GLABENCH_BACKEND_PATH:-$build/backends}
+. "$(dirname "$0")/gpu_runtime_env.sh" "$build"
 gb=$build/glabench devices=$(seq -s, 0 $((n - 1))) gates=${GATES:-mild,strong}
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; free -g | head -2
 python=() peers=()

@@ -180,6 +180,10 @@ class bench_session {
 
  private:
   const op_inputs& inputs_for(const job& j);
+  // Whether the reference carries gradients: once any fwdbwd configuration may ask.
+  bool reference_gradients() const {
+    return std::count(opts_.modes.begin(), opts_.modes.end(), "fwdbwd") > 0;
+  }
   const std::vector<expected_head>& expected_for(const job& j);
   void sample(const job& j, backend_runner& runner, captured_call* graph, bool collective,
               bench_device& dev, bench_row& row);
@@ -209,14 +213,15 @@ const op_inputs& bench_session::inputs_for(const job& j) {
 
 // Computed once per dtype, state dtype (fp32 states at 16-bit storage for a backend that
 // keeps them: ABI 1.5) and mask (the inputs are the same for both masks, the reference is
-// not), with gradients whenever any fwdbwd configuration may ask.
+// not), with gradients where reference_gradients().
 const std::vector<expected_head>& bench_session::expected_for(const job& j) {
   const dtype state = j.backend->state_dtype(j.storage);
   const std::tuple<dtype, dtype, bool> key{j.storage, state, j.prob.causal};
   auto it = expected_.find(key);
   if (it == expected_.end()) {
-    const bool grads = std::count(opts_.modes.begin(), opts_.modes.end(), "fwdbwd") > 0;
-    it = expected_.emplace(key, reference_heads(j.prob, inputs_for(j), j.storage, state, grads))
+    it = expected_
+             .emplace(key, reference_heads(j.prob, inputs_for(j), j.storage, state,
+                                           reference_gradients()))
              .first;
   }
   return it->second;
@@ -348,10 +353,8 @@ bench_row bench_session::run(const job& j) {
     return std::nullopt;
   };
   if (!collective && !not_here.empty()) return skip(not_here);
-  const bool reference_gradients =
-      std::count(opts_.modes.begin(), opts_.modes.end(), "fwdbwd") > 0;  // expected_for's
   const double host_need =
-      bench_host_bytes(j.prob, dtype_bytes(j.storage), j.with_backward, reference_gradients);
+      bench_host_bytes(j.prob, dtype_bytes(j.storage), j.with_backward, reference_gradients());
   std::unique_ptr<backend_runner> runner;
   std::unique_ptr<bench_device> dev;
   // Setting up, up to and with the backend's prepare (which may join its ranks).
