@@ -1,8 +1,8 @@
 // The chunked-fuse CUDA backend (seeds 000/001): gla forward and backward in 64-token
-// chunks on tensor cores. Plugin-ABI glue around the kernels of launch.cu; the
-// CHUNKED_FUSE_CUDA_STAGES knob picks the fused path (default) or the seed's five
-// separate stage kernels. A call with several ranks splits the sequence among them
-// (sequence_parallel.hpp): the call's devices, times CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE, in
+// chunks on tensor cores, and rwkv6 as gla with shifted queries (rwkv6_as_gla.hpp). Plugin-ABI glue
+// around the kernels of launch.cu; the CHUNKED_FUSE_CUDA_STAGES knob picks the fused path (default)
+// or the seed's five separate stage kernels. A call with several ranks splits the sequence among
+// them (sequence_parallel.hpp): the call's devices, times CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE, in
 // one process, or one process per rank (a launcher's, or CHUNKED_FUSE_CUDA_NCCL_*).
 #include <cuda_runtime_api.h>
 
@@ -17,6 +17,7 @@
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 #include "launch.hpp"
+#include "rwkv6_as_gla.hpp"
 #include "sequence_parallel.hpp"
 
 namespace {
@@ -35,6 +36,14 @@ constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_GLA, kBFloat16, GLABENCH_MODE_BACKWARD},
     {GLABENCH_OP_GLA, kFloat16, GLABENCH_MODE_FORWARD},
     {GLABENCH_OP_GLA, kFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_RWKV6, kFloat64, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_RWKV6, kFloat64, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_RWKV6, kFloat32, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_RWKV6, kFloat32, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_RWKV6, kBFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_RWKV6, kBFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_RWKV6, kFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_RWKV6, kFloat16, GLABENCH_MODE_BACKWARD},
 };
 
 constexpr int kMaxHead = 256;
@@ -135,7 +144,7 @@ glabench_status device_available(glabench_message* reason) {
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "chunked_fuse_cuda runs gla in fp64, fp32, bf16 and fp16");
+                "chunked_fuse_cuda runs gla and rwkv6 in fp64, fp32, bf16 and fp16");
   if (!stages_choice().valid)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "CHUNKED_FUSE_CUDA_STAGES must be `fused` or `separate`, not `" +
@@ -150,6 +159,8 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
   if ((p->T + 63) / 64 > 2147483647)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "too many chunks for the grid");
+  if (p->op == GLABENCH_OP_RWKV6 && ranks_of(p) > 1)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "rwkv6 runs on one rank");
   if (packed_sequences(p) > 0 && ranks_of(p) > 1)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "a packed batch runs on one rank");
   if (storage_of(p->dtype) == chunked::storage::fp16 && ranks_of(p) > 1)
@@ -189,26 +200,6 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
   return GLABENCH_OK;
 }
 
-glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
-                               glabench_message*) {
-  const int B = static_cast<int>(p->B), H = static_cast<int>(p->H), K = static_cast<int>(p->K),
-            V = static_cast<int>(p->V);
-  if (ranks_of(p) > 1) {  // the ranks' workspaces are their own (prepare)
-    *bytes = 0;
-    return GLABENCH_OK;
-  }
-  if (packed_sequences(p) > 0) {  // each sequence's call, of any length up to T
-    *bytes = chunked::any_length_workspace_bytes(storage_of(p->dtype), stages_choice().path,
-                                                 mode == GLABENCH_MODE_BACKWARD, p->T, H, K, V);
-    return GLABENCH_OK;
-  }
-  *bytes = mode == GLABENCH_MODE_BACKWARD
-               ? chunked::backward_workspace_bytes(storage_of(p->dtype), B, p->T, H, K, V)
-               : chunked::forward_workspace_bytes(storage_of(p->dtype), stages_choice().path, B,
-                                                  p->T, H, K, V);
-  return GLABENCH_OK;
-}
-
 chunked::call base_call(const glabench_problem* p, void* workspace, void* stream) {
   chunked::call c{};
   c.dtype = storage_of(p->dtype);
@@ -223,6 +214,28 @@ chunked::call base_call(const glabench_problem* p, void* workspace, void* stream
   c.workspace = workspace;
   c.stream = static_cast<cudaStream_t>(stream);
   return c;
+}
+
+glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, size_t* bytes,
+                               glabench_message*) {
+  const int B = static_cast<int>(p->B), H = static_cast<int>(p->H), K = static_cast<int>(p->K),
+            V = static_cast<int>(p->V);
+  if (ranks_of(p) > 1) {  // the ranks' workspaces are their own (prepare)
+    *bytes = 0;
+    return GLABENCH_OK;
+  }
+  const bool backward = mode == GLABENCH_MODE_BACKWARD;
+  const chunked::storage dtype = storage_of(p->dtype);
+  if (packed_sequences(p) > 0)  // each sequence's call, of any length up to T
+    *bytes =
+        chunked::any_length_workspace_bytes(dtype, stages_choice().path, backward, p->T, H, K, V);
+  else
+    *bytes = backward
+                 ? chunked::backward_workspace_bytes(dtype, B, p->T, H, K, V)
+                 : chunked::forward_workspace_bytes(dtype, stages_choice().path, B, p->T, H, K, V);
+  if (p->op == GLABENCH_OP_RWKV6)  // the shifted gla's tensors ahead of its workspace
+    *bytes = chunked::rwkv6::workspace_bytes(base_call(p, nullptr, nullptr), backward, *bytes);
+  return GLABENCH_OK;
 }
 
 // The call's tensors (forward's, then backward's where given: the same inputs).
@@ -337,6 +350,34 @@ glabench_status run_packed(const glabench_problem* p, const chunked::call& c, co
   return GLABENCH_OK;
 }
 
+// The gla call c on one rank: a packed batch's sequences one by one, or one launch.
+glabench_status run_gla(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
+                        bool backward, glabench_message* error) {
+  if (packed_sequences(p) > 0)
+    return backward ? run_packed(p, c, cu, chunked::launch_backward, "packed backward", error)
+                    : run_packed(p, c, cu, chunked::launch_forward, "packed forward", error);
+  return finish(backward ? chunked::launch_backward(c) : chunked::launch_forward(c),
+                backward ? "backward launch" : "forward launch", error);
+}
+
+// rwkv6: gla on the queries shifted one token back, between the shift and the terms gla
+// has no place for (rwkv6_as_gla.hpp).
+glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
+                          const void* u, void* du, bool backward, glabench_message* error) {
+  namespace rwkv6 = chunked::rwkv6;
+  rwkv6::sequences seqs;
+  if (packed_sequences(p) > 0)
+    seqs = {data_of<void>(cu), p->seqlens_dtype.bits == 64, packed_sequences(p)};
+  const rwkv6::shifted s = rwkv6::plan(c, backward, packed_sequences(p) > 0);
+  if (glabench_status st =
+          finish(rwkv6::launch_shift(c, s, seqs, backward), "rwkv6's shifted queries", error))
+    return st;
+  if (glabench_status st = run_gla(p, s.gla, cu, backward, error)) return st;
+  return finish(backward ? rwkv6::launch_backward_terms(c, s, seqs, u, du)
+                         : rwkv6::launch_forward_terms(c, s, seqs, u),
+                "rwkv6's bonus and first-token terms", error);
+}
+
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
                         glabench_message* error) {
   return guarded(error, [&] {
@@ -346,9 +387,9 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     const chunked::call c = call_of(p, f, nullptr, f->workspace, f->stream);
     if (ranks_of(p) > 1)
       return finish(chunked::sequence::forward(c), "sequence-parallel forward", error);
-    if (packed_sequences(p) > 0)
-      return run_packed(p, c, cu_seqlens_of(*f), chunked::launch_forward, "packed forward", error);
-    return finish(chunked::launch_forward(c), "forward launch", error);
+    if (p->op == GLABENCH_OP_RWKV6)
+      return run_rwkv6(p, c, cu_seqlens_of(*f), data_of<void>(f->u), nullptr, false, error);
+    return run_gla(p, c, cu_seqlens_of(*f), false, error);
   });
 }
 
@@ -361,10 +402,10 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     const chunked::call c = call_of(p, nullptr, bw, bw->workspace, bw->stream);
     if (ranks_of(p) > 1)
       return finish(chunked::sequence::backward(c), "sequence-parallel backward", error);
-    if (packed_sequences(p) > 0)
-      return run_packed(p, c, cu_seqlens_of(*bw), chunked::launch_backward, "packed backward",
-                        error);
-    return finish(chunked::launch_backward(c), "backward launch", error);
+    if (p->op == GLABENCH_OP_RWKV6)
+      return run_rwkv6(p, c, cu_seqlens_of(*bw), data_of<void>(bw->u), data_of<void>(bw->du), true,
+                       error);
+    return run_gla(p, c, cu_seqlens_of(*bw), true, error);
   });
 }
 

@@ -146,19 +146,21 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     }
     walk_state_update(smem, sm, v_tile, lo, S, f);
     const int64_t r_lo = t0 + 16 * mt + (lane >> 2), r_hi = r_lo + 8;
-    bf16* o_lo = io.o + r_lo * io.vs + 32 * half + c2;
-    bf16* o_hi = o_lo + 8 * io.vs;
+    const int64_t at_lo = io.o_at + r_lo * io.vs + 32 * half + c2, at_hi = at_lo + 8 * io.vs;
     const bool row_lo = r_lo < a.T, row_hi = r_hi < a.T;
 #pragma unroll
     for (int jn = 0; jn < 4; ++jn) {
       // Past V: whole 8-column groups (V % 8 = 0), else pair by pair (V even).
       if (io.v0 + 32 * half + 8 * jn + (kNarrow ? c2 : 0) >= a.V) break;
-      if (row_lo)
-        *reinterpret_cast<uint32_t*>(o_lo + 8 * jn) =
-            tc::pack_bf16(a.scale * O[jn][0], a.scale * O[jn][1]);
-      if (row_hi)
-        *reinterpret_cast<uint32_t*>(o_hi + 8 * jn) =
-            tc::pack_bf16(a.scale * O[jn][2], a.scale * O[jn][3]);
+      const float o0 = a.scale * O[jn][0], o1 = a.scale * O[jn][1];
+      const float o2 = a.scale * O[jn][2], o3 = a.scale * O[jn][3];
+      if (a.o32) {  // rwkv6's shifted gla: o rounded once, after its bonus (rwkv6_as_gla.hpp)
+        if (row_lo) *reinterpret_cast<float2*>(a.o32 + at_lo + 8 * jn) = make_float2(o0, o1);
+        if (row_hi) *reinterpret_cast<float2*>(a.o32 + at_hi + 8 * jn) = make_float2(o2, o3);
+      } else {
+        if (row_lo) *reinterpret_cast<uint32_t*>(a.o + at_lo + 8 * jn) = tc::pack_bf16(o0, o1);
+        if (row_hi) *reinterpret_cast<uint32_t*>(a.o + at_hi + 8 * jn) = tc::pack_bf16(o2, o3);
+      }
     }
   }
 

@@ -194,6 +194,7 @@ walk::args walk_args_of(const call& c) {
   a.segs = 1;
   a.dfirst_seg = 1;
   a.narrow = !rows_aligned(c, 8, 16);
+  a.o32 = static_cast<float*>(c.o_fp32);
   return a;
 }
 
@@ -552,6 +553,10 @@ size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, i
 cudaError_t launch_forward(const call& c) {
   if (c.dtype == storage::fp16) return launch_forward_fp16(c);
   return with_storage(c.dtype, [&](auto x) { return forward<decltype(x)>(c); });
+}
+
+bool forward_writes_o_fp32(const call& c) {
+  return c.dtype == storage::bf16 && c.path == stages::fused && !decodes(c) && walk_fits(c);
 }
 
 cudaError_t launch_backward(const call& c) {

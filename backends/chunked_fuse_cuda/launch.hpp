@@ -26,6 +26,9 @@ struct call {
   // Device pointers; optional ones null (h0, ht, dht, dh0).
   const void *q, *k, *v, *g, *h0, *d_o, *dht;
   void *o, *ht, *dq, *dk, *dv, *dg, *dh0;
+  // bf16 forward only, where forward_writes_o_fp32: o written here in fp32 instead of into
+  // o (rwkv6_as_gla.hpp adds its bonus before the one rounding). Null: into o.
+  void* o_fp32;
   void* workspace;
   cudaStream_t stream;
 };
@@ -48,6 +51,8 @@ size_t any_length_workspace_bytes(storage dtype, stages path, bool backward, int
 
 cudaError_t launch_forward(const call& c);
 cudaError_t launch_backward(const call& c);
+// Whether launch_forward(c) honours c.o_fp32: bf16 on the chunk walk.
+bool forward_writes_o_fp32(const call& c);
 
 // Decoding, T = 1 (a packed batch's one-token sequences too): no chunk to walk, so the
 // fused path hands the token to the recurrent backends' decode kernel

@@ -175,20 +175,23 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
     }
     out.push_back({"gla_k256_t130", "K = V = 256 over three 64-token chunks (the last of 2)",
                    make_problem(op_kind::gla, {1, 130, 2, 256, 256}), options()});
-    out.push_back({"gla_t1000_h2_d64",
-                   "two heads over 1000 tokens (the last chunk of 40): a GPU backend with few "
-                   "blocks splits the sequence, and a segment ends on the ragged chunk",
-                   make_problem(op_kind::gla, {1, 1000, 2, 64, 64}), options()});
-    // The committed fixtures of these cases have shapes (K = 5, V = 6) that the GPU
-    // walks, which need K and V multiples of 4 (rows of whole 8-byte vectors in bf16,
-    // 16-byte in fp32), hand to their fallbacks.
-    out.push_back({"gla_no_h0_t300_d32", "no initial state, at a shape the GPU walks take",
-                   make_problem(op_kind::gla, {1, 300, 2, 32, 32}),
-                   options(gate_kind::logsigmoid, false)});
-    out.push_back({"gla_no_decay_t200_d16", "g = 0 at every token, at a shape the GPU walks take",
-                   make_problem(op_kind::gla, {1, 200, 2, 16, 16}), options(gate_kind::zero)});
-    out.push_back({"gla_reset_t200_d16", "g = -30 at every token, at a shape the GPU walks take",
-                   make_problem(op_kind::gla, {1, 200, 2, 16, 16}), options(gate_kind::reset)});
+    for (op_kind op : {op_kind::gla, op_kind::rwkv6}) {
+      const std::string n(op_name(op));
+      out.push_back({n + "_t1000_h2_d64",
+                     "two heads over 1000 tokens (the last chunk of 40): a GPU backend with few "
+                     "blocks splits the sequence, and a segment ends on the ragged chunk",
+                     make_problem(op, {1, 1000, 2, 64, 64}), options()});
+      // The committed fixtures of these cases have shapes (K = 5, V = 6) that the GPU
+      // walks, which need K and V multiples of 4 (rows of whole 8-byte vectors in bf16,
+      // 16-byte in fp32), hand to their fallbacks.
+      out.push_back({n + "_no_h0_t300_d32", "no initial state, at a shape the GPU walks take",
+                     make_problem(op, {1, 300, 2, 32, 32}), options(gate_kind::logsigmoid, false)});
+      out.push_back({n + "_no_decay_t200_d16",
+                     "g = 0 at every token, at a shape the GPU walks take",
+                     make_problem(op, {1, 200, 2, 16, 16}), options(gate_kind::zero)});
+      out.push_back({n + "_reset_t200_d16", "g = -30 at every token, at a shape the GPU walks take",
+                     make_problem(op, {1, 200, 2, 16, 16}), options(gate_kind::reset)});
+    }
     // The packed batch at a head size fla's chunk kernels take (their backward needs V > 8).
     for (op_kind op : {op_kind::gla, op_kind::rwkv6})
       out.push_back({std::string(op_name(op)) + "_varlen_d16",

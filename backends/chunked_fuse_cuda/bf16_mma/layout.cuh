@@ -76,6 +76,8 @@ static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");
 struct args {
   const bf16 *q, *k, *v, *g;
   bf16* o;
+  // Where set, the walk writes o here in fp32 instead of into o (rwkv6_as_gla.hpp).
+  float* o32;
   // States (h0, ht; the backward's dht, dh0 alike): bf16, or fp32 where state_fp32.
   const void* h0;
   void* ht;
@@ -184,6 +186,7 @@ struct walk_io {
   enum : int { kQ = 1, kK = 2, kG = 4 };
   const bf16 *q, *k, *g, *v;
   bf16* o;
+  int64_t o_at;  // the head's column v0 of o (and of args::o32), as an element offset
   int64_t ks, vs, T;
   int K, V, v0;
   bool narrow;
@@ -202,7 +205,8 @@ struct walk_io {
     const int bh = blockIdx.y;
     const int64_t head = head_row(bh, a.H, a.T);
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
-    v = (values ? values : a.v) + head * a.V + v0, o = a.o ? a.o + head * a.V + v0 : nullptr;
+    o_at = head * a.V + v0;
+    v = (values ? values : a.v) + o_at, o = a.o ? a.o + o_at : nullptr;
   }
   // The K-wide tiles `which` (kQ | kK | kG) of the chunk at t0.
   __device__ void load_keyed(int64_t t0, int which) const {

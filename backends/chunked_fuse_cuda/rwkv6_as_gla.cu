@@ -1,0 +1,486 @@
+// rwkv6 as gla with shifted queries (rwkv6_as_gla.hpp): the shift before the gla call,
+// and the terms after it. Memory-bound kernels: a warp per (token row, head), four rows a
+// warp, eight warps a block on one head; a sequence's first token with h0 a block of its
+// own.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "../common/workspace_carver.hpp"
+#include "rwkv6_as_gla.hpp"
+
+namespace glabench::chunked::rwkv6 {
+namespace {
+
+using cuda_plugin::carver;
+
+constexpr int kWarps = 8, kThreads = kWarps * 32, kRowsPerWarp = 4;
+constexpr int kRowsPerBlock = kWarps * kRowsPerWarp;
+constexpr int kMaxPerLane = 256 / 32;  // K, V ≤ 256
+
+size_t rows_of(const call& c) {
+  return static_cast<size_t>(c.B) * static_cast<size_t>(c.T);
+}
+unsigned row_blocks(size_t rows) {
+  return static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock);
+}
+
+// ---- conversions --------------------------------------------------------------------
+template <class S>
+using acc_of = std::conditional_t<std::is_same_v<S, double>, double, float>;
+
+template <class A, class X>
+__device__ __forceinline__ A to(X x) {
+  if constexpr (std::is_same_v<X, __nv_bfloat16>)
+    return static_cast<A>(__bfloat162float(x));
+  else if constexpr (std::is_same_v<X, __half>)
+    return static_cast<A>(__half2float(x));
+  else
+    return static_cast<A>(x);
+}
+template <class X, class A>
+__device__ __forceinline__ X from(A a) {
+  if constexpr (std::is_same_v<X, __nv_bfloat16>)
+    return __float2bfloat16_rn(static_cast<float>(a));
+  else if constexpr (std::is_same_v<X, __half>)
+    return __float2half_rn(static_cast<float>(a));
+  else
+    return static_cast<X>(a);
+}
+
+template <class A>
+__device__ __forceinline__ A warp_sum(A x) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
+  return x;
+}
+
+// ---- where a row's sequence starts and ends -------------------------------------------
+struct seq_index {
+  const void* cu;
+  bool wide;
+  int64_t count, T;  // T: tokens a sequence when cu is null
+};
+struct span {
+  int64_t n, first, last;
+};
+__device__ __forceinline__ int64_t offset_at(const seq_index& s, int64_t i) {
+  return s.wide ? static_cast<const int64_t*>(s.cu)[i] : static_cast<const int32_t*>(s.cu)[i];
+}
+__device__ __forceinline__ span span_of(const seq_index& s, int64_t row) {
+  if (!s.cu) {
+    const int64_t n = row / s.T;
+    return {n, n * s.T, n * s.T + s.T - 1};
+  }
+  int64_t lo = 0, hi = s.count - 1;  // the last n with cu[n] ≤ row
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (offset_at(s, mid) <= row)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return {lo, offset_at(s, lo), offset_at(s, lo + 1) - 1};
+}
+
+__device__ __forceinline__ int64_t first_row(const seq_index& s, int64_t n) {
+  return s.cu ? offset_at(s, n) : n * s.T;
+}
+
+// ---- the shift ----------------------------------------------------------------------
+// out row t = in row t + 1, zero at a sequence's last token; `units` of U a row.
+template <class U>
+__global__ void shift_kernel(const U* in, U* out, int64_t rows, int64_t units, seq_index s) {
+  const int64_t n = rows * units;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = i / units;
+    U x{};
+    if (span_of(s, row).last != row) x = in[i + units];
+    out[i] = x;
+  }
+}
+
+template <class U>
+cudaError_t shift_as(const void* in, void* out, int64_t rows, size_t row_bytes, seq_index s,
+                     cudaStream_t stream) {
+  const int64_t units = static_cast<int64_t>(row_bytes / sizeof(U));
+  const int64_t n = rows * units;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 1 << 20));
+  shift_kernel<U>
+      <<<blocks, 256, 0, stream>>>(static_cast<const U*>(in), static_cast<U*>(out), rows, units, s);
+  return cudaGetLastError();
+}
+cudaError_t shift_rows(const void* in, void* out, int64_t rows, size_t row_bytes, seq_index s,
+                       cudaStream_t stream) {
+  auto aligned = [](const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; };
+  if (row_bytes % 16 == 0 && aligned(in, 16) && aligned(out, 16))
+    return shift_as<uint4>(in, out, rows, row_bytes, s, stream);
+  if (row_bytes % 4 == 0 && aligned(in, 4) && aligned(out, 4))
+    return shift_as<uint32_t>(in, out, rows, row_bytes, s, stream);
+  return shift_as<uint16_t>(in, out, rows, row_bytes, s, stream);  // 16-bit storage
+}
+
+// ---- the terms ----------------------------------------------------------------------
+template <class S, class St>
+struct terms_args {
+  const S* __restrict__ r, * __restrict__ k, * __restrict__ v, * __restrict__ u, * __restrict__ d_o;
+  const St* __restrict__ h0;
+  int64_t rows;
+  int H, K, V;
+  double scale;
+  seq_index seqs;
+};
+
+// A warp's row of a head: lane l holds elements l, l + 32, … (K, V ≤ 256), loaded all at
+// once so that the loads are in flight together.
+template <class A, class X>
+__device__ __forceinline__ void load_row(const X* __restrict__ p, int n, int lane,
+                                         A (&x)[kMaxPerLane]) {
+#pragma unroll
+  for (int m = 0; m < kMaxPerLane; ++m) {
+    const int i = lane + 32 * m;
+    x[m] = i < n ? to<A>(p[i]) : A(0);
+  }
+}
+template <class X, class A>
+__device__ __forceinline__ void store_row(X* __restrict__ p, int n, int lane,
+                                          const A (&x)[kMaxPerLane]) {
+#pragma unroll
+  for (int m = 0; m < kMaxPerLane; ++m)
+    if (lane + 32 * m < n) p[lane + 32 * m] = from<X>(x[m]);
+}
+// Σ_i r_i u_i k_i over the warp's row.
+template <class A>
+__device__ __forceinline__ A bonus_of(const A (&r)[kMaxPerLane], const A (&u)[kMaxPerLane],
+                                      const A (&k)[kMaxPerLane]) {
+  A b = 0;
+#pragma unroll
+  for (int m = 0; m < kMaxPerLane; ++m) b += r[m] * u[m] * k[m];
+  return warp_sum(b);
+}
+
+// o_t = o'_{t−1} + scale·(r_t·(u ⊙ k_t)) v_t; a sequence's first token here only without
+// h0 (with it, first_token_forward_kernel).
+template <class S, class St, class Prev>
+__global__ void __launch_bounds__(kThreads)
+    forward_terms_kernel(terms_args<S, St> a, const Prev* __restrict__ o_prev, S* __restrict__ o) {
+  using A = acc_of<S>;
+  const int lane = threadIdx.x & 31, h = blockIdx.y;
+  const int64_t row0 = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5) * kRowsPerWarp;
+  A u[kMaxPerLane];
+  load_row(a.u + int64_t(h) * a.K, a.K, lane, u);
+  const A scale = static_cast<A>(a.scale);
+  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+    const int64_t row = row0 + rr;
+    if (row >= a.rows) break;
+    const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
+    const bool first = span_of(a.seqs, row).first == row;
+    if (first && a.h0) continue;
+    A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], prev[kMaxPerLane] = {};
+    load_row(a.r + tk, a.K, lane, r);
+    load_row(a.k + tk, a.K, lane, k);
+    load_row(a.v + tv, a.V, lane, v);
+    if (!first) load_row(o_prev + tv - int64_t(a.H) * a.V, a.V, lane, prev);
+    const A bonus = scale * bonus_of(r, u, k);
+#pragma unroll
+    for (int m = 0; m < kMaxPerLane; ++m) prev[m] += bonus * v[m];
+    store_row(o + tv, a.V, lane, prev);
+  }
+}
+
+// A sequence's first token with h0, a block per (sequence, head): o = scale·r (h0 +
+// diag(u) kᵀ v), columns over the threads.
+template <class S, class St>
+__global__ void __launch_bounds__(kThreads)
+    first_token_forward_kernel(terms_args<S, St> a, S* __restrict__ o) {
+  using A = acc_of<S>;
+  __shared__ A r_s[256];
+  __shared__ A bonus_s[kWarps];
+  const int h = blockIdx.y, n = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t row = first_row(a.seqs, n);
+  const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
+  A part = 0;
+  for (int i = threadIdx.x; i < a.K; i += blockDim.x) {
+    r_s[i] = to<A>(a.r[tk + i]);
+    part += r_s[i] * to<A>(a.u[int64_t(h) * a.K + i]) * to<A>(a.k[tk + i]);
+  }
+  part = warp_sum(part);
+  if (lane == 0) bonus_s[warp] = part;
+  __syncthreads();
+  A bonus = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) bonus += bonus_s[w];
+  const St* h0 = a.h0 + (n * a.H + h) * int64_t(a.K) * a.V;
+  for (int j = threadIdx.x; j < a.V; j += blockDim.x) {
+    A acc = bonus * to<A>(a.v[tv + j]);
+    for (int i = 0; i < a.K; ++i) acc += r_s[i] * to<A>(h0[int64_t(i) * a.V + j]);
+    o[tv + j] = from<S>(static_cast<A>(a.scale) * acc);
+  }
+}
+
+// dr (but a sequence's first token's with h0: first_token_backward_kernel), the bonus's
+// dk and dv; each block's share of du in `partials` [blocks][H][K], in the accumulator type.
+template <class S, class St>
+__global__ void __launch_bounds__(kThreads)
+    backward_terms_kernel(terms_args<S, St> a, const S* __restrict__ dq_prev, S* __restrict__ dr,
+                          S* __restrict__ dk, S* __restrict__ dv,
+                          acc_of<S>* __restrict__ partials) {
+  using A = acc_of<S>;
+  __shared__ A du_warps[kWarps][256];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
+  const int64_t row0 = int64_t(blockIdx.x) * kRowsPerBlock + warp * kRowsPerWarp;
+  A u[kMaxPerLane], du[kMaxPerLane] = {};
+  load_row(a.u + int64_t(h) * a.K, a.K, lane, u);
+  const A scale = static_cast<A>(a.scale);
+  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+    const int64_t row = row0 + rr;
+    if (row >= a.rows) break;
+    const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
+    const bool first = span_of(a.seqs, row).first == row;
+    A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], d_o[kMaxPerLane];
+    A g_k[kMaxPerLane], g_v[kMaxPerLane], prev[kMaxPerLane] = {};
+    load_row(a.r + tk, a.K, lane, r);
+    load_row(a.k + tk, a.K, lane, k);
+    load_row(a.v + tv, a.V, lane, v);
+    load_row(a.d_o + tv, a.V, lane, d_o);
+    load_row(dk + tk, a.K, lane, g_k);
+    load_row(dv + tv, a.V, lane, g_v);
+    if (!first) load_row(dq_prev + tk - int64_t(a.H) * a.K, a.K, lane, prev);
+    const A bonus = scale * bonus_of(r, u, k);
+    A vdo = 0;
+#pragma unroll
+    for (int m = 0; m < kMaxPerLane; ++m) vdo += v[m] * d_o[m];
+    vdo = scale * warp_sum(vdo);
+#pragma unroll
+    for (int m = 0; m < kMaxPerLane; ++m) {
+      prev[m] += vdo * u[m] * k[m];
+      g_k[m] += vdo * u[m] * r[m];
+      g_v[m] += bonus * d_o[m];
+      du[m] += vdo * r[m] * k[m];
+    }
+    if (!first || !a.h0) store_row(dr + tk, a.K, lane, prev);
+    store_row(dk + tk, a.K, lane, g_k);
+    store_row(dv + tv, a.V, lane, g_v);
+  }
+#pragma unroll
+  for (int m = 0; m < kMaxPerLane; ++m)
+    if (lane + 32 * m < a.K) du_warps[warp][lane + 32 * m] = du[m];
+  __syncthreads();
+  for (int i = threadIdx.x; i < a.K; i += blockDim.x) {
+    A sum = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) sum += du_warps[w][i];
+    partials[(int64_t(blockIdx.x) * a.H + h) * a.K + i] = sum;
+  }
+}
+
+// A sequence's first token with h0, a block per (sequence, head): dr = scale·h0 do plus
+// the bonus's share (a warp per row of h0), and dh0 += scale·rᵀ do.
+template <class S, class St>
+__global__ void __launch_bounds__(kThreads)
+    first_token_backward_kernel(terms_args<S, St> a, S* __restrict__ dr, St* __restrict__ dh0) {
+  using A = acc_of<S>;
+  __shared__ A do_s[256];
+  __shared__ A vdo_s[kWarps];
+  const int h = blockIdx.y, n = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t row = first_row(a.seqs, n);
+  const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
+  const A scale = static_cast<A>(a.scale);
+  A part = 0;
+  for (int j = threadIdx.x; j < a.V; j += blockDim.x) {
+    do_s[j] = to<A>(a.d_o[tv + j]);
+    part += do_s[j] * to<A>(a.v[tv + j]);
+  }
+  part = warp_sum(part);
+  if (lane == 0) vdo_s[warp] = part;
+  __syncthreads();
+  A vdo = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) vdo += vdo_s[w];
+  vdo *= scale;
+  const int64_t state = (n * a.H + h) * int64_t(a.K) * a.V;
+  for (int i = warp; i < a.K; i += kWarps) {
+    A acc = 0;
+    for (int j = lane; j < a.V; j += 32) acc += to<A>(a.h0[state + int64_t(i) * a.V + j]) * do_s[j];
+    acc = scale * warp_sum(acc);
+    if (lane == 0)
+      dr[tk + i] = from<S>(acc + vdo * to<A>(a.u[int64_t(h) * a.K + i]) * to<A>(a.k[tk + i]));
+  }
+  if (!dh0) return;
+  for (int64_t e = threadIdx.x; e < int64_t(a.K) * a.V; e += blockDim.x) {
+    const int i = static_cast<int>(e / a.V), j = static_cast<int>(e % a.V);
+    dh0[state + e] = from<St>(to<A>(dh0[state + e]) + scale * to<A>(a.r[tk + i]) * do_s[j]);
+  }
+}
+
+// du[h][i] = Σ over blocks of partials: a block per (head, 32 features), warp w summing
+// the blocks w, w + kWarps, …, then the warps in order. The same order every call.
+template <class S>
+__global__ void __launch_bounds__(kThreads)
+    du_sum_kernel(const acc_of<S>* __restrict__ partials, int64_t blocks, int H, int K,
+                  S* __restrict__ du) {
+  using A = acc_of<S>;
+  __shared__ A sums[kWarps][32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
+  const int i = blockIdx.x * 32 + lane;
+  A sum = 0;
+  if (i < K)
+    for (int64_t b = warp; b < blocks; b += kWarps) sum += partials[(b * H + h) * K + i];
+  sums[warp][lane] = sum;
+  __syncthreads();
+  if (warp != 0 || i >= K) return;
+  A total = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) total += sums[w][lane];
+  du[int64_t(h) * K + i] = from<S>(total);
+}
+
+template <class F>
+cudaError_t with_types(storage dtype, bool state_fp32, F f) {
+  switch (dtype) {
+    case storage::fp64:
+      return f(double{}, double{});
+    case storage::fp32:
+      return f(float{}, float{});
+    case storage::bf16:
+      return state_fp32 ? f(__nv_bfloat16{}, float{}) : f(__nv_bfloat16{}, __nv_bfloat16{});
+    default:
+      return state_fp32 ? f(__half{}, float{}) : f(__half{}, __half{});
+  }
+}
+
+template <class S, class St>
+terms_args<S, St> terms_of(const call& c, const sequences& seqs, const void* u) {
+  terms_args<S, St> a{};
+  a.r = static_cast<const S*>(c.q), a.k = static_cast<const S*>(c.k);
+  a.v = static_cast<const S*>(c.v), a.u = static_cast<const S*>(u);
+  a.d_o = static_cast<const S*>(c.d_o), a.h0 = static_cast<const St*>(c.h0);
+  a.rows = static_cast<int64_t>(rows_of(c));
+  a.H = c.H, a.K = c.K, a.V = c.V;
+  a.scale = c.scale;
+  a.seqs = {seqs.cu_seqlens, seqs.wide, seqs.count, c.T};
+  return a;
+}
+
+size_t acc_bytes_of(storage dtype) {
+  return dtype == storage::fp64 ? 8 : 4;
+}
+
+// The carving of workspace_bytes and plan, in one place.
+struct carving {
+  void *q, *o_or_do, *dq, *partials, *rest;
+};
+carving carve(const call& c, bool backward, char* base) {
+  carver w{base};
+  const size_t rows = rows_of(c), elem = storage_bytes(c.dtype);
+  carving k{};
+  k.q = w.take<char>(rows * c.H * c.K * elem);
+  if (!backward) {
+    // o': fp32 where the walk writes it so (16-bit storage), else the storage dtype
+    k.o_or_do = w.take<char>(rows * c.H * c.V * (elem < 4 ? 4 : elem));
+  } else {
+    k.o_or_do = w.take<char>(rows * c.H * c.V * elem);
+    k.dq = w.take<char>(rows * c.H * c.K * elem);
+    k.partials = w.take<char>(row_blocks(rows) * size_t(c.H) * c.K * acc_bytes_of(c.dtype));
+  }
+  k.rest = base ? base + w.used : reinterpret_cast<char*>(w.used);
+  return k;
+}
+
+}  // namespace
+
+size_t workspace_bytes(const call& c, bool backward, size_t gla_bytes) {
+  return reinterpret_cast<size_t>(carve(c, backward, nullptr).rest) + gla_bytes;
+}
+
+shifted plan(const call& c, bool backward, bool packed) {
+  const carving k = carve(c, backward, static_cast<char*>(c.workspace));
+  shifted s{};
+  s.rows = static_cast<int64_t>(rows_of(c));
+  s.gla = c;
+  s.gla.q = k.q;
+  s.gla.workspace = k.rest;
+  if (!backward) {
+    s.gla.o = k.o_or_do;
+    s.gla.o_fp32 = nullptr;
+    s.o_fp32 = !packed && forward_writes_o_fp32(s.gla);
+    if (s.o_fp32) s.gla.o_fp32 = k.o_or_do;
+    s.o_prev = k.o_or_do;
+  } else {
+    s.gla.o = nullptr;
+    s.gla.d_o = k.o_or_do;
+    s.gla.dq = k.dq;
+    s.o_prev = k.dq;
+    s.partials = k.partials;
+  }
+  return s;
+}
+
+cudaError_t launch_shift(const call& c, const shifted& s, const sequences& seqs, bool backward) {
+  const seq_index idx{seqs.cu_seqlens, seqs.wide, seqs.count, c.T};
+  const size_t elem = storage_bytes(c.dtype);
+  if (cudaError_t e = shift_rows(c.q, const_cast<void*>(s.gla.q), s.rows, size_t(c.H) * c.K * elem,
+                                 idx, c.stream))
+    return e;
+  if (!backward) return cudaSuccess;
+  return shift_rows(c.d_o, const_cast<void*>(s.gla.d_o), s.rows, size_t(c.H) * c.V * elem, idx,
+                    c.stream);
+}
+
+// Sequences in a call: B, or a packed batch's N.
+unsigned sequence_count(const call& c, const sequences& seqs) {
+  return static_cast<unsigned>(seqs.cu_seqlens ? seqs.count : c.B);
+}
+
+cudaError_t launch_forward_terms(const call& c, const shifted& s, const sequences& seqs,
+                                 const void* u) {
+  const dim3 grid(row_blocks(rows_of(c)), static_cast<unsigned>(c.H));
+  return with_types(c.dtype, c.state_fp32, [&](auto x, auto st) {
+    using S = decltype(x);
+    using St = decltype(st);
+    const terms_args<S, St> a = terms_of<S, St>(c, seqs, u);
+    S* o = static_cast<S*>(c.o);
+    if (s.o_fp32)
+      forward_terms_kernel<S, St, float>
+          <<<grid, kThreads, 0, c.stream>>>(a, static_cast<const float*>(s.o_prev), o);
+    else
+      forward_terms_kernel<S, St, S>
+          <<<grid, kThreads, 0, c.stream>>>(a, static_cast<const S*>(s.o_prev), o);
+    if (cudaError_t e = cudaGetLastError()) return e;
+    if (!c.h0) return cudaSuccess;
+    first_token_forward_kernel<S, St>
+        <<<dim3(sequence_count(c, seqs), c.H), kThreads, 0, c.stream>>>(a, o);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t launch_backward_terms(const call& c, const shifted& s, const sequences& seqs,
+                                  const void* u, void* du) {
+  const unsigned blocks = row_blocks(rows_of(c));
+  return with_types(c.dtype, c.state_fp32, [&](auto x, auto st) {
+    using S = decltype(x);
+    using St = decltype(st);
+    using A = acc_of<S>;
+    const terms_args<S, St> a = terms_of<S, St>(c, seqs, u);
+    S* dr = static_cast<S*>(c.dq);
+    backward_terms_kernel<S, St><<<dim3(blocks, c.H), kThreads, 0, c.stream>>>(
+        a, static_cast<const S*>(s.o_prev), dr, static_cast<S*>(c.dk), static_cast<S*>(c.dv),
+        static_cast<A*>(s.partials));
+    if (cudaError_t e = cudaGetLastError()) return e;
+    if (c.h0) {
+      first_token_backward_kernel<S, St>
+          <<<dim3(sequence_count(c, seqs), c.H), kThreads, 0, c.stream>>>(a, dr,
+                                                                          static_cast<St*>(c.dh0));
+      if (cudaError_t e = cudaGetLastError()) return e;
+    }
+    du_sum_kernel<S><<<dim3((c.K + 31) / 32, c.H), kThreads, 0, c.stream>>>(
+        static_cast<const A*>(s.partials), blocks, c.H, c.K, static_cast<S*>(du));
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace glabench::chunked::rwkv6
