@@ -177,6 +177,8 @@ std::vector<tensor_check> check_heads(const problem& p, bool has_h0,
     add_check(worst, "dv", got.grads->dv, e.grads->dv, tol, returned);
     if (p.has_gate()) add_check(worst, "dg", got.grads->dg, e.grads->dg, tol, returned);
     if (has_h0) add_check(worst, "dh0", got.grads->dh0, e.grads->dh0, tol, returned);
+    if (p.has_bonus() && !got.grads->du.empty())  // one sequence: the head's du is its own
+      add_check(worst, "du", got.grads->du, e.grads->du, tol, returned);
   }
   std::vector<tensor_check> out;
   for (auto& [name, c] : worst) out.push_back(c);

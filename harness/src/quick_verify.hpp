@@ -71,9 +71,10 @@ struct head_result {
 // The worst rel_l2 per tensor over the sampled heads, each against the dtype's
 // tolerance; `fetch` brings one head's results back from the backend (for sampled rows,
 // the rows are picked from the whole head it brings). rwkv6's du sums
-// over the batch, so one head's reference du is not the backend's; the fixture verify
-// checks du. `returned`: the dtypes the outputs come back in, where what they cannot
-// hold is credited (tensor_check.hpp); none: no credit.
+// over the sequences, so it is checked where there is one (its head's du is the backend's
+// row h, which `fetch` brings as [1, K]); with more, the fixture verify checks du. `returned`: the
+// dtypes the outputs come back in, where what they cannot hold is credited (tensor_check.hpp);
+// none: no credit.
 std::vector<tensor_check> check_heads(const problem& p, bool has_h0,
                                       const std::vector<expected_head>& want, double tol,
                                       const std::function<head_result(head_index)>& fetch,

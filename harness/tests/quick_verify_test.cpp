@@ -131,4 +131,38 @@ BOOST_AUTO_TEST_CASE(always_causal_backend_fails_the_sampled_rows) {
   }
 }
 
+// rwkv6's du sums over the sequences. With one, each sampled head's du is the backend's row
+// h, and the quick verify checks it: naive_recurrent passes, a wrong du fails only du. With
+// two, one head's reference du is not the backend's, and du is left to the fixture verify.
+BOOST_DATA_TEST_CASE(rwkv6_du_is_checked_with_one_sequence, bdata::make({1, 2}), B) {
+  const problem p{op_kind::rwkv6, B, 40, 2, 4, 6, 0.5};
+  random_problem_options ro;
+  ro.seed = 17;
+  const op_inputs in = make_random_inputs(p, ro);
+  const std::vector<expected_head> want = reference_heads(p, in, dtype::fp64, dtype::fp64, true);
+  const loaded_backend naive = load_backend(NAIVE_BACKEND_PATH);
+  backend_runner runner(naive, p, dtype::fp64, true, true);
+  runner.prepare(in, true);
+  runner.launch_forward();
+  runner.launch_backward();
+  auto fetch = [&](head_index at) {
+    return head_result{runner.download_head_outputs(at.b, at.h),
+                       runner.download_head_gradients(at.b, at.h)};
+  };
+  const double tol = default_tolerance(dtype::fp64);
+  bool du_checked = false;
+  for (const auto& c : check_heads(p, true, want, tol, fetch)) {
+    BOOST_TEST(c.passed, c.tensor << " " << c.rel_l2);
+    du_checked = du_checked || c.tensor == "du";
+  }
+  BOOST_TEST(du_checked == (B == 1));
+  auto fetch_bent = [&](head_index at) {
+    head_result r = fetch(at);
+    if (!r.grads->du.empty()) r.grads->du.ptr()[1] += 1.0;
+    return r;
+  };
+  for (const auto& c : check_heads(p, true, want, tol, fetch_bent))
+    BOOST_TEST(c.passed == (c.tensor != "du"), c.tensor << " " << c.rel_l2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -93,7 +93,7 @@ void backward_columns(const problem& p, const op_inputs& in, const head_columns&
                       op_gradients& grad, const column_sums& sums) {
   const tensor& d_o = *in.d_o;
   const int64_t K = p.K, n = c.count, kv = K * n;
-  const int64_t span = std::max<int64_t>(1, std::llround(std::ceil(std::sqrt(double(p.T)))));
+  const int64_t span = checkpoint_span(p.T);
   const int64_t segments = (p.T + span - 1) / span;
   // The state at the start of each segment.
   std::vector<double> S(kv, 0.0), starts(segments * kv);
