@@ -6,7 +6,8 @@
 # (OPS, in this order), each timing ours and the peers (Python backends, docs/python.md)
 # in the same run, into OUT_DIR/<op>.json:
 #   gla           parallel_scan_cuda, chunked_fuse_cuda; fla.chunk_gla, fla.fused_recurrent_gla
-#   rwkv6         fused_recurrent_rwkv6_cuda; fla.chunk_rwkv6, fla.fused_recurrent_rwkv6
+#   rwkv6         fused_recurrent_rwkv6_cuda, chunked_fuse_cuda; fla.chunk_rwkv6,
+#                 fla.fused_recurrent_rwkv6
 #   softmax_attn  ring_softmax_cuda (one GPU, causal); torch.sdpa.flash, torch.sdpa.cudnn
 # then glabench report over them (time against regime) and a peer table per op
 # (scripts/peer_table.py). Each bench gets what is left of BUDGET_S, less 25 s for the
@@ -41,7 +42,7 @@ left() { echo $((budget - (SECONDS - start))); }
 ours_of() {
   case $1 in
     gla) echo parallel_scan_cuda chunked_fuse_cuda ;;
-    rwkv6) echo fused_recurrent_rwkv6_cuda ;;
+    rwkv6) echo fused_recurrent_rwkv6_cuda chunked_fuse_cuda ;;
     softmax_attn) echo ring_softmax_cuda ;;
   esac
 }
