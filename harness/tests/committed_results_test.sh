@@ -57,5 +57,24 @@ rc=$?; [[ $rc == 0 ]] || fail "report: exit $rc"
 for f in report.md time_vs_t.png speedup.png peak_fraction.png accuracy.png; do
   [[ -s "$dir/report/$f" ]] || fail "report lacks $f"
 done
+# Each timed row's copy floor is its median × the share of the copy bandwidth it reached.
+python3 - "$dir/report/report.md" "$runs/bench_a.json" <<'PY' || fail "report's copy floor"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+head = next(l for l in lines if l.startswith("| backend |"))
+cols = [c.strip() for c in head.strip("|").split("|")]
+at, med = cols.index("copy floor ms"), cols.index("median ms")
+rows = [[c.strip() for c in l.strip("|").split("|")] for l in lines
+        if l.startswith("| ") and len(l.split("|")) == len(head.split("|")) and l != head]
+timed = [r for r in rows if r[at] not in ("–", "copy floor ms") and not r[at].startswith("-")]
+assert timed, "no row with a copy floor"
+for r in timed:
+    floor, median = float(r[at]), float(r[med])
+    assert 0 < floor <= median, r
+want = sorted(round(b["median_ms"] * b["bandwidth_fraction"], 4)
+              for b in json.load(open(sys.argv[2]))["benchmarks"] if b.get("bandwidth_fraction"))
+print("copy floors:", len(timed), "rows; smallest", min(float(r[at]) for r in timed),
+      "ms; the file's smallest", want[0] if want else None)
+PY
 echo "$failures failures"
 [[ $failures == 0 ]]
