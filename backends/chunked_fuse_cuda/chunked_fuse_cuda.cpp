@@ -335,47 +335,68 @@ chunked::call sequence_call(const glabench_problem* p, chunked::call c, const se
   return c;
 }
 
-template <class Launch>
-glabench_status run_packed(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
-                           Launch launch, const char* what, glabench_message* error) {
+// The offsets a packed call runs on: prepare()'s where they are for this cu_seqlens, else
+// read now and checked (into `read`); null when the call is not packed.
+glabench_status packed_offsets(const glabench_problem* p, const DLTensor* cu, cudaStream_t stream,
+                               sequence_offsets& read, const sequence_offsets*& at,
+                               glabench_message* error) {
+  at = nullptr;
+  if (packed_sequences(p) == 0) return GLABENCH_OK;
   const kept_offsets& k = kept();
-  const bool prepared = cu && k.device && k.device == data_of<void>(cu) &&
-                        k.sequences == packed_sequences(p) && k.T == p->T;
-  sequence_offsets read;
-  if (!prepared)
-    if (glabench_status s = finish(read_offsets(p, cu, c.stream, &read), what, error)) return s;
-  const sequence_offsets& at = prepared ? k.at : read;
-  for (int64_t i = 0; i < packed_sequences(p); ++i)
-    if (glabench_status s = finish(launch(sequence_call(p, c, at, i)), what, error)) return s;
+  if (cu && k.device && k.device == data_of<void>(cu) && k.sequences == packed_sequences(p) &&
+      k.T == p->T) {
+    at = &k.at;
+    return GLABENCH_OK;
+  }
+  if (glabench_status s = finish(read_offsets(p, cu, stream, &read), "packed offsets", error))
+    return s;
+  at = &read;
   return GLABENCH_OK;
 }
 
-// The gla call c on one rank: a packed batch's sequences one by one, or one launch.
-glabench_status run_gla(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
-                        bool backward, glabench_message* error) {
-  if (packed_sequences(p) > 0)
-    return backward ? run_packed(p, c, cu, chunked::launch_backward, "packed backward", error)
-                    : run_packed(p, c, cu, chunked::launch_forward, "packed forward", error);
-  return finish(backward ? chunked::launch_backward(c) : chunked::launch_forward(c),
-                backward ? "backward launch" : "forward launch", error);
+// The gla call c on one rank: a packed batch's sequences (offsets `at`) one by one, or one
+// launch.
+glabench_status run_gla(const glabench_problem* p, const chunked::call& c,
+                        const sequence_offsets* at, bool backward, glabench_message* error) {
+  const char* what = backward ? "backward launch" : "forward launch";
+  auto launch = backward ? chunked::launch_backward : chunked::launch_forward;
+  if (!at) return finish(launch(c), what, error);
+  for (int64_t i = 0; i < packed_sequences(p); ++i)
+    if (glabench_status s = finish(launch(sequence_call(p, c, *at, i)), what, error)) return s;
+  return GLABENCH_OK;
 }
 
 // rwkv6: gla on the queries shifted one token back, between the shift and the terms gla
-// has no place for (rwkv6_as_gla.hpp).
+// has no place for (rwkv6_as_gla.hpp). A packed batch's offsets are checked before any
+// launch: the shift and the terms read them on the device.
 glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
-                          const void* u, void* du, bool backward, glabench_message* error) {
+                          const sequence_offsets* at, const DLTensor* u, DLTensor* du,
+                          bool backward, glabench_message* error) {
   namespace rwkv6 = chunked::rwkv6;
+  if (!u || !u->data || (backward && (!du || !du->data)))
+    return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT, "rwkv6 needs u (and du, backward)");
   rwkv6::sequences seqs;
-  if (packed_sequences(p) > 0)
-    seqs = {data_of<void>(cu), p->seqlens_dtype.bits == 64, packed_sequences(p)};
-  const rwkv6::shifted s = rwkv6::plan(c, backward, packed_sequences(p) > 0);
+  if (at) seqs = {data_of<void>(cu), p->seqlens_dtype.bits == 64, packed_sequences(p)};
+  const rwkv6::shifted s = rwkv6::plan(c, backward, at != nullptr);
   if (glabench_status st =
           finish(rwkv6::launch_shift(c, s, seqs, backward), "rwkv6's shifted queries", error))
     return st;
-  if (glabench_status st = run_gla(p, s.gla, cu, backward, error)) return st;
-  return finish(backward ? rwkv6::launch_backward_terms(c, s, seqs, u, du)
-                         : rwkv6::launch_forward_terms(c, s, seqs, u),
+  if (glabench_status st = run_gla(p, s.gla, at, backward, error)) return st;
+  return finish(backward
+                    ? rwkv6::launch_backward_terms(c, s, seqs, data_of<void>(u), data_of<void>(du))
+                    : rwkv6::launch_forward_terms(c, s, seqs, data_of<void>(u)),
                 "rwkv6's bonus and first-token terms", error);
+}
+
+// One rank's call, packed or not, gla or rwkv6.
+glabench_status run_one_rank(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
+                             const DLTensor* u, DLTensor* du, bool backward,
+                             glabench_message* error) {
+  sequence_offsets read;
+  const sequence_offsets* at = nullptr;
+  if (glabench_status s = packed_offsets(p, cu, c.stream, read, at, error)) return s;
+  if (p->op == GLABENCH_OP_RWKV6) return run_rwkv6(p, c, cu, at, u, du, backward, error);
+  return run_gla(p, c, at, backward, error);
 }
 
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
@@ -387,9 +408,7 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     const chunked::call c = call_of(p, f, nullptr, f->workspace, f->stream);
     if (ranks_of(p) > 1)
       return finish(chunked::sequence::forward(c), "sequence-parallel forward", error);
-    if (p->op == GLABENCH_OP_RWKV6)
-      return run_rwkv6(p, c, cu_seqlens_of(*f), data_of<void>(f->u), nullptr, false, error);
-    return run_gla(p, c, cu_seqlens_of(*f), false, error);
+    return run_one_rank(p, c, cu_seqlens_of(*f), f->u, nullptr, false, error);
   });
 }
 
@@ -402,10 +421,7 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     const chunked::call c = call_of(p, nullptr, bw, bw->workspace, bw->stream);
     if (ranks_of(p) > 1)
       return finish(chunked::sequence::backward(c), "sequence-parallel backward", error);
-    if (p->op == GLABENCH_OP_RWKV6)
-      return run_rwkv6(p, c, cu_seqlens_of(*bw), data_of<void>(bw->u), data_of<void>(bw->du), true,
-                       error);
-    return run_gla(p, c, cu_seqlens_of(*bw), true, error);
+    return run_one_rank(p, c, cu_seqlens_of(*bw), bw->u, bw->du, true, error);
   });
 }
 

@@ -214,7 +214,7 @@ __global__ void __launch_bounds__(kThreads)
   A bonus = 0;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) bonus += bonus_s[w];
-  const St* h0 = a.h0 + (n * a.H + h) * int64_t(a.K) * a.V;
+  const St* h0 = a.h0 + (int64_t(n) * a.H + h) * int64_t(a.K) * a.V;
   for (int j = threadIdx.x; j < a.V; j += blockDim.x) {
     A acc = bonus * to<A>(a.v[tv + j]);
     for (int i = 0; i < a.K; ++i) acc += r_s[i] * to<A>(h0[int64_t(i) * a.V + j]);
@@ -302,7 +302,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) vdo += vdo_s[w];
   vdo *= scale;
-  const int64_t state = (n * a.H + h) * int64_t(a.K) * a.V;
+  const int64_t state = (int64_t(n) * a.H + h) * int64_t(a.K) * a.V;
   for (int i = warp; i < a.K; i += kWarps) {
     A acc = 0;
     for (int j = lane; j < a.V; j += 32) acc += to<A>(a.h0[state + int64_t(i) * a.V + j]) * do_s[j];
@@ -366,10 +366,6 @@ terms_args<S, St> terms_of(const call& c, const sequences& seqs, const void* u) 
   return a;
 }
 
-size_t acc_bytes_of(storage dtype) {
-  return dtype == storage::fp64 ? 8 : 4;
-}
-
 // The carving of workspace_bytes and plan, in one place.
 struct carving {
   void *q, *o_or_do, *dq, *partials, *rest;
@@ -385,10 +381,15 @@ carving carve(const call& c, bool backward, char* base) {
   } else {
     k.o_or_do = w.take<char>(rows * c.H * c.V * elem);
     k.dq = w.take<char>(rows * c.H * c.K * elem);
-    k.partials = w.take<char>(row_blocks(rows) * size_t(c.H) * c.K * acc_bytes_of(c.dtype));
+    k.partials = w.take<char>(row_blocks(rows) * size_t(c.H) * c.K * acc_bytes(c.dtype));
   }
   k.rest = base ? base + w.used : reinterpret_cast<char*>(w.used);
   return k;
+}
+
+// Sequences in a call: B, or a packed batch's N.
+unsigned sequence_count(const call& c, const sequences& seqs) {
+  return static_cast<unsigned>(seqs.cu_seqlens ? seqs.count : c.B);
 }
 
 }  // namespace
@@ -429,11 +430,6 @@ cudaError_t launch_shift(const call& c, const shifted& s, const sequences& seqs,
   if (!backward) return cudaSuccess;
   return shift_rows(c.d_o, const_cast<void*>(s.gla.d_o), s.rows, size_t(c.H) * c.V * elem, idx,
                     c.stream);
-}
-
-// Sequences in a call: B, or a packed batch's N.
-unsigned sequence_count(const call& c, const sequences& seqs) {
-  return static_cast<unsigned>(seqs.cu_seqlens ? seqs.count : c.B);
 }
 
 cudaError_t launch_forward_terms(const call& c, const shifted& s, const sequences& seqs,

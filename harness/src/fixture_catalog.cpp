@@ -173,8 +173,10 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
       out.push_back({n + "_decode_b4_k256", "one token, K = V = 256",
                      make_problem(op, {4, 1, 2, 256, 256}), options()});
     }
-    out.push_back({"gla_k256_t130", "K = V = 256 over three 64-token chunks (the last of 2)",
-                   make_problem(op_kind::gla, {1, 130, 2, 256, 256}), options()});
+    for (op_kind op : {op_kind::gla, op_kind::rwkv6})
+      out.push_back({std::string(op_name(op)) + "_k256_t130",
+                     "K = V = 256 over three 64-token chunks (the last of 2)",
+                     make_problem(op, {1, 130, 2, 256, 256}), options()});
     for (op_kind op : {op_kind::gla, op_kind::rwkv6}) {
       const std::string n(op_name(op));
       out.push_back({n + "_t1000_h2_d64",
@@ -197,9 +199,10 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
       out.push_back({std::string(op_name(op)) + "_varlen_d16",
                      "the packed batch of the committed varlen fixtures at K = V = 16",
                      packed_problem(op, 2, 16, 16), options()});
-    out.push_back({"gla_v192_t300_d32",
-                   "V = 192 over K = 32 and 300 tokens: the GPU walks split it, with V past 128",
-                   make_problem(op_kind::gla, {1, 300, 2, 32, 192}), options()});
+    for (op_kind op : {op_kind::gla, op_kind::rwkv6})
+      out.push_back({std::string(op_name(op)) + "_v192_t300_d32",
+                     "V = 192 over K = 32 and 300 tokens: the GPU walks split it, with V past 128",
+                     make_problem(op, {1, 300, 2, 32, 192}), options()});
   } else {
     throw std::invalid_argument("unknown fixture preset '" + std::string(preset) +
                                 "' (expected small or bench)");
