@@ -516,8 +516,9 @@ op_gradients backend_runner::download_head_gradients(int64_t b, int64_t h) const
                      {},
                      {}};
   if (has_h0_) grads.dh0 = download_head(dh0, b, h);
-  // du [H,K] sums over the sequences: with one sequence, row h is this head's alone.
-  if (problem_.has_bonus() && problem_.num_states() == 1 && slots_[du]) {
+  // du [H,K] sums over the sequences: row h, what the quick verify checks against the
+  // reference's summed over them.
+  if (problem_.has_bonus() && slots_[du]) {
     const tensor all = download_slot(du);
     const int64_t K = all.shape[1];
     grads.du = tensor({1, K});

@@ -114,8 +114,8 @@ class backend_runner {
   op_gradients download_gradients() const;
   // The same for one (batch, head) only, shaped as a problem with B = H = 1: what the
   // bench's quick verify checks, without bringing whole tensors back. du (rwkv6), which
-  // sums over the sequences, comes back as row h ([1, K]) where there is one sequence, else
-  // empty. In a packed batch b is the sequence: its tokens (T its length) and its state row.
+  // sums over the sequences, comes back as its row h ([1, K]). In a packed batch b is the
+  // sequence: its tokens (T its length) and its state row.
   op_outputs download_head_outputs(int64_t b, int64_t h) const;
   op_gradients download_head_gradients(int64_t b, int64_t h) const;
   // What the backend's last_call_report() wrote about its last call; nullopt when it has

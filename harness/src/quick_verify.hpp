@@ -28,6 +28,9 @@ namespace glabench {
 inline constexpr int64_t kQuickVerifyWholeHeadMaxT = 8192;
 // Above it, the query rows checked in each sampled head.
 inline constexpr int64_t kQuickVerifyQueryRows = 24;
+// rwkv6's du sums over the sequences: a sampled head's du is checked against the
+// reference's summed over every sequence of that head, for up to this many sequences.
+inline constexpr int64_t kQuickVerifyDuMaxSequences = 16;
 
 struct head_index {
   int64_t b, h;
@@ -41,6 +44,9 @@ struct expected_head {
   op_outputs out;
   std::optional<op_gradients> grads;
   std::optional<reference::softmax_rows> rows;
+  // rwkv6 with gradients, up to kQuickVerifyDuMaxSequences sequences: head h's du summed
+  // over every sequence ([1, K]), what the backend's du row h holds.
+  std::optional<tensor> du;
 };
 
 // The reference on each sampled head of `in` rounded to d (h0 and dht to state_d, the
@@ -58,7 +64,8 @@ std::vector<int64_t> sampled_query_rows(int64_t T);
 std::vector<int64_t> sampled_key_rows(const problem& p, bool with_backward);
 
 // What the quick verify of `want` leaves unchecked, for the row's message: empty when
-// nothing; with backward on full attention checked by rows, that dk and dv were not.
+// nothing; with backward on full attention checked by rows, that dk and dv were not; for
+// rwkv6 over more than kQuickVerifyDuMaxSequences sequences, that du was not.
 std::string quick_verify_note(const problem& p, const std::vector<expected_head>& want,
                               bool with_backward);
 
@@ -70,9 +77,9 @@ struct head_result {
 
 // The worst rel_l2 per tensor over the sampled heads, each against the dtype's
 // tolerance; `fetch` brings one head's results back from the backend (for sampled rows,
-// the rows are picked from the whole head it brings). rwkv6's du sums
-// over the sequences, so it is checked where there is one (its head's du is the backend's
-// row h, which `fetch` brings as [1, K]); with more, the fixture verify checks du. `returned`: the
+// the rows are picked from the whole head it brings). rwkv6's du, which sums over the
+// sequences, is checked where the expected head has it (`fetch` brings the backend's
+// row h as [1, K]). `returned`: the
 // dtypes the outputs come back in, where what they cannot hold is credited (tensor_check.hpp);
 // none: no credit.
 std::vector<tensor_check> check_heads(const problem& p, bool has_h0,
