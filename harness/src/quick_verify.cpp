@@ -101,19 +101,15 @@ void check_rows(std::map<std::string, tensor_check>& worst, const reference::sof
 }
 
 // Head e.at.h's du summed over every sequence, in sequence order: e's own share, and the
-// others' from their references, in parallel.
+// others' from their references, one at a time (one more head's memory; bench_host_bytes).
 tensor du_over_sequences(const problem& p, const op_inputs& in, const expected_head& e, dtype d,
                          dtype state_d) {
-  std::vector<std::future<tensor>> shares;
-  for (int64_t b = 0; b < p.num_states(); ++b)
-    shares.push_back(std::async(b == e.at.b ? std::launch::deferred : std::launch::async, [&, b] {
-      if (b == e.at.b) return e.grads->du;
-      const head_index at{b, e.at.h};
-      return reference::backward(one_head(p, b), head_inputs(p, in, at, d, state_d)).du;
-    }));
   tensor sum({1, p.K});
-  for (auto& f : shares) {
-    const tensor share = f.get();
+  for (int64_t b = 0; b < p.num_states(); ++b) {
+    const tensor share =
+        b == e.at.b
+            ? e.grads->du
+            : reference::backward(one_head(p, b), head_inputs(p, in, {b, e.at.h}, d, state_d)).du;
     for (int64_t i = 0; i < p.K; ++i) sum.ptr()[i] += share.ptr()[i];
   }
   return sum;
