@@ -368,7 +368,8 @@ terms_args<S, St> terms_of(const call& c, const sequences& seqs, const void* u) 
 
 // The carving of workspace_bytes and plan, in one place.
 struct carving {
-  void *q, *o_or_do, *dq, *partials, *rest;
+  void *q, *o_or_do, *dq, *partials, *rest;  // rest: the gla call's workspace
+  size_t used;                               // bytes before it
 };
 carving carve(const call& c, bool backward, char* base) {
   carver w{base};
@@ -383,7 +384,8 @@ carving carve(const call& c, bool backward, char* base) {
     k.dq = w.take<char>(rows * c.H * c.K * elem);
     k.partials = w.take<char>(row_blocks(rows) * size_t(c.H) * c.K * acc_bytes(c.dtype));
   }
-  k.rest = base ? base + w.used : reinterpret_cast<char*>(w.used);
+  k.used = w.used;
+  k.rest = base ? base + w.used : nullptr;
   return k;
 }
 
@@ -395,7 +397,7 @@ unsigned sequence_count(const call& c, const sequences& seqs) {
 }  // namespace
 
 size_t workspace_bytes(const call& c, bool backward, size_t gla_bytes) {
-  return reinterpret_cast<size_t>(carve(c, backward, nullptr).rest) + gla_bytes;
+  return carve(c, backward, nullptr).used + gla_bytes;
 }
 
 shifted plan(const call& c, bool backward, bool packed) {
