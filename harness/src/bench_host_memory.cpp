@@ -27,9 +27,11 @@ double bench_host_bytes(const problem& p, size_t storage_bytes, bool with_backwa
   double head = 2 * T * (3 * double(p.K) + 2 * double(p.V));  // inputs and outputs
   if (reference_gradients && gated) head += 3 * 8 * T * double(p.K);
   if (p.op == op_kind::softmax_attn && p.T <= kQuickVerifyWholeHeadMaxT) head += T * T;
-  // Two sampled heads; rwkv6's du over more sequences takes one more (quick_verify.cpp).
-  const bool du_heads = reference_gradients && p.has_bonus() && p.num_states() > 1;
-  const double reference = (du_heads ? 3 : 2) * 8 * head;
+  // Two sampled heads; rwkv6's du over up to kQuickVerifyDuMaxSequences sequences takes a
+  // head of each at once (quick_verify.cpp).
+  const bool du_heads = reference_gradients && p.has_bonus() && p.num_states() > 1 &&
+                        p.num_states() <= kQuickVerifyDuMaxSequences;
+  const double reference = (2 + (du_heads ? double(p.num_states()) : 0)) * 8 * head;
   return 1.25 * (8 * inputs + snapshots + compared + reference);
 }
 

@@ -439,7 +439,8 @@ bench_row bench_session::run(const job& j) {
     row.timed_outputs_identical = timed.identical;
     row.timed_outputs_rel_l2 = timed.max_rel_l2;
     if (!timed.failure.empty()) return fail(timed.failure);
-    // What the quick verify left unchecked (full attention's dk, dv at long T).
+    // What the quick verify left unchecked (full attention's dk, dv at long T; rwkv6's du
+    // over many sequences).
     if (std::string note = quick_verify_note(j.prob, expected_for(j), j.with_backward);
         !note.empty())
       row.message = row.message.empty() ? note : row.message + "; " + note;

@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "backend_runner.hpp"
+#include "bad_fixtures.hpp"
 #include "glabench/reference/random_inputs.hpp"
 
 namespace bdata = boost::unit_test::data;
@@ -132,14 +133,10 @@ BOOST_AUTO_TEST_CASE(always_causal_backend_fails_the_sampled_rows) {
 }
 
 // rwkv6's du sums over the sequences: each sampled head's du (the backend's row h) is
-// checked against the reference's summed over every sequence of that head. naive_recurrent
-// passes; a wrong du fails only du. Over more than kQuickVerifyDuMaxSequences sequences du
-// goes unchecked, and the row says so.
-BOOST_DATA_TEST_CASE(rwkv6_du_is_checked_over_the_sequences, bdata::make({1, 3, 17}), B) {
-  const problem p{op_kind::rwkv6, B, B > 3 ? 5 : 40, 2, 4, 6, 0.5};
-  random_problem_options ro;
-  ro.seed = 17;
-  const op_inputs in = make_random_inputs(p, ro);
+// checked against the reference's summed over every sequence of that head, packed batches
+// too. naive_recurrent passes; a wrong du fails only du. Over more than
+// kQuickVerifyDuMaxSequences sequences du goes unchecked, and the row says so.
+void check_du_of(const problem& p, const op_inputs& in) {
   const std::vector<expected_head> want = reference_heads(p, in, dtype::fp64, dtype::fp64, true);
   const loaded_backend naive = load_backend(NAIVE_BACKEND_PATH);
   backend_runner runner(naive, p, dtype::fp64, true, true);
@@ -151,7 +148,7 @@ BOOST_DATA_TEST_CASE(rwkv6_du_is_checked_over_the_sequences, bdata::make({1, 3, 
                        runner.download_head_gradients(at.b, at.h)};
   };
   const double tol = default_tolerance(dtype::fp64);
-  const bool checked = B <= kQuickVerifyDuMaxSequences;
+  const bool checked = p.num_states() <= kQuickVerifyDuMaxSequences;
   bool du_checked = false;
   for (const auto& c : check_heads(p, true, want, tol, fetch)) {
     BOOST_TEST(c.passed, c.tensor << " " << c.rel_l2);
@@ -168,6 +165,19 @@ BOOST_DATA_TEST_CASE(rwkv6_du_is_checked_over_the_sequences, bdata::make({1, 3, 
   };
   for (const auto& c : check_heads(p, true, want, tol, fetch_bent))
     BOOST_TEST(c.passed == (c.tensor != "du"), c.tensor << " " << c.rel_l2);
+}
+
+BOOST_DATA_TEST_CASE(rwkv6_du_is_checked_over_the_sequences, bdata::make({1, 3, 17}), B) {
+  const problem p{op_kind::rwkv6, B, B > 3 ? 5 : 40, 2, 4, 6, 0.5};
+  random_problem_options ro;
+  ro.seed = 17;
+  check_du_of(p, make_random_inputs(p, ro));
+}
+
+BOOST_AUTO_TEST_CASE(rwkv6_du_is_checked_over_a_packed_batch) {
+  const fixture f = testing::packed_fixture(op_kind::rwkv6);
+  BOOST_REQUIRE(f.prob.num_states() > 1);
+  check_du_of(f.prob, f.inputs);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
