@@ -532,13 +532,28 @@ class fixture_file {
   }
 
   // Refuses data stored outside the fixture file: external raw-data files and virtual
-  // datasets can name any file, a FIFO among them.
+  // datasets can name any file, a FIFO among them. A compact dataset (its data in its own
+  // header) must hold all of it: libhdf5 1.10 reads a compact dataset that declares fewer
+  // bytes than its shape needs from a null buffer (found by fixture_reader_fuzzer).
   void check_storage(hid_t d, const std::string& path) const {
     h5_handle dcpl(H5Dget_create_plist(d), H5Pclose);
     if (!dcpl.valid()) fail(path, "has unreadable storage properties (corrupt file)");
     const std::string rule = "; a fixture's data must be stored in the fixture file itself";
-    if (H5Pget_layout(dcpl.get()) == H5D_VIRTUAL)
+    const H5D_layout_t layout = H5Pget_layout(dcpl.get());
+    if (layout == H5D_VIRTUAL)
       fail(path, "is a virtual dataset (its data is drawn from other datasets)" + rule);
+    if (layout == H5D_COMPACT) {
+      h5_handle space(H5Dget_space(d), H5Sclose);
+      h5_handle type(H5Dget_type(d), H5Tclose);
+      const hssize_t n = space.valid() ? H5Sget_simple_extent_npoints(space.get()) : -1;
+      const size_t size = type.valid() ? H5Tget_size(type.get()) : 0;
+      if (n < 0 || size == 0) fail(path, "has an unreadable dataspace or datatype (corrupt file)");
+      const hsize_t stored = H5Dget_storage_size(d);
+      if (stored / size < hsize_t(n))
+        fail(path, "is a compact dataset of " + std::to_string(n) + " elements of " +
+                       std::to_string(size) + " bytes that stores " + std::to_string(stored) +
+                       " bytes; it must store them all (corrupt file)");
+    }
     const int external = H5Pget_external_count(dcpl.get());
     if (external < 0) fail(path, "has unreadable storage properties (corrupt file)");
     if (external > 0) {

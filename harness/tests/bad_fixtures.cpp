@@ -132,6 +132,19 @@ class editor {
                            H5P_DEFAULT),
                 H5Dclose);
   }
+  // A float64 dataset stored compact (its data in its own header), filled from values.
+  void compact_dataset(const char* path, const std::vector<hsize_t>& dims,
+                       const std::vector<double>& values) {
+    delete_dataset(path);
+    h5_handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr),
+                    H5Sclose);
+    h5_handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+    H5Pset_layout(dcpl.get(), H5D_COMPACT);
+    h5_handle d(H5Dcreate2(file_.get(), path, H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, dcpl.get(),
+                           H5P_DEFAULT),
+                H5Dclose);
+    H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data());
+  }
   // A virtual dataset drawing all of its data from `source_file`:`source_dataset`.
   void virtual_dataset(const char* path, const std::vector<hsize_t>& dims,
                        const std::string& source_file, const char* source_dataset) {
@@ -420,6 +433,22 @@ std::vector<bad_fixture> write_bad_fixtures(const std::string& dir) {
           });
   patch_bytes(out.back().path, std::string("\x10\x08\0\0\x04\0\0\0\x08\0\x10\0", 12),
               std::string("\x10\x08\0\0\x04\0\0\0\0\xe5\x10\0", 12));
+  // A compact dataset whose layout message declares 0 bytes of its 64: libhdf5 1.10 opens
+  // it and then reads from a null buffer (found by fixture_reader_fuzzer). The API writes
+  // the 64, so the message (version 3, class compact, size 64, then the values) is patched.
+  const std::vector<hsize_t> v_dims = {hsize_t(p.B), hsize_t(p.T), hsize_t(p.H), hsize_t(p.V)};
+  const std::vector<double> v_values = f.inputs.v.data;
+  variant("compact_dataset_without_data", "/inputs/v",
+          "is a compact dataset of " + std::to_string(v_values.size()) +
+              " elements of 8 bytes that stores 0 bytes; it must store them all",
+          [&](editor& e) { e.compact_dataset("/inputs/v", v_dims, v_values); });
+  {
+    const size_t bytes = v_values.size() * 8;  // under 64 KiB, as compact data must be
+    const std::string size{char(bytes & 0xff), char(bytes >> 8)};
+    const std::string first(reinterpret_cast<const char*>(v_values.data()), 8);
+    patch_bytes(out.back().path, std::string("\x03\x00", 2) + size + first,
+                std::string("\x03\x00\x00\x00", 4) + first);
+  }
   // Datatypes the API makes and HDF5 converts correctly, but no fixture writer uses.
   variant("int_attribute_precision", "attribute 'B'",
           "has a non-standard integer datatype, a 64-bit integer with bit offset 8 and "
