@@ -8,9 +8,8 @@
 // do. So one (b, h) of a long problem with few of them runs as several tasks, each a
 // block of columns (the bench's quick verify checks one head at a time at long T). dq, dk
 // and dg sum over the columns: each block sums its own, and the blocks' sums are added in
-// block order. The reverse pass needs every S_t: the forward keeps one state every √T
-// tokens and recomputes a segment's states from it, the same operations in the same
-// order, so the states are those of one forward pass, in O(√T) states' memory.
+// block order. The reverse pass needs every S_t: reverse_by_checkpoints (ops_internal.hpp)
+// recomputes them in O(√T) states' memory, those of one forward pass.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -93,53 +92,41 @@ void backward_columns(const problem& p, const op_inputs& in, const head_columns&
                       op_gradients& grad, const column_sums& sums) {
   const tensor& d_o = *in.d_o;
   const int64_t K = p.K, n = c.count, kv = K * n;
-  const int64_t span = checkpoint_span(p.T);
-  const int64_t segments = (p.T + span - 1) / span;
-  // The state at the start of each segment.
-  std::vector<double> S(kv, 0.0), starts(segments * kv);
+  std::vector<double> S(kv, 0.0), G(kv, 0.0);
   if (in.h0) load_columns(p, *in.h0, c, S);
-  for (int64_t s = 0; s < segments; ++s) {
-    std::copy(S.begin(), S.end(), starts.begin() + s * kv);
-    walk(p, in, c, s * span, std::min(p.T, (s + 1) * span), S, nullptr, nullptr);
-  }
-  std::vector<double> G(kv, 0.0), states((span + 1) * kv);
   if (in.dht) load_columns(p, *in.dht, c, G);
-  for (int64_t s = segments - 1; s >= 0; --s) {
-    const int64_t t0 = s * span, t1 = std::min(p.T, t0 + span);
-    std::copy_n(starts.begin() + s * kv, kv, S.begin());
-    std::copy(S.begin(), S.end(), states.begin());
-    walk(p, in, c, t0, t1, S, nullptr, states.data());
-    for (int64_t t = t1 - 1; t >= t0; --t) {
-      const int64_t tk = token_offset(p, c.b, t, c.h, K);
-      const int64_t tv = token_offset(p, c.b, t, c.h, p.V) + c.first;
-      const double *q = in.q.ptr() + tk, *k = in.k.ptr() + tk, *g = in.g.ptr() + tk;
-      const double *v = in.v.ptr() + tv, *dout = d_o.ptr() + tv;
-      const double* S_now = states.data() + (t - t0 + 1) * kv;
-      const double* S_prev = states.data() + (t - t0) * kv;
-      for (int64_t i = 0; i < K; ++i) {
-        double dq = 0, dk = 0, dg = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          double& Gij = G[i * n + j];
-          Gij += p.scale * q[i] * dout[j];
-          dq += dout[j] * S_now[i * n + j];
-          dk += Gij * v[j];
-          dg += Gij * S_prev[i * n + j];
+  auto advance = [&](int64_t t0, int64_t t1, std::vector<double>& at, double* states) {
+    walk(p, in, c, t0, t1, at, nullptr, states);
+  };
+  reverse_by_checkpoints(
+      p.T, S, advance, [&](int64_t t, const double* S_prev, const double* S_now) {
+        const int64_t tk = token_offset(p, c.b, t, c.h, K);
+        const int64_t tv = token_offset(p, c.b, t, c.h, p.V) + c.first;
+        const double *q = in.q.ptr() + tk, *k = in.k.ptr() + tk, *g = in.g.ptr() + tk;
+        const double *v = in.v.ptr() + tv, *dout = d_o.ptr() + tv;
+        for (int64_t i = 0; i < K; ++i) {
+          double dq = 0, dk = 0, dg = 0;
+          for (int64_t j = 0; j < n; ++j) {
+            double& Gij = G[i * n + j];
+            Gij += p.scale * q[i] * dout[j];
+            dq += dout[j] * S_now[i * n + j];
+            dk += Gij * v[j];
+            dg += Gij * S_prev[i * n + j];
+          }
+          sums.dq->ptr()[tk + i] = sums.whole ? p.scale * dq : dq;
+          sums.dk->ptr()[tk + i] = dk;
+          sums.dg->ptr()[tk + i] = sums.whole ? std::exp(g[i]) * dg : dg;
         }
-        sums.dq->ptr()[tk + i] = sums.whole ? p.scale * dq : dq;
-        sums.dk->ptr()[tk + i] = dk;
-        sums.dg->ptr()[tk + i] = sums.whole ? std::exp(g[i]) * dg : dg;
-      }
-      for (int64_t j = 0; j < n; ++j) {
-        double dv = 0;
-        for (int64_t i = 0; i < K; ++i) dv += k[i] * G[i * n + j];
-        grad.dv.ptr()[tv + j] = dv;
-      }
-      for (int64_t i = 0; i < K; ++i) {
-        const double decay = std::exp(g[i]);
-        for (int64_t j = 0; j < n; ++j) G[i * n + j] *= decay;
-      }
-    }
-  }
+        for (int64_t j = 0; j < n; ++j) {
+          double dv = 0;
+          for (int64_t i = 0; i < K; ++i) dv += k[i] * G[i * n + j];
+          grad.dv.ptr()[tv + j] = dv;
+        }
+        for (int64_t i = 0; i < K; ++i) {
+          const double decay = std::exp(g[i]);
+          for (int64_t j = 0; j < n; ++j) G[i * n + j] *= decay;
+        }
+      });
   if (in.h0) store_columns(p, G, c, grad.dh0);
 }
 

@@ -61,64 +61,55 @@ op_outputs rwkv6_forward_recurrent(const problem& p, const op_inputs& in) {
   return out;
 }
 
-// The reverse pass needs every S_{t−1}: a forward keeps the state at the start of every
-// segment of checkpoint_span(T) tokens, and each segment's states are recomputed from it
-// by the same operations in the same order, in O(√T) states' memory.
+// The reverse pass needs every S_{t−1}: reverse_by_checkpoints recomputes them in O(√T)
+// states' memory.
 op_gradients rwkv6_backward_recurrent(const problem& p, const op_inputs& in) {
   const tensor& d_o = require_cotangent(in);
   op_gradients grad = allocate_gradients(p, in.h0.has_value());
   const int64_t K = p.K, V = p.V, kv = K * V;
-  const int64_t span = checkpoint_span(p.T), segments = (p.T + span - 1) / span;
   // du sums over batch: each (b, h) writes its own slot, reduced after the parallel loop.
   std::vector<double> du_per_bh(p.B * p.H * K, 0.0);
   parallel_for(p.B * p.H, [&](int64_t bh) {
     const int64_t b = bh / p.H, h = bh % p.H;
     const double* u = in.u.ptr() + h * K;
     double* du = du_per_bh.data() + bh * K;
-    std::vector<double> S = initial_state(p, in, b, h), starts(segments * kv);
-    for (int64_t s = 0; s < segments; ++s) {
-      std::copy(S.begin(), S.end(), starts.begin() + s * kv);
-      walk(p, in, b, h, s * span, std::min(p.T, (s + 1) * span), S, nullptr, nullptr);
-    }
-    std::vector<double> G(kv, 0.0), states((span + 1) * kv);
+    std::vector<double> G(kv, 0.0);
     if (in.dht) std::copy_n(in.dht->ptr() + state_offset(p, b, h), kv, G.begin());
-    for (int64_t s = segments - 1; s >= 0; --s) {
-      const int64_t t0 = s * span, t1 = std::min(p.T, t0 + span);
-      std::copy_n(starts.begin() + s * kv, kv, S.begin());
-      std::copy(S.begin(), S.end(), states.begin());
-      walk(p, in, b, h, t0, t1, S, nullptr, states.data());
-      for (int64_t t = t1 - 1; t >= t0; --t) {
-        const int64_t tk = token_offset(p, b, t, h, K), tv = token_offset(p, b, t, h, V);
-        const double *r = in.q.ptr() + tk, *k = in.k.ptr() + tk, *w = in.g.ptr() + tk;
-        const double *v = in.v.ptr() + tv, *dout = d_o.ptr() + tv;
-        const double* S_prev = states.data() + (t - t0) * kv;
-        double v_dot_do = 0, bonus = 0;
-        for (int64_t j = 0; j < V; ++j) v_dot_do += v[j] * dout[j];
-        for (int64_t i = 0; i < K; ++i) bonus += r[i] * u[i] * k[i];
-        for (int64_t i = 0; i < K; ++i) {
-          double Gv = 0, GS = 0, Sdo = 0;
-          for (int64_t j = 0; j < V; ++j) {
-            Gv += G[i * V + j] * v[j];
-            GS += G[i * V + j] * S_prev[i * V + j];
-            Sdo += S_prev[i * V + j] * dout[j];
+    auto advance = [&](int64_t t0, int64_t t1, std::vector<double>& at, double* states) {
+      walk(p, in, b, h, t0, t1, at, nullptr, states);
+    };
+    reverse_by_checkpoints(
+        p.T, initial_state(p, in, b, h), advance,
+        [&](int64_t t, const double* S_prev, const double*) {
+          const int64_t tk = token_offset(p, b, t, h, K), tv = token_offset(p, b, t, h, V);
+          const double *r = in.q.ptr() + tk, *k = in.k.ptr() + tk, *w = in.g.ptr() + tk;
+          const double *v = in.v.ptr() + tv, *dout = d_o.ptr() + tv;
+          double v_dot_do = 0, bonus = 0;
+          for (int64_t j = 0; j < V; ++j) v_dot_do += v[j] * dout[j];
+          for (int64_t i = 0; i < K; ++i) bonus += r[i] * u[i] * k[i];
+          for (int64_t i = 0; i < K; ++i) {
+            double Gv = 0, GS = 0, Sdo = 0;
+            for (int64_t j = 0; j < V; ++j) {
+              Gv += G[i * V + j] * v[j];
+              GS += G[i * V + j] * S_prev[i * V + j];
+              Sdo += S_prev[i * V + j] * dout[j];
+            }
+            grad.dk.ptr()[tk + i] = Gv + p.scale * r[i] * u[i] * v_dot_do;
+            grad.dg.ptr()[tk + i] = std::exp(w[i]) * GS;
+            grad.dq.ptr()[tk + i] = p.scale * (Sdo + u[i] * k[i] * v_dot_do);
+            du[i] += p.scale * r[i] * k[i] * v_dot_do;
           }
-          grad.dk.ptr()[tk + i] = Gv + p.scale * r[i] * u[i] * v_dot_do;
-          grad.dg.ptr()[tk + i] = std::exp(w[i]) * GS;
-          grad.dq.ptr()[tk + i] = p.scale * (Sdo + u[i] * k[i] * v_dot_do);
-          du[i] += p.scale * r[i] * k[i] * v_dot_do;
-        }
-        for (int64_t j = 0; j < V; ++j) {
-          double kG = 0;
-          for (int64_t i = 0; i < K; ++i) kG += k[i] * G[i * V + j];
-          grad.dv.ptr()[tv + j] = kG + p.scale * bonus * dout[j];
-        }
-        for (int64_t i = 0; i < K; ++i) {
-          const double decay = std::exp(w[i]);
-          for (int64_t j = 0; j < V; ++j)
-            G[i * V + j] = decay * G[i * V + j] + p.scale * r[i] * dout[j];
-        }
-      }
-    }
+          for (int64_t j = 0; j < V; ++j) {
+            double kG = 0;
+            for (int64_t i = 0; i < K; ++i) kG += k[i] * G[i * V + j];
+            grad.dv.ptr()[tv + j] = kG + p.scale * bonus * dout[j];
+          }
+          for (int64_t i = 0; i < K; ++i) {
+            const double decay = std::exp(w[i]);
+            for (int64_t j = 0; j < V; ++j)
+              G[i * V + j] = decay * G[i * V + j] + p.scale * r[i] * dout[j];
+          }
+        });
     if (in.h0) std::copy(G.begin(), G.end(), grad.dh0.ptr() + state_offset(p, b, h));
   });
   for (int64_t bh = 0; bh < p.B * p.H; ++bh)
