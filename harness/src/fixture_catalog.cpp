@@ -161,24 +161,19 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
       out.push_back({n + "_b2_t1024_h4_d128", "the accuracy shape of the CUDA backends",
                      make_problem(op, {2, 1024, 4, 128, 128}), options()});
     }
-    // Decoding (T = 1, h0 given) at the decode kernel's variants (backends/common/
-    // parallel_scan/decode_kernel.cuh): rows a thread 8, 16 (K = 100, masked) and 32, and V
-    // not a multiple of 4 (its strided form).
     for (op_kind op : {op_kind::gla, op_kind::rwkv6}) {
       const std::string n(op_name(op));
+      // Decoding (T = 1, h0 given) at the decode kernel's variants (backends/common/
+      // parallel_scan/decode_kernel.cuh): rows a thread 8, 16 (K = 100, masked) and 32, and
+      // V not a multiple of 4 (its strided form).
       out.push_back({n + "_decode_b3_k64", "one token, K = V = 64",
                      make_problem(op, {3, 1, 2, 64, 64}), options()});
       out.push_back({n + "_decode_b8_k100_v30", "one token, K = 100, V = 30",
                      make_problem(op, {8, 1, 2, 100, 30}), options()});
       out.push_back({n + "_decode_b4_k256", "one token, K = V = 256",
                      make_problem(op, {4, 1, 2, 256, 256}), options()});
-    }
-    for (op_kind op : {op_kind::gla, op_kind::rwkv6})
-      out.push_back({std::string(op_name(op)) + "_k256_t130",
-                     "K = V = 256 over three 64-token chunks (the last of 2)",
+      out.push_back({n + "_k256_t130", "K = V = 256 over three 64-token chunks (the last of 2)",
                      make_problem(op, {1, 130, 2, 256, 256}), options()});
-    for (op_kind op : {op_kind::gla, op_kind::rwkv6}) {
-      const std::string n(op_name(op));
       out.push_back({n + "_t1000_h2_d64",
                      "two heads over 1000 tokens (the last chunk of 40): a GPU backend with few "
                      "blocks splits the sequence, and a segment ends on the ragged chunk",
@@ -193,16 +188,14 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
                      make_problem(op, {1, 200, 2, 16, 16}), options(gate_kind::zero)});
       out.push_back({n + "_reset_t200_d16", "g = -30 at every token, at a shape the GPU walks take",
                      make_problem(op, {1, 200, 2, 16, 16}), options(gate_kind::reset)});
-    }
-    // The packed batch at a head size fla's chunk kernels take (their backward needs V > 8).
-    for (op_kind op : {op_kind::gla, op_kind::rwkv6})
-      out.push_back({std::string(op_name(op)) + "_varlen_d16",
+      // The packed batch at a head size fla's chunk kernels take (their backward needs V > 8).
+      out.push_back({n + "_varlen_d16",
                      "the packed batch of the committed varlen fixtures at K = V = 16",
                      packed_problem(op, 2, 16, 16), options()});
-    for (op_kind op : {op_kind::gla, op_kind::rwkv6})
-      out.push_back({std::string(op_name(op)) + "_v192_t300_d32",
+      out.push_back({n + "_v192_t300_d32",
                      "V = 192 over K = 32 and 300 tokens: the GPU walks split it, with V past 128",
                      make_problem(op, {1, 300, 2, 32, 192}), options()});
+    }
   } else {
     throw std::invalid_argument("unknown fixture preset '" + std::string(preset) +
                                 "' (expected small or bench)");
