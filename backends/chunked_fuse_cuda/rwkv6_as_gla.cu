@@ -57,6 +57,18 @@ __device__ __forceinline__ A warp_sum(A x) {
   for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
   return x;
 }
+// The sum of one value a thread over a block of kThreads, warp by warp in order.
+template <class A>
+__device__ __forceinline__ A block_sum(A x) {
+  __shared__ A warps[kWarps];
+  x = warp_sum(x);
+  if ((threadIdx.x & 31) == 0) warps[threadIdx.x >> 5] = x;
+  __syncthreads();
+  A sum = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) sum += warps[w];
+  return sum;
+}
 
 // ---- where a row's sequence starts and ends -------------------------------------------
 struct seq_index {
@@ -86,6 +98,9 @@ __device__ __forceinline__ span span_of(const seq_index& s, int64_t row) {
   return {lo, offset_at(s, lo), offset_at(s, lo + 1) - 1};
 }
 
+seq_index index_of(const call& c, const sequences& seqs) {
+  return {seqs.cu_seqlens, seqs.wide, seqs.count, c.T};
+}
 __device__ __forceinline__ int64_t first_row(const seq_index& s, int64_t n) {
   return s.cu ? offset_at(s, n) : n * s.T;
 }
@@ -163,23 +178,31 @@ __device__ __forceinline__ A bonus_of(const A (&r)[kMaxPerLane], const A (&u)[kM
   return warp_sum(b);
 }
 
+// f(tk, tv, first) for each of the warp's kRowsPerWarp rows of head blockIdx.y: tk and tv
+// the row's K- and V-wide offsets, first whether it starts its sequence.
+template <class S, class St, class F>
+__device__ __forceinline__ void for_warp_rows(const terms_args<S, St>& a, F f) {
+  const int h = blockIdx.y;
+  const int64_t row0 = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5) * kRowsPerWarp;
+  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+    const int64_t row = row0 + rr;
+    if (row >= a.rows) break;
+    f((row * a.H + h) * a.K, (row * a.H + h) * a.V, span_of(a.seqs, row).first == row);
+  }
+}
+
 // o_t = o'_{t−1} + scale·(r_t·(u ⊙ k_t)) v_t; a sequence's first token here only without
 // h0 (with it, first_token_forward_kernel).
 template <class S, class St, class Prev>
 __global__ void __launch_bounds__(kThreads)
     forward_terms_kernel(terms_args<S, St> a, const Prev* __restrict__ o_prev, S* __restrict__ o) {
   using A = acc_of<S>;
-  const int lane = threadIdx.x & 31, h = blockIdx.y;
-  const int64_t row0 = int64_t(blockIdx.x) * kRowsPerBlock + (threadIdx.x >> 5) * kRowsPerWarp;
+  const int lane = threadIdx.x & 31;
   A u[kMaxPerLane];
-  load_row(a.u + int64_t(h) * a.K, a.K, lane, u);
+  load_row(a.u + int64_t(blockIdx.y) * a.K, a.K, lane, u);
   const A scale = static_cast<A>(a.scale);
-  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
-    const int64_t row = row0 + rr;
-    if (row >= a.rows) break;
-    const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
-    const bool first = span_of(a.seqs, row).first == row;
-    if (first && a.h0) continue;
+  for_warp_rows(a, [&](int64_t tk, int64_t tv, bool first) {
+    if (first && a.h0) return;
     A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], prev[kMaxPerLane] = {};
     load_row(a.r + tk, a.K, lane, r);
     load_row(a.k + tk, a.K, lane, k);
@@ -189,7 +212,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int m = 0; m < kMaxPerLane; ++m) prev[m] += bonus * v[m];
     store_row(o + tv, a.V, lane, prev);
-  }
+  });
 }
 
 // A sequence's first token with h0, a block per (sequence, head): o = scale·r (h0 +
@@ -199,8 +222,7 @@ __global__ void __launch_bounds__(kThreads)
     first_token_forward_kernel(terms_args<S, St> a, S* __restrict__ o) {
   using A = acc_of<S>;
   __shared__ A r_s[256];
-  __shared__ A bonus_s[kWarps];
-  const int h = blockIdx.y, n = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int h = blockIdx.y, n = blockIdx.x;
   const int64_t row = first_row(a.seqs, n);
   const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
   A part = 0;
@@ -208,12 +230,7 @@ __global__ void __launch_bounds__(kThreads)
     r_s[i] = to<A>(a.r[tk + i]);
     part += r_s[i] * to<A>(a.u[int64_t(h) * a.K + i]) * to<A>(a.k[tk + i]);
   }
-  part = warp_sum(part);
-  if (lane == 0) bonus_s[warp] = part;
-  __syncthreads();
-  A bonus = 0;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) bonus += bonus_s[w];
+  const A bonus = block_sum(part);  // its barrier also publishes r_s
   const St* h0 = a.h0 + (int64_t(n) * a.H + h) * int64_t(a.K) * a.V;
   for (int j = threadIdx.x; j < a.V; j += blockDim.x) {
     A acc = bonus * to<A>(a.v[tv + j]);
@@ -232,15 +249,10 @@ __global__ void __launch_bounds__(kThreads)
   using A = acc_of<S>;
   __shared__ A du_warps[kWarps][256];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
-  const int64_t row0 = int64_t(blockIdx.x) * kRowsPerBlock + warp * kRowsPerWarp;
   A u[kMaxPerLane], du[kMaxPerLane] = {};
   load_row(a.u + int64_t(h) * a.K, a.K, lane, u);
   const A scale = static_cast<A>(a.scale);
-  for (int rr = 0; rr < kRowsPerWarp; ++rr) {
-    const int64_t row = row0 + rr;
-    if (row >= a.rows) break;
-    const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
-    const bool first = span_of(a.seqs, row).first == row;
+  for_warp_rows(a, [&](int64_t tk, int64_t tv, bool first) {
     A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], d_o[kMaxPerLane];
     A g_k[kMaxPerLane], g_v[kMaxPerLane], prev[kMaxPerLane] = {};
     load_row(a.r + tk, a.K, lane, r);
@@ -265,7 +277,7 @@ __global__ void __launch_bounds__(kThreads)
     if (!first || !a.h0) store_row(dr + tk, a.K, lane, prev);
     store_row(dk + tk, a.K, lane, g_k);
     store_row(dv + tv, a.V, lane, g_v);
-  }
+  });
 #pragma unroll
   for (int m = 0; m < kMaxPerLane; ++m)
     if (lane + 32 * m < a.K) du_warps[warp][lane + 32 * m] = du[m];
@@ -285,7 +297,6 @@ __global__ void __launch_bounds__(kThreads)
     first_token_backward_kernel(terms_args<S, St> a, S* __restrict__ dr, St* __restrict__ dh0) {
   using A = acc_of<S>;
   __shared__ A do_s[256];
-  __shared__ A vdo_s[kWarps];
   const int h = blockIdx.y, n = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t row = first_row(a.seqs, n);
   const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
@@ -295,13 +306,7 @@ __global__ void __launch_bounds__(kThreads)
     do_s[j] = to<A>(a.d_o[tv + j]);
     part += do_s[j] * to<A>(a.v[tv + j]);
   }
-  part = warp_sum(part);
-  if (lane == 0) vdo_s[warp] = part;
-  __syncthreads();
-  A vdo = 0;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) vdo += vdo_s[w];
-  vdo *= scale;
+  const A vdo = scale * block_sum(part);  // its barrier also publishes do_s
   const int64_t state = (int64_t(n) * a.H + h) * int64_t(a.K) * a.V;
   for (int i = warp; i < a.K; i += kWarps) {
     A acc = 0;
@@ -362,7 +367,7 @@ terms_args<S, St> terms_of(const call& c, const sequences& seqs, const void* u) 
   a.rows = static_cast<int64_t>(rows_of(c));
   a.H = c.H, a.K = c.K, a.V = c.V;
   a.scale = c.scale;
-  a.seqs = {seqs.cu_seqlens, seqs.wide, seqs.count, c.T};
+  a.seqs = index_of(c, seqs);
   return a;
 }
 
@@ -403,7 +408,6 @@ size_t workspace_bytes(const call& c, bool backward, size_t gla_bytes) {
 shifted plan(const call& c, bool backward, bool packed) {
   const carving k = carve(c, backward, static_cast<char*>(c.workspace));
   shifted s{};
-  s.rows = static_cast<int64_t>(rows_of(c));
   s.gla = c;
   s.gla.q = k.q;
   s.gla.workspace = k.rest;
@@ -424,13 +428,14 @@ shifted plan(const call& c, bool backward, bool packed) {
 }
 
 cudaError_t launch_shift(const call& c, const shifted& s, const sequences& seqs, bool backward) {
-  const seq_index idx{seqs.cu_seqlens, seqs.wide, seqs.count, c.T};
+  const seq_index idx = index_of(c, seqs);
+  const int64_t rows = static_cast<int64_t>(rows_of(c));
   const size_t elem = storage_bytes(c.dtype);
-  if (cudaError_t e = shift_rows(c.q, const_cast<void*>(s.gla.q), s.rows, size_t(c.H) * c.K * elem,
+  if (cudaError_t e = shift_rows(c.q, const_cast<void*>(s.gla.q), rows, size_t(c.H) * c.K * elem,
                                  idx, c.stream))
     return e;
   if (!backward) return cudaSuccess;
-  return shift_rows(c.d_o, const_cast<void*>(s.gla.d_o), s.rows, size_t(c.H) * c.V * elem, idx,
+  return shift_rows(c.d_o, const_cast<void*>(s.gla.d_o), rows, size_t(c.H) * c.V * elem, idx,
                     c.stream);
 }
 

@@ -44,7 +44,6 @@ struct shifted {
   void* o_prev;  // o' (forward) or dq' (backward)
   bool o_fp32;   // forward: o' in fp32
   void* partials;
-  int64_t rows;
 };
 // A packed batch's o' is in the storage dtype: its one-token sequences decode.
 shifted plan(const call& c, bool backward, bool packed);
