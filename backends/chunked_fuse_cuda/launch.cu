@@ -166,6 +166,10 @@ bool walk_fits(const call& c) {
   return walk_shape_fits(c.K, c.V) && c.T > 0 && rows_aligned(c, 4, 8) && aligned(c.h0) &&
          aligned(c.ht) && aligned(c.dht) && aligned(c.dh0);
 }
+// The bf16 walks take the call: the fused path on a head that fits.
+bool on_walks(const call& c) {
+  return c.path == stages::fused && walk_fits(c);
+}
 
 // The gradient walk (backward_bf16_mma_grads.cuh) reads S_n and dS_n as rows of exactly 128 columns
 // (Vp = 128: V ≤ 128) and stores the gradients as bf16 pairs (4-byte aligned).
@@ -386,7 +390,7 @@ cudaError_t forward(const call& c) {
   const tensors<S> x = tensors_of<S>(c);
   carver w{static_cast<char*>(c.workspace)};
   if constexpr (std::is_same_v<S, __nv_bfloat16>) {
-    if (c.path == stages::fused && walk_fits(c)) return launch_walk(c);
+    if (on_walks(c)) return launch_walk(c);
   } else {
     if (c.path == stages::fused && fp_walk_fits<S>(c)) return launch_fp_walk<S>(c);
   }
@@ -444,7 +448,7 @@ cudaError_t backward(const call& c) {
   bool walked = false;
   const int* leftover = nullptr;  // null: the WMMA kernels run every chunk
   if constexpr (std::is_same_v<S, __nv_bfloat16>) {
-    if (c.path == stages::fused && walk_fits(c)) {
+    if (on_walks(c)) {
       if (cudaError_t e = launch_backward_walks(c, d, p)) return e;
       walked = true;
       if (grads_walk_fits(c, d)) {
@@ -556,7 +560,7 @@ cudaError_t launch_forward(const call& c) {
 }
 
 bool forward_writes_o_fp32(const call& c) {
-  return c.dtype == storage::bf16 && c.path == stages::fused && !decodes(c) && walk_fits(c);
+  return c.dtype == storage::bf16 && !decodes(c) && on_walks(c);
 }
 
 cudaError_t launch_backward(const call& c) {

@@ -185,8 +185,7 @@ __device__ __forceinline__ int cols8_in(bool row_in, int c, int cols) {
 struct walk_io {
   enum : int { kQ = 1, kK = 2, kG = 4 };
   const bf16 *q, *k, *g, *v;
-  bf16* o;
-  int64_t o_at;  // the head's column v0 of o (and of args::o32), as an element offset
+  int64_t o_at;  // the head's column v0 of args::o (or o32), as an element offset
   int64_t ks, vs, T;
   int K, V, v0;
   bool narrow;
@@ -206,7 +205,7 @@ struct walk_io {
     const int64_t head = head_row(bh, a.H, a.T);
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
     o_at = head * a.V + v0;
-    v = (values ? values : a.v) + o_at, o = a.o ? a.o + o_at : nullptr;
+    v = (values ? values : a.v) + o_at;
   }
   // The K-wide tiles `which` (kQ | kK | kG) of the chunk at t0.
   __device__ void load_keyed(int64_t t0, int which) const {
