@@ -378,8 +378,8 @@ glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, con
   rwkv6::sequences seqs;
   if (at) seqs = {data_of<void>(cu), p->seqlens_dtype.bits == 64, packed_sequences(p)};
   const rwkv6::shifted s = rwkv6::plan(c, backward, at != nullptr);
-  if (glabench_status st =
-          finish(rwkv6::launch_shift(c, s, seqs, backward), "rwkv6's shifted queries", error))
+  if (glabench_status st = finish(rwkv6::launch_before(c, s, seqs, data_of<void>(u), backward),
+                                  "rwkv6's shifted queries or bonus", error))
     return st;
   if (glabench_status st = run_gla(p, s.gla, at, backward, error)) return st;
   return finish(backward

@@ -46,6 +46,10 @@
 //
 // Long sequences with few heads: chunk_walk_segment_states_kernel below splits the
 // sequence (launch.cu: plan_walk_split).
+//
+// rwkv6 (kBonus, rwkv6_as_gla.hpp): the same walk on q read one token on, each row of o
+// written one row on with its bonus added before the one rounding (store_outputs); v's next
+// row and the bonus arrive by cp.async with v's tile, so the epilogue reads shared memory.
 #pragma once
 
 #include "bf16_mma/layout.cuh"
@@ -68,8 +72,46 @@ __device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t
   walk_combine<MT>(sm, v_tile, lo, A, O);
 }
 
+// o of the lane's rows row and row + 8 of the chunk at t0, columns col + c2 + 8·jn of the
+// slab (c2: the lane's column pair), scaled. rwkv6 (args::bonus): the walk's row r is o's
+// row r + 1 less its bonus, bonus·v_{r+1}, added before the one rounding from what
+// load_values staged beside v buffer `cur`; o's row 0 is the caller's.
+template <bool kNarrow, bool kBonus>
+__device__ __forceinline__ void store_outputs(const args& a, const walk_io& io, unsigned char* smem,
+                                              int cur, int64_t t0, int row, int col, int c2,
+                                              const float (&O)[4][4]) {
+  const int shift = kBonus ? 1 : 0;
+  const uint32_t next = layout::next + cur * layout::tile_next;
+  float beta[2] = {0.f, 0.f};
+  if (kBonus) {
+    beta[0] = at<float>(smem, next + VROW + 4 * row);
+    beta[1] = at<float>(smem, next + VROW + 4 * (row + 8));
+  }
+#pragma unroll
+  for (int jn = 0; jn < 4; ++jn) {
+    // Past V: whole 8-column groups (V % 8 = 0), else pair by pair (V even).
+    if (io.v0 + col + 8 * jn + (kNarrow ? c2 : 0) >= a.V) break;
+    const int cc = col + c2 + 8 * jn;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = row + 8 * h + shift;  // o's row in the chunk: C is the next chunk's first
+      if (t0 + r >= a.T) continue;
+      float o0 = a.scale * O[jn][2 * h], o1 = a.scale * O[jn][2 * h + 1];
+      if (kBonus) {
+        const uint32_t v_at = r < C
+                                  ? layout::v + cur * layout::tile_v + tc::swizzle_elem<VROW>(r, cc)
+                                  : next + 2 * cc;
+        const float2 v = __bfloat1622float2(at<__nv_bfloat162>(smem, v_at));
+        o0 += beta[h] * v.x, o1 += beta[h] * v.y;
+      }
+      *reinterpret_cast<uint32_t*>(a.o + io.o_at + (t0 + r) * io.vs + cc) = tc::pack_bf16(o0, o1);
+    }
+  }
+}
+
 // ---- the walk ------------------------------------------------------------------------
-template <bool kNarrow>
+// kBonus: rwkv6's walk, args::bonus set.
+template <bool kNarrow, bool kBonus>
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
@@ -85,8 +127,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   load_abi_tile(a.h0, a, f, lane, S);
   for (int m = 0; m < seg * a.subs; ++m) carry_over_piece(a, m, f, lane, S);
 
-  io.load_keyed(static_cast<int64_t>(n0) * C, walk_io::kQ | walk_io::kK | walk_io::kG);
-  io.load_values(0, static_cast<int64_t>(n0) * C);
+  io.load_keyed<kBonus>(static_cast<int64_t>(n0) * C, walk_io::kQ | walk_io::kK | walk_io::kG);
+  io.load_values<kBonus>(0, static_cast<int64_t>(n0) * C);
   tc::cp_async_commit();
   if (tid == 0) at<int>(smem, layout::flag) = 0;
 
@@ -102,7 +144,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     tc::cp_async_wait_all();
     __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
     if (n + 1 < n1) {
-      io.load_values(cur ^ 1, t0 + C);
+      io.load_values<kBonus>(cur ^ 1, t0 + C);
       tc::cp_async_commit();
     }
     walk_state_to_shared(smem, S, f, lane);
@@ -125,7 +167,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     }
     __syncthreads();  // operands written; q, k and g read
     if (n + 1 < n1) {
-      io.load_keyed(t0 + C, walk_io::kQ | walk_io::kK | walk_io::kG);
+      io.load_keyed<kBonus>(t0 + C, walk_io::kQ | walk_io::kK | walk_io::kG);
       tc::cp_async_commit();
     }
 
@@ -145,23 +187,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
         break;
     }
     walk_state_update(smem, sm, v_tile, lo, S, f);
-    const int64_t r_lo = t0 + 16 * mt + (lane >> 2), r_hi = r_lo + 8;
-    const int64_t at_lo = io.o_at + r_lo * io.vs + 32 * half + c2, at_hi = at_lo + 8 * io.vs;
-    const bool row_lo = r_lo < a.T, row_hi = r_hi < a.T;
-#pragma unroll
-    for (int jn = 0; jn < 4; ++jn) {
-      // Past V: whole 8-column groups (V % 8 = 0), else pair by pair (V even).
-      if (io.v0 + 32 * half + 8 * jn + (kNarrow ? c2 : 0) >= a.V) break;
-      const float o0 = a.scale * O[jn][0], o1 = a.scale * O[jn][1];
-      const float o2 = a.scale * O[jn][2], o3 = a.scale * O[jn][3];
-      if (a.o32) {  // rwkv6's shifted gla: o rounded once, after its bonus (rwkv6_as_gla.hpp)
-        if (row_lo) *reinterpret_cast<float2*>(a.o32 + at_lo + 8 * jn) = make_float2(o0, o1);
-        if (row_hi) *reinterpret_cast<float2*>(a.o32 + at_hi + 8 * jn) = make_float2(o2, o3);
-      } else {
-        if (row_lo) *reinterpret_cast<uint32_t*>(a.o + at_lo + 8 * jn) = tc::pack_bf16(o0, o1);
-        if (row_hi) *reinterpret_cast<uint32_t*>(a.o + at_hi + 8 * jn) = tc::pack_bf16(o2, o3);
-      }
-    }
+    store_outputs<kNarrow, kBonus>(a, io, smem, cur, t0, 16 * mt + (lane >> 2), 32 * half, c2, O);
   }
 
   if (seg == a.segs - 1) store_abi_tile(a.ht, a, f, lane, S);

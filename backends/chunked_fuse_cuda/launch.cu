@@ -198,7 +198,7 @@ walk::args walk_args_of(const call& c) {
   a.segs = 1;
   a.dfirst_seg = 1;
   a.narrow = !rows_aligned(c, 8, 16);
-  a.o32 = static_cast<float*>(c.o_fp32);
+  a.bonus = c.bonus;
   return a;
 }
 
@@ -260,9 +260,11 @@ cudaError_t launch_walk(const call& c) {
                                                     : walk::chunk_walk_segment_states_kernel<false>,
                                            dim3(grid.x, grid.y, pieces), c.stream, a))
       return e;
-  return launch_walk_kernel(
-      a.narrow ? walk::chunk_walk_bf16_kernel<true> : walk::chunk_walk_bf16_kernel<false>, grid,
-      c.stream, a);
+  const auto kernel = a.bonus ? (a.narrow ? walk::chunk_walk_bf16_kernel<true, true>
+                                          : walk::chunk_walk_bf16_kernel<false, true>)
+                              : (a.narrow ? walk::chunk_walk_bf16_kernel<true, false>
+                                          : walk::chunk_walk_bf16_kernel<false, false>);
+  return launch_walk_kernel(kernel, grid, c.stream, a);
 }
 
 // The fp walks (forward_fp64_dmma.cuh, forward_fp32_3xtf32.cuh) take heads with
@@ -559,7 +561,7 @@ cudaError_t launch_forward(const call& c) {
   return with_storage(c.dtype, [&](auto x) { return forward<decltype(x)>(c); });
 }
 
-bool forward_writes_o_fp32(const call& c) {
+bool forward_takes_bonus(const call& c) {
   return c.dtype == storage::bf16 && !decodes(c) && on_walks(c);
 }
 

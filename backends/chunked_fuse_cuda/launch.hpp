@@ -26,9 +26,12 @@ struct call {
   // Device pointers; optional ones null (h0, ht, dht, dh0).
   const void *q, *k, *v, *g, *h0, *d_o, *dht;
   void *o, *ht, *dq, *dk, *dv, *dg, *dh0;
-  // bf16 forward only, where forward_writes_o_fp32: o written here in fp32 instead of into
-  // o (rwkv6_as_gla.hpp adds its bonus before the one rounding). Null: into o.
-  void* o_fp32;
+  // rwkv6 on the bf16 walk (rwkv6_as_gla.hpp), forward only, where forward_takes_bonus: the
+  // walk reads q one token on (q'_t = q_{t+1}, zero at a sequence's last token) and writes
+  // its row t into o's row t + 1 plus bonus[t]·v_{t+1}, rounded once; o's first row is left
+  // to the caller. bonus: fp32 [B·H][walk::bonus_stride(T)], head b·H + h's row t the bonus of
+  // token t + 1 (the rows from T − 1 on unread). Null: plain gla.
+  const float* bonus;
   void* workspace;
   cudaStream_t stream;
 };
@@ -51,8 +54,8 @@ size_t any_length_workspace_bytes(storage dtype, stages path, bool backward, int
 
 cudaError_t launch_forward(const call& c);
 cudaError_t launch_backward(const call& c);
-// Whether launch_forward(c) honours c.o_fp32: bf16 on the chunk walk.
-bool forward_writes_o_fp32(const call& c);
+// Whether launch_forward(c) honours c.bonus: bf16 on the chunk walk, T > 1.
+bool forward_takes_bonus(const call& c);
 
 // Decoding, T = 1 (a packed batch's one-token sequences too): no chunk to walk, so the
 // fused path hands the token to the recurrent backends' decode kernel

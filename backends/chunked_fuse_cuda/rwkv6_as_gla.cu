@@ -1,7 +1,7 @@
-// rwkv6 as gla with shifted queries (rwkv6_as_gla.hpp): the shift before the gla call,
-// and the terms after it. Memory-bound kernels: a warp per (token row, head), four rows a
-// warp, eight warps a block on one head; a sequence's first token with h0 a block of its
-// own.
+// rwkv6 as gla with shifted queries (rwkv6_as_gla.hpp): the shift (or, before the bf16
+// forward walk, the bonus) before the gla call, and the terms after it. Memory-bound
+// kernels: a warp per (token row, head), four rows a warp, eight warps a block on one head;
+// a sequence's first token a block of its own.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -11,6 +11,7 @@
 
 #include "../common/workspace_carver.hpp"
 #include "rwkv6_as_gla.hpp"
+#include "walk_plan.hpp"
 
 namespace glabench::chunked::rwkv6 {
 namespace {
@@ -178,8 +179,8 @@ __device__ __forceinline__ A bonus_of(const A (&r)[kMaxPerLane], const A (&u)[kM
   return warp_sum(b);
 }
 
-// f(tk, tv, first) for each of the warp's kRowsPerWarp rows of head blockIdx.y: tk and tv
-// the row's K- and V-wide offsets, first whether it starts its sequence.
+// f(rh, first) for each of the warp's kRowsPerWarp rows of head blockIdx.y: rh = row·H + h
+// (the row's K- and V-wide offsets are rh·K and rh·V), first whether it starts its sequence.
 template <class S, class St, class F>
 __device__ __forceinline__ void for_warp_rows(const terms_args<S, St>& a, F f) {
   const int h = blockIdx.y;
@@ -187,27 +188,28 @@ __device__ __forceinline__ void for_warp_rows(const terms_args<S, St>& a, F f) {
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
     const int64_t row = row0 + rr;
     if (row >= a.rows) break;
-    f((row * a.H + h) * a.K, (row * a.H + h) * a.V, span_of(a.seqs, row).first == row);
+    f(row * a.H + h, span_of(a.seqs, row).first == row);
   }
 }
 
-// o_t = o'_{t−1} + scale·(r_t·(u ⊙ k_t)) v_t; a sequence's first token here only without
-// h0 (with it, first_token_forward_kernel).
-template <class S, class St, class Prev>
+// o_t = o'_{t−1} + scale·(r_t·(u ⊙ k_t)) v_t but at a sequence's first token (first_token_
+// forward).
+template <class S, class St>
 __global__ void __launch_bounds__(kThreads)
-    forward_terms_kernel(terms_args<S, St> a, const Prev* __restrict__ o_prev, S* __restrict__ o) {
+    forward_terms_kernel(terms_args<S, St> a, const S* __restrict__ o_prev, S* __restrict__ o) {
   using A = acc_of<S>;
   const int lane = threadIdx.x & 31;
   A u[kMaxPerLane];
   load_row(a.u + int64_t(blockIdx.y) * a.K, a.K, lane, u);
   const A scale = static_cast<A>(a.scale);
-  for_warp_rows(a, [&](int64_t tk, int64_t tv, bool first) {
-    if (first && a.h0) return;
-    A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], prev[kMaxPerLane] = {};
+  for_warp_rows(a, [&](int64_t rh, bool first) {
+    if (first) return;
+    const int64_t tk = rh * a.K, tv = rh * a.V;
+    A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], prev[kMaxPerLane];
     load_row(a.r + tk, a.K, lane, r);
     load_row(a.k + tk, a.K, lane, k);
     load_row(a.v + tv, a.V, lane, v);
-    if (!first) load_row(o_prev + tv - int64_t(a.H) * a.V, a.V, lane, prev);
+    load_row(o_prev + tv - int64_t(a.H) * a.V, a.V, lane, prev);
     const A bonus = scale * bonus_of(r, u, k);
 #pragma unroll
     for (int m = 0; m < kMaxPerLane; ++m) prev[m] += bonus * v[m];
@@ -215,14 +217,14 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
-// A sequence's first token with h0, a block per (sequence, head): o = scale·r (h0 +
-// diag(u) kᵀ v), columns over the threads.
+// Sequence n's first token, a block on head blockIdx.y: o = scale·r (h0 + diag(u) kᵀ v)
+// (without h0, its bonus alone), columns over the threads.
 template <class S, class St>
-__global__ void __launch_bounds__(kThreads)
-    first_token_forward_kernel(terms_args<S, St> a, S* __restrict__ o) {
+__device__ __forceinline__ void first_token_forward(const terms_args<S, St>& a, int64_t n,
+                                                    S* __restrict__ o) {
   using A = acc_of<S>;
   __shared__ A r_s[256];
-  const int h = blockIdx.y, n = blockIdx.x;
+  const int h = blockIdx.y;
   const int64_t row = first_row(a.seqs, n);
   const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
   A part = 0;
@@ -231,12 +233,46 @@ __global__ void __launch_bounds__(kThreads)
     part += r_s[i] * to<A>(a.u[int64_t(h) * a.K + i]) * to<A>(a.k[tk + i]);
   }
   const A bonus = block_sum(part);  // its barrier also publishes r_s
-  const St* h0 = a.h0 + (int64_t(n) * a.H + h) * int64_t(a.K) * a.V;
+  const St* h0 = a.h0 ? a.h0 + (n * a.H + h) * int64_t(a.K) * a.V : nullptr;
   for (int j = threadIdx.x; j < a.V; j += blockDim.x) {
     A acc = bonus * to<A>(a.v[tv + j]);
-    for (int i = 0; i < a.K; ++i) acc += r_s[i] * to<A>(h0[int64_t(i) * a.V + j]);
+    if (h0)
+      for (int i = 0; i < a.K; ++i) acc += r_s[i] * to<A>(h0[int64_t(i) * a.V + j]);
     o[tv + j] = from<S>(static_cast<A>(a.scale) * acc);
   }
+}
+template <class S, class St>
+__global__ void __launch_bounds__(kThreads)
+    first_token_forward_kernel(terms_args<S, St> a, S* __restrict__ o) {
+  first_token_forward(a, blockIdx.x, o);
+}
+
+// Before the bf16 walk that takes the bonus (launch.hpp's call::bonus; B sequences of T):
+// each token's bonus scale·r·(u ⊙ k), one row back in its head's row of `bonus` (blocks
+// below row_blocks), and each sequence's first row of o, which the walk leaves (a block
+// each, past them).
+template <class St>
+__global__ void __launch_bounds__(kThreads)
+    walk_prologue_kernel(terms_args<__nv_bfloat16, St> a, float* __restrict__ bonus,
+                         __nv_bfloat16* __restrict__ o, unsigned row_blocks) {
+  if (blockIdx.x >= row_blocks) {
+    first_token_forward(a, blockIdx.x - row_blocks, o);
+    return;
+  }
+  const int lane = threadIdx.x & 31;
+  float u[kMaxPerLane];
+  load_row(a.u + int64_t(blockIdx.y) * a.K, a.K, lane, u);
+  const float scale = static_cast<float>(a.scale);
+  const int64_t stride = walk::bonus_stride(a.seqs.T);
+  for_warp_rows(a, [&](int64_t rh, bool first) {
+    if (first) return;
+    float r[kMaxPerLane], k[kMaxPerLane];
+    load_row(a.r + rh * a.K, a.K, lane, r);
+    load_row(a.k + rh * a.K, a.K, lane, k);
+    const float b = scale * bonus_of(r, u, k);
+    const int64_t row = rh / a.H, seq = row / a.seqs.T;
+    if (lane == 0) bonus[(seq * a.H + blockIdx.y) * stride + row - seq * a.seqs.T - 1] = b;
+  });
 }
 
 // dr (but a sequence's first token's with h0: first_token_backward_kernel), the bonus's
@@ -252,7 +288,8 @@ __global__ void __launch_bounds__(kThreads)
   A u[kMaxPerLane], du[kMaxPerLane] = {};
   load_row(a.u + int64_t(h) * a.K, a.K, lane, u);
   const A scale = static_cast<A>(a.scale);
-  for_warp_rows(a, [&](int64_t tk, int64_t tv, bool first) {
+  for_warp_rows(a, [&](int64_t rh, bool first) {
+    const int64_t tk = rh * a.K, tv = rh * a.V;
     A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], d_o[kMaxPerLane];
     A g_k[kMaxPerLane], g_v[kMaxPerLane], prev[kMaxPerLane] = {};
     load_row(a.r + tk, a.K, lane, r);
@@ -371,7 +408,8 @@ terms_args<S, St> terms_of(const call& c, const sequences& seqs, const void* u) 
   return a;
 }
 
-// The carving of workspace_bytes and plan, in one place.
+// The carving of workspace_bytes and plan, in one place. The forward's first region holds
+// the shift's q' or, on the walk that takes the bonus, the bonus: never both.
 struct carving {
   void *q, *o_or_do, *dq, *partials, *rest;  // rest: the gla call's workspace
   size_t used;                               // bytes before it
@@ -380,12 +418,11 @@ carving carve(const call& c, bool backward, char* base) {
   carver w{base};
   const size_t rows = rows_of(c), elem = storage_bytes(c.dtype);
   carving k{};
-  k.q = w.take<char>(rows * c.H * c.K * elem);
-  if (!backward) {
-    // o': fp32 where the walk writes it so (16-bit storage), else the storage dtype
-    k.o_or_do = w.take<char>(rows * c.H * c.V * (elem < 4 ? 4 : elem));
-  } else {
-    k.o_or_do = w.take<char>(rows * c.H * c.V * elem);
+  const size_t q_bytes = rows * c.H * c.K * elem;
+  const size_t bonus_bytes = size_t(c.B) * c.H * walk::bonus_stride(c.T) * sizeof(float);
+  k.q = w.take<char>(backward ? q_bytes : std::max(q_bytes, bonus_bytes));
+  k.o_or_do = w.take<char>(rows * c.H * c.V * elem);
+  if (backward) {
     k.dq = w.take<char>(rows * c.H * c.K * elem);
     k.partials = w.take<char>(row_blocks(rows) * size_t(c.H) * c.K * acc_bytes(c.dtype));
   }
@@ -409,15 +446,17 @@ shifted plan(const call& c, bool backward, bool packed) {
   const carving k = carve(c, backward, static_cast<char*>(c.workspace));
   shifted s{};
   s.gla = c;
-  s.gla.q = k.q;
   s.gla.workspace = k.rest;
   if (!backward) {
+    s.gla.bonus = static_cast<const float*>(k.q);
+    s.on_walk = !packed && forward_takes_bonus(s.gla);
+    if (s.on_walk) return s;  // r, o and the bonus as they are
+    s.gla.bonus = nullptr;
+    s.gla.q = k.q;
     s.gla.o = k.o_or_do;
-    s.gla.o_fp32 = nullptr;
-    s.o_fp32 = !packed && forward_writes_o_fp32(s.gla);
-    if (s.o_fp32) s.gla.o_fp32 = k.o_or_do;
     s.o_prev = k.o_or_do;
   } else {
+    s.gla.q = k.q;
     s.gla.o = nullptr;
     s.gla.d_o = k.o_or_do;
     s.gla.dq = k.dq;
@@ -427,9 +466,25 @@ shifted plan(const call& c, bool backward, bool packed) {
   return s;
 }
 
-cudaError_t launch_shift(const call& c, const shifted& s, const sequences& seqs, bool backward) {
+cudaError_t launch_before(const call& c, const shifted& s, const sequences& seqs, const void* u,
+                          bool backward) {
   const seq_index idx = index_of(c, seqs);
   const int64_t rows = static_cast<int64_t>(rows_of(c));
+  if (s.on_walk) {
+    const unsigned blocks = row_blocks(rows_of(c));
+    const dim3 grid(blocks + sequence_count(c, seqs), static_cast<unsigned>(c.H));
+    return with_types(c.dtype, c.state_fp32, [&](auto x, auto st) {
+      using S = decltype(x);
+      using St = decltype(st);
+      if constexpr (std::is_same_v<S, __nv_bfloat16>) {
+        walk_prologue_kernel<St><<<grid, kThreads, 0, c.stream>>>(terms_of<S, St>(c, seqs, u),
+                                                                  const_cast<float*>(s.gla.bonus),
+                                                                  static_cast<S*>(c.o), blocks);
+        return cudaGetLastError();
+      }
+      return cudaErrorInvalidValue;  // forward_takes_bonus: bf16 only
+    });
+  }
   const size_t elem = storage_bytes(c.dtype);
   if (cudaError_t e = shift_rows(c.q, const_cast<void*>(s.gla.q), rows, size_t(c.H) * c.K * elem,
                                  idx, c.stream))
@@ -441,20 +496,16 @@ cudaError_t launch_shift(const call& c, const shifted& s, const sequences& seqs,
 
 cudaError_t launch_forward_terms(const call& c, const shifted& s, const sequences& seqs,
                                  const void* u) {
+  if (s.on_walk) return cudaSuccess;  // the walk and launch_before wrote o
   const dim3 grid(row_blocks(rows_of(c)), static_cast<unsigned>(c.H));
   return with_types(c.dtype, c.state_fp32, [&](auto x, auto st) {
     using S = decltype(x);
     using St = decltype(st);
     const terms_args<S, St> a = terms_of<S, St>(c, seqs, u);
     S* o = static_cast<S*>(c.o);
-    if (s.o_fp32)
-      forward_terms_kernel<S, St, float>
-          <<<grid, kThreads, 0, c.stream>>>(a, static_cast<const float*>(s.o_prev), o);
-    else
-      forward_terms_kernel<S, St, S>
-          <<<grid, kThreads, 0, c.stream>>>(a, static_cast<const S*>(s.o_prev), o);
+    forward_terms_kernel<S, St>
+        <<<grid, kThreads, 0, c.stream>>>(a, static_cast<const S*>(s.o_prev), o);
     if (cudaError_t e = cudaGetLastError()) return e;
-    if (!c.h0) return cudaSuccess;
     first_token_forward_kernel<S, St>
         <<<dim3(sequence_count(c, seqs), c.H), kThreads, 0, c.stream>>>(a, o);
     return cudaGetLastError();

@@ -1,5 +1,5 @@
 // rwkv6 on the gla walks: gla with its queries shifted one token back, and the two terms
-// gla has no place for, added after (rwkv6_as_gla.cu). Plain C++.
+// gla has no place for (rwkv6_as_gla.cu; on the bf16 forward walk, inside it). Plain C++.
 //
 // rwkv6 (r in q, w in g):  o_t = scale·r_t (S_{t−1} + diag(u) k_tᵀ v_t),
 //                          S_t = diag(e^{w_t}) S_{t−1} + k_tᵀ v_t.
@@ -33,24 +33,31 @@ struct sequences {
   int64_t count = 0;
 };
 
-// The workspace ahead of the gla call's own (`gla_bytes`): the shifted queries, o' (fp32
-// where the walk writes it so) or the shifted cotangent and dq', du's partial sums.
+// The workspace ahead of the gla call's own (`gla_bytes`): the shifted queries or the
+// bonus, o' or the shifted cotangent and dq', du's partial sums.
 size_t workspace_bytes(const call& c, bool backward, size_t gla_bytes);
 
 // The gla call that computes rwkv6's c (c.q is r, c.g is w) with c.workspace carved as
-// workspace_bytes says, and the shift that must run before it (launch_shift).
+// workspace_bytes says. Two ways:
+//  - on the bf16 walk (forward, not packed, where forward_takes_bonus; `on_walk`): the
+//    walk reads r one token on itself and writes o from its o' and the bonus, rounded once;
+//    launch_before computes the bonus and each sequence's first row of o;
+//  - else gla on the shifted queries (and, backward, cotangent) that launch_before writes,
+//    then the terms (launch_forward_terms, launch_backward_terms). A packed batch's o' is
+//    in the storage dtype: its one-token sequences decode.
 struct shifted {
-  call gla;      // q', o' (forward) or q', do', dq' (backward); the workspace after them
-  void* o_prev;  // o' (forward) or dq' (backward)
-  bool o_fp32;   // forward: o' in fp32
+  call gla;
+  bool on_walk;
+  void* o_prev;  // o' (forward, not on the walk) or dq' (backward)
   void* partials;
 };
-// A packed batch's o' is in the storage dtype: its one-token sequences decode.
 shifted plan(const call& c, bool backward, bool packed);
-cudaError_t launch_shift(const call& c, const shifted& s, const sequences& seqs, bool backward);
+cudaError_t launch_before(const call& c, const shifted& s, const sequences& seqs, const void* u,
+                          bool backward);
 
-// After the gla call: o (forward); dr, the bonus's share of dk and dv, du, the first
-// token's share of dh0 (backward). u is [H,K], du [H,K], both in the storage dtype.
+// After the gla call: o (forward; nothing on the walk); dr, the bonus's share of dk and dv,
+// du, the first token's share of dh0 (backward). u is [H,K], du [H,K], both in the storage
+// dtype.
 cudaError_t launch_forward_terms(const call& c, const shifted& s, const sequences& seqs,
                                  const void* u);
 cudaError_t launch_backward_terms(const call& c, const shifted& s, const sequences& seqs,

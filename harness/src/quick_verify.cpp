@@ -178,8 +178,9 @@ std::vector<expected_head> reference_heads(const problem& p, const op_inputs& in
             {},
             std::nullopt,
             reference::softmax_attn_rows(head, x, 0, 0, sampled_query_rows(head.T),
-                                         sampled_key_rows(head, with_backward), with_backward)};
-      expected_head e{at, reference::forward(head, x), std::nullopt, std::nullopt};
+                                         sampled_key_rows(head, with_backward), with_backward),
+            std::nullopt};
+      expected_head e{at, reference::forward(head, x), std::nullopt, std::nullopt, std::nullopt};
       if (with_backward) e.grads = reference::backward(head, x);
       return e;
     }));

@@ -45,7 +45,11 @@ struct layout {
   static constexpr uint32_t tots = s_lo + KP * VROW;             // float [SUBS][KP]
   static constexpr uint32_t corr = tots + SUBS * KP * 4;         // float [SUBS][SUB][SUB]
   static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4;  // int [2], by chunk parity
-  static constexpr uint32_t bytes = flag + 16;
+  // rwkv6 (args::bonus), beside each v buffer: v's row after the tile and the bonus of the
+  // tile's rows one on (float [C]).
+  static constexpr uint32_t tile_next = VROW + C * 4;
+  static constexpr uint32_t next = flag + 16;
+  static constexpr uint32_t bytes = next + 2 * tile_next;
 };
 static_assert(layout::bytes <= 227 * 1024, "one block per SM");
 
@@ -76,8 +80,9 @@ static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");
 struct args {
   const bf16 *q, *k, *v, *g;
   bf16* o;
-  // Where set, the walk writes o here in fp32 instead of into o (rwkv6_as_gla.hpp).
-  float* o32;
+  // rwkv6 (launch.hpp's call::bonus): q read one token on, o's row t + 1 written from row t
+  // plus bonus·v_{t+1}. Null: gla.
+  const float* bonus;
   // States (h0, ht; the backward's dht, dh0 alike): bf16, or fp32 where state_fp32.
   const void* h0;
   void* ht;
@@ -185,8 +190,10 @@ __device__ __forceinline__ int cols8_in(bool row_in, int c, int cols) {
 struct walk_io {
   enum : int { kQ = 1, kK = 2, kG = 4 };
   const bf16 *q, *k, *g, *v;
-  int64_t o_at;  // the head's column v0 of args::o (or o32), as an element offset
+  const float* bonus;  // the head's row of args::bonus, or null
+  int64_t o_at;        // the head's column v0 of args::o, as an element offset
   int64_t ks, vs, T;
+  int64_t Tq;  // q's rows: T, or T − 1 where rwkv6 reads q one token on (kBonus below)
   int K, V, v0;
   bool narrow;
   uint32_t sm;
@@ -196,6 +203,7 @@ struct walk_io {
       : ks(static_cast<int64_t>(a.H) * a.K),
         vs(static_cast<int64_t>(a.H) * a.V),
         T(a.T),
+        Tq(a.bonus ? a.T - 1 : a.T),
         K(a.K),
         V(a.V),
         v0(blockIdx.x * BV),
@@ -203,11 +211,15 @@ struct walk_io {
         sm(sm_) {
     const int bh = blockIdx.y;
     const int64_t head = head_row(bh, a.H, a.T);
-    q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
+    q = a.q + head * a.K + (a.bonus ? ks : 0), k = a.k + head * a.K, g = a.g + head * a.K;
     o_at = head * a.V + v0;
     v = (values ? values : a.v) + o_at;
+    bonus = a.bonus ? a.bonus + bh * bonus_stride(a.T) : nullptr;
   }
-  // The K-wide tiles `which` (kQ | kK | kG) of the chunk at t0.
+  // The K-wide tiles `which` (kQ | kK | kG) of the chunk at t0. kBonus: the forward walk
+  // that takes rwkv6's bonus (args::bonus), q one token on; a constant, so that gla's walks
+  // keep none of it.
+  template <bool kBonus = false>
   __device__ void load_keyed(int64_t t0, int which) const {
 #pragma unroll
     for (int it = 0; it < C * (KROW / 16) / THREADS; ++it) {
@@ -216,18 +228,25 @@ struct walk_io {
       if (narrow) {
         const int n = cols8_in(t0 + r < T, c, K);
         const int64_t row = n ? (t0 + r) * ks : 0;
-        if (which & kQ) cp_async_cols8(dst + layout::q, q + row, c, n, q);
+        if (which & kQ) {
+          const int nq = !kBonus || t0 + r < Tq ? n : 0;
+          cp_async_cols8(dst + layout::q, q + (nq ? row : 0), c, nq, q);
+        }
         if (which & kK) cp_async_cols8(dst + layout::k, k + row, c, n, k);
         if (which & kG) cp_async_cols8(dst + layout::g, g + row, c, n, g);
         continue;
       }
       const bool in = t0 + r < T && c * 8 < K;
       const int64_t at_ = in ? (t0 + r) * ks + c * 8 : 0;
-      if (which & kQ) tc::cp_async16(dst + layout::q, q + at_, in ? 16 : 0);
+      if (which & kQ) {
+        const bool in_q = in && (!kBonus || t0 + r < Tq);
+        tc::cp_async16(dst + layout::q, q + (in_q ? at_ : 0), in_q ? 16 : 0);
+      }
       if (which & kK) tc::cp_async16(dst + layout::k, k + at_, in ? 16 : 0);
       if (which & kG) tc::cp_async16(dst + layout::g, g + at_, in ? 16 : 0);
     }
   }
+  template <bool kBonus = false>
   __device__ void load_values(int buf, int64_t t0) const {
 #pragma unroll
     for (int it = 0; it < C * (VROW / 16) / THREADS; ++it) {
@@ -240,6 +259,22 @@ struct walk_io {
       }
       const bool in = t0 + r < T && v0 + c * 8 < V;
       tc::cp_async16(dst, in ? v + (t0 + r) * vs + c * 8 : v, in ? 16 : 0);
+    }
+    if (!kBonus) return;
+    // rwkv6: v's row t0 + C (threads 0–7) and the bonus of rows t0 … t0 + C − 1 (8–23).
+    const int c = threadIdx.x;
+    const uint32_t next = sm + layout::next + buf * layout::tile_next;
+    const int64_t r = t0 + C;
+    if (c < 8) {
+      if (narrow) {
+        const int n = cols8_in(r < T, c, V - v0);
+        cp_async_cols8(next + 16 * c, v + (n ? r * vs : 0), c, n, v);
+      } else {
+        const bool in = r < T && v0 + c * 8 < V;
+        tc::cp_async16(next + 16 * c, in ? v + r * vs + c * 8 : v, in ? 16 : 0);
+      }
+    } else if (c < 8 + C / 4) {  // inside the row's padding (bonus_stride)
+      tc::cp_async16(next + VROW + 16 * (c - 8), bonus + t0 + 4 * (c - 8), 16);
     }
   }
 };
