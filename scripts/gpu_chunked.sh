@@ -9,8 +9,10 @@
 # B4 T2048 H16 D128 and B2 T16384 H16 D128 in fp64, fp32 and bf16, fwd and fwdbwd; with
 # PEERS=1 fla's kernels (FLA, default fla.chunk_OP; Python backends, docs/python.md) in
 # the first BENCH_STAGES bench, beside ours, and its peer table (scripts/peer_table.py);
-# GATES the bench's gate regimes (e.g. mild,fla,strong; default the bench's).
-# usage: [OP=gla|rwkv6] [GATES=…] [CTEST=1] [SANITIZE=1] [SANITIZERS="memcheck racecheck"] [NCU=1] [BENCH=0] [BENCH_STAGES="fused separate"] [PEERS=1]
+# GATES the bench's gate regimes (e.g. mild,fla,strong; default the bench's). With PEERS=1,
+# TRITON_CARRY names a Triton cache saved by an earlier call (scripts/triton_cache.sh),
+# restored first, and the cache is saved to OUT_DIR/triton_cache.tar.xz at the end.
+# usage: [OP=gla|rwkv6] [GATES=…] [CTEST=1] [SANITIZE=1] [SANITIZERS="memcheck racecheck"] [NCU=1] [BENCH=0] [BENCH_STAGES="fused separate"] [PEERS=1] [TRITON_CARRY=FILE]
 #        [FLA="fla.chunk_gla fla.fused_recurrent_gla"] [MAX_CALL_S=3600] [STAGES="fused separate"]
 #        scripts/gpu_chunked.sh BUILD_DIR OUT_DIR
 set -uo pipefail
@@ -65,6 +67,8 @@ python=() peers=()
 if [[ ${PEERS:-0} == 1 ]]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  export TRITON_CACHE_AUTOTUNING=1
+  bash "$(dirname "$0")/triton_cache.sh" restore "${TRITON_CARRY:-/nonexistent}"
   for k in ${FLA:-fla.chunk_$op}; do python+=(--python "$k=glabench.fla:${k#fla.}") peers+=(--backend "$k"); done
   peers+=(--max-call-seconds "${MAX_CALL_S:-3600}")
 fi
@@ -81,4 +85,7 @@ if [[ ${BENCH:-1} == 1 ]]; then
       python=() peers=()  # the peers once, beside the first BENCH_STAGES bench
     fi
   done
+fi
+if [[ ${PEERS:-0} == 1 ]]; then
+  bash "$(dirname "$0")/triton_cache.sh" save "$out/triton_cache.tar.xz"
 fi
