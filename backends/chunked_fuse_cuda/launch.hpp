@@ -29,8 +29,8 @@ struct call {
   // rwkv6 on the bf16 walk (rwkv6_as_gla.hpp), forward only, where forward_takes_bonus: the
   // walk reads q one token on (q'_t = q_{t+1}, zero at a sequence's last token) and writes
   // its row t into o's row t + 1 plus bonus[t]·v_{t+1}, rounded once; o's first row is left
-  // to the caller. bonus: fp32 [B·H][walk::bonus_stride(T)], head b·H + h's row t the bonus of
-  // token t + 1 (the rows from T − 1 on unread). Null: plain gla.
+  // to the caller. bonus: fp32 [B·H][walk::bonus_stride(T)], 16-byte aligned, head b·H + h's
+  // row t the bonus of token t + 1 (the rows from T − 1 on loaded, never used). Null: gla.
   const float* bonus;
   void* workspace;
   cudaStream_t stream;

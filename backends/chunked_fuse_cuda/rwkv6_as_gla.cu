@@ -449,7 +449,8 @@ shifted plan(const call& c, bool backward, bool packed) {
   s.gla.workspace = k.rest;
   if (!backward) {
     s.gla.bonus = static_cast<const float*>(k.q);
-    s.on_walk = !packed && forward_takes_bonus(s.gla);
+    // The walk's cp.async reads the bonus 16 bytes at a time (the workspace's base carves it).
+    s.on_walk = !packed && reinterpret_cast<uintptr_t>(k.q) % 16 == 0 && forward_takes_bonus(s.gla);
     if (s.on_walk) return s;  // r, o and the bonus as they are
     s.gla.bonus = nullptr;
     s.gla.q = k.q;

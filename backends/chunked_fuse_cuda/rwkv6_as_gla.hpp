@@ -43,8 +43,8 @@ size_t workspace_bytes(const call& c, bool backward, size_t gla_bytes);
 //    walk reads r one token on itself and writes o from its o' and the bonus, rounded once;
 //    launch_before computes the bonus and each sequence's first row of o;
 //  - else gla on the shifted queries (and, backward, cotangent) that launch_before writes,
-//    then the terms (launch_forward_terms, launch_backward_terms). A packed batch's o' is
-//    in the storage dtype: its one-token sequences decode.
+//    then the terms (launch_forward_terms, launch_backward_terms), o' in the storage dtype:
+//    16-bit o is rounded twice there (packed batches, fp16, r or o rows not 8-byte aligned).
 struct shifted {
   call gla;
   bool on_walk;

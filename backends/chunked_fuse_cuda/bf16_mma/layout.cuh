@@ -189,6 +189,8 @@ __device__ __forceinline__ int cols8_in(bool row_in, int c, int cols) {
 // and the cp.async loads of a chunk's tiles; zeros past T, K and V.
 struct walk_io {
   enum : int { kQ = 1, kK = 2, kG = 4 };
+  // q is one token on where args::bonus is set, and only load_keyed<true> stops its rows at
+  // Tq: a kernel given rwkv6's arguments loads q through that alone.
   const bf16 *q, *k, *g, *v;
   const float* bonus;  // the head's row of args::bonus, or null
   int64_t o_at;        // the head's column v0 of args::o, as an element offset
