@@ -448,11 +448,12 @@ shifted plan(const call& c, bool backward, bool packed) {
   s.gla = c;
   s.gla.workspace = k.rest;
   if (!backward) {
-    s.gla.bonus = static_cast<const float*>(k.q);
     // The walk's cp.async reads the bonus 16 bytes at a time (the workspace's base carves it).
-    s.on_walk = !packed && reinterpret_cast<uintptr_t>(k.q) % 16 == 0 && forward_takes_bonus(s.gla);
-    if (s.on_walk) return s;  // r, o and the bonus as they are
-    s.gla.bonus = nullptr;
+    s.on_walk = !packed && reinterpret_cast<uintptr_t>(k.q) % 16 == 0 && forward_takes_bonus(c);
+    if (s.on_walk) {  // r and o as they are
+      s.gla.bonus = static_cast<const float*>(k.q);
+      return s;
+    }
     s.gla.q = k.q;
     s.gla.o = k.o_or_do;
     s.o_prev = k.o_or_do;
@@ -472,7 +473,7 @@ cudaError_t launch_before(const call& c, const shifted& s, const sequences& seqs
   const seq_index idx = index_of(c, seqs);
   const int64_t rows = static_cast<int64_t>(rows_of(c));
   if (s.on_walk) {
-    const unsigned blocks = row_blocks(rows_of(c));
+    const unsigned blocks = row_blocks(rows);
     const dim3 grid(blocks + sequence_count(c, seqs), static_cast<unsigned>(c.H));
     return with_types(c.dtype, c.state_fp32, [&](auto x, auto st) {
       using S = decltype(x);

@@ -189,13 +189,10 @@ __device__ __forceinline__ int cols8_in(bool row_in, int c, int cols) {
 // and the cp.async loads of a chunk's tiles; zeros past T, K and V.
 struct walk_io {
   enum : int { kQ = 1, kK = 2, kG = 4 };
-  // q is one token on where args::bonus is set, and only load_keyed<true> stops its rows at
-  // Tq: a kernel given rwkv6's arguments loads q through that alone.
   const bf16 *q, *k, *g, *v;
   const float* bonus;  // the head's row of args::bonus, or null
   int64_t o_at;        // the head's column v0 of args::o, as an element offset
   int64_t ks, vs, T;
-  int64_t Tq;  // q's rows: T, or T − 1 where rwkv6 reads q one token on (kBonus below)
   int K, V, v0;
   bool narrow;
   uint32_t sm;
@@ -205,7 +202,6 @@ struct walk_io {
       : ks(static_cast<int64_t>(a.H) * a.K),
         vs(static_cast<int64_t>(a.H) * a.V),
         T(a.T),
-        Tq(a.bonus ? a.T - 1 : a.T),
         K(a.K),
         V(a.V),
         v0(blockIdx.x * BV),
@@ -213,16 +209,18 @@ struct walk_io {
         sm(sm_) {
     const int bh = blockIdx.y;
     const int64_t head = head_row(bh, a.H, a.T);
-    q = a.q + head * a.K + (a.bonus ? ks : 0), k = a.k + head * a.K, g = a.g + head * a.K;
+    q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
     o_at = head * a.V + v0;
     v = (values ? values : a.v) + o_at;
     bonus = a.bonus ? a.bonus + bh * bonus_stride(a.T) : nullptr;
   }
   // The K-wide tiles `which` (kQ | kK | kG) of the chunk at t0. kBonus: the forward walk
-  // that takes rwkv6's bonus (args::bonus), q one token on; a constant, so that gla's walks
-  // keep none of it.
+  // that takes rwkv6's bonus (args::bonus), q read one token on (rows to T − 1, zeros after);
+  // a constant, so that gla's walks keep none of it.
   template <bool kBonus = false>
   __device__ void load_keyed(int64_t t0, int which) const {
+    const bf16* q_rows = kBonus ? q + ks : q;
+    const int64_t Tq = kBonus ? T - 1 : T;
 #pragma unroll
     for (int it = 0; it < C * (KROW / 16) / THREADS; ++it) {
       const int i = threadIdx.x + it * THREADS, r = i >> 4, c = i & 15;
@@ -231,8 +229,8 @@ struct walk_io {
         const int n = cols8_in(t0 + r < T, c, K);
         const int64_t row = n ? (t0 + r) * ks : 0;
         if (which & kQ) {
-          const int nq = !kBonus || t0 + r < Tq ? n : 0;
-          cp_async_cols8(dst + layout::q, q + (nq ? row : 0), c, nq, q);
+          const int nq = t0 + r < Tq ? n : 0;
+          cp_async_cols8(dst + layout::q, q_rows + (nq ? row : 0), c, nq, q);
         }
         if (which & kK) cp_async_cols8(dst + layout::k, k + row, c, n, k);
         if (which & kG) cp_async_cols8(dst + layout::g, g + row, c, n, g);
@@ -241,8 +239,8 @@ struct walk_io {
       const bool in = t0 + r < T && c * 8 < K;
       const int64_t at_ = in ? (t0 + r) * ks + c * 8 : 0;
       if (which & kQ) {
-        const bool in_q = in && (!kBonus || t0 + r < Tq);
-        tc::cp_async16(dst + layout::q, q + (in_q ? at_ : 0), in_q ? 16 : 0);
+        const bool in_q = in && t0 + r < Tq;
+        tc::cp_async16(dst + layout::q, in_q ? q_rows + at_ : q, in_q ? 16 : 0);
       }
       if (which & kK) tc::cp_async16(dst + layout::k, k + at_, in ? 16 : 0);
       if (which & kG) tc::cp_async16(dst + layout::g, g + at_, in ? 16 : 0);
