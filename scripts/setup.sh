@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what glabench needs to build and test on Debian/Ubuntu, skipping what is
 # already there: compilers and CMake, HDF5, Boost.Test, Google Benchmark, CLI11,
-# nlohmann-json, fmt, DLPack, a shared libpython, clang-format 14, and Python's numpy,
-# h5py and matplotlib (the h5py fixture test, the plots) and torch (the Python bridge's
-# tests). The CUDA toolkit is optional and never installed here:
+# nlohmann-json, fmt, DLPack, a shared libpython, Open MPI's mpirun (the test of NCCL's id
+# by MPI's rendezvous; glabench loads libmpi only under a launcher), clang-format 14, and
+# Python's numpy, h5py and matplotlib (the h5py fixture test, the plots) and torch (the
+# Python bridge's tests). The CUDA toolkit is optional and never installed here:
 # when nvcc is on PATH (or at /usr/local/cuda/bin) the CUDA backends build too, and the
 # cudnn-frontend headers (pip's nvidia-cudnn-frontend) are installed for
 # ring_softmax_cuda's cuDNN blocks.
@@ -11,7 +12,7 @@ set -euo pipefail
 
 debian_packages=(build-essential cmake git pkg-config python3 python3-pip clang
   libhdf5-dev libboost-test-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libdlpack-dev
-  libpython3-dev)
+  libpython3-dev openmpi-bin)
 
 missing=()
 for p in "${debian_packages[@]}"; do

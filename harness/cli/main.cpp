@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "glabench/launcher.hpp"
+#include "mpi_rendezvous.hpp"
 #include "option_checks.hpp"
 #include "python_backend.hpp"
 #include "safe_text.hpp"
@@ -44,6 +45,9 @@ int main(int argc, char** argv) {
       return 3;
     }
   }
+  // Under mpirun (or srun with an MPI plugin), NCCL's unique id by MPI: rank 0 serves the
+  // id store, every rank learns its address, before any worker starts.
+  glabench::share_id_store_by_mpi();
   CLI::App app{"glabench — verify and benchmark Gated Linear Attention kernels", "glabench"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("glabench ") + GLABENCH_VERSION);

@@ -19,6 +19,7 @@
 
 #include "../device_guard.hpp"
 #include "glabench/launcher.hpp"
+#include "id_store.hpp"
 
 namespace glabench::cuda_plugin::nccl {
 namespace {
@@ -82,11 +83,18 @@ std::string named(ncclResult_t r, const char* what) {
 // How much later than rank 0's glabench another rank's may start (the launcher's spread).
 constexpr long long kLaunchSpreadS = 10;
 
-// Rank 0 writes the id to a temporary file beside it and renames it into place, so a
+// Through the id store where MPI's rendezvous gave one: rank 0 puts, the others get.
+// Else rank 0 writes the id to a temporary file beside it and renames it into place, so a
 // reader never sees half an id; the others wait for the file (up to 120 s). The temporary
 // file is created by mkstemp (O_CREAT | O_EXCL, mode 0600, a name nobody can predict):
 // it never follows a symlink or writes into a file someone else put there.
 std::string share_unique_id(const process_ranks& k, ncclUniqueId* id) {
+  if (!k.id_store.empty()) {
+    if (k.rank != 0)
+      return id_store_get(k.id_store, k.key, k.rank, id->internal, sizeof id->internal);
+    if (std::string e = named(lib().get_unique_id(id), "ncclGetUniqueId"); !e.empty()) return e;
+    return id_store_put(k.id_store, k.key, id->internal, sizeof id->internal);
+  }
   if (k.rank == 0) {
     if (std::string e = named(lib().get_unique_id(id), "ncclGetUniqueId"); !e.empty()) return e;
     std::string tmp = k.id_file + ".XXXXXX";
@@ -154,10 +162,14 @@ process_ranks read_knobs(const std::string& prefix) {
   const char* file = std::getenv(file_name.c_str());
   r.world = at.world;
   r.rank = at.rank;
+  r.key = prefix;
+  const char* store = std::getenv(kIdStoreVariable);
   if (file && *file) {
     r.id_file = file;
   } else if (own_variables) {
     r.error = file_name + " must name the file rank 0 writes NCCL's unique id to";
+  } else if (store && *store) {
+    r.id_store = store;
   } else {
     std::string what;
     for (char c : prefix) what += c == '_' ? '-' : static_cast<char>(std::tolower(c));
@@ -200,7 +212,7 @@ std::string process_communicator(const process_ranks& k, int device, comm* out) 
       failed = named(lib().init_rank(&c, k.world, id, k.rank), "ncclCommInitRank");
       made = c;
     }
-    if (k.rank == 0) std::remove(k.id_file.c_str());  // every rank has read it
+    if (k.rank == 0 && !k.id_file.empty()) std::remove(k.id_file.c_str());  // all have read it
   }
   *out = made;
   return failed;

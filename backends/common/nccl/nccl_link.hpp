@@ -3,14 +3,16 @@
 // package), never linked, so a plugin loads and runs on one GPU without it. NCCL joins
 // ranks only with one process per rank. A process learns its rank and world from the
 // launcher's own variables (torchrun, mpirun, srun: glabench/launcher.hpp) or, where those
-// are unset, from the backend's <PREFIX>_NCCL_WORLD and <PREFIX>_NCCL_RANK. Rank 0 writes
-// NCCL's unique id to a file, <PREFIX>_NCCL_ID_FILE (required with the backend's
-// variables; may sit on a shared filesystem, which is how one path spans nodes) or by
-// default the launcher's node-local rendezvous file; the others read it, and each calls
-// ncclCommInitRank. One process driving every GPU moves data with the copy engines
-// instead, and needs no NCCL. Used by ring_softmax_cuda (RING_SOFTMAX_CUDA) and
-// chunked_fuse_cuda (CHUNKED_FUSE_CUDA), each plugin its own copy, and by glabench itself
-// (GLABENCH: bench's decisions across processes). Plain C++.
+// are unset, from the backend's <PREFIX>_NCCL_WORLD and <PREFIX>_NCCL_RANK. Rank 0 leaves
+// NCCL's unique id, and the others take it, in a file, <PREFIX>_NCCL_ID_FILE (required
+// with the backend's variables; may sit on a shared filesystem, which is how one path
+// spans nodes); else in the id store that MPI's rendezvous gave every rank (mpirun, srun
+// with an MPI plugin: id_store.hpp, harness/src/mpi_rendezvous.hpp), across nodes; else
+// in the launcher's node-local rendezvous file. Then each calls ncclCommInitRank. One
+// process driving every GPU moves data with the copy engines instead, and needs no NCCL.
+// Used by ring_softmax_cuda (RING_SOFTMAX_CUDA) and chunked_fuse_cuda (CHUNKED_FUSE_CUDA),
+// each plugin its own copy, and by glabench itself (GLABENCH: bench's decisions across
+// processes). Plain C++.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -32,8 +34,10 @@ int library_version();
 // This process's place among the ranks: world > 1 for one process per rank.
 struct process_ranks {
   int world = 1, rank = 0;
-  std::string id_file;
-  std::string error;  // a variable refused
+  std::string id_file;   // where rank 0 leaves NCCL's unique id, or
+  std::string id_store;  // the store MPI's rendezvous named (id_store.hpp), keyed by
+  std::string key;       // the prefix
+  std::string error;     // a variable refused
 };
 // Read once per prefix ("RING_SOFTMAX_CUDA", "CHUNKED_FUSE_CUDA").
 const process_ranks& process_knobs(const std::string& prefix);

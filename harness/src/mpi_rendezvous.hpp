@@ -1,0 +1,60 @@
+// The launcher's own rendezvous for a job that mpirun (or srun with an MPI plugin)
+// started: glabench loads MPI at run time (never linked), and rank 0's glabench serves the
+// id store (backends/common/nccl/id_store.hpp) and broadcasts its address to every rank
+// with one MPI_Bcast, then MPI is finalized, before any worker starts. Workers find the
+// store in GLABENCH_ID_STORE, so NCCL's unique id crosses nodes with no shared
+// filesystem and no glabench variable. Where MPI is not there (no MPI launcher's
+// variables, no libmpi, GLABENCH_MPI=0, or an id file the backend's variable names) the
+// rendezvous file stays the way (glabench/launcher.hpp).
+#pragma once
+
+#include <string>
+
+namespace glabench {
+
+struct mpi_rendezvous_result {
+  bool used = false;  // the store's address was shared by MPI
+  std::string note;   // why not, or which MPI
+};
+
+// Which MPI library to load for the launcher whose variables are set: Open MPI's for
+// OMPI_COMM_WORLD_SIZE, an MPICH-ABI one (MPICH, Intel MPI, MVAPICH) for PMI_SIZE, either
+// for srun with PMIX_RANK or PMI_RANK; none for one process, torchrun, or srun without an
+// MPI plugin. `env` reads a variable (tests pass their own).
+struct mpi_choice {
+  bool wanted = false;
+  bool open_mpi = false;  // else the MPICH ABI, or whichever loads
+  std::string why_not;
+};
+template <class Env>
+mpi_choice choose_mpi(Env env) {
+  auto set = [&](const char* n) {
+    const char* v = env(n);
+    return v && *v;
+  };
+  mpi_choice c;
+  if (const char* off = env("GLABENCH_MPI"); off && std::string(off) == "0") {
+    c.why_not = "GLABENCH_MPI=0";
+  } else if (set("RANK") && set("WORLD_SIZE") && set("LOCAL_RANK")) {
+    c.why_not = "started by torchrun";
+  } else if (set("OMPI_COMM_WORLD_SIZE")) {
+    c.wanted = c.open_mpi = std::string(env("OMPI_COMM_WORLD_SIZE")) != "1";
+  } else if (set("PMI_SIZE") && !set("SLURM_PROCID")) {
+    c.wanted = std::string(env("PMI_SIZE")) != "1";
+  } else if (set("SLURM_PROCID") && (set("PMIX_RANK") || set("PMI_RANK"))) {
+    c.wanted = !set("SLURM_NTASKS") || std::string(env("SLURM_NTASKS")) != "1";
+  } else {
+    c.why_not = "not started by mpirun or by srun with an MPI plugin";
+  }
+  if (!c.wanted && c.why_not.empty()) c.why_not = "one process";
+  return c;
+}
+
+// Runs the rendezvous where choose_mpi wants it (call once, in the glabench a launcher
+// started, before any worker) and sets GLABENCH_ID_STORE. Rank 0 broadcasts its store's
+// address, or nothing where it could not serve one, so every rank leaves MPI alike; the
+// note says why the store is not used. (An MPI_Init that fails aborts the process: MPI's
+// rule, not glabench's.)
+mpi_rendezvous_result share_id_store_by_mpi();
+
+}  // namespace glabench

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# glabench's MPI rendezvous under Open MPI's mpirun, on this machine (no GPU needed): the
+# store's address reaches every rank and ids cross it in order (mpi_rendezvous_check);
+# GLABENCH_MPI=0 turns it off; glabench itself runs under mpirun, its workers starting
+# after MPI is finalized. Skipped (77) without mpirun.
+# usage: mpi_rendezvous_test.sh CHECK GLABENCH
+set -u
+check=$1 glabench=$2
+command -v mpirun >/dev/null || { echo "no mpirun: skipped"; exit 77; }
+# As root (containers, CI) Open MPI wants both of these; --oversubscribe: 3 ranks on 2 cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+run() { timeout 120 mpirun -np "$@"; }
+fail=0
+run 3 "$check" used || { echo "FAIL: 3 ranks through the store"; fail=1; }
+run 2 -x GLABENCH_MPI=0 "$check" unused || { echo "FAIL: GLABENCH_MPI=0 still used MPI"; fail=1; }
+out=$(run 2 "$glabench" list 2>&1) || { echo "FAIL: glabench list under mpirun: $out"; fail=1; }
+grep -q naive_recurrent <<<"$out" || { echo "FAIL: glabench list under mpirun listed: $out"; fail=1; }
+((fail)) || echo "mpi rendezvous: ok"
+exit $fail
