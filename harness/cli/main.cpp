@@ -46,8 +46,16 @@ int main(int argc, char** argv) {
     }
   }
   // Under mpirun (or srun with an MPI plugin), NCCL's unique id by MPI: rank 0 serves the
-  // id store, every rank learns its address, before any worker starts.
-  glabench::share_id_store_by_mpi();
+  // id store, every rank learns its address, before any worker starts. Only for the
+  // commands that run backends (MPI_Init once a launched rank: `list` or `--help` in the
+  // same job stay out of it).
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word != "bench" && word != "verify" && word != "decode-drift") continue;
+    if (const auto r = glabench::share_id_store_by_mpi(); r.wanted && !r.used)
+      std::cerr << "glabench: NCCL's unique id by the rendezvous file, not MPI: " << r.note << "\n";
+    break;
+  }
   CLI::App app{"glabench — verify and benchmark Gated Linear Attention kernels", "glabench"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("glabench ") + GLABENCH_VERSION);

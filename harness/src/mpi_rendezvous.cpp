@@ -1,10 +1,13 @@
 #include "mpi_rendezvous.hpp"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "glabench/launcher.hpp"
 
 #if GLABENCH_WITH_CUDA
 #include "id_store.hpp"
@@ -25,12 +28,12 @@ struct mpi_calls {
   bool open_mpi = false;
   int (*init)(int*, char***) = nullptr;
   int (*finalize)() = nullptr;
-  void *comm_rank = nullptr, *bcast = nullptr;
+  void *comm_rank = nullptr, *comm_size = nullptr, *bcast = nullptr;
   void *world = nullptr, *byte = nullptr;  // Open MPI's handles
 
-  int rank(int* r) const {
-    if (open_mpi) return reinterpret_cast<int (*)(void*, int*)>(comm_rank)(world, r);
-    return reinterpret_cast<int (*)(int, int*)>(comm_rank)(0x44000000, r);
+  int of_world(void* call, int* r) const {  // MPI_Comm_rank or MPI_Comm_size
+    if (open_mpi) return reinterpret_cast<int (*)(void*, int*)>(call)(world, r);
+    return reinterpret_cast<int (*)(int, int*)>(call)(0x44000000, r);
   }
   int broadcast(char* data, int n) const {
     if (open_mpi)
@@ -52,8 +55,10 @@ bool load(const char* name, mpi_calls* c) {
   c->init = reinterpret_cast<int (*)(int*, char***)>(dlsym(h, "MPI_Init"));
   c->finalize = reinterpret_cast<int (*)()>(dlsym(h, "MPI_Finalize"));
   c->comm_rank = dlsym(h, "MPI_Comm_rank");
+  c->comm_size = dlsym(h, "MPI_Comm_size");
   c->bcast = dlsym(h, "MPI_Bcast");
-  return c->init && c->finalize && c->comm_rank && c->bcast && (!c->open_mpi || c->byte);
+  return c->init && c->finalize && c->comm_rank && c->comm_size && c->bcast &&
+         (!c->open_mpi || c->byte);
 }
 
 }  // namespace
@@ -65,6 +70,7 @@ mpi_rendezvous_result share_id_store_by_mpi() {
     return r.note = "a store was given (GLABENCH_ID_STORE)", r;
   const mpi_choice choice = choose_mpi([](const char* n) { return std::getenv(n); });
   if (!choice.wanted) return r.note = choice.why_not, r;
+  r.wanted = true;
   // GLABENCH_MPI_LIBRARY names the library; else Open MPI's or an MPICH-ABI soname.
   const char* named = std::getenv("GLABENCH_MPI_LIBRARY");
   mpi_calls mpi;
@@ -74,16 +80,23 @@ mpi_rendezvous_result share_id_store_by_mpi() {
                                               load("libmpi.so.40", &mpi) || load("libmpi.so", &mpi);
   if (!loaded) return r.note = "no MPI library to load (GLABENCH_MPI_LIBRARY names one)", r;
   if (mpi.init(nullptr, nullptr) != 0) return r.note = "MPI_Init failed", r;
-  int rank = -1;
+  int rank = -1, size = 0;
   char address[512] = {};
   std::string why;
-  if (mpi.rank(&rank) != 0) why = "MPI_Comm_rank failed";
+  if (mpi.of_world(mpi.comm_rank, &rank) != 0 || mpi.of_world(mpi.comm_size, &size) != 0)
+    why = "MPI_Comm_rank or MPI_Comm_size failed";
   if (rank == 0) {  // every rank joins the broadcast, whatever rank 0 could serve
     const std::string served = nccl::serve_id_store(&why);
     if (served.size() < sizeof address) std::memcpy(address, served.data(), served.size());
   }
   if (mpi.broadcast(address, sizeof address) != 0) why = "MPI_Bcast failed", address[0] = 0;
   mpi.finalize();  // before any worker forks: MPI holds nothing while glabench runs
+  const launcher::place at = launcher::launcher_place();
+  if (address[0] && !same_world(rank, size, at.rank, at.world)) {
+    why = fmt::format("MPI's world (rank {} of {}) is not {}'s ({} of {})", rank, size, at.launcher,
+                      at.rank, at.world);
+    address[0] = 0;
+  }
   if (address[0]) {
     setenv(nccl::kIdStoreVariable, address, 1);
     r.used = true;
@@ -97,7 +110,7 @@ mpi_rendezvous_result share_id_store_by_mpi() {
 #else  // no CUDA: no NCCL, nothing to share
 
 mpi_rendezvous_result share_id_store_by_mpi() {
-  return {false, "built without CUDA: one process"};
+  return {false, false, "built without CUDA: one process"};
 }
 
 #endif

@@ -4,8 +4,11 @@
 // with one MPI_Bcast, then MPI is finalized, before any worker starts. Workers find the
 // store in GLABENCH_ID_STORE, so NCCL's unique id crosses nodes with no shared
 // filesystem and no glabench variable. Where MPI is not there (no MPI launcher's
-// variables, no libmpi, GLABENCH_MPI=0, or an id file the backend's variable names) the
-// rendezvous file stays the way (glabench/launcher.hpp).
+// variables, no libmpi, GLABENCH_MPI=0, or MPI's world is not the launcher's) the
+// rendezvous file stays the way (glabench/launcher.hpp); a backend's own
+// <PREFIX>_NCCL_ID_FILE wins over the store. Every rank must take the same way: an MPI
+// rank that does not start MPI (GLABENCH_MPI or the library differing between nodes)
+// leaves the others waiting in MPI_Init.
 #pragma once
 
 #include <string>
@@ -13,8 +16,9 @@
 namespace glabench {
 
 struct mpi_rendezvous_result {
-  bool used = false;  // the store's address was shared by MPI
-  std::string note;   // why not, or which MPI
+  bool wanted = false;  // a launcher whose rendezvous is MPI started this rank
+  bool used = false;    // the store's address was shared by MPI
+  std::string note;     // why not, or which MPI
 };
 
 // Which MPI library to load for the launcher whose variables are set: Open MPI's for
@@ -50,11 +54,17 @@ mpi_choice choose_mpi(Env env) {
   return c;
 }
 
+// Whether MPI's world is the launcher's: a libmpi that cannot reach the launcher (another
+// MPI's, srun's plugin it was not built for) starts each process alone, rank 0 of 1.
+inline bool same_world(int mpi_rank, int mpi_size, int launcher_rank, int launcher_world) {
+  return mpi_rank == launcher_rank && mpi_size == launcher_world;
+}
+
 // Runs the rendezvous where choose_mpi wants it (call once, in the glabench a launcher
-// started, before any worker) and sets GLABENCH_ID_STORE. Rank 0 broadcasts its store's
-// address, or nothing where it could not serve one, so every rank leaves MPI alike; the
-// note says why the store is not used. (An MPI_Init that fails aborts the process: MPI's
-// rule, not glabench's.)
+// started, before any worker; glabench does for bench, verify and decode-drift) and sets
+// GLABENCH_ID_STORE. Rank 0 broadcasts its store's address, or nothing where it could not
+// serve one, so every rank leaves MPI alike; the note says why the store is not used. (An MPI_Init
+// that fails aborts the process: MPI's rule, not glabench's.)
 mpi_rendezvous_result share_id_store_by_mpi();
 
 }  // namespace glabench

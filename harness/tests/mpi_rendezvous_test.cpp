@@ -1,4 +1,5 @@
-// Which launchers the MPI rendezvous runs under (mpi_rendezvous.hpp's choose_mpi).
+// Which launchers the MPI rendezvous runs under (mpi_rendezvous.hpp's choose_mpi), and when
+// MPI's world is not the launcher's (same_world).
 #include "mpi_rendezvous.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -52,6 +53,12 @@ BOOST_AUTO_TEST_CASE(one_process_torchrun_and_the_opt_out_take_none) {
                  .why_not == "started by torchrun");
   BOOST_TEST(choose_mpi(env_of({{"GLABENCH_MPI", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}})).why_not ==
              "GLABENCH_MPI=0");
+}
+
+BOOST_AUTO_TEST_CASE(an_mpi_that_started_alone_is_not_the_launchers_world) {
+  BOOST_TEST(glabench::same_world(2, 4, 2, 4));
+  BOOST_TEST(!glabench::same_world(0, 1, 2, 4));  // each process rank 0 of its own world
+  BOOST_TEST(!glabench::same_world(1, 4, 2, 4));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

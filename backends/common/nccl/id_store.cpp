@@ -2,12 +2,17 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -32,10 +37,12 @@ constexpr size_t kMaxKey = 256, kMaxValue = 4096;
 constexpr int kMaxWaitS = 600;
 enum status : char { ok = '0', bad_token = 'T', timed_out = 'W', malformed = 'E' };
 
+// Signals interrupt socket calls that have a timeout (signal(7)): retried.
 bool read_all(int fd, void* to, size_t n) {
   auto* p = static_cast<char*>(to);
   while (n) {
     const ssize_t got = recv(fd, p, n, 0);
+    if (got < 0 && errno == EINTR) continue;
     if (got <= 0) return false;
     p += got, n -= static_cast<size_t>(got);
   }
@@ -45,6 +52,7 @@ bool write_all(int fd, const void* from, size_t n) {
   const auto* p = static_cast<const char*>(from);
   while (n) {
     const ssize_t put = send(fd, p, n, MSG_NOSIGNAL);
+    if (put < 0 && errno == EINTR) continue;
     if (put <= 0) return false;
     p += put, n -= static_cast<size_t>(put);
   }
@@ -64,6 +72,12 @@ void receive_timeout(int fd, int seconds) {
   timeval tv{};
   tv.tv_sec = seconds;
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+// Whether the client of `fd` has hung up (its worker was killed while it waited).
+bool peer_gone(int fd) {
+  pollfd p{fd, POLLRDHUP, 0};
+  return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
 struct store {
@@ -111,16 +125,30 @@ void serve(store* s, int fd) {
     }
     s->put.notify_all();
   } else {
+    // A get takes a value only for a client still there: one that hung up while it waited
+    // leaves the value to its rank's next get.
     std::unique_lock<std::mutex> lock(s->m);
-    const auto until =
-        std::chrono::steady_clock::now() +
-        std::chrono::seconds(std::min<int32_t>(std::max<int32_t>(wait_s, 0), kMaxWaitS));
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::seconds(std::clamp<int32_t>(wait_s, 0, kMaxWaitS));
     size_t& n = s->taken[{key, rank}];
     const std::vector<std::string>& all = s->values[key];
-    if (s->put.wait_until(lock, until, [&] { return all.size() > n; }))
-      value = all.back(), n = all.size();
-    else
-      reply = timed_out;
+    for (;;) {
+      const bool ready =
+          s->put.wait_for(lock, std::chrono::milliseconds(200), [&] { return all.size() > n; });
+      if (peer_gone(fd)) {
+        lock.unlock();
+        close(fd);
+        return;
+      }
+      if (ready) {
+        value = all.back(), n = all.size();
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= until) {
+        reply = timed_out;
+        break;
+      }
+    }
   }
   if (write_all(fd, &reply, 1) && reply == ok && op == 'G')
     write_int(fd, static_cast<int32_t>(value.size())) && write_all(fd, value.data(), value.size());
@@ -148,6 +176,21 @@ bool parse(const std::string& address, std::string* host, std::string* port, std
   return !host->empty() && !port->empty() && token->size() == kTokenChars;
 }
 
+// A connect that gives up after `seconds` (an address that drops packets would block
+// for minutes): the socket is non-blocking.
+constexpr int kConnectS = 5;
+bool connected_within(int fd, const addrinfo* a, int seconds) {
+  if (connect(fd, a->ai_addr, a->ai_addrlen) == 0) return true;
+  if (errno != EINPROGRESS) return false;
+  pollfd p{fd, POLLOUT, 0};
+  int r = 0;
+  while ((r = poll(&p, 1, seconds * 1000)) < 0 && errno == EINTR) {
+  }
+  int failure = 0;
+  socklen_t size = sizeof failure;
+  return r > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &size) == 0 && failure == 0;
+}
+
 int connect_to(const std::string& host, const std::string& port, std::string* error) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -159,11 +202,15 @@ int connect_to(const std::string& host, const std::string& port, std::string* er
   }
   int fd = -1;
   for (addrinfo* a = found; a && fd < 0; a = a->ai_next) {
-    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) != 0) close(fd), fd = -1;
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd >= 0 && !connected_within(fd, a, kConnectS)) close(fd), fd = -1;
   }
   freeaddrinfo(found);
-  if (fd < 0) *error = "cannot connect to the id store at " + host + ":" + port;
+  if (fd < 0) {
+    *error = "cannot connect to the id store at " + host + ":" + port;
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // requests block, with timeouts
   return fd;
 }
 
@@ -177,8 +224,13 @@ std::string request(const std::string& address, char op, const std::string& key,
   if (key.size() > kMaxKey || n < 0 || static_cast<size_t>(n) > kMaxValue)
     return "id store: key or value too long";
   std::string error;
-  const int fd = connect_to(host, port, &error);
-  if (fd < 0) return error;
+  int fd = -1;
+  for (size_t at = 0; fd < 0 && at <= host.size();) {  // each of HOST's comma-separated names
+    const size_t end = std::min(host.find(',', at), host.size());
+    fd = connect_to(host.substr(at, end - at), port, &error);
+    at = end + 1;
+  }
+  if (fd < 0) return host.find(',') == std::string::npos ? error : error + " (nor at " + host + ")";
   receive_timeout(fd, wait_s + 10);
   const uint16_t key_size = htons(static_cast<uint16_t>(key.size()));
   bool sent = write_all(fd, token.data(), token.size()) && write_all(fd, &op, 1) &&
@@ -202,6 +254,34 @@ std::string request(const std::string& address, char op, const std::string& key,
   }
   close(fd);
   return why;
+}
+
+// The names other ranks may reach this node by, comma-separated, each tried in turn: its
+// hostname where the name resolves here, then its non-loopback IPv4 addresses; localhost
+// where there is none (one node).
+std::string reachable_names() {
+  std::string names;
+  char name[256] = {};
+  addrinfo hints{}, *found = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  if (gethostname(name, sizeof name - 1) == 0 && getaddrinfo(name, nullptr, &hints, &found) == 0) {
+    freeaddrinfo(found);
+    names = name;
+  }
+  ifaddrs* all = nullptr;
+  if (getifaddrs(&all) == 0) {
+    for (ifaddrs* i = all; i; i = i->ifa_next) {
+      if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_LOOPBACK))
+        continue;
+      char text[INET_ADDRSTRLEN] = {};
+      if (inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr, text,
+                    sizeof text) &&
+          names.size() < 200)
+        names += (names.empty() ? "" : ",") + std::string(text);
+    }
+    freeifaddrs(all);
+  }
+  return names.empty() ? "localhost" : names;
 }
 
 }  // namespace
@@ -239,17 +319,8 @@ std::string serve_id_store(std::string* error) {
   const int port = local.ss_family == AF_INET6
                        ? ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port)
                        : ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
-  std::string host;
-  if (const char* named = std::getenv("GLABENCH_ID_STORE_HOST"); named && *named) {
-    host = named;
-  } else {
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) != 0) {
-      close(fd);
-      return *error = "id store: gethostname failed", std::string();
-    }
-    host = name;
-  }
+  const char* named = std::getenv("GLABENCH_ID_STORE_HOST");
+  const std::string host = named && *named ? named : reachable_names();
   std::thread([s, fd] {
     for (;;) {
       const int client = accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);

@@ -21,8 +21,10 @@ namespace glabench::cuda_plugin::nccl {
 constexpr const char* kIdStoreVariable = "GLABENCH_ID_STORE";
 
 // Serves a store from this process (a detached thread, until the process exits) on every
-// interface, on a port the system picks; returns its address "HOST:PORT:TOKEN" (HOST this
-// node's name), or empty with *error set.
+// interface, on a port the system picks; returns its address "HOST:PORT:TOKEN", or empty
+// with *error set. HOST: GLABENCH_ID_STORE_HOST where set, else this node's hostname (where
+// it resolves) and its non-loopback IPv4 addresses, comma-separated, which a client tries
+// in turn (a connect gives up on one after 5 s).
 std::string serve_id_store(std::string* error);
 
 // Rank 0: puts `bytes` (n of them) under `key` at `address`. Another rank: gets the newest

@@ -147,8 +147,9 @@ namespace {
 
 // One process per rank from <prefix>_NCCL_WORLD and _RANK, or the launcher's own
 // variables (glabench/launcher.hpp's ranks_place). NCCL's unique id in <prefix>_NCCL_ID_FILE
-// where set (required with the backend's variables), else in the node's rendezvous file
-// (one node), named by the backend too: two backends of one run never read each other's id.
+// where set (required with the backend's variables), else in the id store MPI's rendezvous
+// named (GLABENCH_ID_STORE, keyed by the prefix), else in the node's rendezvous file (one
+// node), named by the backend too: two backends of one run never read each other's id.
 process_ranks read_knobs(const std::string& prefix) {
   process_ranks r;
   const launcher::place at = launcher::ranks_place(prefix);

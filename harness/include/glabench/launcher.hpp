@@ -120,7 +120,7 @@ inline place launcher_place(const environment& env = [](const char* n) { return 
     p.local_world = std::max(counted > 0 ? counted : p.world, p.local_rank + 1);
     p.job = value(s.job);
     p.instance = value(s.instance);
-    if (!p.job.empty() && !value(s.step).empty()) p.job += "." + value(s.step);
+    if (!p.job.empty() && !value(s.step).empty()) p.job.append(".").append(value(s.step));
     return p;
   }
   return p;
