@@ -19,7 +19,7 @@ namespace glabench {
 
 namespace {
 
-// The four MPI calls, through either ABI: Open MPI's handles are pointers to its globals
+// The MPI calls, through either ABI: Open MPI's handles are pointers to its globals
 // (ompi_mpi_comm_world, ompi_mpi_byte); the MPICH ABI's are ints (MPI_COMM_WORLD
 // 0x44000000, MPI_BYTE 0x4c00010d), the values mpi.h fixes for MPICH, Intel MPI and
 // MVAPICH.
