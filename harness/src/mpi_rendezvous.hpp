@@ -63,8 +63,8 @@ inline bool same_world(int mpi_rank, int mpi_size, int launcher_rank, int launch
 // Runs the rendezvous where choose_mpi wants it (call once, in the glabench a launcher
 // started, before any worker; glabench does for bench, verify and decode-drift) and sets
 // GLABENCH_ID_STORE. Rank 0 broadcasts its store's address, or nothing where it could not
-// serve one, so every rank leaves MPI alike; the note says why the store is not used. (An MPI_Init
-// that fails aborts the process: MPI's rule, not glabench's.)
+// serve one, so every rank leaves MPI alike; the note says why the store is not used.
+// (An MPI_Init that fails aborts the process: MPI's rule, not glabench's.)
 mpi_rendezvous_result share_id_store_by_mpi();
 
 }  // namespace glabench

@@ -1,6 +1,7 @@
 // Run by mpi_rendezvous_test.sh under mpirun: glabench's MPI rendezvous, then three ids
-// through the store it shares, from rank 0 to every other rank, one round at a time. Argument
-// `used` or `unused`: whether the rendezvous should have run. Exit 0 when all agrees.
+// through the store it shares, from rank 0 to every other rank, one round at a time.
+// Argument `used` or `unused`: whether the rendezvous should have run. Exit 0 when all
+// agrees.
 #include <cstdio>
 #include <cstdlib>
 #include <string>

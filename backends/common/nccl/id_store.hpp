@@ -8,9 +8,9 @@
 // waiting for one. A job's ranks make their communicators in the same order (one a
 // worker, the workers in the same order), and each one's init is collective, so rank 0
 // cannot put the next id before every rank took this one; a rank whose worker failed
-// before taking one takes the newest next time, not the one it missed. A request carries the
-// store's token (random, sent with the address), so a process that did not receive the address
-// cannot read or write ids. Plain C++ and POSIX sockets.
+// before taking one takes the newest next time, not the one it missed. A request carries
+// the store's token (random, sent with the address), so a process that did not receive
+// the address cannot read or write ids. Plain C++ and POSIX sockets.
 #pragma once
 
 #include <string>
@@ -29,8 +29,7 @@ std::string serve_id_store(std::string* error);
 
 // Rank 0: puts `bytes` (n of them) under `key` at `address`. Another rank: gets the newest
 // value of `key` it has not taken into `bytes`, waiting up to `timeout_s` for rank 0 to
-// put one. Returns
-// empty on success, else what failed.
+// put one. Each returns empty on success, else what failed.
 std::string id_store_put(const std::string& address, const std::string& key, const char* bytes,
                          int n);
 std::string id_store_get(const std::string& address, const std::string& key, int rank, char* bytes,
