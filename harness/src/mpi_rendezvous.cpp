@@ -7,8 +7,6 @@
 #include <cstring>
 #include <string>
 
-#include "glabench/launcher.hpp"
-
 #if GLABENCH_WITH_CUDA
 #include "id_store.hpp"
 #endif
@@ -91,7 +89,7 @@ mpi_rendezvous_result share_id_store_by_mpi() {
   }
   if (mpi.broadcast(address, sizeof address) != 0) why = "MPI_Bcast failed", address[0] = 0;
   mpi.finalize();  // before any worker forks: MPI holds nothing while glabench runs
-  const launcher::place at = launcher::launcher_place();
+  const launcher::place& at = choice.at;
   if (address[0] && !same_world(rank, size, at.rank, at.world)) {
     why = fmt::format("MPI's world (rank {} of {}) is not {}'s ({} of {})", rank, size, at.launcher,
                       at.rank, at.world);

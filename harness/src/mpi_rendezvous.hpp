@@ -13,6 +13,8 @@
 
 #include <string>
 
+#include "glabench/launcher.hpp"
+
 namespace glabench {
 
 struct mpi_rendezvous_result {
@@ -21,14 +23,16 @@ struct mpi_rendezvous_result {
   std::string note;     // why not, or which MPI
 };
 
-// Which MPI library to load for the launcher whose variables are set: Open MPI's for
-// OMPI_COMM_WORLD_SIZE, an MPICH-ABI one (MPICH, Intel MPI, MVAPICH) for PMI_SIZE, either
-// for srun with PMIX_RANK or PMI_RANK; none for one process, torchrun, or srun without an
-// MPI plugin. `env` reads a variable (tests pass their own).
+// Which MPI library to load for the launcher that started this process
+// (glabench/launcher.hpp's launcher_place): Open MPI's under its mpirun, an MPICH-ABI one
+// (MPICH, Intel MPI, MVAPICH) under theirs, either under srun with an MPI plugin (PMIX_RANK
+// or PMI_RANK); none for one process, torchrun, or srun without a plugin. `env` reads a
+// variable (tests pass their own).
 struct mpi_choice {
   bool wanted = false;
   bool open_mpi = false;  // else the MPICH ABI, or whichever loads
   std::string why_not;
+  launcher::place at;  // the launcher's rank and world
 };
 template <class Env>
 mpi_choice choose_mpi(Env env) {
@@ -37,20 +41,20 @@ mpi_choice choose_mpi(Env env) {
     return v && *v;
   };
   mpi_choice c;
-  if (const char* off = env("GLABENCH_MPI"); off && std::string(off) == "0") {
+  c.at = launcher::launcher_place(env);
+  const bool srun_plugin = set("PMIX_RANK") || set("PMI_RANK");
+  if (const char* off = env("GLABENCH_MPI"); off && std::string(off) == "0")
     c.why_not = "GLABENCH_MPI=0";
-  } else if (set("RANK") && set("WORLD_SIZE") && set("LOCAL_RANK")) {
-    c.why_not = "started by torchrun";
-  } else if (set("OMPI_COMM_WORLD_SIZE")) {
-    c.wanted = c.open_mpi = std::string(env("OMPI_COMM_WORLD_SIZE")) != "1";
-  } else if (set("PMI_SIZE") && !set("SLURM_PROCID")) {
-    c.wanted = std::string(env("PMI_SIZE")) != "1";
-  } else if (set("SLURM_PROCID") && (set("PMIX_RANK") || set("PMI_RANK"))) {
-    c.wanted = !set("SLURM_NTASKS") || std::string(env("SLURM_NTASKS")) != "1";
-  } else {
+  else if (c.at.launcher.empty() || (c.at.launcher == "srun" && !srun_plugin))
     c.why_not = "not started by mpirun or by srun with an MPI plugin";
-  }
-  if (!c.wanted && c.why_not.empty()) c.why_not = "one process";
+  else if (c.at.world <= 1)
+    c.why_not = "one process";
+  else if (!c.at.error.empty())
+    c.why_not = c.at.launcher + ": " + c.at.error;
+  else if (c.at.launcher == "torchrun")
+    c.why_not = "started by torchrun";
+  else
+    c.wanted = true, c.open_mpi = c.at.launcher == "mpirun (Open MPI)";
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "glabench/launcher.hpp"
 #include "id_store.hpp"
 #include "mpi_rendezvous.hpp"
 
@@ -13,17 +14,13 @@ namespace nccl = glabench::cuda_plugin::nccl;
 
 int main(int argc, char** argv) {
   const bool expect = argc == 2 && std::string(argv[1]) == "used";
-  const char* rank_text = std::getenv("OMPI_COMM_WORLD_RANK");
-  if (!rank_text) rank_text = std::getenv("PMI_RANK");
-  const int rank = rank_text ? std::atoi(rank_text) : 0;
+  const glabench::launcher::place place = glabench::launcher::launcher_place();
+  const int rank = place.rank, world = place.world;
   const auto r = glabench::share_id_store_by_mpi();
   std::printf("rank %d: %s (%s)\n", rank, r.used ? "store shared" : "no store", r.note.c_str());
   if (r.used != expect) return 1;
   if (!r.used) return 0;
   const std::string at = std::getenv(nccl::kIdStoreVariable);
-  const char* env_world = std::getenv("OMPI_COMM_WORLD_SIZE");
-  if (!env_world) env_world = std::getenv("PMI_SIZE");
-  const int world = env_world ? std::atoi(env_world) : 1;
   // Three rounds, as three communicators' inits: rank 0 puts an id, every other rank takes
   // it and acknowledges (the init's collective step), before the next.
   char id[128], ack = 1;

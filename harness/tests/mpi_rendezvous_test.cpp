@@ -1,4 +1,5 @@
-// Which launchers the MPI rendezvous runs under (mpi_rendezvous.hpp's choose_mpi), and when
+// Which launchers the MPI rendezvous runs under (mpi_rendezvous.hpp's choose_mpi, on the
+// launcher's variables as launcher.hpp reads them; srun only inside a job step), and when
 // MPI's world is not the launcher's (same_world).
 #include "mpi_rendezvous.hpp"
 
@@ -30,16 +31,21 @@ BOOST_AUTO_TEST_CASE(open_mpi_and_mpich_launchers_take_their_own_library) {
 }
 
 BOOST_AUTO_TEST_CASE(srun_needs_an_mpi_plugin) {
-  const auto plain = choose_mpi(env_of({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}}));
+  const auto plain =
+      choose_mpi(env_of({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"SLURM_STEP_ID", "0"}}));
   BOOST_TEST(!plain.wanted);
   BOOST_TEST(plain.why_not == "not started by mpirun or by srun with an MPI plugin");
-  BOOST_TEST(choose_mpi(env_of({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}, {"PMIX_RANK", "1"}}))
+  BOOST_TEST(choose_mpi(env_of({{"SLURM_PROCID", "1"},
+                                {"SLURM_NTASKS", "2"},
+                                {"SLURM_STEP_ID", "0"},
+                                {"PMIX_RANK", "1"}}))
                  .wanted);
-  BOOST_TEST(
-      choose_mpi(
-          env_of(
-              {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}, {"PMI_RANK", "0"}, {"PMI_SIZE", "2"}}))
-          .wanted);
+  BOOST_TEST(choose_mpi(env_of({{"SLURM_PROCID", "0"},
+                                {"SLURM_NTASKS", "2"},
+                                {"SLURM_STEP_ID", "0"},
+                                {"PMI_RANK", "0"},
+                                {"PMI_SIZE", "2"}}))
+                 .wanted);
 }
 
 BOOST_AUTO_TEST_CASE(one_process_torchrun_and_the_opt_out_take_none) {

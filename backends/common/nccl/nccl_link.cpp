@@ -89,14 +89,10 @@ constexpr long long kLaunchSpreadS = 10;
 // file is created by mkstemp (O_CREAT | O_EXCL, mode 0600, a name nobody can predict):
 // it never follows a symlink or writes into a file someone else put there.
 std::string share_unique_id(const process_ranks& k, ncclUniqueId* id) {
-  if (!k.id_store.empty()) {
-    if (k.rank != 0)
-      return id_store_get(k.id_store, k.key, k.rank, id->internal, sizeof id->internal);
-    if (std::string e = named(lib().get_unique_id(id), "ncclGetUniqueId"); !e.empty()) return e;
-    return id_store_put(k.id_store, k.key, id->internal, sizeof id->internal);
-  }
   if (k.rank == 0) {
     if (std::string e = named(lib().get_unique_id(id), "ncclGetUniqueId"); !e.empty()) return e;
+    if (!k.id_store.empty())
+      return id_store_put(k.id_store, k.key, id->internal, sizeof id->internal);
     std::string tmp = k.id_file + ".XXXXXX";
     const int fd = mkstemp(tmp.data());
     if (fd < 0)
@@ -113,6 +109,8 @@ std::string share_unique_id(const process_ranks& k, ncclUniqueId* id) {
     }
     return {};
   }
+  if (!k.id_store.empty())
+    return id_store_get(k.id_store, k.key, k.rank, id->internal, sizeof id->internal);
   // A file written before this run began (its glabench's start, less the launcher's spread
   // between ranks) is an earlier run's, left by a rank 0 killed before it removed it.
   const long long started = launcher::glabench_started();
