@@ -224,7 +224,8 @@ __device__ __forceinline__ void first_token_forward(const terms_args<S, St>& a, 
                                                     S* __restrict__ o) {
   using A = acc_of<S>;
   __shared__ A r_s[256];
-  const int h = blockIdx.y;
+  __shared__ A part_s[kWarps][256];  // each warp's rows of h0, summed per column
+  const int h = blockIdx.y, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int64_t row = first_row(a.seqs, n);
   const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
   A part = 0;
@@ -233,12 +234,27 @@ __device__ __forceinline__ void first_token_forward(const terms_args<S, St>& a, 
     part += r_s[i] * to<A>(a.u[int64_t(h) * a.K + i]) * to<A>(a.k[tk + i]);
   }
   const A bonus = block_sum(part);  // its barrier also publishes r_s
+  // r·h0: warp w sums rows w, w + kWarps, … for the lane's columns, all of a row's loads in
+  // flight at once (a thread looping over every row took 16 µs at the seed's shape); the
+  // warps' sums meet in shared memory.
   const St* h0 = a.h0 ? a.h0 + (n * a.H + h) * int64_t(a.K) * a.V : nullptr;
+  A acc[kMaxPerLane] = {};
+  if (h0)
+    for (int i = warp; i < a.K; i += kWarps) {
+      const A ri = r_s[i];
+#pragma unroll
+      for (int m = 0; m < kMaxPerLane; ++m)
+        if (lane + 32 * m < a.V) acc[m] += ri * to<A>(h0[int64_t(i) * a.V + lane + 32 * m]);
+    }
+#pragma unroll
+  for (int m = 0; m < kMaxPerLane; ++m)
+    if (lane + 32 * m < a.V) part_s[warp][lane + 32 * m] = acc[m];
+  __syncthreads();
   for (int j = threadIdx.x; j < a.V; j += blockDim.x) {
-    A acc = bonus * to<A>(a.v[tv + j]);
-    if (h0)
-      for (int i = 0; i < a.K; ++i) acc += r_s[i] * to<A>(h0[int64_t(i) * a.V + j]);
-    o[tv + j] = from<S>(static_cast<A>(a.scale) * acc);
+    A sum = bonus * to<A>(a.v[tv + j]);
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) sum += part_s[w][j];
+    o[tv + j] = from<S>(static_cast<A>(a.scale) * sum);
   }
 }
 template <class S, class St>
@@ -327,8 +343,9 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// A sequence's first token with h0, a block per (sequence, head): dr = scale·h0 do plus
-// the bonus's share (a warp per row of h0), and dh0 += scale·rᵀ do.
+// A sequence's first token with h0, a block per (sequence, head, kWarps rows of h0), a warp
+// per row i: dr_i = scale·h0_i·do plus the bonus's share, and dh0_i += scale·r_i do. (A
+// block per (sequence, head) looping over the rows took 45 µs at the seed's shape.)
 template <class S, class St>
 __global__ void __launch_bounds__(kThreads)
     first_token_backward_kernel(terms_args<S, St> a, S* __restrict__ dr, St* __restrict__ dh0) {
@@ -344,19 +361,17 @@ __global__ void __launch_bounds__(kThreads)
     part += do_s[j] * to<A>(a.v[tv + j]);
   }
   const A vdo = scale * block_sum(part);  // its barrier also publishes do_s
-  const int64_t state = (int64_t(n) * a.H + h) * int64_t(a.K) * a.V;
-  for (int i = warp; i < a.K; i += kWarps) {
-    A acc = 0;
-    for (int j = lane; j < a.V; j += 32) acc += to<A>(a.h0[state + int64_t(i) * a.V + j]) * do_s[j];
-    acc = scale * warp_sum(acc);
-    if (lane == 0)
-      dr[tk + i] = from<S>(acc + vdo * to<A>(a.u[int64_t(h) * a.K + i]) * to<A>(a.k[tk + i]));
-  }
+  const int i = static_cast<int>(blockIdx.z) * kWarps + warp;
+  if (i >= a.K) return;
+  const int64_t at = ((int64_t(n) * a.H + h) * a.K + i) * a.V;  // row i of the state
+  A acc = 0;
+  for (int j = lane; j < a.V; j += 32) acc += to<A>(a.h0[at + j]) * do_s[j];
+  acc = scale * warp_sum(acc);
+  if (lane == 0)
+    dr[tk + i] = from<S>(acc + vdo * to<A>(a.u[int64_t(h) * a.K + i]) * to<A>(a.k[tk + i]));
   if (!dh0) return;
-  for (int64_t e = threadIdx.x; e < int64_t(a.K) * a.V; e += blockDim.x) {
-    const int i = static_cast<int>(e / a.V), j = static_cast<int>(e % a.V);
-    dh0[state + e] = from<St>(to<A>(dh0[state + e]) + scale * to<A>(a.r[tk + i]) * do_s[j]);
-  }
+  const A sr = scale * to<A>(a.r[tk + i]);
+  for (int j = lane; j < a.V; j += 32) dh0[at + j] = from<St>(to<A>(dh0[at + j]) + sr * do_s[j]);
 }
 
 // du[h][i] = Σ over blocks of partials: a block per (head, 32 features), warp w summing
@@ -528,9 +543,9 @@ cudaError_t launch_backward_terms(const call& c, const shifted& s, const sequenc
         static_cast<A*>(s.partials));
     if (cudaError_t e = cudaGetLastError()) return e;
     if (c.h0) {
+      const dim3 grid(sequence_count(c, seqs), c.H, (c.K + kWarps - 1) / kWarps);
       first_token_backward_kernel<S, St>
-          <<<dim3(sequence_count(c, seqs), c.H), kThreads, 0, c.stream>>>(a, dr,
-                                                                          static_cast<St*>(c.dh0));
+          <<<grid, kThreads, 0, c.stream>>>(a, dr, static_cast<St*>(c.dh0));
       if (cudaError_t e = cudaGetLastError()) return e;
     }
     du_sum_kernel<S><<<dim3((c.K + 31) / 32, c.H), kThreads, 0, c.stream>>>(
