@@ -26,8 +26,11 @@
 // Every factor but k̄'s is ≤ 1: each accumulator is decayed one sub-chunk at a time, as
 // fla's chunk_gla does with its sub-chunk references, so the cost is one for any gates.
 // k̄ ≤ |k|·2^{−T_mt} ≤ |k|·2^96: a chunk with a sub-chunk whose gates sum below
-// −kSafeLog2 in some feature, or with a gate above 0, is appended to a list that the WMMA
-// kernels then run (launch.cu); under −exp(N(−0.5, 1)) gates that is about 4 % of chunks.
+// −kSafeLog2 in some feature, or with a gate above 0 (walk_grads_in_range), is listed by the
+// state walk (backward_bf16_mma_states.cuh); under −exp(N(−0.5, 1)) gates that is about 4 %
+// of chunks. The first blocks of this kernel's grid run the listed chunks' WMMA bodies
+// (backward_wmma.cuh's run_listed_chunks), and the rest walk the other chunks, so the
+// listed chunks' time overlaps the walk's rather than following it.
 // Scores of pairs outside the causal mask can overflow; they are zeroed by selects, never
 // multiplied.
 //
@@ -45,6 +48,7 @@
 // fragments, with one exchange of column sums.
 #pragma once
 
+#include "backward_wmma.cuh"
 #include "bf16_mma/layout.cuh"
 #include "bf16_mma/stage1_decay_cumsum.cuh"
 #include "bf16_mma/stage2_prepare_qg_kg.cuh"
@@ -56,7 +60,16 @@ struct grad_args {
   bf16 *dq, *dk, *dv, *dg;
   const float *states, *dstates, *ypart;  // [B·H][NT+1][Kp][Vp] ×2, [B·H][NT][NVs][Kp]
   int Kp, Vp, NVs;
-  int* fallback;  // [0]: how many chunks follow; then bh·NT + n of each one left over
+  const unsigned char* listed;  // [B·H·NT]: chunk bh·NT + n left to the WMMA bodies
+};
+
+// The listed chunks, for the WMMA bodies the grid's first `blocks` blocks run.
+struct listed_chunks {
+  tensors<bf16> x;
+  dims d;
+  double scale;
+  const int* list;  // [0]: how many chunks follow; then bh·NT + n of each
+  int blocks;
 };
 
 // An fp32 state [Kp][Vp] (rows past Kp zero) as a 128 × 128 bf16 operand tile. Each
@@ -519,14 +532,21 @@ __device__ __forceinline__ void walk_grad_dg(unsigned char* smem, int mt, int la
   }
 }
 
-// ---- the kernel: one block per (chunk, head) ------------------------------------------
+// ---- the kernel: the listed chunks' blocks, then one block per (chunk, head) ----------
 template <bool kNarrow>
-__global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, grad_args w) {
+__global__ void __launch_bounds__(THREADS, 1)
+    chunk_walk_grads_kernel(args a, grad_args w, listed_chunks l) {
   using L = grads_layout;
+  if (static_cast<int>(blockIdx.x) < l.blocks) {
+    run_listed_chunks<bf16>(l.x, l.d, w.states, w.dstates, w.ypart, l.scale, l.list,
+                            static_cast<int>(blockIdx.x), l.blocks);
+    return;
+  }
+  const int b = static_cast<int>(blockIdx.x) - l.blocks, n = b % a.NT, bh = b / a.NT;
+  if (w.listed[static_cast<int64_t>(bh) * a.NT + n]) return;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int n = blockIdx.x, bh = blockIdx.y;
   const int64_t t0 = static_cast<int64_t>(n) * C;
   const int64_t head = head_row(bh, a.H, a.T);
   const int64_t ks = static_cast<int64_t>(a.H) * a.K, vs = static_cast<int64_t>(a.H) * a.V;
@@ -552,10 +572,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, gr
   float l0[SUB], l1[SUB];
   walk_decay_cumsum(smem, j, p, l0, l1, L::g, L::tots);
   __syncthreads();  // totals written, g read: G overwrites it
-  if (!__syncthreads_and(walk_prepare_grads(smem, j, p, l0, l1))) {
-    if (tid == 0) w.fallback[1 + atomicAdd(w.fallback, 1)] = bh * a.NT + n;
-    return;
-  }
+  walk_prepare_grads(smem, j, p, l0, l1);
+  __syncthreads();
   const int mt = warp >> 1, half = warp & 1;
   const int64_t rows = a.T - t0;
   const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, a.K},

@@ -2,7 +2,8 @@
 // forward_bf16_mma.cuh):
 //
 //   chunk_walk_states_kernel   S_n, the state before every chunk (n = 0 … NT): stages 1–3
-//                              of the forward without the outputs;
+//                              of the forward without the outputs; it also lists the
+//                              chunks the gradient walk leaves to WMMA;
 //   chunk_walk_dstates_kernel  backwards over the chunks: dS_n, the gradient of the state
 //                              after chunk n, Y_n = Σ_v S_n ⊙ dS_n per V slab, and dh0,
 //                              with dS ← 2^{G[C−1]} ⊙ dS + scale·q̃ᵀ·do.
@@ -27,10 +28,14 @@
 
 namespace glabench::chunked::walk {
 
-// The backward's workspace arrays, as backward_wmma.cuh lays them out.
+// The backward's workspace arrays, as backward_wmma.cuh lays them out, and the chunks the
+// gradient walk leaves (walk_grads_in_range false somewhere): listed[bh·NT + n] set, and
+// list = [count, bh·NT + n of each], its count zeroed before the state walk.
 struct state_arrays {
   float *states, *dstates, *ypart;
   int NT, Kp, Vp;
+  int* list;
+  unsigned char* listed;
 };
 
 // Row `row` of this block's slab in slot n of a [B·H][NT+1][Kp][Vp] array.
@@ -81,7 +86,12 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
     store_slot(w.states, w, n, S, f, lane);
     float l0[SUB], l1[SUB];
     walk_decay_cumsum(smem, j, p, l0, l1);
-    __syncthreads();
+    const bool taken = __syncthreads_and(walk_grads_in_range(l0, l1));
+    if (blockIdx.x == 0 && tid == 0) {  // one V slab lists the chunk
+      const int chunk = blockIdx.y * a.NT + n;
+      w.listed[chunk] = !taken;
+      if (!taken) w.list[1 + atomicAdd(w.list, 1)] = chunk;
+    }
     walk_prepare_kg(smem, j, p, l0, l1);
     __syncthreads();
     if (n + 1 < n1) {

@@ -10,7 +10,8 @@
 //   chunk_dv_kernel        dv = k̂·dS_n + scale·Aᵀ·do. Grid (chunks, wide V slabs, heads).
 //   chunk_dq_dk_dg_kernel  dq = scale·e^{G} ⊙ (do·S_nᵀ) + intra, dk = e^{G[C−1]−G} ⊙
 //                          (v·dS_nᵀ) + intra, dg. Grid (chunks, K slabs, heads).
-//   *_list_kernel          the same over a list of chunks (the gradient walk's leftovers).
+//   run_listed_chunks      dv_chunk and dq_dk_dg_chunk over the chunks the bf16 gradient
+//                          walk leaves, inside its grid (backward_bf16_mma_grads.cuh).
 //
 // dg without cancellation. dg_t = Σ over the pairs (s, j) with s ≥ t > j of their
 // terms q_s ⊙ k_j ⊙ e^{G_s − G_j}·scale·(do_s·v_j) — h0 counting as a j before the
@@ -35,17 +36,6 @@ template <class T>
 __host__ __device__ inline T* y_partials(T* base, const dims& d, int bh, int n, int vs) {
   return base + ((static_cast<int64_t>(bh) * d.NT + n) * d.NVs + vs) * d.Kp;
 }
-
-// The chunks of a list (the ones the bf16 gradient walk left over, backward_bf16_mma_grads.cuh: [0]
-// the count, then bh·NT + n each) that block blockIdx.x of a one-wave grid runs: entries
-// blockIdx.x, + gridDim.x, … The *_list_kernel forms below run their chunk bodies over it;
-// the grid forms are the kernels as they were.
-#define GLABENCH_FOR_LISTED_CHUNKS(d, list, body)                      \
-  for (int i = blockIdx.x; i < (list)[0]; i += gridDim.x) {            \
-    const int n = (list)[1 + i] % (d).NT, bh = (list)[1 + i] / (d).NT; \
-    body;                                                              \
-    __syncthreads(); /* the next chunk reuses shared memory */         \
-  }
 
 // ---- chunk_dstates_kernel ------------------------------------------------------------
 template <class S, class Tr = traits<S>>
@@ -104,10 +94,11 @@ __global__ void __launch_bounds__(kThreads)
 // ---- chunk_dv_kernel -----------------------------------------------------------------
 // The outputs kernel's shared memory, with k̂, dS_n, do and dv in the places of q̃, S_n,
 // v and o.
+// dv of chunk n of head bh, columns [v0, v0 + BV_out).
 template <class S, class Tr = traits<S>>
 __device__ __forceinline__ void dv_chunk(const tensors<S>& x, const dims& d,
                                          const typename Tr::acc_t* dstates, double scale, int n,
-                                         int bh) {
+                                         int bh, int v0) {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -115,7 +106,6 @@ __device__ __forceinline__ void dv_chunk(const tensors<S>& x, const dims& d,
   outputs_smem<Tr> s(c);
   op_t *kg = s.qg, *dS = s.S, *d_o = s.v;
   acc_t* dv = s.o;
-  const int v0 = blockIdx.y * Tr::BV_out;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const head_tensor<const S> q(x.q, d, d.K, bh), k(x.k, d, d.K, bh), g(x.g, d, d.K, bh);
   s.sc.zero_scores();
@@ -146,13 +136,7 @@ __device__ __forceinline__ void dv_chunk(const tensors<S>& x, const dims& d,
 template <class S, class Tr = traits<S>>
 __global__ void __launch_bounds__(kThreads)
     chunk_dv_kernel(tensors<S> x, dims d, const typename Tr::acc_t* dstates, double scale) {
-  dv_chunk<S>(x, d, dstates, scale, blockIdx.x, blockIdx.z);
-}
-template <class S, class Tr = traits<S>>
-__global__ void __launch_bounds__(kThreads)
-    chunk_dv_list_kernel(tensors<S> x, dims d, const typename Tr::acc_t* dstates, double scale,
-                         const int* list) {
-  GLABENCH_FOR_LISTED_CHUNKS(d, list, dv_chunk<S>(x, d, dstates, scale, n, bh))
+  dv_chunk<S>(x, d, dstates, scale, blockIdx.x, blockIdx.z, blockIdx.y * Tr::BV_out);
 }
 
 // ---- chunk_dq_dk_dg_kernel -----------------------------------------------------------
@@ -193,12 +177,13 @@ struct grads_smem {
   }
 };
 
+// dq, dk and dg of chunk n of head bh, features [k0, k0 + BK).
 template <class S, class Tr = traits<S>>
 __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& d,
                                                const typename Tr::acc_t* states,
                                                const typename Tr::acc_t* dstates,
                                                const typename Tr::acc_t* ypart, double scale, int n,
-                                               int bh) {
+                                               int bh, int k0) {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   using G_ = grads_smem<Tr>;
@@ -207,7 +192,6 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   extern __shared__ __align__(128) unsigned char smem[];
   carve c{smem};
   G_ s(c);
-  const int k0 = blockIdx.y * BK;
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const acc_t sc = static_cast<acc_t>(scale);
   for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads)
@@ -345,14 +329,31 @@ __global__ void __launch_bounds__(kThreads)
     chunk_dq_dk_dg_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
                           const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
                           double scale) {
-  dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, blockIdx.x, blockIdx.z);
+  dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, blockIdx.x, blockIdx.z,
+                    blockIdx.y * Tr::BK);
 }
+
+// The chunks of `list` ([0] the count, then bh·NT + n each), run by `blocks` blocks of a
+// grid they share with other work: a chunk's items are its dv slabs and its dq/dk/dg K
+// slabs, and block `block` takes items block, block + blocks, … Every thread of the block
+// calls it.
 template <class S, class Tr = traits<S>>
-__global__ void __launch_bounds__(kThreads)
-    chunk_dq_dk_dg_list_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
-                               const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
-                               double scale, const int* list) {
-  GLABENCH_FOR_LISTED_CHUNKS(d, list, dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, n, bh))
+__device__ void run_listed_chunks(const tensors<S>& x, const dims& d,
+                                  const typename Tr::acc_t* states,
+                                  const typename Tr::acc_t* dstates,
+                                  const typename Tr::acc_t* ypart, double scale, const int* list,
+                                  int block, int blocks) {
+  const int dv_slabs = d.Vp / Tr::BV_out, per_chunk = dv_slabs + d.Kp / Tr::BK;
+  const int items = list[0] * per_chunk;
+  for (int i = block; i < items; i += blocks) {
+    const int chunk = list[1 + i / per_chunk], part = i % per_chunk;
+    const int n = chunk % d.NT, bh = chunk / d.NT;
+    if (part < dv_slabs)
+      dv_chunk<S>(x, d, dstates, scale, n, bh, part * Tr::BV_out);
+    else
+      dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, n, bh, (part - dv_slabs) * Tr::BK);
+    __syncthreads();  // the next item reuses shared memory
+  }
 }
 
 }  // namespace glabench::chunked

@@ -91,11 +91,13 @@ struct forward_plan {
 template <class Tr>
 struct backward_plan {
   typename Tr::acc_t *states, *dstates, *ypart;
-  // bf16 only: the chunks the gradient walk leaves to the WMMA kernels, and the state
-  // walks' sequence split (walk_plan.hpp).
+  // bf16 only: the chunks the gradient walk leaves to the WMMA bodies (a list and a flag
+  // per chunk, backward_bf16_mma_states.cuh), and the state walks' sequence split
+  // (walk_plan.hpp).
   // A sequence-parallel rank keeps the dS walk's pieces apart (dsplit), both passes' over
   // every segment; otherwise the dS pass reuses the state pass's (dsplit = split).
   int* leftover = nullptr;
+  unsigned char* listed = nullptr;
   float *split = nullptr, *dsplit = nullptr;
   backward_plan(carver& w, const dims& d, bool sequence_rank = false)
       : states(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
@@ -103,6 +105,7 @@ struct backward_plan {
         ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)) {
     if constexpr (std::is_same_v<typename Tr::storage_t, __nv_bfloat16>) {
       leftover = w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT + 1);
+      listed = w.take<unsigned char>(static_cast<size_t>(d.B) * d.H * d.NT);
       const size_t pieces =
           walk::split_workspace_bytes(d.B, d.T, d.H, d.Vp, walk::C, 4, 4, walk::BV, sequence_rank) /
           sizeof(float);
@@ -313,6 +316,14 @@ cudaError_t launch_fp_walk(const call& c) {
   }
 }
 
+template <class S>
+tensors<S> tensors_of(const call& c) {
+  auto in = [](const void* p) { return static_cast<const S*>(p); };
+  auto out = [](void* p) { return static_cast<S*>(p); };
+  return {in(c.q),   in(c.k),   in(c.v),   in(c.g),   in(c.h0),  in(c.d_o),  in(c.dht),   out(c.o),
+          out(c.ht), out(c.dq), out(c.dk), out(c.dv), out(c.dg), out(c.dh0), c.state_fp32};
+}
+
 // The backward's state and dS walks (backward_bf16_mma_states.cuh) into its workspace arrays.
 // The first passes of the state and dS walks, each into its pieces' arrays, with `a` planned
 // on them (plan_walk_split); `every_segment` for a sequence-parallel rank's phase 1.
@@ -336,7 +347,8 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
   const bool rank = c.sequence_rank;
   walk::args a = walk_args_of(c);
   const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, rank);
-  const walk::state_arrays w{p.states, p.dstates, p.ypart, d.NT, d.Kp, d.Vp};
+  const walk::state_arrays w{p.states, p.dstates, p.ypart, d.NT, d.Kp, d.Vp, p.leftover, p.listed};
+  if (cudaError_t e = cudaMemsetAsync(p.leftover, 0, sizeof(int), c.stream)) return e;
   const bf16* d_o = static_cast<const bf16*>(c.d_o);
   // Each pass's pieces, then its walk; the dS pass reuses the pieces' arrays. A
   // sequence-parallel rank's pieces are phase 1's, the dS pass's in arrays of their own.
@@ -357,8 +369,9 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
       grid, c.stream, a, w, d_o, c.dht, c.dh0);
 }
 
-// The gradient walk (backward_bf16_mma_grads.cuh) for heads the state walks took with V ≤ 128. It
-// lists the chunks whose gates it does not take (strong gates) in p.leftover.
+// The gradient walk (backward_bf16_mma_grads.cuh) for heads the state walks took with V ≤ 128,
+// the chunks the state walk listed (strong gates) on the WMMA bodies in the same grid: a
+// block an SM first, whose items run while the walk's blocks take the other SMs.
 template <class Tr>
 cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<Tr>& p) {
   using bf16 = __nv_bfloat16;
@@ -367,21 +380,19 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   w.dq = static_cast<bf16*>(c.dq), w.dk = static_cast<bf16*>(c.dk);
   w.dv = static_cast<bf16*>(c.dv), w.dg = static_cast<bf16*>(c.dg);
   w.states = p.states, w.dstates = p.dstates, w.ypart = p.ypart;
-  w.Kp = d.Kp, w.Vp = d.Vp, w.NVs = d.NVs, w.fallback = p.leftover;
-  if (cudaError_t e = cudaMemsetAsync(p.leftover, 0, sizeof(int), c.stream)) return e;
+  w.Kp = d.Kp, w.Vp = d.Vp, w.NVs = d.NVs, w.listed = p.listed;
+  const int64_t chunks = static_cast<int64_t>(d.NT) * d.B * d.H;
+  const int64_t items = chunks * (d.Vp / Tr::BV_out + d.Kp / Tr::BK);
+  const int sms = cuda_plugin::sm_count();
+  const walk::listed_chunks l{tensors_of<bf16>(c), d, c.scale, p.leftover,
+                              static_cast<int>(std::min<int64_t>(items, sms > 0 ? sms : 132))};
+  if (smem_of<outputs_smem<Tr>>() > walk::grads_layout::bytes ||
+      smem_of<grads_smem<Tr>>() > walk::grads_layout::bytes)
+    return cudaErrorInvalidConfiguration;  // the WMMA bodies run in the walk's shared memory
   const walk::args a = walk_args_of(c);
   return launch_walk_kernel_smem(
       a.narrow ? walk::chunk_walk_grads_kernel<true> : walk::chunk_walk_grads_kernel<false>,
-      dim3(static_cast<unsigned>(d.NT), static_cast<unsigned>(d.B * d.H)),
-      walk::grads_layout::bytes, c.stream, a, w);
-}
-
-template <class S>
-tensors<S> tensors_of(const call& c) {
-  auto in = [](const void* p) { return static_cast<const S*>(p); };
-  auto out = [](void* p) { return static_cast<S*>(p); };
-  return {in(c.q),   in(c.k),   in(c.v),   in(c.g),   in(c.h0),  in(c.d_o),  in(c.dht),   out(c.o),
-          out(c.ht), out(c.dq), out(c.dk), out(c.dv), out(c.dg), out(c.dh0), c.state_fp32};
+      dim3(static_cast<unsigned>(l.blocks + chunks)), walk::grads_layout::bytes, c.stream, a, w, l);
 }
 
 template <class S>
@@ -448,15 +459,11 @@ cudaError_t backward(const call& c) {
   const unsigned heads = static_cast<unsigned>(d.B * d.H);
   const unsigned nt = static_cast<unsigned>(d.NT), nk = d.Kp / Tr::BK, nv = d.NVs;
   bool walked = false;
-  const int* leftover = nullptr;  // null: the WMMA kernels run every chunk
   if constexpr (std::is_same_v<S, __nv_bfloat16>) {
     if (on_walks(c)) {
       if (cudaError_t e = launch_backward_walks(c, d, p)) return e;
       walked = true;
-      if (grads_walk_fits(c, d)) {
-        if (cudaError_t e = launch_grads_walk(c, d, p)) return e;
-        leftover = p.leftover;
-      }
+      if (grads_walk_fits(c, d)) return launch_grads_walk(c, d, p);
     }
   }
   if (!walked) {
@@ -467,18 +474,6 @@ cudaError_t backward(const call& c) {
             launch(chunk_dstates_kernel<S>, dim3(nk, nv, heads), smem_of<walk_smem<Tr>>(), c.stream,
                    x, d, static_cast<const acc_t*>(p.states), p.dstates, p.ypart, c.scale))
       return e;
-  }
-  if (leftover) {  // one wave of blocks (a block an SM) that loop over the list, mostly empty
-    const int sms = cuda_plugin::sm_count(), chunks = static_cast<int>(nt * heads);
-    const unsigned wave = static_cast<unsigned>(sms > 0 ? std::min(chunks, sms) : chunks);
-    if (cudaError_t e = launch(chunk_dv_list_kernel<S>, dim3(wave, d.Vp / Tr::BV_out),
-                               smem_of<outputs_smem<Tr>>(), c.stream, x, d,
-                               static_cast<const acc_t*>(p.dstates), c.scale, leftover))
-      return e;
-    return launch(chunk_dq_dk_dg_list_kernel<S>, dim3(wave, nk), smem_of<grads_smem<Tr>>(),
-                  c.stream, x, d, static_cast<const acc_t*>(p.states),
-                  static_cast<const acc_t*>(p.dstates), static_cast<const acc_t*>(p.ypart), c.scale,
-                  leftover);
   }
   if (cudaError_t e = launch(chunk_dv_kernel<S>, dim3(nt, d.Vp / Tr::BV_out, heads),
                              smem_of<outputs_smem<Tr>>(), c.stream, x, d,

@@ -177,10 +177,8 @@ __device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int 
 //   k̆[t] = k[t]·2^{T_j − l[t]} ≤ |k|     (decayed to the sub-chunk's end)
 // and l itself (fp32) for the gradients' own decays. The threads of sub-chunk 0 also write
 // 2^{T_m} and the gates before each sub-chunk, Γ_m = T_0 + … + T_{m−1} (Γ_4 = G[C−1]),
-// summed in that order. Returns whether this thread's gates are all ≤ 0 and its sub-chunk's
-// sum ≥ −kSafeLog2 in both features, so that k̄ ≤ |k|·2^96; where a thread's are not, the
-// block leaves the chunk to the WMMA kernels.
-__device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, int p,
+// summed in that order. Only for chunks walk_grads_in_range takes (k̄ ≤ |k|·2^96).
+__device__ __forceinline__ void walk_prepare_grads(unsigned char* smem, int j, int p,
                                                    const float (&l0)[SUB], const float (&l1)[SUB]) {
   using L = grads_layout;
   if (j == 0) {
@@ -196,14 +194,10 @@ __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, i
     at<float2>(smem, L::gam + (SUBS * KP + 2 * p) * 4) = make_float2(G0, G1);
   }
   const float T0 = l0[SUB - 1], T1 = l1[SUB - 1];
-  bool in_range = T0 >= -kSafeLog2 && T1 >= -kSafeLog2;
-  float prev0 = 0.f, prev1 = 0.f;
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const int t = SUB * j + u;
     const uint32_t off = pair_offset(t, p);
-    in_range = in_range && l0[u] <= prev0 && l1[u] <= prev1;
-    prev0 = l0[u], prev1 = l1[u];
     const float2 q = pair_at(smem, L::q + off), k = pair_at(smem, L::k + off);
     at<float2>(smem, L::l + (t * L::GLD + 2 * p) * 4) = make_float2(l0[u], l1[u]);
     uint32_t hi, lo;
@@ -215,6 +209,21 @@ __device__ __forceinline__ bool walk_prepare_grads(unsigned char* smem, int j, i
     at<uint32_t>(smem, L::kbar_lo + off) = lo;
     at<uint32_t>(smem, L::kend + off) =
         tc::pack_bf16(k.x * tc::ex2(T0 - l0[u]), k.y * tc::ex2(T1 - l1[u]));
+  }
+}
+
+// Whether the gradient walk's references hold for thread (j, p)'s sub-chunk and feature
+// pair: every gate ≤ 0 and the sub-chunk's sum ≥ −kSafeLog2 in both features, so that
+// every factor but k̄'s is ≤ 1 and k̄ ≤ |k|·2^96. A chunk where some thread's do not is
+// listed by chunk_walk_states_kernel for the WMMA bodies (backward_bf16_mma_grads.cuh).
+__device__ __forceinline__ bool walk_grads_in_range(const float (&l0)[SUB],
+                                                    const float (&l1)[SUB]) {
+  bool in_range = l0[SUB - 1] >= -kSafeLog2 && l1[SUB - 1] >= -kSafeLog2;
+  float prev0 = 0.f, prev1 = 0.f;
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    in_range = in_range && l0[u] <= prev0 && l1[u] <= prev1;
+    prev0 = l0[u], prev1 = l1[u];
   }
   return in_range;
 }
