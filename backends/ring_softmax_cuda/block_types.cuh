@@ -3,13 +3,14 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 namespace glabench::ring {
 
-// fp64 problems compute and keep lse in fp64; fp32 and bf16 in fp32 (never TF32: the
+// fp64 problems compute and keep lse in fp64; fp32, bf16 and fp16 in fp32 (never TF32: the
 // products are plain FFMA).
 template <typename T>
 struct compute_type {
@@ -34,6 +35,10 @@ template <typename A>
 __device__ __forceinline__ A load_as(const __nv_bfloat16* p) {
   return static_cast<A>(__bfloat162float(*p));
 }
+template <typename A>
+__device__ __forceinline__ A load_as(const __half* p) {
+  return static_cast<A>(__half2float(*p));
+}
 __device__ __forceinline__ void store_from(double* p, double x) {
   *p = x;
 }
@@ -42,6 +47,9 @@ __device__ __forceinline__ void store_from(float* p, float x) {
 }
 __device__ __forceinline__ void store_from(__nv_bfloat16* p, float x) {
   *p = __float2bfloat16(x);
+}
+__device__ __forceinline__ void store_from(__half* p, float x) {
+  *p = __float2half(x);
 }
 
 template <typename A>

@@ -90,11 +90,12 @@ std::shared_ptr<fe::graph::Tensor_attributes> stats_tensor(fe::graph::Graph& g,
                       .set_data_type(fe::DataType_t::FLOAT));
 }
 
-using key = std::tuple<int, bool, int, int, int, int, int64_t, int64_t, int64_t, bool, float>;
+using key = std::tuple<int, bool, int, int, int, int, int64_t, int64_t, int64_t, bool, float, bool>;
 key key_of(const pair_shape& s, bool backward) {
   int device = 0;
   cudaGetDevice(&device);
-  return {device, backward, s.B, s.H, s.D, s.V, s.T, s.q_len, s.kv_len, s.causal_diagonal, s.scale};
+  return {device,   backward,          s.B,     s.H,   s.D, s.V, s.T, s.q_len,
+          s.kv_len, s.causal_diagonal, s.scale, s.fp16};
 }
 
 struct planned {
@@ -138,7 +139,7 @@ const planned& plan(const pair_shape& s, bool backward) {
   }
   try {
     auto g = std::make_shared<fe::graph::Graph>();
-    g->set_io_data_type(fe::DataType_t::BFLOAT16)
+    g->set_io_data_type(s.fp16 ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16)
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
         .set_compute_data_type(fe::DataType_t::FLOAT);
     auto q = tensor(*g, Q, "Q", s, s.q_len, s.D);

@@ -19,12 +19,13 @@ bool library_loaded(std::string* why);
 long library_version();
 
 // A block's shape on [B,T,H,X] tensors: q_len query rows against kv_len key rows, on
-// the device current at the call. bf16 only.
+// the device current at the call. bf16, or fp16 where `fp16`.
 struct pair_shape {
   int B, H, D, V;
   int64_t T, q_len, kv_len;
   bool causal_diagonal;  // the same chunk, causal (top-left aligned); else no mask
   float scale;
+  bool fp16;
 };
 
 // Builds and caches the graph of this shape; empty string = ready, else why cuDNN

@@ -14,7 +14,7 @@
 
 namespace glabench::ring {
 
-enum class storage { fp64, fp32, bf16 };
+enum class storage { fp64, fp32, bf16, fp16 };
 
 // Which kernel computes a (query chunk, key chunk) block: cuDNN's fused attention
 // (16-bit only) or this backend's own blockwise kernel (every dtype, FFMA/DFMA).

@@ -1,5 +1,5 @@
 // The pair steps of pair_steps.hpp: the only translation unit that launches the block,
-// merge and fold kernels, instantiated for fp64, fp32 and bf16.
+// merge and fold kernels, instantiated for fp64, fp32, bf16 and fp16.
 #include "block_backward.cuh"
 #include "block_forward.cuh"
 #include "lse_merge.cuh"
@@ -71,7 +71,7 @@ std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool a
     GLABENCH_TRY_CUDA(cudaGetLastError(), "block_forward_kernel launch");
     return {};
   }
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+  if constexpr (is_16bit<T>) {
     T* block_o = alone ? x.o : x.block_o;
     float* block_stats = alone ? x.lse : x.block_stats;
     const size_t q_row = size_t(bp.q.begin) * p.H, kv_row = size_t(bp.kv.begin) * p.H;
@@ -91,7 +91,7 @@ std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool a
     GLABENCH_TRY_CUDA(cudaGetLastError(), "merge_block_kernel launch");
     return {};
   } else {
-    return "cuDNN blocks are bf16 only";
+    return "cuDNN blocks are 16-bit only";
   }
 }
 
@@ -141,7 +141,7 @@ std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visi
 template <typename T>
 std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool alone,
                                  const backward_tensors<T>& x, cudaStream_t stream) {
-  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+  if constexpr (is_16bit<T>) {
     const size_t q_row = size_t(bp.q.begin) * p.H, kv_row = size_t(bp.kv.begin) * p.H;
     T* to_dq = alone ? x.dq : x.block_dq;
     T* to_dk = alone ? x.dk : x.block_dk;
@@ -159,7 +159,7 @@ std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool al
                                      stats, to_dq + q_row * p.D, to_dk + kv_row * p.D,
                                      to_dv + kv_row * p.V, x.cudnn_workspace, stream);
   } else {
-    return "cuDNN blocks are bf16 only";
+    return "cuDNN blocks are 16-bit only";
   }
 }
 
@@ -180,9 +180,14 @@ RING_SUM_VALUES(__nv_bfloat16, __nv_bfloat16, __nv_bfloat16)
 RING_SUM_VALUES(__nv_bfloat16, __nv_bfloat16, float)
 RING_SUM_VALUES(__nv_bfloat16, float, __nv_bfloat16)
 RING_SUM_VALUES(__nv_bfloat16, float, float)
+RING_SUM_VALUES(__half, __half, __half)
+RING_SUM_VALUES(__half, __half, float)
+RING_SUM_VALUES(__half, float, __half)
+RING_SUM_VALUES(__half, float, float)
 
 RING_PAIR_STEPS(double)
 RING_PAIR_STEPS(float)
 RING_PAIR_STEPS(__nv_bfloat16)
+RING_PAIR_STEPS(__half)
 
 }  // namespace glabench::ring

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <map>
@@ -55,7 +56,8 @@ inline cudnn_block::pair_shape cudnn_shape(const problem& p, const block_pair& b
           bp.q.size(),
           bp.kv.size(),
           bp.mask == pair_mask::causal_diagonal,
-          static_cast<float>(p.scale)};
+          static_cast<float>(p.scale),
+          p.dtype == storage::fp16};
 }
 
 // cuDNN's graph of every pair's block shape, built and cached (untimed). Empty = cuDNN
@@ -76,6 +78,10 @@ inline std::string plan_cudnn_pairs(const problem& p, const std::vector<block_pa
   return {};
 }
 
+// The 16-bit storage dtypes, the ones cuDNN's blocks take.
+template <typename T>
+inline constexpr bool is_16bit = std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>;
+
 // F<T>::run(args...) for the problem's storage dtype.
 template <template <typename> class F, typename... Args>
 auto by_dtype(storage s, Args&&... args) {
@@ -84,6 +90,8 @@ auto by_dtype(storage s, Args&&... args) {
       return F<double>::run(std::forward<Args>(args)...);
     case storage::fp32:
       return F<float>::run(std::forward<Args>(args)...);
+    case storage::fp16:
+      return F<__half>::run(std::forward<Args>(args)...);
     default:
       return F<__nv_bfloat16>::run(std::forward<Args>(args)...);
   }
@@ -96,7 +104,7 @@ std::string fold_rows(const problem& p, span rows, int X, visit when, const T* p
                       acc_t<T>* acc, T* out, cudaStream_t stream);
 
 // out = a + b over n values, summed in acc_t<T>; a and out in T or acc_t<T>, b in T
-// (the ranks' whole-shard gradient sums of cuDNN's blocks: compiled for bf16 only).
+// (the ranks' whole-shard gradient sums of cuDNN's blocks: compiled for 16-bit only).
 template <typename T, typename P, typename O>
 std::string sum_values(int64_t n, const P* a, const T* b, O* out, cudaStream_t stream);
 

@@ -205,10 +205,10 @@ status backward_typed(world_state& w, const backward_io& io) {
       const std::optional<step_block>& blk = w.steps[size_t(r.rank)][size_t(s)];
       const int64_t held_rows = shard_rows(w.chunks[size_t(kv_source(r.rank, s, W))]);
       if (cudnn) {
-        // cuDNN blocks are bf16 only (the plugin never picks them for fp32 or fp64), so
-        // their steps, and the sums they need, are compiled for bf16 alone.
-        if constexpr (!std::is_same_v<T, __nv_bfloat16>) {
-          return "cuDNN blocks are bf16 only";
+        // cuDNN blocks are 16-bit only (the plugin never picks them for fp32 or fp64),
+        // so their steps, and the sums they need, are compiled for bf16 and fp16 alone.
+        if constexpr (!is_16bit<T>) {
+          return "cuDNN blocks are 16-bit only";
         } else {
           if (blk)
             GLABENCH_TRY(

@@ -36,6 +36,8 @@ constexpr glabench_capability kCapabilities[] = {
     {GLABENCH_OP_SOFTMAX_ATTN, kFloat32, GLABENCH_MODE_BACKWARD},
     {GLABENCH_OP_SOFTMAX_ATTN, kBFloat16, GLABENCH_MODE_FORWARD},
     {GLABENCH_OP_SOFTMAX_ATTN, kBFloat16, GLABENCH_MODE_BACKWARD},
+    {GLABENCH_OP_SOFTMAX_ATTN, kFloat16, GLABENCH_MODE_FORWARD},
+    {GLABENCH_OP_SOFTMAX_ATTN, kFloat16, GLABENCH_MODE_BACKWARD},
 };
 
 constexpr int kMaxHead = 256;
@@ -47,6 +49,7 @@ extern const glabench_backend kBackend;
 ring::storage storage_of(DLDataType d) {
   return d.bits == 64          ? ring::storage::fp64
          : d.code == kDLBfloat ? ring::storage::bf16
+         : d.bits == 16        ? ring::storage::fp16
                                : ring::storage::fp32;
 }
 
@@ -125,7 +128,7 @@ ring::problem problem_of(const glabench_problem* p) {
   return r;
 }
 
-// Which kernel computes the blocks: cuDNN for bf16 where it is loaded and accepts every
+// Which kernel computes the blocks: cuDNN for bf16 and fp16 where it is loaded and accepts every
 // block shape of the problem (RING_SOFTMAX_CUDA_BLOCK=auto), else the own kernel.
 // Decided once per problem and mode; planning cuDNN's graphs here keeps it untimed.
 struct block_decision {
@@ -148,8 +151,8 @@ block_decision decide_block(const ring::problem& base, glabench_mode mode, bool 
   block_decision d;
   if (knob_values().block_choice == knobs::block::own) {
     d.why_not_cudnn = "RING_SOFTMAX_CUDA_BLOCK=own";
-  } else if (base.dtype != ring::storage::bf16) {
-    d.why_not_cudnn = "cuDNN blocks are bf16 only";
+  } else if (base.dtype != ring::storage::bf16 && base.dtype != ring::storage::fp16) {
+    d.why_not_cudnn = "cuDNN blocks are 16-bit only";
   } else if (ring::cudnn_block::library_loaded(&d.why_not_cudnn)) {
     // Planning every block shape's graph now also keeps graph building out of timed calls.
     ring::problem p = base;
@@ -173,7 +176,7 @@ glabench_status device_available(glabench_message* reason) {
 glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench_message* reason) {
   if (!has_capability(kBackend, p->op, p->dtype, mode))
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                "ring_softmax_cuda runs softmax_attn in fp64, fp32 and bf16");
+                "ring_softmax_cuda runs softmax_attn in fp64, fp32, bf16 and fp16");
   if (!knob_values().error.empty())
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, knob_values().error);
   if (p->B < 1 || p->T < 1 || p->H < 1 || p->K < 1 || p->V < 1)
@@ -213,9 +216,10 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
                           "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE)");
   }
   if (knob_values().block_choice == knobs::block::cudnn) {
-    if (storage_of(p->dtype) != ring::storage::bf16)
+    if (const ring::storage s = storage_of(p->dtype);
+        s != ring::storage::bf16 && s != ring::storage::fp16)
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                  "RING_SOFTMAX_CUDA_BLOCK=cudnn: cuDNN blocks are bf16 only");
+                  "RING_SOFTMAX_CUDA_BLOCK=cudnn: cuDNN blocks are 16-bit only");
     std::string why;
     if (!ring::cudnn_block::library_loaded(&why))
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: " + why);

@@ -4,6 +4,7 @@
 // thresholds (1e-5, 1e-2), rel_l2 — for ragged shards (T = 257, not a multiple of any
 // N > 1), causal and not, both layouts, D ≠ V, and the cuDNN blocks where cuDNN loads.
 // Exit 77 (skipped) without a GPU.
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -69,7 +70,9 @@ struct device_tensor {
         std::memcpy(&raw[i * 4], &f, 4);
       }
       if (elem == 2) {
-        const uint16_t h = to_bf16(x[i]);
+        const uint16_t h = dtype == ring::storage::fp16
+                               ? __half_as_ushort(__float2half_rn(float(x[i])))
+                               : to_bf16(x[i]);
         std::memcpy(&raw[i * 2], &h, 2);
       }
     }
@@ -89,7 +92,8 @@ struct device_tensor {
       if (elem == 2) {
         uint16_t h;
         std::memcpy(&h, &raw[i * 2], 2);
-        x[i] = from_bf16(h);
+        x[i] =
+            dtype == ring::storage::fp16 ? double(__half2float(__ushort_as_half(h))) : from_bf16(h);
       }
     }
     return x;
@@ -143,7 +147,10 @@ outputs run(const ring::problem& p, const inputs& x) {
 }
 
 const char* dtype_name(ring::storage s) {
-  return s == ring::storage::fp64 ? "fp64" : s == ring::storage::fp32 ? "fp32" : "bf16";
+  return s == ring::storage::fp64   ? "fp64"
+         : s == ring::storage::fp32 ? "fp32"
+         : s == ring::storage::fp16 ? "fp16"
+                                    : "bf16";
 }
 
 void compare(const char* label, const ring::problem& p, const outputs& got, const outputs& want,
@@ -185,13 +192,14 @@ int main() {
   std::mt19937_64 rng(20261123);
   std::normal_distribution<double> normal;
   for (const ring::storage dtype :
-       {ring::storage::fp64, ring::storage::fp32, ring::storage::bf16}) {
+       {ring::storage::fp64, ring::storage::fp32, ring::storage::bf16, ring::storage::fp16}) {
     const double tol = dtype == ring::storage::fp64   ? 1e-12
                        : dtype == ring::storage::fp32 ? 1e-5
                                                       : 1e-2;
     // D ≠ V and ragged T for the own kernel; D = V = 64 (a multiple of 8) for cuDNN.
     for (const bool cudnn : {false, true}) {
-      if (cudnn && (dtype != ring::storage::bf16 || !have_cudnn)) continue;
+      const bool is16 = dtype == ring::storage::bf16 || dtype == ring::storage::fp16;
+      if (cudnn && (!is16 || !have_cudnn)) continue;
       ring::problem p{};
       p.dtype = dtype;
       p.B = 2;
