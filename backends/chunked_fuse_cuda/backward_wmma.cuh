@@ -92,9 +92,8 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // ---- chunk_dv_kernel -----------------------------------------------------------------
-// The outputs kernel's shared memory, with k̂, dS_n, do and dv in the places of q̃, S_n,
-// v and o.
-// dv of chunk n of head bh, columns [v0, v0 + BV_out).
+// dv of chunk n of head bh, columns [v0, v0 + BV_out), in the outputs kernel's shared
+// memory with k̂, dS_n, do and dv in the places of q̃, S_n, v and o.
 template <class S, class Tr = traits<S>>
 __device__ __forceinline__ void dv_chunk(const tensors<S>& x, const dims& d,
                                          const typename Tr::acc_t* dstates, double scale, int n,

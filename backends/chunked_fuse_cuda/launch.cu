@@ -385,7 +385,7 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   const int64_t items = chunks * (d.Vp / Tr::BV_out + d.Kp / Tr::BK);
   const int sms = cuda_plugin::sm_count();
   const walk::listed_chunks l{tensors_of<bf16>(c), d, c.scale, p.leftover,
-                              static_cast<int>(std::min<int64_t>(items, sms > 0 ? sms : 132))};
+                              static_cast<int>(std::min<int64_t>(items, std::max(sms, 1)))};
   if (smem_of<outputs_smem<Tr>>() > walk::grads_layout::bytes ||
       smem_of<grads_smem<Tr>>() > walk::grads_layout::bytes)
     return cudaErrorInvalidConfiguration;  // the WMMA bodies run in the walk's shared memory
