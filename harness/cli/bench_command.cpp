@@ -155,7 +155,8 @@ void add_bench_command(CLI::App& app, const global_options& global, int& exit_co
       ->capture_default_str()
       ->check(oc::real(0, oc::end::open, oc::kMaxSeconds, oc::end::closed, "seconds"));
   cmd->add_option("--max-call-seconds", o.max_call_s,
-                  "skip a configuration whose single call takes longer")
+                  "skip a configuration whose warm call takes longer (its first call, which may "
+                  "compile or autotune, is held to --call-timeout only)")
       ->capture_default_str()
       ->check(oc::real(0, oc::end::open, oc::kMaxSeconds, oc::end::closed, "seconds"));
   cmd->add_option("--warmup", o.warmup, "untimed calls before sampling")

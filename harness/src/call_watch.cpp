@@ -14,6 +14,7 @@ namespace {
 struct shared_page {
   std::atomic<int64_t> call_started_ns;  // CLOCK_MONOTONIC; 0 outside a call
   std::atomic<uint64_t> marks;           // starts and ends of calls (one writer: the worker)
+  std::atomic<int32_t> warmup;           // the current call began in a warmup_scope
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free);
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
@@ -30,6 +31,7 @@ int64_t now_ns() {
 }
 
 shared_page* attached = nullptr;
+bool in_warmup = false;  // a warmup_scope is open (the worker's calling thread)
 
 void* map_page(int fd) {
   void* p = mmap(nullptr, sizeof(shared_page), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -45,8 +47,17 @@ void call_watch::attach(int fd) {
 
 void call_watch::begin() noexcept {
   if (!attached) return;
-  attached->call_started_ns.store(now_ns(), std::memory_order_relaxed);
+  // The flag before the start time: a parent that sees the start sees the flag.
+  attached->warmup.store(in_warmup ? 1 : 0, std::memory_order_relaxed);
+  attached->call_started_ns.store(now_ns(), std::memory_order_release);
   bump(attached->marks);
+}
+
+warmup_scope::warmup_scope() noexcept {
+  in_warmup = true;
+}
+warmup_scope::~warmup_scope() {
+  in_warmup = false;
 }
 
 void call_watch::end() noexcept {
@@ -72,6 +83,7 @@ call_watch_page::~call_watch_page() {
 void call_watch_page::reset() {
   static_cast<shared_page*>(page_)->call_started_ns.store(0);
   static_cast<shared_page*>(page_)->marks.store(0);
+  static_cast<shared_page*>(page_)->warmup.store(0);
 }
 
 uint64_t call_watch_page::marks() const {
@@ -81,6 +93,10 @@ uint64_t call_watch_page::marks() const {
 double call_watch_page::seconds_in_call() const {
   const int64_t started = static_cast<shared_page*>(page_)->call_started_ns.load();
   return started ? double(now_ns() - started) / 1e9 : 0.0;
+}
+
+bool call_watch_page::warmup_call() const {
+  return static_cast<shared_page*>(page_)->warmup.load() != 0;
 }
 
 }  // namespace glabench

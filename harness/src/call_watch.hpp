@@ -5,7 +5,9 @@
 // few stores to that page, so it costs nothing measurable inside a timed region.
 //
 // In the worker (or in-process with --no-isolate) the page is attached or absent;
-// watched_call marks a backend call for its lifetime either way.
+// watched_call marks a backend call for its lifetime either way. A call begun inside a
+// warmup_scope is marked as a warm-up call (a configuration's first, which may compile,
+// autotune or plan), which the parent may hold to a longer limit.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,14 @@ void attach(int fd);
 void begin() noexcept;  // a backend call starts (a no-op unless attached)
 void end() noexcept;    // it returned
 }  // namespace call_watch
+
+// The calls begun during its lifetime are warm-up calls (not nested; one thread).
+struct warmup_scope {
+  warmup_scope() noexcept;
+  ~warmup_scope();
+  warmup_scope(const warmup_scope&) = delete;
+  warmup_scope& operator=(const warmup_scope&) = delete;
+};
 
 struct watched_call {
   watched_call() noexcept { call_watch::begin(); }
@@ -37,6 +47,8 @@ class call_watch_page {
   int fd() const { return fd_; }
   // Seconds the worker has been inside its current backend call; 0 when in none.
   double seconds_in_call() const;
+  // Whether that call is a warm-up call (call_watch::warmup_scope).
+  bool warmup_call() const;
   // How many times a call has started or ended: a change is progress.
   uint64_t marks() const;
   void reset();  // for a fresh worker

@@ -249,7 +249,9 @@ bench_row backend_isolation::bench(const loaded_backend& backend, const nlohmann
   req["path"] = absolute_path(backend.path);
   bench_row row;  // a row the worker did not make: the caller fills in the configuration
   const request_outcome out =
-      ask(backend, req, {call_limit_s, std::max(call_limit_s, opts_.call_timeout_s)},
+      ask(backend, req,
+          {call_limit_s, std::max(call_limit_s, opts_.call_timeout_s),
+           std::max(call_limit_s, opts_.call_timeout_s)},
           "configuration", "results", [&](const nlohmann::json& results) {
             bench_results one = bench_results_from_json(results, "worker reply");
             if (one.rows.size() != 1)

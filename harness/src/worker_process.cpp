@@ -282,12 +282,14 @@ worker_reply worker_process::request(const nlohmann::json& req, const worker_lim
       marks = now;
       last_progress = std::chrono::steady_clock::now();
     }
-    if (in_call > limits.call_s) {
+    const bool warmup = watch_.warmup_call();
+    if (const double limit = warmup ? std::max(limits.call_s, limits.warmup_call_s) : limits.call_s;
+        in_call > limit) {
       stop();
       return finish(worker_reply::timeout,
-                    fmt::format("a backend call ran {:.1f} s, past the limit of {:g} s, and was "
-                                "killed",
-                                in_call, limits.call_s));
+                    fmt::format("a backend {}call ran {:.1f} s, past the limit of {:g} s, and "
+                                "was killed",
+                                warmup ? "warm-up " : "", in_call, limit));
     }
     if (const double idle = seconds_since(last_progress); in_call == 0 && idle > limits.idle_s) {
       stop();

@@ -40,6 +40,9 @@ struct worker_limits {
   // A worker that, outside any backend call, neither answers nor starts a call for this
   // long is killed (starting the worker and the harness's own work between calls count).
   double idle_s = 600;
+  // A warm-up call's limit, where longer than call_s (call_watch::warmup_scope: a
+  // configuration's first calls, which may compile, autotune or plan).
+  double warmup_call_s = 0;
 };
 
 class worker_process {

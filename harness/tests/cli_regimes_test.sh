@@ -120,6 +120,24 @@ else:
 PY
 done
 
+# --max-call-seconds judges a warm call: a first call slower than the limit (compiling,
+# autotuning) is timed again before the row is skipped; one slow every time is skipped,
+# the message giving both calls (exit 77: nothing ran).
+expect_rc 0 "bench slow_first" "$glabench" --backend-lib "$plugin_dir/glabench_backend_test_slow_first.so" \
+  bench --backend test_slow_first "${small[@]}" --max-call-seconds 1 --json "$dir/slow_first.json"
+expect_rc 77 "bench slow_every" "$glabench" --backend-lib "$plugin_dir/glabench_backend_test_slow_every.so" \
+  bench --backend test_slow_every "${small[@]}" --max-call-seconds 0.2 --json "$dir/slow_every.json"
+"$python" - "$dir/slow_first.json" "$dir/slow_every.json" <<'PY' || fail "bench slow rows"
+import json, sys
+(first,) = json.load(open(sys.argv[1]))["benchmarks"]
+assert first["status"] == "ok" and first["samples_ms"], first
+assert max(first["samples_ms"]) < 1000, first["samples_ms"]  # the slow first call untimed
+(every,) = json.load(open(sys.argv[2]))["benchmarks"]
+assert every["status"] == "skipped", every
+m = every["message"]
+assert m.startswith("one call took 0.") and "(the first 0." in m and "--max-call-seconds 0.2" in m, m
+PY
+
 # A CUDA backend in this build describes nvcc and its architectures, wherever its table is.
 if [[ -e "$(dirname "$glabench")/../backends/glabench_backend_parallel_scan_cuda.so" ]] ||
    "$glabench" list 2>/dev/null | grep -q "^parallel_scan_cuda"; then

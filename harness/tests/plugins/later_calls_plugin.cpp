@@ -7,8 +7,14 @@
 //   drift_later   later forwards scale o by 1 + 1e-6 (far over fp64's 1e-12 threshold)
 //   jitter_later  later forwards scale o by 1 + 1e-15: not bit for bit, but within the
 //                 threshold, as a backend that is not deterministic (the row stays ok)
+// and, for bench's --max-call-seconds, which judges a warm call:
+//   slow_first    the first forward of a problem takes 1.2 s (as a kernel that compiles or
+//                 autotunes at its first call), later ones no longer than the others'
+//   slow_every    every forward takes 0.3 s
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <tuple>
 
 #include "gla_fp64.hpp"
@@ -37,6 +43,8 @@ bool is_later_call(const glabench_problem& p) {
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* a,
                         glabench_message* error) {
   const bool later = is_later_call(*p);
+  if ((!later && VARIANT_IS(slow_first)) || VARIANT_IS(slow_every))
+    std::this_thread::sleep_for(std::chrono::milliseconds(VARIANT_IS(slow_first) ? 1200 : 300));
   if (later && VARIANT_IS(stale_later)) return GLABENCH_OK;
   if (glabench_status s = gla_fp64::forward(kBackend, p, a, error)) return s;
   if (!later) return GLABENCH_OK;
