@@ -386,9 +386,10 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   const int sms = cuda_plugin::sm_count();
   const walk::listed_chunks l{tensors_of<bf16>(c), d, c.scale, p.leftover,
                               static_cast<int>(std::min<int64_t>(items, std::max(sms, 1)))};
-  if (smem_of<outputs_smem<Tr>>() > walk::grads_layout::bytes ||
-      smem_of<grads_smem<Tr>>() > walk::grads_layout::bytes)
-    return cudaErrorInvalidConfiguration;  // the WMMA bodies run in the walk's shared memory
+  // The WMMA bodies run in the walk's shared memory (checked once).
+  static const bool bodies_fit = smem_of<outputs_smem<Tr>>() <= walk::grads_layout::bytes &&
+                                 smem_of<grads_smem<Tr>>() <= walk::grads_layout::bytes;
+  if (!bodies_fit) return cudaErrorInvalidConfiguration;
   const walk::args a = walk_args_of(c);
   return launch_walk_kernel_smem(
       a.narrow ? walk::chunk_walk_grads_kernel<true> : walk::chunk_walk_grads_kernel<false>,

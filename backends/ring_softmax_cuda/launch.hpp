@@ -15,6 +15,10 @@
 namespace glabench::ring {
 
 enum class storage { fp64, fp32, bf16, fp16 };
+// The 16-bit storage dtypes, the ones cuDNN's blocks take.
+constexpr bool is_16bit(storage s) {
+  return s == storage::bf16 || s == storage::fp16;
+}
 
 // Which kernel computes a (query chunk, key chunk) block: cuDNN's fused attention
 // (16-bit only) or this backend's own blockwise kernel (every dtype, FFMA/DFMA).

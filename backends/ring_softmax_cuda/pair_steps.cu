@@ -71,7 +71,7 @@ std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool a
     GLABENCH_TRY_CUDA(cudaGetLastError(), "block_forward_kernel launch");
     return {};
   }
-  if constexpr (is_16bit<T>) {
+  if constexpr (is_16bit_type<T>) {
     T* block_o = alone ? x.o : x.block_o;
     float* block_stats = alone ? x.lse : x.block_stats;
     const size_t q_row = size_t(bp.q.begin) * p.H, kv_row = size_t(bp.kv.begin) * p.H;
@@ -141,7 +141,7 @@ std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visi
 template <typename T>
 std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool alone,
                                  const backward_tensors<T>& x, cudaStream_t stream) {
-  if constexpr (is_16bit<T>) {
+  if constexpr (is_16bit_type<T>) {
     const size_t q_row = size_t(bp.q.begin) * p.H, kv_row = size_t(bp.kv.begin) * p.H;
     T* to_dq = alone ? x.dq : x.block_dq;
     T* to_dk = alone ? x.dk : x.block_dk;

@@ -78,9 +78,9 @@ inline std::string plan_cudnn_pairs(const problem& p, const std::vector<block_pa
   return {};
 }
 
-// The 16-bit storage dtypes, the ones cuDNN's blocks take.
+// is_16bit (launch.hpp) for a storage type.
 template <typename T>
-inline constexpr bool is_16bit = std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>;
+inline constexpr bool is_16bit_type = std::is_same_v<T, __nv_bfloat16> || std::is_same_v<T, __half>;
 
 // F<T>::run(args...) for the problem's storage dtype.
 template <template <typename> class F, typename... Args>

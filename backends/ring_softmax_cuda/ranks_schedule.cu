@@ -207,7 +207,7 @@ status backward_typed(world_state& w, const backward_io& io) {
       if (cudnn) {
         // cuDNN blocks are 16-bit only (the plugin never picks them for fp32 or fp64),
         // so their steps, and the sums they need, are compiled for bf16 and fp16 alone.
-        if constexpr (!is_16bit<T>) {
+        if constexpr (!is_16bit_type<T>) {
           return "cuDNN blocks are 16-bit only";
         } else {
           if (blk)

@@ -151,7 +151,7 @@ block_decision decide_block(const ring::problem& base, glabench_mode mode, bool 
   block_decision d;
   if (knob_values().block_choice == knobs::block::own) {
     d.why_not_cudnn = "RING_SOFTMAX_CUDA_BLOCK=own";
-  } else if (base.dtype != ring::storage::bf16 && base.dtype != ring::storage::fp16) {
+  } else if (!ring::is_16bit(base.dtype)) {
     d.why_not_cudnn = "cuDNN blocks are 16-bit only";
   } else if (ring::cudnn_block::library_loaded(&d.why_not_cudnn)) {
     // Planning every block shape's graph now also keeps graph building out of timed calls.
@@ -216,8 +216,7 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
                           "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE)");
   }
   if (knob_values().block_choice == knobs::block::cudnn) {
-    if (const ring::storage s = storage_of(p->dtype);
-        s != ring::storage::bf16 && s != ring::storage::fp16)
+    if (!ring::is_16bit(storage_of(p->dtype)))
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                   "RING_SOFTMAX_CUDA_BLOCK=cudnn: cuDNN blocks are 16-bit only");
     std::string why;

@@ -427,18 +427,18 @@ bench_row bench_session::run(const job& j) {
   // The warm call's rate predicts larger shapes' calls.
   bool again = call_s > opts_.max_call_s;
   if (collective) again = !agree_.all(!again);
-  if (!again) seconds_per_flop_[rate_key] = call_s / j.cost.flops;
+  const double first_s = call_s;
   if (again)
     if (auto v = agreed_step([&] {
-          const double first_s = call_s;
           call_s = time_one_call();
-          seconds_per_flop_[rate_key] = call_s / j.cost.flops;
+          seconds_per_flop_[rate_key] = call_s / j.cost.flops;  // a skip still predicts
           if (call_s > opts_.max_call_s)
             throw skip_reason(fmt::format(
                 "one call took {:.2f} s (the first {:.2f} s), over --max-call-seconds {}", call_s,
                 first_s, opts_.max_call_s));
         }))
       return finish(*v);
+  seconds_per_flop_[rate_key] = call_s / j.cost.flops;
 
   std::optional<captured_call> graph;
   const auto call = [&] {

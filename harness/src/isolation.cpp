@@ -248,11 +248,11 @@ bench_row backend_isolation::bench(const loaded_backend& backend, const nlohmann
   req["type"] = "bench";
   req["path"] = absolute_path(backend.path);
   bench_row row;  // a row the worker did not make: the caller fills in the configuration
+  // Idle time and warm-up calls (a configuration's first) run to --call-timeout.
+  const double outer_s = std::max(call_limit_s, opts_.call_timeout_s);
   const request_outcome out =
-      ask(backend, req,
-          {call_limit_s, std::max(call_limit_s, opts_.call_timeout_s),
-           std::max(call_limit_s, opts_.call_timeout_s)},
-          "configuration", "results", [&](const nlohmann::json& results) {
+      ask(backend, req, {call_limit_s, outer_s, outer_s}, "configuration", "results",
+          [&](const nlohmann::json& results) {
             bench_results one = bench_results_from_json(results, "worker reply");
             if (one.rows.size() != 1)
               throw std::runtime_error("it holds " + std::to_string(one.rows.size()) +

@@ -198,8 +198,7 @@ int main() {
                                                       : 1e-2;
     // D ≠ V and ragged T for the own kernel; D = V = 64 (a multiple of 8) for cuDNN.
     for (const bool cudnn : {false, true}) {
-      const bool is16 = dtype == ring::storage::bf16 || dtype == ring::storage::fp16;
-      if (cudnn && (!is16 || !have_cudnn)) continue;
+      if (cudnn && (!ring::is_16bit(dtype) || !have_cudnn)) continue;
       ring::problem p{};
       p.dtype = dtype;
       p.B = 2;
