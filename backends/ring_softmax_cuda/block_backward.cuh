@@ -76,16 +76,13 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t stat_at = (int64_t(b) * g.H + h) * g.T + (row_valid ? tq : q0);
   const A lse_r = lse[stat_at], dot_r = row_dots[stat_at];
 
-  int64_t k_end = g.kv_begin + g.kv_len;
-  if (g.causal) {
-    const int64_t last_q = q0 + kOwnRows < q_end ? q0 + kOwnRows : q_end;
-    if (last_q < k_end) k_end = last_q;
-  }
+  int64_t k_begin, k_end;
+  const token_span seq = visible_keys(g, q0, q_end, row_valid ? tq : q0, &k_begin, &k_end);
   A acc[kPerThread];
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) acc[j] = A(0);
 
-  for (int64_t k0 = g.kv_begin; k0 < k_end; k0 += kStreamRows) {
+  for (int64_t k0 = k_begin; k0 < k_end; k0 += kStreamRows) {
     __syncthreads();
     load_rows(ks, ldk, k, b, h, k0, kStreamRows, k_end, g.D, g.T, g.H);
     load_rows(vs, ldv, v, b, h, k0, kStreamRows, k_end, g.V, g.T, g.H);
@@ -94,7 +91,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kStreamPerThread; ++j) {
       const int kk = sub + kRowThreads * j;
       const int64_t tk = k0 + kk;
-      const bool visible = row_valid && tk < k_end && (!g.causal || tk <= tq);
+      const bool visible = row_valid && tk < k_end && sees(g, seq, tq, tk);
       A ds = A(0);
       if (visible) {
         const A p = exp_of(scale * row_dot(qs + r * ldk, ks + kk * ldk, g.D) - lse_r);
@@ -151,14 +148,14 @@ __global__ void __launch_bounds__(kThreads)
 
   const int b = blockIdx.y / g.H, h = blockIdx.y % g.H;
   const int r = threadIdx.x / kRowThreads, sub = threadIdx.x % kRowThreads;
-  const int64_t kv_end = g.kv_begin + g.kv_len, q_end = g.q_begin + g.q_len;
+  const int64_t kv_end = g.kv_begin + g.kv_len;
   const int64_t k0 = g.kv_begin + int64_t(blockIdx.x) * kOwnRows, tk = k0 + r;
   const bool row_valid = tk < kv_end;
   load_rows(ks, ldk, k, b, h, k0, kOwnRows, kv_end, g.D, g.T, g.H);
   load_rows(vs, ldv, v, b, h, k0, kOwnRows, kv_end, g.V, g.T, g.H);
 
-  // Causal: queries before the block's first key see none of it.
-  const int64_t q_start = g.causal && k0 > g.q_begin ? k0 : g.q_begin;
+  int64_t q_start, q_end;
+  const token_span seq = seeing_queries(g, k0, kv_end, row_valid ? tk : k0, &q_start, &q_end);
   A dk_acc[kPerThread], dv_acc[kPerThread];
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) dk_acc[j] = dv_acc[j] = A(0);
@@ -177,7 +174,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kStreamPerThread; ++j) {
       const int qi = sub + kRowThreads * j;
       const int64_t tq = t0 + qi;
-      const bool visible = row_valid && tq < q_end && (!g.causal || tk <= tq);
+      const bool visible = row_valid && tq < q_end && sees(g, seq, tq, tk);
       A p = A(0), ds = A(0);
       if (visible) {
         p = exp_of(scale * row_dot(qs + qi * ldk, ks + r * ldk, g.D) - lse_s[qi]);

@@ -41,19 +41,15 @@ __global__ void __launch_bounds__(kThreads)
   const bool row_valid = tq < q_end;
   load_rows(qs, ldq, q, b, h, q0, kOwnRows, q_end, g.D, g.T, g.H);
 
-  // Causal: keys after the block's last query are never visible.
-  int64_t k_end = g.kv_begin + g.kv_len;
-  if (g.causal) {
-    const int64_t last_q = q0 + kOwnRows < q_end ? q0 + kOwnRows : q_end;
-    if (last_q < k_end) k_end = last_q;
-  }
+  int64_t k_begin, k_end;
+  const token_span seq = visible_keys(g, q0, q_end, row_valid ? tq : q0, &k_begin, &k_end);
 
   A m = neg_inf<A>(), l = A(0);
   A acc[kPerThread];
 #pragma unroll
   for (int j = 0; j < kPerThread; ++j) acc[j] = A(0);
 
-  for (int64_t k0 = g.kv_begin; k0 < k_end; k0 += kStreamRows) {
+  for (int64_t k0 = k_begin; k0 < k_end; k0 += kStreamRows) {
     __syncthreads();  // the previous tile's readers are done
     load_rows(ks, ldq, k, b, h, k0, kStreamRows, k_end, g.D, g.T, g.H);
     load_rows(vs, g.V, v, b, h, k0, kStreamRows, k_end, g.V, g.T, g.H);
@@ -65,7 +61,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int j = 0; j < kStreamPerThread; ++j) {
       const int kk = sub + kRowThreads * j;
       const int64_t tk = k0 + kk;
-      const bool visible = row_valid && tk < k_end && (!g.causal || tk <= tq);
+      const bool visible = row_valid && tk < k_end && sees(g, seq, tq, tk);
       s[j] = visible ? scale * row_dot(qs + r * ldq, ks + kk * ldq, g.D) : neg_inf<A>();
       tile_max = max(tile_max, s[j]);
     }

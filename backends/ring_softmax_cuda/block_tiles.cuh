@@ -32,6 +32,47 @@ __device__ __forceinline__ void load_rows(A* dst, int ld, const T* __restrict__ 
   }
 }
 
+// Does query tq see key tk? Both in the owned row's sequence `seq` (sequence_of), and
+// under a causal mask the key not after the query.
+__device__ __forceinline__ bool sees(const pair_geometry& g, token_span seq, int64_t tq,
+                                     int64_t tk) {
+  return tq >= seq.begin && tq < seq.end && tk >= seq.begin && tk < seq.end &&
+         (!g.causal || tk <= tq);
+}
+
+// The keys [k_begin, k_end) of the pair that the query rows [q0, min(q0 + 16, q_end)) may
+// see: none after the last query under a causal mask, none outside the rows' sequences in
+// a packed batch. Returns the sequence of the thread's row t.
+__device__ __forceinline__ token_span visible_keys(const pair_geometry& g, int64_t q0,
+                                                   int64_t q_end, int64_t t, int64_t* k_begin,
+                                                   int64_t* k_end) {
+  const int64_t last = (q0 + kOwnRows < q_end ? q0 + kOwnRows : q_end) - 1;
+  *k_begin = g.kv_begin;
+  *k_end = g.kv_begin + g.kv_len;
+  if (g.causal && last + 1 < *k_end) *k_end = last + 1;
+  if (g.cu_seqlens) {
+    *k_begin = max(*k_begin, sequence_of(g, q0).begin);
+    *k_end = min(*k_end, sequence_of(g, last).end);
+  }
+  return sequence_of(g, t);
+}
+
+// The queries [q_begin, q_end) of the pair that may see the key rows
+// [k0, min(k0 + 16, kv_end)): none before the first key under a causal mask, none outside
+// the rows' sequences in a packed batch. Returns the sequence of the thread's row t.
+__device__ __forceinline__ token_span seeing_queries(const pair_geometry& g, int64_t k0,
+                                                     int64_t kv_end, int64_t t, int64_t* q_begin,
+                                                     int64_t* q_end) {
+  const int64_t last = (k0 + kOwnRows < kv_end ? k0 + kOwnRows : kv_end) - 1;
+  *q_begin = g.causal && k0 > g.q_begin ? k0 : g.q_begin;
+  *q_end = g.q_begin + g.q_len;
+  if (g.cu_seqlens) {
+    *q_begin = max(*q_begin, sequence_of(g, k0).begin);
+    *q_end = min(*q_end, sequence_of(g, last).end);
+  }
+  return sequence_of(g, t);
+}
+
 // Sum and max over the 8 threads of a row group (consecutive lanes).
 template <typename A>
 __device__ __forceinline__ A group_sum(A x) {

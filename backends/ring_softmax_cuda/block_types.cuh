@@ -80,7 +80,31 @@ struct pair_geometry {
   int64_t T;
   int64_t q_begin, q_len, kv_begin, kv_len;
   bool causal;  // mask key position > query position (only the diagonal pair needs it)
+  // A packed batch (B = 1): sequence n is tokens [cu_seqlens[n], cu_seqlens[n+1]), and a
+  // query sees only its own sequence's keys. NULL: one sequence per batch row.
+  const int32_t* cu_seqlens = nullptr;
+  int num_seqs = 0;
 };
+
+// The tokens [begin, end) of the sequence holding token t (all T without cu_seqlens), by
+// binary search over the offsets, clamped to [0, T) so that no offset can send a load
+// out of the tensor.
+struct token_span {
+  int64_t begin, end;
+};
+__device__ __forceinline__ token_span sequence_of(const pair_geometry& g, int64_t t) {
+  if (!g.cu_seqlens) return {0, g.T};
+  int lo = 0, hi = g.num_seqs;  // the last n with cu_seqlens[n] <= t
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (g.cu_seqlens[mid] <= t)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const int64_t begin = min(max(int64_t(g.cu_seqlens[lo]), int64_t(0)), g.T);
+  return {begin, min(max(int64_t(g.cu_seqlens[lo + 1]), begin), g.T)};
+}
 
 // Row t of head (b, h) in a [B,T,H,X] tensor.
 __host__ __device__ __forceinline__ int64_t token_row(int64_t b, int64_t t, int64_t h, int64_t T,

@@ -33,16 +33,20 @@ struct problem {
   int shards;  // RING_SOFTMAX_CUDA_SHARDS: the ring's schedule on one device
   layout chunking;
   block_kernel block;
+  // A packed batch (B = 1): num_seqs sequences, each attending only within itself, their
+  // int32 offsets in the calls' cu_seqlens. 0: B sequences of T tokens.
+  int64_t num_seqs = 0;
 };
 
 // Device pointers in the ABI's layouts: q, k [B,T,H,D], v, o [B,T,H,V], lse [B,H,T]
-// (fp64 for fp64 problems, else fp32).
+// (fp64 for fp64 problems, else fp32); cu_seqlens [num_seqs + 1] for a packed batch.
 struct forward_io {
   const void *q, *k, *v;
   void *o, *lse;
   void* workspace;
   size_t workspace_bytes;
   cudaStream_t stream;
+  const int32_t* cu_seqlens = nullptr;
 };
 
 struct backward_io {
@@ -51,6 +55,7 @@ struct backward_io {
   void* workspace;
   size_t workspace_bytes;
   cudaStream_t stream;
+  const int32_t* cu_seqlens = nullptr;
 };
 
 // Empty on success, else what failed (a CUDA or cuDNN error, named): the CUDA backends'

@@ -62,7 +62,7 @@ template <typename T>
 std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool alone,
                          const forward_tensors<T>& x, cudaStream_t stream) {
   using A = acc_t<T>;
-  const pair_geometry g = geometry(p, bp);
+  const pair_geometry g = geometry(p, bp, x.cu_seqlens);
   if (p.block == block_kernel::own) {
     const size_t smem = forward_smem_values<A>(p.D, p.V) * sizeof(A);
     GLABENCH_TRY_CUDA(allow_smem(block_forward_kernel<T>, smem), "cudaFuncSetAttribute");
@@ -71,6 +71,7 @@ std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool a
     GLABENCH_TRY_CUDA(cudaGetLastError(), "block_forward_kernel launch");
     return {};
   }
+  if (p.num_seqs > 0) return "packed batches run on the own kernel";
   if constexpr (is_16bit_type<T>) {
     T* block_o = alone ? x.o : x.block_o;
     float* block_stats = alone ? x.lse : x.block_stats;
@@ -114,7 +115,7 @@ template <typename T>
 std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visit wkv, bool alone,
                           const backward_tensors<T>& x, cudaStream_t stream) {
   using A = acc_t<T>;
-  const pair_geometry g = geometry(p, bp);
+  const pair_geometry g = geometry(p, bp, x.cu_seqlens);
   if (p.block == block_kernel::own) {
     const size_t dq_smem = dq_smem_values<A>(p.D, p.V) * sizeof(A);
     const size_t dkdv_smem = dkdv_smem_values<A>(p.D, p.V) * sizeof(A);
@@ -141,6 +142,7 @@ std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visi
 template <typename T>
 std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool alone,
                                  const backward_tensors<T>& x, cudaStream_t stream) {
+  if (p.num_seqs > 0) return "packed batches run on the own kernel";
   if constexpr (is_16bit_type<T>) {
     const size_t q_row = size_t(bp.q.begin) * p.H, kv_row = size_t(bp.kv.begin) * p.H;
     T* to_dq = alone ? x.dq : x.block_dq;

@@ -41,10 +41,20 @@ inline pair_visits visits_of(const std::vector<block_pair>& plan) {
   return v;
 }
 
-inline pair_geometry geometry(const problem& p, const block_pair& bp) {
-  return {
-      p.B,        p.H,         p.D,         p.V,          p.T,
-      bp.q.begin, bp.q.size(), bp.kv.begin, bp.kv.size(), bp.mask == pair_mask::causal_diagonal};
+// The pair's geometry for the own kernels; cu_seqlens: a packed batch's offsets.
+inline pair_geometry geometry(const problem& p, const block_pair& bp, const int32_t* cu_seqlens) {
+  return {p.B,
+          p.H,
+          p.D,
+          p.V,
+          p.T,
+          bp.q.begin,
+          bp.q.size(),
+          bp.kv.begin,
+          bp.kv.size(),
+          bp.mask == pair_mask::causal_diagonal,
+          p.num_seqs > 0 ? cu_seqlens : nullptr,
+          int(p.num_seqs)};
 }
 
 inline cudnn_block::pair_shape cudnn_shape(const problem& p, const block_pair& bp) {
@@ -117,7 +127,8 @@ struct forward_tensors {
   T* block_o;          // cuDNN: a block's output
   float* block_stats;  // cuDNN: a block's lse
   void* cudnn_workspace;
-  const T* running_o = nullptr;  // cuDNN: the running o in the storage dtype (else acc_o)
+  const T* running_o = nullptr;         // cuDNN: the running o in the storage dtype (else acc_o)
+  const int32_t* cu_seqlens = nullptr;  // a packed batch's offsets (own kernel)
 };
 
 // The pair's block folded into its query rows. `alone` (the chunk's only pair, cuDNN):
@@ -138,6 +149,7 @@ struct backward_tensors {
   T *block_dq, *block_dk, *block_dv;  // cuDNN: a block's gradients
   float* packed_lse;                  // cuDNN: the query chunk's rows of lse, packed
   void* cudnn_workspace;
+  const int32_t* cu_seqlens = nullptr;  // a packed batch's offsets (own kernel)
 };
 
 // do·o for the rows of `rows` (the own kernel's D_i).

@@ -67,8 +67,9 @@ status forward_typed(const problem& p, const forward_io& io) {
   const T* v = static_cast<const T*>(io.v);
   T* o = static_cast<T*>(io.o);
   A* lse = static_cast<A*>(io.lse);
-  const forward_tensors<T> x{q, k,   v,          ws.acc_o,       ws.acc_lse,
-                             o, lse, ws.block_o, ws.block_stats, ws.cudnn_workspace};
+  forward_tensors<T> x{q, k,   v,          ws.acc_o,       ws.acc_lse,
+                       o, lse, ws.block_o, ws.block_stats, ws.cudnn_workspace};
+  x.cu_seqlens = io.cu_seqlens;
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit w = when.of_q[i];
     GLABENCH_TRY(forward_pair<T>(p, plan[i], w, w.first && w.last, x, io.stream));
@@ -130,10 +131,11 @@ status backward_typed(const problem& p, const backward_io& io) {
 
   if (p.block == block_kernel::own)
     GLABENCH_TRY(row_dots_of<T>(p, {0, p.T}, d_o, o, ws.row_dots, io.stream));
-  const backward_tensors<T> x{
+  backward_tensors<T> x{
       q,           k,           v,           o,           d_o,           lse,
       ws.row_dots, ws.acc_dq,   dq,          ws.acc_dk,   ws.acc_dv,     dk,
       dv,          ws.block_dq, ws.block_dk, ws.block_dv, ws.packed_lse, ws.cudnn_workspace};
+  x.cu_seqlens = io.cu_seqlens;
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit wq = when.of_q[i], wkv = when.of_kv[i];
     const bool alone = wq.first && wq.last && wkv.first && wkv.last;

@@ -43,6 +43,9 @@ constexpr glabench_capability kCapabilities[] = {
 constexpr int kMaxHead = 256;
 constexpr int kMaxShards = 64;
 constexpr int kMaxRanksPerDevice = 8;
+// cuDNN's ragged layout is [tokens, H] for every tensor, lse included, where the ABI's lse
+// is [B,H,T]: a packed batch's blocks are the own kernel's.
+constexpr const char* kPackedOnOwnKernel = "packed batches (cu_seqlens) run on the own kernel";
 
 extern const glabench_backend kBackend;
 
@@ -125,6 +128,7 @@ ring::problem problem_of(const glabench_problem* p) {
   r.shards = world > 1 ? world : knob_values().shards;
   r.chunking = knob_values().chunking;
   r.block = ring::block_kernel::own;
+  r.num_seqs = packed_sequences(p);
   return r;
 }
 
@@ -138,7 +142,7 @@ struct block_decision {
 block_decision decide_block(const ring::problem& base, glabench_mode mode, bool across) {
   static std::mutex m;
   static std::map<
-      std::tuple<int, int, int, int, int, int, int64_t, bool, double, bool, int, int, bool>,
+      std::tuple<int, int, int, int, int, int, int64_t, bool, double, bool, int, int, bool, bool>,
       block_decision>
       decided;
   std::lock_guard<std::mutex> guard(m);
@@ -146,13 +150,15 @@ block_decision decide_block(const ring::problem& base, glabench_mode mode, bool 
   cudaGetDevice(&device);
   const auto key = std::make_tuple(device, int(base.dtype), base.B, base.H, base.D, base.V, base.T,
                                    base.causal, base.scale, mode == GLABENCH_MODE_BACKWARD,
-                                   base.shards, int(base.chunking), across);
+                                   base.shards, int(base.chunking), across, base.num_seqs > 0);
   if (auto it = decided.find(key); it != decided.end()) return it->second;
   block_decision d;
   if (knob_values().block_choice == knobs::block::own) {
     d.why_not_cudnn = "RING_SOFTMAX_CUDA_BLOCK=own";
   } else if (!ring::is_16bit(base.dtype)) {
     d.why_not_cudnn = "cuDNN blocks are 16-bit only";
+  } else if (base.num_seqs > 0) {
+    d.why_not_cudnn = kPackedOnOwnKernel;
   } else if (ring::cudnn_block::library_loaded(&d.why_not_cudnn)) {
     // Planning every block shape's graph now also keeps graph building out of timed calls.
     ring::problem p = base;
@@ -187,6 +193,11 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
         "head sizes up to 256 (D=" + std::to_string(p->K) + ", V=" + std::to_string(p->V) + ")");
   if (p->B * p->H > 65535)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "B·H above 65535 does not fit the grid");
+  const bool packed = packed_sequences(p) > 0;
+  if (packed && p->B != 1)
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "a packed batch has B = 1");
+  if (packed && (p->seqlens_dtype.code != kDLInt || p->seqlens_dtype.bits != 32))
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "cu_seqlens must be int32");
   const ring::nccl::process_ranks& ranks = ring::process_ranks();
   if (!ranks.error.empty()) return fail(reason, GLABENCH_ERROR_UNSUPPORTED, ranks.error);
   if (ranks.world > 1 && p->num_devices > 1)
@@ -199,6 +210,9 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
         "RING_SOFTMAX_CUDA_RANKS_PER_DEVICE is for one process; with RING_SOFTMAX_CUDA_NCCL_WORLD "
         "each process is one rank");
   if (across_ranks(p)) {
+    if (packed)
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                  "packed batches (cu_seqlens) run on one device; the ranks split one sequence");
     std::string why;
     if (ranks.world > 1 && !ring::nccl::library_loaded(&why))
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
@@ -219,6 +233,9 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
     if (!ring::is_16bit(storage_of(p->dtype)))
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                   "RING_SOFTMAX_CUDA_BLOCK=cudnn: cuDNN blocks are 16-bit only");
+    if (packed)
+      return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
+                  std::string("RING_SOFTMAX_CUDA_BLOCK=cudnn: ") + kPackedOnOwnKernel);
     std::string why;
     if (!ring::cudnn_block::library_loaded(&why))
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: " + why);
@@ -265,16 +282,30 @@ using glabench::cuda_plugin::finish;
 
 // The ABI's arguments as the ring's device pointers.
 ring::forward_io forward_io_of(const glabench_forward_args* f) {
-  return {data_of<void>(f->q),   data_of<void>(f->k),
-          data_of<void>(f->v),   data_of<void>(f->o),
-          data_of<void>(f->lse), f->workspace,
-          f->workspace_bytes,    static_cast<cudaStream_t>(f->stream)};
+  return {data_of<void>(f->q),
+          data_of<void>(f->k),
+          data_of<void>(f->v),
+          data_of<void>(f->o),
+          data_of<void>(f->lse),
+          f->workspace,
+          f->workspace_bytes,
+          static_cast<cudaStream_t>(f->stream),
+          data_of<const int32_t>(cu_seqlens_of(*f))};
 }
 ring::backward_io backward_io_of(const glabench_backward_args* bw) {
-  return {data_of<void>(bw->q),  data_of<void>(bw->k),   data_of<void>(bw->v),
-          data_of<void>(bw->o),  data_of<void>(bw->lse), data_of<void>(bw->d_o),
-          data_of<void>(bw->dq), data_of<void>(bw->dk),  data_of<void>(bw->dv),
-          bw->workspace,         bw->workspace_bytes,    static_cast<cudaStream_t>(bw->stream)};
+  return {data_of<void>(bw->q),
+          data_of<void>(bw->k),
+          data_of<void>(bw->v),
+          data_of<void>(bw->o),
+          data_of<void>(bw->lse),
+          data_of<void>(bw->d_o),
+          data_of<void>(bw->dq),
+          data_of<void>(bw->dk),
+          data_of<void>(bw->dv),
+          bw->workspace,
+          bw->workspace_bytes,
+          static_cast<cudaStream_t>(bw->stream),
+          data_of<const int32_t>(cu_seqlens_of(*bw))};
 }
 
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
@@ -384,6 +415,7 @@ const glabench_backend kBackend = {
     .collect = collect,
     .knobs = kKnobs,
     .num_knobs = std::size(kKnobs),
+    .features = GLABENCH_FEATURE_VARLEN,
 };
 
 }  // namespace

@@ -3,10 +3,12 @@
 // block over the whole sequence — fp64 to 1e-12, fp32 and bf16 within the verify
 // thresholds (1e-5, 1e-2), rel_l2 — for ragged shards (T = 257, not a multiple of any
 // N > 1), causal and not, both layouts, D ≠ V, and the cuDNN blocks where cuDNN loads.
-// Exit 77 (skipped) without a GPU.
+// A packed batch (cu_seqlens) must equal its sequences run one by one, and sharded its
+// unsharded run. Exit 77 (skipped) without a GPU.
 #include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -118,7 +120,8 @@ struct inputs {
   std::vector<double> q, k, v, d_o;
 };
 
-outputs run(const ring::problem& p, const inputs& x) {
+// cu_seqlens: a packed batch's device offsets (p.num_seqs > 0).
+outputs run(const ring::problem& p, const inputs& x, const int32_t* cu_seqlens = nullptr) {
   const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
   const size_t e = bytes_of(p.dtype), le = p.dtype == ring::storage::fp64 ? 8 : 4;
   device_tensor q(tokens * p.D, e, p.dtype), k(tokens * p.D, e, p.dtype),
@@ -133,10 +136,11 @@ outputs run(const ring::problem& p, const inputs& x) {
   const size_t fws = ring::forward_workspace_bytes(p), bws = ring::backward_workspace_bytes(p);
   void* ws = nullptr;
   check_cuda(cudaMalloc(&ws, std::max<size_t>(std::max(fws, bws), 1)), "cudaMalloc workspace");
-  ring::status s = ring::run_forward(p, {q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, ws, fws, nullptr});
+  ring::status s =
+      ring::run_forward(p, {q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, ws, fws, nullptr, cu_seqlens});
   if (s.empty())
     s = ring::run_backward(p, {q.ptr, k.ptr, v.ptr, o.ptr, lse.ptr, d_o.ptr, dq.ptr, dk.ptr, dv.ptr,
-                               ws, bws, nullptr});
+                               ws, bws, nullptr, cu_seqlens});
   if (!s.empty()) {
     std::fprintf(stderr, "run failed: %s\n", s.c_str());
     std::exit(1);
@@ -175,6 +179,89 @@ void compare(const char* label, const ring::problem& p, const outputs& got, cons
               ok ? "" : "<--");
 }
 
+inputs random_inputs(const ring::problem& p, std::mt19937_64& rng) {
+  std::normal_distribution<double> normal;
+  const size_t tokens = size_t(p.B) * p.T * p.H;
+  inputs x;
+  for (auto* t : {&x.q, &x.k}) {
+    t->resize(tokens * p.D);
+    for (double& y : *t) y = normal(rng);
+  }
+  for (auto* t : {&x.v, &x.d_o}) {
+    t->resize(tokens * p.V);
+    for (double& y : *t) y = normal(rng);
+  }
+  return x;
+}
+
+// Tokens [begin, end) of every [1,T,H,X] tensor of `x`.
+inputs token_slice(const inputs& x, const ring::problem& p, int64_t begin, int64_t end) {
+  const auto cut = [&](const std::vector<double>& t, int X) {
+    return std::vector<double>(t.begin() + begin * p.H * X, t.begin() + end * p.H * X);
+  };
+  return {cut(x.q, p.D), cut(x.k, p.D), cut(x.v, p.V), cut(x.d_o, p.V)};
+}
+
+// A packed batch of sequences of 1 to 80 tokens, one at each end of length 1 (T = 257),
+// against each sequence alone (B = 1, T its length), then sharded against itself
+// unsharded: own kernel (cuDNN does not take packed batches here).
+void check_packed(ring::storage dtype, double tol, std::mt19937_64& rng) {
+  const std::vector<int32_t> lengths = {1, 15, 16, 17, 63, 64, 80, 1};
+  std::vector<int32_t> offsets = {0};
+  for (const int32_t n : lengths) offsets.push_back(offsets.back() + n);
+  ring::problem p{};
+  p.dtype = dtype;
+  p.B = 1;
+  p.H = 2;
+  p.D = 24;
+  p.V = 40;
+  p.T = offsets.back();
+  p.scale = 1.0 / std::sqrt(double(p.D));
+  p.block = ring::block_kernel::own;
+  p.num_seqs = int64_t(lengths.size());
+  int32_t* cu = nullptr;
+  check_cuda(cudaMalloc(reinterpret_cast<void**>(&cu), offsets.size() * sizeof(int32_t)),
+             "cudaMalloc cu_seqlens");
+  check_cuda(
+      cudaMemcpy(cu, offsets.data(), offsets.size() * sizeof(int32_t), cudaMemcpyHostToDevice),
+      "upload cu_seqlens");
+  const inputs x = random_inputs(p, rng);
+  for (const bool causal : {false, true}) {
+    p.causal = causal;
+    p.shards = 1;
+    p.chunking = ring::layout::ring;
+    const outputs packed = run(p, x, cu);
+    // Each sequence alone, its outputs put where the packed batch has them.
+    outputs alone{std::vector<double>(packed.o.size()), std::vector<double>(packed.lse.size()),
+                  std::vector<double>(packed.dq.size()), std::vector<double>(packed.dk.size()),
+                  std::vector<double>(packed.dv.size())};
+    for (size_t n = 0; n < lengths.size(); ++n) {
+      ring::problem one = p;
+      one.T = lengths[n];
+      one.num_seqs = 0;
+      const outputs y = run(one, token_slice(x, p, offsets[n], offsets[n + 1]));
+      const auto place = [&](const std::vector<double>& from, std::vector<double>& to, int X) {
+        std::copy(from.begin(), from.end(), to.begin() + int64_t(offsets[n]) * p.H * X);
+      };
+      place(y.o, alone.o, p.V);
+      place(y.dq, alone.dq, p.D);
+      place(y.dk, alone.dk, p.D);
+      place(y.dv, alone.dv, p.V);
+      for (int h = 0; h < p.H; ++h)
+        for (int32_t t = 0; t < lengths[n]; ++t)
+          alone.lse[size_t(h) * p.T + offsets[n] + t] = y.lse[size_t(h) * lengths[n] + t];
+    }
+    compare("packed", p, packed, alone, tol);
+    for (const ring::layout l : {ring::layout::ring, ring::layout::zigzag})
+      for (int n = 2; n <= 8; n += 3) {
+        p.shards = n;
+        p.chunking = l;
+        compare("packed", p, run(p, x, cu), packed, tol);
+      }
+  }
+  cudaFree(cu);
+}
+
 }  // namespace
 
 int main() {
@@ -190,7 +277,6 @@ int main() {
       have_cudnn ? std::to_string(ring::cudnn_block::library_version()).c_str() : why.c_str());
 
   std::mt19937_64 rng(20261123);
-  std::normal_distribution<double> normal;
   for (const ring::storage dtype :
        {ring::storage::fp64, ring::storage::fp32, ring::storage::bf16, ring::storage::fp16}) {
     const double tol = dtype == ring::storage::fp64   ? 1e-12
@@ -208,16 +294,7 @@ int main() {
       p.T = 257;
       p.scale = 1.0 / std::sqrt(double(p.D));
       p.block = cudnn ? ring::block_kernel::cudnn : ring::block_kernel::own;
-      const size_t tokens = size_t(p.B) * p.T * p.H;
-      inputs x;
-      for (auto* t : {&x.q, &x.k}) {
-        t->resize(tokens * p.D);
-        for (double& y : *t) y = normal(rng);
-      }
-      for (auto* t : {&x.v, &x.d_o}) {
-        t->resize(tokens * p.V);
-        for (double& y : *t) y = normal(rng);
-      }
+      const inputs x = random_inputs(p, rng);
       for (const bool causal : {false, true}) {
         p.causal = causal;
         p.shards = 1;
@@ -232,6 +309,7 @@ int main() {
           }
       }
     }
+    check_packed(dtype, tol, rng);
   }
   std::printf("%d failed\n", failures);
   return failures ? 1 : 0;
