@@ -17,6 +17,7 @@
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 #include "launch.hpp"
+#include "packed_streams.hpp"
 #include "rwkv6_as_gla.hpp"
 #include "sequence_parallel.hpp"
 
@@ -226,9 +227,8 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
   }
   const bool backward = mode == GLABENCH_MODE_BACKWARD;
   const chunked::storage dtype = storage_of(p->dtype);
-  if (packed_sequences(p) > 0)  // each sequence's call, of any length up to T
-    *bytes =
-        chunked::any_length_workspace_bytes(dtype, stages_choice().path, backward, p->T, H, K, V);
+  if (packed_sequences(p) > 0)  // the sequences' calls side by side (packed_streams.hpp)
+    *bytes = chunked::packed::workspace_bytes(dtype, stages_choice().path, backward, p->T, H, K, V);
   else
     *bytes = backward
                  ? chunked::backward_workspace_bytes(dtype, B, p->T, H, K, V)
@@ -258,7 +258,7 @@ chunked::call call_of(const glabench_problem* p, const glabench_forward_args* f,
 }
 
 // A packed batch (ABI 1.5 VARLEN): each sequence a call of its own (B = 1, its tokens'
-// rows, its h0/ht/dht/dh0 row), one after another on the call's stream and workspace.
+// rows, its h0/ht/dht/dh0 row), side by side on streams of their own (packed_streams.hpp).
 // The offsets are read to the host in prepare() (untimed; kept_offsets), so the calls
 // launch without waiting and a CUDA graph can capture them. A call on offsets prepare()
 // did not see reads them itself: it waits for its stream, as fla's chunk kernels with
@@ -354,16 +354,25 @@ glabench_status packed_offsets(const glabench_problem* p, const DLTensor* cu, cu
   return GLABENCH_OK;
 }
 
-// The gla call c on one rank: a packed batch's sequences (offsets `at`) one by one, or one
-// launch.
+// The gla call c on one rank: a packed batch's sequences (offsets `at`) side by side, or
+// one launch.
 glabench_status run_gla(const glabench_problem* p, const chunked::call& c,
                         const sequence_offsets* at, bool backward, glabench_message* error) {
   const char* what = backward ? "backward launch" : "forward launch";
   auto launch = backward ? chunked::launch_backward : chunked::launch_forward;
   if (!at) return finish(launch(c), what, error);
-  for (int64_t i = 0; i < packed_sequences(p); ++i)
-    if (glabench_status s = finish(launch(sequence_call(p, c, *at, i)), what, error)) return s;
-  return GLABENCH_OK;
+  // c.workspace holds at least what workspace_size() gave the sequences (after rwkv6's
+  // tensors, for rwkv6).
+  const size_t bytes =
+      chunked::packed::workspace_bytes(c.dtype, c.path, backward, c.T, c.H, c.K, c.V);
+  return finish(chunked::packed::run(*at, c, backward, c.workspace, bytes, c.stream,
+                                     [&](int64_t i, void* workspace, cudaStream_t stream) {
+                                       chunked::call one = sequence_call(p, c, *at, i);
+                                       one.workspace = workspace;
+                                       one.stream = stream;
+                                       return launch(one);
+                                     }),
+                what, error);
 }
 
 // rwkv6: gla on the queries shifted one token back, between the shift and the terms gla
@@ -435,6 +444,9 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode,
       chunked::sequence::release();
       const DLTensor* cu = f ? cu_seqlens_of(*f) : bw ? cu_seqlens_of(*bw) : nullptr;
       void* stream = f ? f->stream : bw ? bw->stream : nullptr;
+      if (packed_sequences(p) > 0)
+        if (glabench_status s = finish(chunked::packed::make_streams(), "packed prepare", error))
+          return s;
       return finish(keep_offsets(p, cu, static_cast<cudaStream_t>(stream)), "packed prepare",
                     error);
     }

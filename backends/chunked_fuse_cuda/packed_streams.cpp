@@ -1,0 +1,132 @@
+// The packed batch's sequences side by side (packed_streams.hpp).
+#include "packed_streams.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <mutex>
+#include <numeric>
+
+namespace glabench::chunked::packed {
+namespace {
+
+using cuda_plugin::status;
+
+constexpr size_t kAlign = 256;
+constexpr int64_t kRoundingTokens = 128;  // a chunk of the longest walk, for each sequence
+
+size_t aligned(size_t n) {
+  return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+size_t call_bytes(const call& c, bool backward, int64_t T) {
+  return aligned(any_length_workspace_bytes(c.dtype, c.path, backward, T, c.H, c.K, c.V));
+}
+
+// A device's side streams, the event that forks them from the caller's stream and the
+// events that join them back; made once per device and kept for the process.
+struct side_streams {
+  std::array<cudaStream_t, kStreams> streams{};
+  cudaEvent_t fork = nullptr;
+  std::array<cudaEvent_t, kStreams> join{};
+};
+
+status streams_of_device(side_streams** out) {
+  static std::mutex m;
+  static std::map<int, side_streams> made;
+  std::lock_guard<std::mutex> guard(m);
+  int device = 0;
+  GLABENCH_TRY_CUDA(cudaGetDevice(&device), "cudaGetDevice");
+  if (auto it = made.find(device); it != made.end()) {
+    *out = &it->second;
+    return {};
+  }
+  side_streams s;
+  for (int i = 0; i < kStreams; ++i) {
+    GLABENCH_TRY_CUDA(cudaStreamCreateWithFlags(&s.streams[i], cudaStreamNonBlocking),
+                      "cudaStreamCreateWithFlags");
+    GLABENCH_TRY_CUDA(cudaEventCreateWithFlags(&s.join[i], cudaEventDisableTiming),
+                      "cudaEventCreateWithFlags");
+  }
+  GLABENCH_TRY_CUDA(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming),
+                    "cudaEventCreateWithFlags");
+  *out = &made.emplace(device, s).first->second;
+  return {};
+}
+
+// Longest first, each to the stream with the fewest tokens so far: the sequences of each
+// stream, in order.
+std::vector<std::vector<int64_t>> assign(const std::vector<int64_t>& at, int streams) {
+  const int64_t n = int64_t(at.size()) - 1;
+  std::vector<int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return at[a + 1] - at[a] > at[b + 1] - at[b]; });
+  std::vector<std::vector<int64_t>> of(streams);
+  std::vector<int64_t> tokens(streams, 0);
+  for (const int64_t i : order) {
+    const int s = int(std::min_element(tokens.begin(), tokens.end()) - tokens.begin());
+    of[s].push_back(i);
+    tokens[s] += at[i + 1] - at[i];
+  }
+  return of;
+}
+
+}  // namespace
+
+size_t workspace_bytes(storage dtype, stages path, bool backward, int64_t T, int H, int K, int V) {
+  call c{};
+  c.dtype = dtype, c.path = path, c.H = H, c.K = K, c.V = V;
+  const size_t one = call_bytes(c, backward, T);
+  const size_t side = call_bytes(c, backward, T + kStreams * kRoundingTokens) +
+                      kStreams * call_bytes(c, backward, kRoundingTokens);
+  return std::max(one, side);
+}
+
+status make_streams() {
+  side_streams* s = nullptr;
+  return streams_of_device(&s);
+}
+
+status run(const std::vector<int64_t>& at, const call& c, bool backward, void* workspace,
+           size_t bytes, cudaStream_t stream, const sequence_launch& launch) {
+  const int64_t n = int64_t(at.size()) - 1;
+  const int streams = int(std::min<int64_t>(n, kStreams));
+  const std::vector<std::vector<int64_t>> of = assign(at, streams);
+  // Each stream's part: its longest sequence's workspace (its first, longest first).
+  std::vector<size_t> part(streams, 0);
+  size_t total = 0;
+  for (int s = 0; s < streams; ++s) {
+    part[s] = call_bytes(c, backward, at[of[s].front() + 1] - at[of[s].front()]);
+    total += part[s];
+  }
+  if (streams <= 1 || total > bytes) {
+    for (int64_t i = 0; i < n; ++i) GLABENCH_TRY_CUDA(launch(i, workspace, stream), "launch");
+    return {};
+  }
+  side_streams* side = nullptr;
+  GLABENCH_TRY(streams_of_device(&side));
+  GLABENCH_TRY_CUDA(cudaEventRecord(side->fork, stream), "cudaEventRecord (fork)");
+  char* base = static_cast<char*>(workspace);
+  // Every stream that forked is joined back, even after a failed launch, so that the
+  // caller's stream (and a capture) never ends with a side stream left open.
+  status failed;
+  for (int s = 0; s < streams; ++s) {
+    cudaStream_t to = side->streams[s];
+    if (cudaError_t e = cudaStreamWaitEvent(to, side->fork, 0)) {
+      failed = cuda_plugin::cuda_error(e, "cudaStreamWaitEvent (fork)");
+      break;
+    }
+    for (const int64_t i : of[s])
+      if (failed.empty())
+        if (cudaError_t e = launch(i, base, to)) failed = cuda_plugin::cuda_error(e, "launch");
+    base += part[s];
+    if (cudaError_t e = cudaEventRecord(side->join[s], to))
+      return cuda_plugin::cuda_error(e, "cudaEventRecord (join)");
+    if (cudaError_t e = cudaStreamWaitEvent(stream, side->join[s], 0))
+      return cuda_plugin::cuda_error(e, "cudaStreamWaitEvent (join)");
+  }
+  return failed;
+}
+
+}  // namespace glabench::chunked::packed
