@@ -20,6 +20,7 @@
 #include "packed_streams.hpp"
 #include "rwkv6_as_gla.hpp"
 #include "sequence_parallel.hpp"
+#include "side_streams.hpp"
 
 namespace {
 
@@ -375,6 +376,34 @@ glabench_status run_gla(const glabench_problem* p, const chunked::call& c,
                 what, error);
 }
 
+// rwkv6's forward on the bf16 walk: launch_before (the bonus, o's first rows) on a side
+// stream while the walk's first pass runs; the walk itself waits for it.
+glabench_status forward_on_walk(const chunked::call& c, chunked::rwkv6::shifted s,
+                                const chunked::rwkv6::sequences& seqs, const void* u,
+                                glabench_message* error) {
+  namespace cp = glabench::cuda_plugin;
+  const char* what = "rwkv6's bonus beside the walk's first pass";
+  chunked::side_streams* side = nullptr;
+  if (glabench_status st = finish(chunked::side_streams_of_device(&side), what, error)) return st;
+  if (glabench_status st = finish(cudaEventRecord(side->fork, c.stream), what, error)) return st;
+  chunked::call before = c;
+  before.stream = side->streams[0];
+  cp::status failed;
+  if (cudaError_t e = cudaStreamWaitEvent(before.stream, side->fork, 0))
+    return finish(e, what, error);
+  if (cudaError_t e = chunked::rwkv6::launch_before(before, s, seqs, u, false))
+    failed = cp::cuda_error(e, "rwkv6's bonus");
+  // Joined back whatever happened, so that no capture ends with the side stream open.
+  if (cudaError_t e = cudaEventRecord(side->join[0], before.stream)) return finish(e, what, error);
+  if (!failed.empty()) {
+    if (cudaError_t e = cudaStreamWaitEvent(c.stream, side->join[0], 0))
+      return finish(e, what, error);
+    return finish(failed, what, error);
+  }
+  s.gla.walk_waits = side->join[0];
+  return finish(chunked::launch_forward(s.gla), "forward launch", error);
+}
+
 // rwkv6: gla on the queries shifted one token back, between the shift and the terms gla
 // has no place for (rwkv6_as_gla.hpp). A packed batch's offsets are checked before any
 // launch: the shift and the terms read them on the device.
@@ -386,7 +415,8 @@ glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, con
     return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT, "rwkv6 needs u (and du, backward)");
   rwkv6::sequences seqs;
   if (at) seqs = {data_of<void>(cu), p->seqlens_dtype.bits == 64, packed_sequences(p)};
-  const rwkv6::shifted s = rwkv6::plan(c, backward, at != nullptr);
+  rwkv6::shifted s = rwkv6::plan(c, backward, at != nullptr);
+  if (!backward && s.on_walk) return forward_on_walk(c, s, seqs, data_of<void>(u), error);
   if (glabench_status st = finish(rwkv6::launch_before(c, s, seqs, data_of<void>(u), backward),
                                   "rwkv6's shifted queries or bonus", error))
     return st;
@@ -444,8 +474,11 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode,
       chunked::sequence::release();
       const DLTensor* cu = f ? cu_seqlens_of(*f) : bw ? cu_seqlens_of(*bw) : nullptr;
       void* stream = f ? f->stream : bw ? bw->stream : nullptr;
-      if (packed_sequences(p) > 0)
-        if (glabench_status s = finish(chunked::packed::make_streams(), "packed prepare", error))
+      // A packed batch's calls and rwkv6's bonus run on side streams: made before a capture.
+      chunked::side_streams* side = nullptr;
+      if (packed_sequences(p) > 0 || p->op == GLABENCH_OP_RWKV6)
+        if (glabench_status s =
+                finish(chunked::side_streams_of_device(&side), "side streams", error))
           return s;
       return finish(keep_offsets(p, cu, static_cast<cudaStream_t>(stream)), "packed prepare",
                     error);

@@ -267,6 +267,8 @@ cudaError_t launch_walk(const call& c) {
                                           : walk::chunk_walk_bf16_kernel<false, true>)
                               : (a.narrow ? walk::chunk_walk_bf16_kernel<true, false>
                                           : walk::chunk_walk_bf16_kernel<false, false>);
+  if (c.walk_waits)
+    if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.walk_waits, 0)) return e;
   return launch_walk_kernel(kernel, grid, c.stream, a);
 }
 

@@ -32,6 +32,9 @@ struct call {
   // to the caller. bonus: fp32 [B·H][walk::bonus_stride(T)], 16-byte aligned, head b·H + h's
   // row t the bonus of token t + 1 (the rows from T − 1 on loaded, never used). Null: gla.
   const float* bonus;
+  // Null, or an event the bf16 forward walk's stream waits for before the walk itself (not
+  // its first pass): rwkv6's bonus, computed on a side stream meanwhile.
+  cudaEvent_t walk_waits;
   void* workspace;
   cudaStream_t stream;
 };

@@ -2,10 +2,9 @@
 #include "packed_streams.hpp"
 
 #include <algorithm>
-#include <array>
-#include <map>
-#include <mutex>
 #include <numeric>
+
+#include "side_streams.hpp"
 
 namespace glabench::chunked::packed {
 namespace {
@@ -21,37 +20,6 @@ size_t aligned(size_t n) {
 
 size_t call_bytes(const call& c, bool backward, int64_t T) {
   return aligned(any_length_workspace_bytes(c.dtype, c.path, backward, T, c.H, c.K, c.V));
-}
-
-// A device's side streams, the event that forks them from the caller's stream and the
-// events that join them back; made once per device and kept for the process.
-struct side_streams {
-  std::array<cudaStream_t, kStreams> streams{};
-  cudaEvent_t fork = nullptr;
-  std::array<cudaEvent_t, kStreams> join{};
-};
-
-status streams_of_device(side_streams** out) {
-  static std::mutex m;
-  static std::map<int, side_streams> made;
-  std::lock_guard<std::mutex> guard(m);
-  int device = 0;
-  GLABENCH_TRY_CUDA(cudaGetDevice(&device), "cudaGetDevice");
-  if (auto it = made.find(device); it != made.end()) {
-    *out = &it->second;
-    return {};
-  }
-  side_streams s;
-  for (int i = 0; i < kStreams; ++i) {
-    GLABENCH_TRY_CUDA(cudaStreamCreateWithFlags(&s.streams[i], cudaStreamNonBlocking),
-                      "cudaStreamCreateWithFlags");
-    GLABENCH_TRY_CUDA(cudaEventCreateWithFlags(&s.join[i], cudaEventDisableTiming),
-                      "cudaEventCreateWithFlags");
-  }
-  GLABENCH_TRY_CUDA(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming),
-                    "cudaEventCreateWithFlags");
-  *out = &made.emplace(device, s).first->second;
-  return {};
 }
 
 // Longest first, each to the stream with the fewest tokens so far: the sequences of each
@@ -83,11 +51,6 @@ size_t workspace_bytes(storage dtype, stages path, bool backward, int64_t T, int
   return std::max(one, side);
 }
 
-status make_streams() {
-  side_streams* s = nullptr;
-  return streams_of_device(&s);
-}
-
 status run(const std::vector<int64_t>& at, const call& c, bool backward, void* workspace,
            size_t bytes, cudaStream_t stream, const sequence_launch& launch) {
   const int64_t n = int64_t(at.size()) - 1;
@@ -105,7 +68,7 @@ status run(const std::vector<int64_t>& at, const call& c, bool backward, void* w
     return {};
   }
   side_streams* side = nullptr;
-  GLABENCH_TRY(streams_of_device(&side));
+  GLABENCH_TRY(side_streams_of_device(&side));
   GLABENCH_TRY_CUDA(cudaEventRecord(side->fork, stream), "cudaEventRecord (fork)");
   char* base = static_cast<char*>(workspace);
   // Every stream that forked is joined back, even after a failed launch, so that the

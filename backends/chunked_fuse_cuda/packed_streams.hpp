@@ -16,10 +16,11 @@
 
 #include "../common/cuda_error.hpp"
 #include "launch.hpp"
+#include "side_streams.hpp"
 
 namespace glabench::chunked::packed {
 
-constexpr int kStreams = 8;  // CUDA's default hardware queues per device
+constexpr int kStreams = kSideStreams;
 
 // The workspace of a packed batch of T tokens: the parts of kStreams sequences at once,
 // whatever their lengths (the calls' workspace grows with their tokens; a chunk per
@@ -35,8 +36,5 @@ using sequence_launch = std::function<cudaError_t(int64_t i, void* workspace, cu
 cuda_plugin::status run(const std::vector<int64_t>& at, const call& c, bool backward,
                         void* workspace, size_t bytes, cudaStream_t stream,
                         const sequence_launch& launch);
-
-// The current device's side streams and events, made ahead of any capture (prepare).
-cuda_plugin::status make_streams();
 
 }  // namespace glabench::chunked::packed
