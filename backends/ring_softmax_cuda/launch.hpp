@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "../common/cuda_error.hpp"
 #include "ring_plan.hpp"
@@ -36,6 +37,9 @@ struct problem {
   // A packed batch (B = 1): num_seqs sequences, each attending only within itself, their
   // int32 offsets in the calls' cu_seqlens. 0: B sequences of T tokens.
   int64_t num_seqs = 0;
+  // The offsets on the host (num_seqs + 1), which cuDNN's blocks need: a block a sequence
+  // (packed_schedule). The own kernel reads cu_seqlens on the device instead.
+  const std::vector<int64_t>* offsets = nullptr;
 };
 
 // Device pointers in the ABI's layouts: q, k [B,T,H,D], v, o [B,T,H,V], lse [B,H,T]

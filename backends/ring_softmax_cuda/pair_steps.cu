@@ -71,7 +71,6 @@ std::string forward_pair(const problem& p, const block_pair& bp, visit w, bool a
     GLABENCH_TRY_CUDA(cudaGetLastError(), "block_forward_kernel launch");
     return {};
   }
-  if (p.num_seqs > 0) return "packed batches run on the own kernel";
   if constexpr (is_16bit_type<T>) {
     T* block_o = alone ? x.o : x.block_o;
     float* block_stats = alone ? x.lse : x.block_stats;
@@ -138,18 +137,19 @@ std::string backward_pair(const problem& p, const block_pair& bp, visit wq, visi
 }
 
 // cuDNN: the pair's gradients into x.block_dq, block_dk, block_dv (`alone`: straight
-// into dq, dk, dv), the query rows' lse packed first where cuDNN needs it.
+// into dq, dk, dv), the query rows' lse packed first where they are not all of T.
 template <typename T>
 std::string cudnn_backward_block(const problem& p, const block_pair& bp, bool alone,
                                  const backward_tensors<T>& x, cudaStream_t stream) {
-  if (p.num_seqs > 0) return "packed batches run on the own kernel";
   if constexpr (is_16bit_type<T>) {
     const size_t q_row = size_t(bp.q.begin) * p.H, kv_row = size_t(bp.kv.begin) * p.H;
     T* to_dq = alone ? x.dq : x.block_dq;
     T* to_dk = alone ? x.dk : x.block_dk;
     T* to_dv = alone ? x.dv : x.block_dv;
     const float* stats = x.lse;
-    if (!alone) {
+    // cuDNN reads the block's rows of lse packed, [B,H,q_len]: as they are only where the
+    // block's queries are the whole sequence.
+    if (!alone || bp.q.size() != p.T) {
       const int64_t n = int64_t(p.B) * p.H * bp.q.size();
       pack_lse_rows_kernel<<<unsigned(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096), 256, 0, stream>>>(
           p.B, p.H, p.T, bp.q.begin, bp.q.size(), x.lse, x.packed_lse);

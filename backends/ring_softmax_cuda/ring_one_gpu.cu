@@ -13,16 +13,36 @@
 namespace glabench::ring {
 namespace {
 
+// A packed batch on cuDNN's blocks: a block a sequence. Before its offsets are known
+// (workspace_size), the whole row as one sequence: the largest block, whose graph's
+// workspace bounds every sequence's (prepare() checks it).
+bool packed_on_cudnn(const problem& p) {
+  return p.num_seqs > 0 && p.block == block_kernel::cudnn;
+}
+// The problem a pair's block runs as: p, or on the own kernel for a packed batch's
+// sequence that cuDNN refuses (a one-token one).
+problem block_problem(const problem& p, const block_pair& bp, bool backward) {
+  problem out = p;
+  if (packed_on_cudnn(p) && !cudnn_takes(p, bp, backward)) out.block = block_kernel::own;
+  return out;
+}
+
 std::vector<block_pair> plan_of(const problem& p) {
+  if (packed_on_cudnn(p))
+    return packed_schedule(p.offsets ? *p.offsets : std::vector<int64_t>{0, p.T}, p.causal);
   return ring_schedule(p.T, p.shards, p.chunking, p.causal);
 }
 
 // ---- forward -------------------------------------------------------------------------
 
-// The running results live in accumulators only when the plan has more than one pair;
-// a lone pair (N = 1, ring) writes the outputs directly.
+// The running results live in accumulators only where some rows have more than one pair;
+// a pair alone for its rows (N = 1, ring; a packed batch's sequence) writes the outputs
+// directly.
 bool needs_accumulators(const std::vector<block_pair>& plan) {
-  return plan.size() > 1;
+  const pair_visits v = visits_of(plan);
+  for (size_t i = 0; i < plan.size(); ++i)
+    if (!v.of_q[i].first || !v.of_q[i].last || !v.of_kv[i].first || !v.of_kv[i].last) return true;
+  return false;
 }
 
 template <typename T>
@@ -56,6 +76,7 @@ forward_space<T> carve_forward(const problem& p, bool accumulate, char* base, si
 template <typename T>
 status forward_typed(const problem& p, const forward_io& io) {
   using A = acc_t<T>;
+  if (packed_on_cudnn(p) && !p.offsets) return "a packed batch on cuDNN needs its offsets";
   const std::vector<block_pair> plan = plan_of(p);
   const pair_visits when = visits_of(plan);
   size_t used = 0;
@@ -72,7 +93,8 @@ status forward_typed(const problem& p, const forward_io& io) {
   x.cu_seqlens = io.cu_seqlens;
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit w = when.of_q[i];
-    GLABENCH_TRY(forward_pair<T>(p, plan[i], w, w.first && w.last, x, io.stream));
+    GLABENCH_TRY(forward_pair<T>(block_problem(p, plan[i], false), plan[i], w, w.first && w.last, x,
+                                 io.stream));
   }
   return {};
 }
@@ -93,7 +115,7 @@ backward_space<T> carve_backward(const problem& p, bool accumulate, char* base, 
   cuda_plugin::carver c{base};
   const size_t tokens = size_t(p.B) * p.T * p.H, stats = size_t(p.B) * p.H * p.T;
   backward_space<T> s{};
-  if (p.block == block_kernel::own) s.row_dots = c.take<acc_t<T>>(stats);
+  if (p.block == block_kernel::own || packed_on_cudnn(p)) s.row_dots = c.take<acc_t<T>>(stats);
   if (accumulate) {
     s.acc_dq = c.take<acc_t<T>>(tokens * p.D);
     s.acc_dk = c.take<acc_t<T>>(tokens * p.D);
@@ -102,9 +124,10 @@ backward_space<T> carve_backward(const problem& p, bool accumulate, char* base, 
       s.block_dq = c.take<T>(tokens * p.D);
       s.block_dk = c.take<T>(tokens * p.D);
       s.block_dv = c.take<T>(tokens * p.V);
-      s.packed_lse = c.take<float>(stats);
     }
   }
+  if (p.block == block_kernel::cudnn && (accumulate || packed_on_cudnn(p)))
+    s.packed_lse = c.take<float>(stats);
   s.cudnn_workspace = base ? base + c.used : nullptr;
   *used = c.used;
   return s;
@@ -113,6 +136,7 @@ backward_space<T> carve_backward(const problem& p, bool accumulate, char* base, 
 template <typename T>
 status backward_typed(const problem& p, const backward_io& io) {
   using A = acc_t<T>;
+  if (packed_on_cudnn(p) && !p.offsets) return "a packed batch on cuDNN needs its offsets";
   const std::vector<block_pair> plan = plan_of(p);
   const pair_visits when = visits_of(plan);
   size_t used = 0;
@@ -139,7 +163,10 @@ status backward_typed(const problem& p, const backward_io& io) {
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit wq = when.of_q[i], wkv = when.of_kv[i];
     const bool alone = wq.first && wq.last && wkv.first && wkv.last;
-    GLABENCH_TRY(backward_pair<T>(p, plan[i], wq, wkv, alone, x, io.stream));
+    const problem pp = block_problem(p, plan[i], true);
+    if (pp.block != p.block)  // the own kernel's D_i for the sequence's rows
+      GLABENCH_TRY(row_dots_of<T>(pp, plan[i].q, d_o, o, ws.row_dots, io.stream));
+    GLABENCH_TRY(backward_pair<T>(pp, plan[i], wq, wkv, alone, x, io.stream));
   }
   return {};
 }

@@ -104,6 +104,18 @@ inline std::vector<block_pair> ring_schedule(int64_t T, int shards, layout l, bo
   return out;
 }
 
+// A packed batch on one device, given its N + 1 offsets: one pair a sequence, its queries
+// against its keys (causal_diagonal under a causal mask, else full); each pair is its
+// rows' only one.
+inline std::vector<block_pair> packed_schedule(const std::vector<int64_t>& offsets, bool causal) {
+  std::vector<block_pair> out;
+  for (size_t i = 0; i + 1 < offsets.size(); ++i) {
+    const span s{offsets[i], offsets[i + 1]};
+    out.push_back({0, 0, 0, s, s, causal ? pair_mask::causal_diagonal : pair_mask::full});
+  }
+  return out;
+}
+
 // ---- the ring across ranks: one block per rank and step ---------------------------------
 //
 // A rank keeps its shard's chunks one after another, in sequence order, in buffers of its

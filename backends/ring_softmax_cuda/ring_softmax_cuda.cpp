@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "../common/cuda_plugin.hpp"
 #include "../common/int_knob.hpp"
@@ -43,9 +44,6 @@ constexpr glabench_capability kCapabilities[] = {
 constexpr int kMaxHead = 256;
 constexpr int kMaxShards = 64;
 constexpr int kMaxRanksPerDevice = 8;
-// cuDNN's ragged layout is [tokens, H] for every tensor, lse included, where the ABI's lse
-// is [B,H,T]: a packed batch's blocks are the own kernel's.
-constexpr const char* kPackedOnOwnKernel = "packed batches (cu_seqlens) run on the own kernel";
 
 extern const glabench_backend kBackend;
 
@@ -157,8 +155,8 @@ block_decision decide_block(const ring::problem& base, glabench_mode mode, bool 
     d.why_not_cudnn = "RING_SOFTMAX_CUDA_BLOCK=own";
   } else if (!ring::is_16bit(base.dtype)) {
     d.why_not_cudnn = "cuDNN blocks are 16-bit only";
-  } else if (base.num_seqs > 0) {
-    d.why_not_cudnn = kPackedOnOwnKernel;
+  } else if (base.num_seqs > 0 && base.shards > 1) {
+    d.why_not_cudnn = "a packed batch on RING_SOFTMAX_CUDA_SHARDS > 1 runs on the own kernel";
   } else if (ring::cudnn_block::library_loaded(&d.why_not_cudnn)) {
     // Planning every block shape's graph now also keeps graph building out of timed calls.
     ring::problem p = base;
@@ -233,9 +231,6 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
     if (!ring::is_16bit(storage_of(p->dtype)))
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                   "RING_SOFTMAX_CUDA_BLOCK=cudnn: cuDNN blocks are 16-bit only");
-    if (packed)
-      return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
-                  std::string("RING_SOFTMAX_CUDA_BLOCK=cudnn: ") + kPackedOnOwnKernel);
     std::string why;
     if (!ring::cudnn_block::library_loaded(&why))
       return fail(reason, GLABENCH_ERROR_UNSUPPORTED, "RING_SOFTMAX_CUDA_BLOCK=cudnn: " + why);
@@ -263,11 +258,17 @@ glabench_status workspace_size(const glabench_problem* p, glabench_mode mode, si
     if (!chosen(p, mode, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
     // A backward call needs its own space; the forward call before it needs the forward's.
     // Across GPUs every rank's buffers are the backend's own, made by prepare().
-    if (across_ranks(p))
-      *bytes = 0;
-    else
-      *bytes = mode == GLABENCH_MODE_BACKWARD ? ring::backward_workspace_bytes(r)
-                                              : ring::forward_workspace_bytes(r);
+    const auto bytes_of = [&](const ring::problem& x) {
+      return mode == GLABENCH_MODE_BACKWARD ? ring::backward_workspace_bytes(x)
+                                            : ring::forward_workspace_bytes(x);
+    };
+    *bytes = across_ranks(p) ? 0 : bytes_of(r);
+    // A packed batch whose offsets prepare() did not read runs on the own kernel.
+    if (r.num_seqs > 0 && r.block == ring::block_kernel::cudnn) {
+      ring::problem own = r;
+      own.block = ring::block_kernel::own;
+      *bytes = std::max(*bytes, bytes_of(own));
+    }
     return GLABENCH_OK;
   });
 }
@@ -279,6 +280,77 @@ struct last_call_info {
 } g_last;
 
 using glabench::cuda_plugin::finish;
+
+// A packed batch's offsets, read to the host in prepare() (untimed) with the cu_seqlens
+// tensor, sizes and dtype they came from, and whether cuDNN took every sequence's block
+// within the workspace it asked for. A call takes them only for the same cu_seqlens (the
+// ABI runs prepare() again whenever the inputs change). One set, for the process's one
+// harness.
+struct kept_offsets {
+  const void* device = nullptr;
+  int64_t sequences = 0, T = 0;
+  ring::storage dtype{};
+  std::vector<int64_t> at;
+  std::string why_not_cudnn;  // empty: cuDNN's graphs are ready for every sequence
+};
+kept_offsets& kept() {
+  static kept_offsets k;
+  return k;
+}
+
+// prepare() of a packed batch on cuDNN: its offsets to the host, checked, and every
+// sequence's graph planned (forward, and backward where asked), each within the workspace
+// planned for the whole row.
+glabench::cuda_plugin::status keep_offsets(const ring::problem& r, const DLTensor* cu,
+                                           cudaStream_t stream, bool backward) {
+  kept() = {};
+  if (!cu || !cu->data) return "a packed batch without cu_seqlens";
+  kept_offsets k{data_of<void>(cu), r.num_seqs, r.T, r.dtype, {}, {}};
+  std::vector<int32_t> narrow(r.num_seqs + 1);
+  if (cudaError_t e = cudaMemcpyAsync(narrow.data(), k.device, narrow.size() * sizeof(int32_t),
+                                      cudaMemcpyDefault, stream))
+    return glabench::cuda_plugin::cuda_error(e, "cu_seqlens to the host");
+  if (cudaError_t e = cudaStreamSynchronize(stream))
+    return glabench::cuda_plugin::cuda_error(e, "cu_seqlens to the host");
+  k.at.assign(narrow.begin(), narrow.end());
+  bool rising = k.at.front() == 0 && k.at.back() == r.T;
+  for (int64_t i = 0; i < r.num_seqs; ++i) rising = rising && k.at[i + 1] > k.at[i];
+  if (!rising) k.why_not_cudnn = "cu_seqlens does not rise from 0 to T";
+  for (const bool b : {false, true}) {
+    if (!k.why_not_cudnn.empty() || (b && !backward)) continue;
+    int64_t bound = 0, most = 0;
+    k.why_not_cudnn = ring::plan_cudnn_blocks(r, b, &bound);  // the whole row's block
+    ring::problem each = r;
+    each.offsets = &k.at;
+    if (k.why_not_cudnn.empty()) k.why_not_cudnn = ring::plan_cudnn_blocks(each, b, &most);
+    if (k.why_not_cudnn.empty() && most > bound)
+      k.why_not_cudnn = "a sequence's block needs more workspace than the whole row's";
+  }
+  kept() = std::move(k);
+  return {};
+}
+
+// A packed batch's blocks: cuDNN's, a block a sequence, on the offsets prepare() kept for
+// this cu_seqlens; else the own kernel, or with RING_SOFTMAX_CUDA_BLOCK=cudnn an error.
+bool packed_blocks(ring::problem* r, const DLTensor* cu, glabench_message* error) {
+  if (r->num_seqs == 0 || r->block != ring::block_kernel::cudnn) return true;
+  const kept_offsets& k = kept();
+  const bool same = cu && k.device == data_of<void>(cu) && k.sequences == r->num_seqs &&
+                    k.T == r->T && k.dtype == r->dtype;
+  if (same && k.why_not_cudnn.empty()) {
+    r->offsets = &k.at;
+    return true;
+  }
+  if (knob_values().block_choice == knobs::block::cudnn) {
+    fail(error, GLABENCH_ERROR_UNSUPPORTED,
+         "RING_SOFTMAX_CUDA_BLOCK=cudnn: " +
+             (same ? k.why_not_cudnn
+                   : std::string("a packed batch's offsets are read in prepare()")));
+    return false;
+  }
+  r->block = ring::block_kernel::own;
+  return true;
+}
 
 // The ABI's arguments as the ring's device pointers.
 ring::forward_io forward_io_of(const glabench_forward_args* f) {
@@ -315,7 +387,9 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
             check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error))
       return s;
     ring::problem r;
-    if (!chosen(p, GLABENCH_MODE_FORWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
+    if (!chosen(p, GLABENCH_MODE_FORWARD, &r, error) ||
+        !packed_blocks(&r, cu_seqlens_of(*f), error))
+      return GLABENCH_ERROR_UNSUPPORTED;
     const ring::forward_io io = forward_io_of(f);
     const bool across = across_ranks(p);
     g_last = {true, across, r};
@@ -331,7 +405,9 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
             check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error))
       return s;
     ring::problem r;
-    if (!chosen(p, GLABENCH_MODE_BACKWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
+    if (!chosen(p, GLABENCH_MODE_BACKWARD, &r, error) ||
+        !packed_blocks(&r, cu_seqlens_of(*bw), error))
+      return GLABENCH_ERROR_UNSUPPORTED;
     const ring::backward_io io = backward_io_of(bw);
     const bool across = across_ranks(p);
     g_last = {true, across, r};
@@ -340,14 +416,25 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
   });
 }
 
-// Across GPUs: each rank's shard onto its device before the timed calls. One device:
-// nothing to do (cuDNN's graphs were planned with the workspace size).
+// Across GPUs: each rank's shard onto its device before the timed calls. One device: a
+// packed batch on cuDNN's blocks reads its offsets and plans each sequence's graph
+// (keep_offsets); else nothing (cuDNN's graphs were planned with the workspace size).
 glabench_status prepare(const glabench_problem* p, glabench_mode mode,
                         const glabench_forward_args* f, const glabench_backward_args* bw,
                         glabench_message* error) {
   return guarded(error, [&] {
-    if (!across_ranks(p)) return GLABENCH_OK;
     ring::problem r;
+    if (!across_ranks(p)) {
+      kept() = {};
+      if (packed_sequences(p) == 0) return GLABENCH_OK;
+      if (!chosen(p, mode, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
+      if (r.block != ring::block_kernel::cudnn) return GLABENCH_OK;
+      const DLTensor* cu = f ? cu_seqlens_of(*f) : bw ? cu_seqlens_of(*bw) : nullptr;
+      void* stream = f ? f->stream : bw ? bw->stream : nullptr;
+      return finish(
+          keep_offsets(r, cu, static_cast<cudaStream_t>(stream), mode == GLABENCH_MODE_BACKWARD),
+          "packed prepare", error);
+    }
     if (!chosen(p, mode, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
     std::optional<ring::backward_io> bio;
     if (bw && mode == GLABENCH_MODE_BACKWARD) bio = backward_io_of(bw);
@@ -358,6 +445,7 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode,
 
 void release() {
   ring::ranks::release();
+  kept() = {};
 }
 
 // Across GPUs: every rank's rows of the outputs into the caller's tensors (untimed). One

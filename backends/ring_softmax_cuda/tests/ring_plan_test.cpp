@@ -61,6 +61,31 @@ BOOST_AUTO_TEST_CASE(every_visible_pair_once) {
         }
 }
 
+// A packed batch's plan on cuDNN: every (query, key) pair of the same sequence that the
+// mask lets through exactly once, and none across sequences.
+BOOST_AUTO_TEST_CASE(packed_pairs_stay_in_their_sequence) {
+  const std::vector<int64_t> offsets = {0, 1, 16, 17, 80, 81};
+  for (const bool causal : {false, true}) {
+    std::map<std::pair<int64_t, int64_t>, int> seen;
+    const auto plan = ring::packed_schedule(offsets, causal);
+    BOOST_TEST(plan.size() == offsets.size() - 1);
+    for (const auto& bp : plan) {
+      BOOST_TEST((bp.q == bp.kv));
+      BOOST_TEST((bp.mask == (causal ? ring::pair_mask::causal_diagonal : ring::pair_mask::full)));
+      for (int64_t i = bp.q.begin; i < bp.q.end; ++i)
+        for (int64_t j = bp.kv.begin; j < bp.kv.end; ++j)
+          if (!causal || j <= i) ++seen[{i, j}];
+    }
+    size_t expected = 0;
+    for (size_t n = 0; n + 1 < offsets.size(); ++n) {
+      const size_t len = size_t(offsets[n + 1] - offsets[n]);
+      expected += causal ? len * (len + 1) / 2 : len * len;
+    }
+    BOOST_TEST(seen.size() == expected);
+    for (const auto& [pair, count] : seen) BOOST_TEST_REQUIRE(count == 1);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(own_chunk_first_at_step_zero) {
   for (const ring::layout l : {ring::layout::ring, ring::layout::zigzag})
     for (int n = 1; n <= 8; ++n) {

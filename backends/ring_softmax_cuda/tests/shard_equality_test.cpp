@@ -203,9 +203,10 @@ inputs token_slice(const inputs& x, const ring::problem& p, int64_t begin, int64
 }
 
 // A packed batch of sequences of 1 to 80 tokens, one at each end of length 1 (T = 257),
-// against each sequence alone (B = 1, T its length), then sharded against itself
-// unsharded: own kernel (cuDNN does not take packed batches here).
-void check_packed(ring::storage dtype, double tol, std::mt19937_64& rng) {
+// against each sequence alone (B = 1, T its length); on the own kernel (D ≠ V) also
+// sharded against itself unsharded, on cuDNN (D = V = 64) a block a sequence, the
+// one-token ones, which cuDNN refuses, on the own kernel.
+void check_packed(ring::storage dtype, double tol, bool cudnn, std::mt19937_64& rng) {
   const std::vector<int32_t> lengths = {1, 15, 16, 17, 63, 64, 80, 1};
   std::vector<int32_t> offsets = {0};
   for (const int32_t n : lengths) offsets.push_back(offsets.back() + n);
@@ -213,12 +214,19 @@ void check_packed(ring::storage dtype, double tol, std::mt19937_64& rng) {
   p.dtype = dtype;
   p.B = 1;
   p.H = 2;
-  p.D = 24;
-  p.V = 40;
+  p.D = cudnn ? 64 : 24;
+  p.V = cudnn ? 64 : 40;
   p.T = offsets.back();
   p.scale = 1.0 / std::sqrt(double(p.D));
-  p.block = ring::block_kernel::own;
+  p.block = cudnn ? ring::block_kernel::cudnn : ring::block_kernel::own;
   p.num_seqs = int64_t(lengths.size());
+  const std::vector<int64_t> host_offsets(offsets.begin(), offsets.end());
+  p.offsets = &host_offsets;
+  if (cudnn) {  // the graphs, planned (the plugin's prepare); one-token ones refused
+    int64_t bytes = 0;
+    ring::plan_cudnn_blocks(p, false, &bytes);
+    ring::plan_cudnn_blocks(p, true, &bytes);
+  }
   int32_t* cu = nullptr;
   check_cuda(cudaMalloc(reinterpret_cast<void**>(&cu), offsets.size() * sizeof(int32_t)),
              "cudaMalloc cu_seqlens");
@@ -239,6 +247,11 @@ void check_packed(ring::storage dtype, double tol, std::mt19937_64& rng) {
       ring::problem one = p;
       one.T = lengths[n];
       one.num_seqs = 0;
+      one.offsets = nullptr;
+      int64_t bytes = 0;  // a shape cuDNN refuses alone (one token): the own kernel's
+      if (cudnn && (!ring::plan_cudnn_blocks(one, false, &bytes).empty() ||
+                    !ring::plan_cudnn_blocks(one, true, &bytes).empty()))
+        one.block = ring::block_kernel::own;
       const outputs y = run(one, token_slice(x, p, offsets[n], offsets[n + 1]));
       const auto place = [&](const std::vector<double>& from, std::vector<double>& to, int X) {
         std::copy(from.begin(), from.end(), to.begin() + int64_t(offsets[n]) * p.H * X);
@@ -251,7 +264,8 @@ void check_packed(ring::storage dtype, double tol, std::mt19937_64& rng) {
         for (int32_t t = 0; t < lengths[n]; ++t)
           alone.lse[size_t(h) * p.T + offsets[n] + t] = y.lse[size_t(h) * lengths[n] + t];
     }
-    compare("packed", p, packed, alone, tol);
+    compare(cudnn ? "packed cudnn" : "packed", p, packed, alone, tol);
+    if (cudnn) continue;
     for (const ring::layout l : {ring::layout::ring, ring::layout::zigzag})
       for (int n = 2; n <= 8; n += 3) {
         p.shards = n;
@@ -309,7 +323,8 @@ int main() {
           }
       }
     }
-    check_packed(dtype, tol, rng);
+    check_packed(dtype, tol, false, rng);
+    if (ring::is_16bit(dtype) && have_cudnn) check_packed(dtype, tol, true, rng);
   }
   std::printf("%d failed\n", failures);
   return failures ? 1 : 0;
