@@ -179,6 +179,21 @@ void compare(const char* label, const ring::problem& p, const outputs& got, cons
               ok ? "" : "<--");
 }
 
+// The tests' problems: two heads, D ≠ V (24, 40) on the own kernel, D = V = 64 (multiples
+// of 8) on cuDNN.
+ring::problem test_problem(ring::storage dtype, int B, int64_t T, bool cudnn) {
+  ring::problem p{};
+  p.dtype = dtype;
+  p.B = B;
+  p.H = 2;
+  p.D = cudnn ? 64 : 24;
+  p.V = cudnn ? 64 : 40;
+  p.T = T;
+  p.scale = 1.0 / std::sqrt(double(p.D));
+  p.block = cudnn ? ring::block_kernel::cudnn : ring::block_kernel::own;
+  return p;
+}
+
 inputs random_inputs(const ring::problem& p, std::mt19937_64& rng) {
   std::normal_distribution<double> normal;
   const size_t tokens = size_t(p.B) * p.T * p.H;
@@ -210,15 +225,7 @@ void check_packed(ring::storage dtype, double tol, bool cudnn, std::mt19937_64& 
   const std::vector<int32_t> lengths = {1, 15, 16, 17, 63, 64, 80, 1};
   std::vector<int32_t> offsets = {0};
   for (const int32_t n : lengths) offsets.push_back(offsets.back() + n);
-  ring::problem p{};
-  p.dtype = dtype;
-  p.B = 1;
-  p.H = 2;
-  p.D = cudnn ? 64 : 24;
-  p.V = cudnn ? 64 : 40;
-  p.T = offsets.back();
-  p.scale = 1.0 / std::sqrt(double(p.D));
-  p.block = cudnn ? ring::block_kernel::cudnn : ring::block_kernel::own;
+  ring::problem p = test_problem(dtype, 1, offsets.back(), cudnn);
   p.num_seqs = int64_t(lengths.size());
   const std::vector<int64_t> host_offsets(offsets.begin(), offsets.end());
   p.offsets = &host_offsets;
@@ -296,18 +303,10 @@ int main() {
     const double tol = dtype == ring::storage::fp64   ? 1e-12
                        : dtype == ring::storage::fp32 ? 1e-5
                                                       : 1e-2;
-    // D ≠ V and ragged T for the own kernel; D = V = 64 (a multiple of 8) for cuDNN.
+    // Ragged T (257) on both kernels.
     for (const bool cudnn : {false, true}) {
       if (cudnn && (!ring::is_16bit(dtype) || !have_cudnn)) continue;
-      ring::problem p{};
-      p.dtype = dtype;
-      p.B = 2;
-      p.H = 2;
-      p.D = cudnn ? 64 : 24;
-      p.V = cudnn ? 64 : 40;
-      p.T = 257;
-      p.scale = 1.0 / std::sqrt(double(p.D));
-      p.block = cudnn ? ring::block_kernel::cudnn : ring::block_kernel::own;
+      ring::problem p = test_problem(dtype, 2, 257, cudnn);
       const inputs x = random_inputs(p, rng);
       for (const bool causal : {false, true}) {
         p.causal = causal;
