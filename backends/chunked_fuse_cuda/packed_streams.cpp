@@ -2,8 +2,8 @@
 #include "packed_streams.hpp"
 
 #include <algorithm>
-#include <numeric>
 
+#include "packed_order.hpp"
 #include "side_streams.hpp"
 
 namespace glabench::chunked::packed {
@@ -22,24 +22,6 @@ size_t call_bytes(const call& c, bool backward, int64_t T) {
   return aligned(any_length_workspace_bytes(c.dtype, c.path, backward, T, c.H, c.K, c.V));
 }
 
-// Longest first, each to the stream with the fewest tokens so far: the sequences of each
-// stream, in order.
-std::vector<std::vector<int64_t>> assign(const std::vector<int64_t>& at, int streams) {
-  const int64_t n = int64_t(at.size()) - 1;
-  std::vector<int64_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](int64_t a, int64_t b) { return at[a + 1] - at[a] > at[b + 1] - at[b]; });
-  std::vector<std::vector<int64_t>> of(streams);
-  std::vector<int64_t> tokens(streams, 0);
-  for (const int64_t i : order) {
-    const int s = int(std::min_element(tokens.begin(), tokens.end()) - tokens.begin());
-    of[s].push_back(i);
-    tokens[s] += at[i + 1] - at[i];
-  }
-  return of;
-}
-
 }  // namespace
 
 size_t workspace_bytes(storage dtype, stages path, bool backward, int64_t T, int H, int K, int V) {
@@ -55,7 +37,7 @@ status run(const std::vector<int64_t>& at, const call& c, bool backward, void* w
            size_t bytes, cudaStream_t stream, const sequence_launch& launch) {
   const int64_t n = int64_t(at.size()) - 1;
   const int streams = int(std::min<int64_t>(n, kStreams));
-  const std::vector<std::vector<int64_t>> of = assign(at, streams);
+  const std::vector<std::vector<int64_t>> of = stream_order(at, streams);
   // Each stream's part: its longest sequence's workspace (its first, longest first).
   std::vector<size_t> part(streams, 0);
   size_t total = 0;

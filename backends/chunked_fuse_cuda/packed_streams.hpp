@@ -1,10 +1,9 @@
 // A packed batch's sequences side by side. Each sequence is a call of its own (B = 1, its
 // tokens), and a call of a few hundred tokens fills few SMs, so the calls run on up to
 // kStreams streams at once, forked from and joined back into the caller's stream by
-// events (a CUDA graph captures them). The longest sequences go first, each to the stream
-// with the fewest tokens so far, and each stream has its own part of the workspace, sized
-// for the longest sequence it runs. Where those parts do not fit the workspace the calls
-// run one after another on the caller's stream, as before. Plain C++.
+// events (a CUDA graph captures them), in packed_order.hpp's order, each stream on its own
+// part of the workspace, sized for the longest sequence it runs. Where those parts do not
+// fit the workspace the calls run one after another on the caller's stream. Plain C++.
 #pragma once
 
 #include <cuda_runtime_api.h>
