@@ -401,7 +401,12 @@ glabench_status forward_on_walk(const chunked::call& c, chunked::rwkv6::shifted 
     return finish(failed, what, error);
   }
   s.gla.walk_waits = side->join[0];
-  return finish(chunked::launch_forward(s.gla), "forward launch", error);
+  const cudaError_t launched = chunked::launch_forward(s.gla);
+  // The walk waited for the side stream; where the launch failed before the walk, this
+  // wait joins it instead (a second wait is harmless).
+  if (cudaError_t e = cudaStreamWaitEvent(c.stream, side->join[0], 0))
+    return finish(e, what, error);
+  return finish(launched, "forward launch", error);
 }
 
 // rwkv6: gla on the queries shifted one token back, between the shift and the terms gla

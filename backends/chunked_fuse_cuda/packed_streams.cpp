@@ -53,23 +53,25 @@ status run(const std::vector<int64_t>& at, const call& c, bool backward, void* w
   GLABENCH_TRY(side_streams_of_device(&side));
   GLABENCH_TRY_CUDA(cudaEventRecord(side->fork, stream), "cudaEventRecord (fork)");
   char* base = static_cast<char*>(workspace);
-  // Every stream that forked is joined back, even after a failed launch, so that the
-  // caller's stream (and a capture) never ends with a side stream left open.
+  // Every stream that forked is joined back, even after a failed step, so that the
+  // caller's stream (and a capture) never ends with a side stream left open; the first
+  // failure is the one returned.
   status failed;
+  const auto note = [&](cudaError_t e, const char* what) {
+    if (e != cudaSuccess && failed.empty()) failed = cuda_plugin::cuda_error(e, what);
+  };
   for (int s = 0; s < streams; ++s) {
     cudaStream_t to = side->streams[s];
     if (cudaError_t e = cudaStreamWaitEvent(to, side->fork, 0)) {
-      failed = cuda_plugin::cuda_error(e, "cudaStreamWaitEvent (fork)");
+      note(e, "cudaStreamWaitEvent (fork)");
       break;
     }
     for (const int64_t i : of[s])
-      if (failed.empty())
-        if (cudaError_t e = launch(i, base, to)) failed = cuda_plugin::cuda_error(e, "launch");
+      if (failed.empty()) note(launch(i, base, to), "launch");
     base += part[s];
-    if (cudaError_t e = cudaEventRecord(side->join[s], to))
-      return cuda_plugin::cuda_error(e, "cudaEventRecord (join)");
-    if (cudaError_t e = cudaStreamWaitEvent(stream, side->join[s], 0))
-      return cuda_plugin::cuda_error(e, "cudaStreamWaitEvent (join)");
+    cudaError_t e = cudaEventRecord(side->join[s], to);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(stream, side->join[s], 0);
+    note(e, "join");
   }
   return failed;
 }

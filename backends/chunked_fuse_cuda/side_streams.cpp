@@ -17,14 +17,19 @@ cuda_plugin::status side_streams_of_device(side_streams** out) {
     return {};
   }
   side_streams s;
-  for (int i = 0; i < kSideStreams; ++i) {
-    GLABENCH_TRY_CUDA(cudaStreamCreateWithFlags(&s.streams[i], cudaStreamNonBlocking),
-                      "cudaStreamCreateWithFlags");
-    GLABENCH_TRY_CUDA(cudaEventCreateWithFlags(&s.join[i], cudaEventDisableTiming),
-                      "cudaEventCreateWithFlags");
+  cudaError_t e = cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming);
+  for (int i = 0; i < kSideStreams && e == cudaSuccess; ++i) {
+    e = cudaStreamCreateWithFlags(&s.streams[i], cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s.join[i], cudaEventDisableTiming);
   }
-  GLABENCH_TRY_CUDA(cudaEventCreateWithFlags(&s.fork, cudaEventDisableTiming),
-                    "cudaEventCreateWithFlags");
+  if (e != cudaSuccess) {  // nothing half-made is kept
+    for (cudaStream_t x : s.streams)
+      if (x) cudaStreamDestroy(x);
+    for (cudaEvent_t x : s.join)
+      if (x) cudaEventDestroy(x);
+    if (s.fork) cudaEventDestroy(s.fork);
+    return cuda_plugin::cuda_error(e, "side streams");
+  }
   *out = &made.emplace(device, s).first->second;
   return {};
 }

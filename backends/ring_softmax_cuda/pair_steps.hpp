@@ -70,34 +70,29 @@ inline cudnn_block::pair_shape cudnn_shape(const problem& p, const block_pair& b
           p.dtype == storage::fp16};
 }
 
+// A packed batch's one-token sequence: cuDNN refuses its block (s_q = s_kv = 1), so it
+// runs on the own kernel.
+inline bool one_token_sequence(const problem& p, const block_pair& bp) {
+  return p.num_seqs > 0 && bp.q.size() == 1 && bp.kv.size() == 1;
+}
+
 // cuDNN's graph of every pair's block shape, built and cached (untimed). Empty = cuDNN
-// takes them all, and `most_workspace_bytes` is the largest workspace one needs; else
-// why cuDNN refuses one. A packed batch's sequences that cuDNN refuses (one token) run
-// on the own kernel instead (cudnn_takes): they are left out.
+// takes them all (a packed batch's one-token sequences aside), and `most_workspace_bytes`
+// is the largest workspace one needs; else why cuDNN refuses one.
 inline std::string plan_cudnn_pairs(const problem& p, const std::vector<block_pair>& pairs,
                                     bool backward, int64_t* most_workspace_bytes) {
   *most_workspace_bytes = 0;
   for (const block_pair& bp : pairs) {
+    if (one_token_sequence(p, bp)) continue;
     int64_t bytes = 0;
     const cudnn_block::pair_shape shape = cudnn_shape(p, bp);
     if (std::string why = backward ? cudnn_block::plan_backward(shape, &bytes)
                                    : cudnn_block::plan_forward(shape, &bytes);
-        !why.empty()) {
-      if (p.num_seqs > 0) continue;
+        !why.empty())
       return why;
-    }
     *most_workspace_bytes = std::max(*most_workspace_bytes, bytes);
   }
   return {};
-}
-
-// Whether cuDNN takes the pair's block (its graph planned and cached before the call).
-inline bool cudnn_takes(const problem& p, const block_pair& bp, bool backward) {
-  int64_t bytes = 0;
-  const cudnn_block::pair_shape shape = cudnn_shape(p, bp);
-  return (backward ? cudnn_block::plan_backward(shape, &bytes)
-                   : cudnn_block::plan_forward(shape, &bytes))
-      .empty();
 }
 
 // is_16bit (launch.hpp) for a storage type.

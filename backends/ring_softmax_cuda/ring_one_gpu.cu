@@ -20,10 +20,10 @@ bool packed_on_cudnn(const problem& p) {
   return p.num_seqs > 0 && p.block == block_kernel::cudnn;
 }
 // The problem a pair's block runs as: p, or on the own kernel for a packed batch's
-// sequence that cuDNN refuses (a one-token one).
-problem block_problem(const problem& p, const block_pair& bp, bool backward) {
+// one-token sequence, which cuDNN refuses.
+problem block_problem(const problem& p, const block_pair& bp) {
   problem out = p;
-  if (packed_on_cudnn(p) && !cudnn_takes(p, bp, backward)) out.block = block_kernel::own;
+  if (packed_on_cudnn(p) && one_token_sequence(p, bp)) out.block = block_kernel::own;
   return out;
 }
 
@@ -93,8 +93,8 @@ status forward_typed(const problem& p, const forward_io& io) {
   x.cu_seqlens = io.cu_seqlens;
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit w = when.of_q[i];
-    GLABENCH_TRY(forward_pair<T>(block_problem(p, plan[i], false), plan[i], w, w.first && w.last, x,
-                                 io.stream));
+    GLABENCH_TRY(
+        forward_pair<T>(block_problem(p, plan[i]), plan[i], w, w.first && w.last, x, io.stream));
   }
   return {};
 }
@@ -163,7 +163,7 @@ status backward_typed(const problem& p, const backward_io& io) {
   for (size_t i = 0; i < plan.size(); ++i) {
     const visit wq = when.of_q[i], wkv = when.of_kv[i];
     const bool alone = wq.first && wq.last && wkv.first && wkv.last;
-    const problem pp = block_problem(p, plan[i], true);
+    const problem pp = block_problem(p, plan[i]);
     if (pp.block != p.block)  // the own kernel's D_i for the sequence's rows
       GLABENCH_TRY(row_dots_of<T>(pp, plan[i].q, d_o, o, ws.row_dots, io.stream));
     GLABENCH_TRY(backward_pair<T>(pp, plan[i], wq, wkv, alone, x, io.stream));

@@ -288,8 +288,8 @@ using glabench::cuda_plugin::finish;
 // harness.
 struct kept_offsets {
   const void* device = nullptr;
-  int64_t sequences = 0, T = 0;
-  ring::storage dtype{};
+  ring::problem planned{};  // the problem the graphs were planned for (offsets aside)
+  bool backward = false;    // and whether the backward's were
   std::vector<int64_t> at;
   std::string why_not_cudnn;  // empty: cuDNN's graphs are ready for every sequence
 };
@@ -305,7 +305,7 @@ glabench::cuda_plugin::status keep_offsets(const ring::problem& r, const DLTenso
                                            cudaStream_t stream, bool backward) {
   kept() = {};
   if (!cu || !cu->data) return "a packed batch without cu_seqlens";
-  kept_offsets k{data_of<void>(cu), r.num_seqs, r.T, r.dtype, {}, {}};
+  kept_offsets k{data_of<void>(cu), r, backward, {}, {}};
   std::vector<int32_t> narrow(r.num_seqs + 1);
   if (cudaError_t e = cudaMemcpyAsync(narrow.data(), k.device, narrow.size() * sizeof(int32_t),
                                       cudaMemcpyDefault, stream))
@@ -332,24 +332,29 @@ glabench::cuda_plugin::status keep_offsets(const ring::problem& r, const DLTenso
 
 // A packed batch's blocks: cuDNN's, a block a sequence, on the offsets prepare() kept for
 // this cu_seqlens; else the own kernel, or with RING_SOFTMAX_CUDA_BLOCK=cudnn an error.
-bool packed_blocks(ring::problem* r, const DLTensor* cu, glabench_message* error) {
-  if (r->num_seqs == 0 || r->block != ring::block_kernel::cudnn) return true;
+glabench_status packed_blocks(ring::problem* r, const DLTensor* cu, bool backward,
+                              glabench_message* error) {
+  if (r->num_seqs == 0) return GLABENCH_OK;
+  if (!cu || !cu->data)
+    return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT, "a packed batch without cu_seqlens");
+  if (r->block != ring::block_kernel::cudnn) return GLABENCH_OK;
   const kept_offsets& k = kept();
-  const bool same = cu && k.device == data_of<void>(cu) && k.sequences == r->num_seqs &&
-                    k.T == r->T && k.dtype == r->dtype;
+  const ring::problem& q = k.planned;
+  const bool same = k.device == data_of<void>(cu) && (k.backward || !backward) &&
+                    q.num_seqs == r->num_seqs && q.T == r->T && q.dtype == r->dtype &&
+                    q.H == r->H && q.D == r->D && q.V == r->V && q.causal == r->causal &&
+                    q.scale == r->scale;
   if (same && k.why_not_cudnn.empty()) {
     r->offsets = &k.at;
-    return true;
+    return GLABENCH_OK;
   }
-  if (knob_values().block_choice == knobs::block::cudnn) {
-    fail(error, GLABENCH_ERROR_UNSUPPORTED,
-         "RING_SOFTMAX_CUDA_BLOCK=cudnn: " +
-             (same ? k.why_not_cudnn
-                   : std::string("a packed batch's offsets are read in prepare()")));
-    return false;
-  }
+  if (knob_values().block_choice == knobs::block::cudnn)
+    return fail(error, GLABENCH_ERROR_UNSUPPORTED,
+                "RING_SOFTMAX_CUDA_BLOCK=cudnn: " +
+                    (same ? k.why_not_cudnn
+                          : std::string("a packed batch's offsets are read in prepare()")));
   r->block = ring::block_kernel::own;
-  return true;
+  return GLABENCH_OK;
 }
 
 // The ABI's arguments as the ring's device pointers.
@@ -387,9 +392,8 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
             check_call(kBackend, p, GLABENCH_MODE_FORWARD, f->workspace_bytes, error))
       return s;
     ring::problem r;
-    if (!chosen(p, GLABENCH_MODE_FORWARD, &r, error) ||
-        !packed_blocks(&r, cu_seqlens_of(*f), error))
-      return GLABENCH_ERROR_UNSUPPORTED;
+    if (!chosen(p, GLABENCH_MODE_FORWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
+    if (glabench_status s = packed_blocks(&r, cu_seqlens_of(*f), false, error)) return s;
     const ring::forward_io io = forward_io_of(f);
     const bool across = across_ranks(p);
     g_last = {true, across, r};
@@ -405,9 +409,8 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
             check_call(kBackend, p, GLABENCH_MODE_BACKWARD, bw->workspace_bytes, error))
       return s;
     ring::problem r;
-    if (!chosen(p, GLABENCH_MODE_BACKWARD, &r, error) ||
-        !packed_blocks(&r, cu_seqlens_of(*bw), error))
-      return GLABENCH_ERROR_UNSUPPORTED;
+    if (!chosen(p, GLABENCH_MODE_BACKWARD, &r, error)) return GLABENCH_ERROR_UNSUPPORTED;
+    if (glabench_status s = packed_blocks(&r, cu_seqlens_of(*bw), true, error)) return s;
     const ring::backward_io io = backward_io_of(bw);
     const bool across = across_ranks(p);
     g_last = {true, across, r};

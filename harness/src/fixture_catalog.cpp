@@ -161,6 +161,11 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
       out.push_back({n + "_b2_t1024_h4_d128", "the accuracy shape of the CUDA backends",
                      make_problem(op, {2, 1024, 4, 128, 128}), options()});
     }
+    // The committed packed softmax batch at a head size cuDNN's blocks take (multiples of
+    // 8; the committed D = 4 runs on ring_softmax_cuda's own kernel).
+    out.push_back({"softmax_attn_varlen_d16",
+                   "the packed batch of softmax_attn_varlen, causal, at D = V = 16",
+                   packed_problem(op_kind::softmax_attn, 2, 16, 16, true), options()});
     for (op_kind op : {op_kind::gla, op_kind::rwkv6}) {
       const std::string n(op_name(op));
       // Decoding (T = 1, h0 given) at the decode kernel's variants (backends/common/
