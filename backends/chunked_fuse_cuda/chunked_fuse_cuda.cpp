@@ -14,6 +14,7 @@
 
 #include "../common/cuda_plugin.hpp"
 #include "../common/int_knob.hpp"
+#include "../common/packed_offsets.hpp"
 #include "glabench/backend.h"
 #include "glabench/backend_support.hpp"
 #include "launch.hpp"
@@ -267,28 +268,9 @@ chunked::call call_of(const glabench_problem* p, const glabench_forward_args* f,
 using sequence_offsets = std::vector<int64_t>;
 glabench::cuda_plugin::status read_offsets(const glabench_problem* p, const DLTensor* cu,
                                            cudaStream_t stream, sequence_offsets* out) {
-  const int64_t n = packed_sequences(p);
-  if (!cu || !cu->data) return "a packed batch without cu_seqlens";
-  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  if (cudaError_t e = cudaStreamIsCapturing(stream, &capturing))
-    return glabench::cuda_plugin::cuda_error(e, "cudaStreamIsCapturing");
-  if (capturing != cudaStreamCaptureStatusNone)
-    return "a packed batch reads cu_seqlens to the host, which a CUDA graph cannot capture";
-  const bool wide = p->seqlens_dtype.bits == 64;
-  std::vector<int32_t> narrow(wide ? 0 : n + 1);
-  out->assign(n + 1, 0);
-  void* host = wide ? static_cast<void*>(out->data()) : static_cast<void*>(narrow.data());
-  if (cudaError_t e = cudaMemcpyAsync(host, data_of<void>(cu), (n + 1) * (wide ? 8 : 4),
-                                      cudaMemcpyDefault, stream))
-    return glabench::cuda_plugin::cuda_error(e, "cu_seqlens to the host");
-  if (cudaError_t e = cudaStreamSynchronize(stream))
-    return glabench::cuda_plugin::cuda_error(e, "cu_seqlens to the host");
-  if (!wide) std::copy(narrow.begin(), narrow.end(), out->begin());
-  for (int64_t i = 0; i < n; ++i)
-    if ((*out)[i + 1] <= (*out)[i])
-      return "cu_seqlens must rise strictly (sequence " + std::to_string(i) + ")";
-  if (out->front() != 0 || out->back() != p->T) return "cu_seqlens must run from 0 to T";
-  return {};
+  return glabench::cuda_plugin::read_packed_offsets(cu && cu->data ? data_of<void>(cu) : nullptr,
+                                                    packed_sequences(p), p->T,
+                                                    p->seqlens_dtype.bits == 64, stream, out);
 }
 
 // The offsets prepare() read, with the tensor and sizes they were read from; a call
