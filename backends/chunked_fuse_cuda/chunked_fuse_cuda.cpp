@@ -337,17 +337,13 @@ glabench_status packed_offsets(const glabench_problem* p, const DLTensor* cu, cu
   return GLABENCH_OK;
 }
 
-// The gla call c on one rank: a packed batch's sequences (offsets `at`) side by side, or
-// one launch.
-glabench_status run_gla(const glabench_problem* p, const chunked::call& c,
+// The gla call c on one rank, `bytes` of workspace at c.workspace: a packed batch's
+// sequences (offsets `at`) side by side, or one launch.
+glabench_status run_gla(const glabench_problem* p, const chunked::call& c, size_t bytes,
                         const sequence_offsets* at, bool backward, glabench_message* error) {
   const char* what = backward ? "backward launch" : "forward launch";
   auto launch = backward ? chunked::launch_backward : chunked::launch_forward;
   if (!at) return finish(launch(c), what, error);
-  // c.workspace holds at least what workspace_size() gave the sequences (after rwkv6's
-  // tensors, for rwkv6).
-  const size_t bytes =
-      chunked::packed::workspace_bytes(c.dtype, c.path, backward, c.T, c.H, c.K, c.V);
   return finish(chunked::packed::run(*at, c, backward, c.workspace, bytes, c.stream,
                                      [&](int64_t i, void* workspace, cudaStream_t stream) {
                                        chunked::call one = sequence_call(p, c, *at, i);
@@ -394,9 +390,9 @@ glabench_status forward_on_walk(const chunked::call& c, chunked::rwkv6::shifted 
 // rwkv6: gla on the queries shifted one token back, between the shift and the terms gla
 // has no place for (rwkv6_as_gla.hpp). A packed batch's offsets are checked before any
 // launch: the shift and the terms read them on the device.
-glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
-                          const sequence_offsets* at, const DLTensor* u, DLTensor* du,
-                          bool backward, glabench_message* error) {
+glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, size_t bytes,
+                          const DLTensor* cu, const sequence_offsets* at, const DLTensor* u,
+                          DLTensor* du, bool backward, glabench_message* error) {
   namespace rwkv6 = chunked::rwkv6;
   if (!u || !u->data || (backward && (!du || !du->data)))
     return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT, "rwkv6 needs u (and du, backward)");
@@ -407,22 +403,25 @@ glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, con
   if (glabench_status st = finish(rwkv6::launch_before(c, s, seqs, data_of<void>(u), backward),
                                   "rwkv6's shifted queries or bonus", error))
     return st;
-  if (glabench_status st = run_gla(p, s.gla, at, backward, error)) return st;
+  // gla's workspace: what follows rwkv6's tensors.
+  const size_t carved =
+      static_cast<size_t>(static_cast<char*>(s.gla.workspace) - static_cast<char*>(c.workspace));
+  if (glabench_status st = run_gla(p, s.gla, bytes - carved, at, backward, error)) return st;
   return finish(backward
                     ? rwkv6::launch_backward_terms(c, s, seqs, data_of<void>(u), data_of<void>(du))
                     : rwkv6::launch_forward_terms(c, s, seqs, data_of<void>(u)),
                 "rwkv6's bonus and first-token terms", error);
 }
 
-// One rank's call, packed or not, gla or rwkv6.
-glabench_status run_one_rank(const glabench_problem* p, const chunked::call& c, const DLTensor* cu,
-                             const DLTensor* u, DLTensor* du, bool backward,
+// One rank's call, packed or not, gla or rwkv6, on `bytes` of workspace.
+glabench_status run_one_rank(const glabench_problem* p, const chunked::call& c, size_t bytes,
+                             const DLTensor* cu, const DLTensor* u, DLTensor* du, bool backward,
                              glabench_message* error) {
   sequence_offsets read;
   const sequence_offsets* at = nullptr;
   if (glabench_status s = packed_offsets(p, cu, c.stream, read, at, error)) return s;
-  if (p->op == GLABENCH_OP_RWKV6) return run_rwkv6(p, c, cu, at, u, du, backward, error);
-  return run_gla(p, c, at, backward, error);
+  if (p->op == GLABENCH_OP_RWKV6) return run_rwkv6(p, c, bytes, cu, at, u, du, backward, error);
+  return run_gla(p, c, bytes, at, backward, error);
 }
 
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
@@ -434,7 +433,7 @@ glabench_status forward(const glabench_problem* p, const glabench_forward_args* 
     const chunked::call c = call_of(p, f, nullptr, f->workspace, f->stream);
     if (ranks_of(p) > 1)
       return finish(chunked::sequence::forward(c), "sequence-parallel forward", error);
-    return run_one_rank(p, c, cu_seqlens_of(*f), f->u, nullptr, false, error);
+    return run_one_rank(p, c, f->workspace_bytes, cu_seqlens_of(*f), f->u, nullptr, false, error);
   });
 }
 
@@ -447,7 +446,7 @@ glabench_status backward(const glabench_problem* p, const glabench_backward_args
     const chunked::call c = call_of(p, nullptr, bw, bw->workspace, bw->stream);
     if (ranks_of(p) > 1)
       return finish(chunked::sequence::backward(c), "sequence-parallel backward", error);
-    return run_one_rank(p, c, cu_seqlens_of(*bw), bw->u, bw->du, true, error);
+    return run_one_rank(p, c, bw->workspace_bytes, cu_seqlens_of(*bw), bw->u, bw->du, true, error);
   });
 }
 

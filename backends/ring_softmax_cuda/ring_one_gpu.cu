@@ -38,9 +38,8 @@ std::vector<block_pair> plan_of(const problem& p) {
 // The running results live in accumulators only where some rows have more than one pair;
 // a pair alone for its rows (N = 1, ring; a packed batch's sequence) writes the outputs
 // directly.
-bool needs_accumulators(const std::vector<block_pair>& plan) {
-  const pair_visits v = visits_of(plan);
-  for (size_t i = 0; i < plan.size(); ++i)
+bool needs_accumulators(const pair_visits& v) {
+  for (size_t i = 0; i < v.of_q.size(); ++i)
     if (!v.of_q[i].first || !v.of_q[i].last || !v.of_kv[i].first || !v.of_kv[i].last) return true;
   return false;
 }
@@ -81,7 +80,7 @@ status forward_typed(const problem& p, const forward_io& io) {
   const pair_visits when = visits_of(plan);
   size_t used = 0;
   const forward_space<T> ws =
-      carve_forward<T>(p, needs_accumulators(plan), static_cast<char*>(io.workspace), &used);
+      carve_forward<T>(p, needs_accumulators(when), static_cast<char*>(io.workspace), &used);
   if (used > io.workspace_bytes) return "workspace smaller than forward_workspace_bytes";
   const T* q = static_cast<const T*>(io.q);
   const T* k = static_cast<const T*>(io.k);
@@ -141,7 +140,7 @@ status backward_typed(const problem& p, const backward_io& io) {
   const pair_visits when = visits_of(plan);
   size_t used = 0;
   const backward_space<T> ws =
-      carve_backward<T>(p, needs_accumulators(plan), static_cast<char*>(io.workspace), &used);
+      carve_backward<T>(p, needs_accumulators(when), static_cast<char*>(io.workspace), &used);
   if (used > io.workspace_bytes) return "workspace smaller than backward_workspace_bytes";
   const T* q = static_cast<const T*>(io.q);
   const T* k = static_cast<const T*>(io.k);
@@ -176,7 +175,7 @@ struct forward_call {
   static status run(const problem& p, const forward_io& io) { return forward_typed<T>(p, io); }
   static size_t bytes(const problem& p) {
     size_t used = 0;
-    carve_forward<T>(p, needs_accumulators(plan_of(p)), nullptr, &used);
+    carve_forward<T>(p, needs_accumulators(visits_of(plan_of(p))), nullptr, &used);
     return used;
   }
 };
@@ -185,7 +184,7 @@ struct backward_call {
   static status run(const problem& p, const backward_io& io) { return backward_typed<T>(p, io); }
   static size_t bytes(const problem& p) {
     size_t used = 0;
-    carve_backward<T>(p, needs_accumulators(plan_of(p)), nullptr, &used);
+    carve_backward<T>(p, needs_accumulators(visits_of(plan_of(p))), nullptr, &used);
     return used;
   }
 };
