@@ -176,13 +176,17 @@ struct grads_smem {
   }
 };
 
-// dq, dk and dg of chunk n of head bh, features [k0, k0 + BK).
+// dq, dk and dg of chunk n of head bh, features [k0, k0 + BK). dS_n and Y_n come from
+// chunk_dstates_kernel (dstates, ypart), or, where `reversed` (fp32 and fp64 on the walks,
+// backward_fp_walks.cuh), dstates holds R_n, the dS walk's state on reversed tokens, whose
+// gates are one token on: dS_n = e^{g[first token of chunk n+1]} ⊙ R_n (rows), and Y_n is
+// summed here from the tiles (ypart unused).
 template <class S, class Tr = traits<S>>
 __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& d,
                                                const typename Tr::acc_t* states,
                                                const typename Tr::acc_t* dstates,
                                                const typename Tr::acc_t* ypart, double scale, int n,
-                                               int bh, int k0) {
+                                               int bh, int k0, bool reversed = false) {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   using G_ = grads_smem<Tr>;
@@ -200,15 +204,42 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     s.dk[i / BK * G_::ld + i % BK] = 0;
   }
   const head_tensor<const S> hd_o(x.d_o, d, d.V, bh), hv(x.v, d, d.V, bh);
+  // `reversed`: R_n's row factors, in P until the gradients need it, and Y summed here.
+  acc_t* dS_factor = s.P;
+  constexpr int per_row = kThreads / BK;  // threads summing one row of Y
+  static_assert(per_row >= 1 && per_row <= 32 && BVg % per_row == 0);
+  if (reversed) {
+    const int64_t next = t0 + kChunk;
+    const S* g_next = next < d.T ? x.g + (head_row(bh, d.H, d.T) + next * d.H) * d.K : nullptr;
+    for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
+      dS_factor[cc] = g_next && k0 + cc < d.K ? Tr::exp(to_acc_f(g_next[k0 + cc])) : 1;
+      s.Y[cc] = 0;
+    }
+    __syncthreads();
+  }
   // dA = do·vᵀ, dq_inter = do·S_nᵀ, dk_inter = v·dS_nᵀ over V slabs.
   for (int v0 = 0; v0 < d.Vp; v0 += BVg) {
     load_slab<kChunk, BVg>(s.d_o, G_::ldv, hd_o, t0, v0, convert_to<op_t>{});
     load_slab<kChunk, BVg>(s.v, G_::ldv, hv, t0, v0, convert_to<op_t>{});
     load_tile<BK, BVg>(s.S, G_::ldv, state_tile(states, d, bh, n, k0, v0), d.Vp,
                        convert_to<op_t>{});
-    load_tile<BK, BVg>(s.dS, G_::ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp,
-                       convert_to<op_t>{});
+    if (reversed)
+      visit_tile<BK, BVg>(state_tile(dstates, d, bh, n, k0, v0), d.Vp, [&](int r, int cc, acc_t a) {
+        s.dS[r * G_::ldv + cc] = to_op<op_t>(dS_factor[r] * a);
+      });
+    else
+      load_tile<BK, BVg>(s.dS, G_::ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp,
+                         convert_to<op_t>{});
     __syncthreads();
+    if (reversed) {  // Y over the slab's columns (op_t = acc_t in fp32 and fp64: exact)
+      const int r = threadIdx.x / per_row, part = threadIdx.x % per_row;
+      acc_t sum = 0;
+      for (int cc = part; cc < BVg; cc += per_row)
+        sum += to_acc_f(s.S[r * G_::ldv + cc]) * to_acc_f(s.dS[r * G_::ldv + cc]);
+#pragma unroll
+      for (int off = per_row / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if (part == 0) s.Y[r] += sum;
+    }
     block_mma<Tr, lay::row, lay::col>(s.dA, G_::lda, s.d_o, G_::ldv, s.v, G_::ldv, kChunk, kChunk,
                                       BVg, true);
     int shift = mma_tiles<Tr>(kChunk, kChunk);
@@ -223,7 +254,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   load_slab<kChunk, BK>(s.q, G_::ld, hq, t0, k0, convert_to_acc{});
   load_slab<kChunk, BK>(s.k, G_::ld, hk, t0, k0, convert_to_acc{});
   load_gates<Tr>(s.G, s.E, G_::ld, hg, t0, k0);
-  for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
+  for (int cc = threadIdx.x; cc < BK && !reversed; cc += kThreads) {
     acc_t sum = 0;
     for (int vs = 0; vs < d.NVs; ++vs) sum += y_partials(ypart, d, bh, n, vs)[k0 + cc];
     s.Y[cc] = sum;
@@ -245,11 +276,9 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   for (int i = threadIdx.x; i < kChunk * BK; i += kThreads) {
     const int r = i / BK, cc = i % BK;
     const gate_t Gr = s.G[r * G_::ld + cc];
-    acc_t v = sc * s.dq[r * G_::ld + cc] * Tr::exp(static_cast<acc_t>(Gr)) +
+    acc_t v = sc * s.dq[r * G_::ld + cc] * Tr::exp(Gr) +
               diagonal_dq<Tr>(s.dA, G_::lda, s.k, s.E, G_::ld, r, cc);
-    if (r >= kSub)
-      v += Tr::exp(static_cast<acc_t>(Gr - s.G[(r / kSub * kSub) * G_::ld + cc])) *
-           s.T[r * G_::ld + cc];
+    if (r >= kSub) v += Tr::exp(Gr - s.G[(r / kSub * kSub) * G_::ld + cc]) * s.T[r * G_::ld + cc];
     s.dq[r * G_::ld + cc] = v;
   }
   __syncthreads();
@@ -263,11 +292,10 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   for (int i = threadIdx.x; i < kChunk * BK; i += kThreads) {
     const int r = i / BK, cc = i % BK, e = r * G_::ld + cc;
     const gate_t Gr = s.G[e];
-    const acc_t inter = s.dk[e] * Tr::exp(static_cast<acc_t>(G_last[cc] - Gr));
+    const acc_t inter = s.dk[e] * Tr::exp(G_last[cc] - Gr);
     acc_t intra = diagonal_dk<Tr>(s.dA, G_::lda, s.q, s.E, G_::ld, r, cc);
     if (r < kChunk - kSub)
-      intra += Tr::exp(static_cast<acc_t>(s.G[(r / kSub * kSub + kSub - 1) * G_::ld + cc] - Gr)) *
-               s.T[e];
+      intra += Tr::exp(s.G[(r / kSub * kSub + kSub - 1) * G_::ld + cc] - Gr) * s.T[e];
     s.dk[e] = inter + intra;
     s.P[e] = s.k[e] * inter;
     s.T[e] = s.q[e] * s.dq[e] - s.k[e] * intra;
@@ -279,7 +307,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     const int lane = threadIdx.x % 32;
     for (int cc = threadIdx.x / 32; cc < BK; cc += kWarps) {
       acc_t after = 0, before = 0;
-      const acc_t from_later = Tr::exp(static_cast<acc_t>(G_last[cc])) * s.Y[cc];
+      const acc_t from_later = Tr::exp(G_last[cc]) * s.Y[cc];
       acc_t suffix[kChunk / 32];
 #pragma unroll
       for (int half = kChunk / 32 - 1; half >= 0; --half) {  // suffix sums of T
@@ -327,9 +355,9 @@ template <class S, class Tr = traits<S>>
 __global__ void __launch_bounds__(kThreads)
     chunk_dq_dk_dg_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
                           const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
-                          double scale) {
+                          double scale, bool reversed) {
   dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, blockIdx.x, blockIdx.z,
-                    blockIdx.y * Tr::BK);
+                    blockIdx.y * Tr::BK, reversed);
 }
 
 // The chunks of `list` ([0] the count, then bh·NT + n each), run by `blocks` blocks of a

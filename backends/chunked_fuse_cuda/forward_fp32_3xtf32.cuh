@@ -61,7 +61,7 @@ struct pipe_operands {
 // The producers of tokens [t_first, t_first + 16·count). `full` and `empty`: the buffers'
 // mbarriers (pipe_layout::bars_bytes). The first pass (kStates) leaves the span's summed
 // gates in the split's workspace (piece blockIdx.z; slab 0's block, a thread a feature).
-template <bool kStates>
+template <bool kStates, bool kSlots>
 __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, uint64_t* full,
                                              uint64_t* empty, int64_t t_first, int count) {
   using Z = pipe_sizes_for<kStates>;
@@ -72,6 +72,7 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
   const walk_io<float, Z, L> io(a, smem);
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
   double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
+  const bool scores = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
 
   io.template load<Z::PTHREADS, !kStates>(0, t_first, pt);
   if (count > 1)
@@ -94,18 +95,37 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     const int b = i % Z::NBUF;
     float* buf = smem + b * L::buf;
     double l[Z::C / 2];
-    const bool mild =
-        bar::sync_and(bar::kProducers, Z::PTHREADS,
-                      fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
+    constexpr double kHalf = -Z::kMildLog2 / 2;
+    const bool mild = bar::sync_and(bar::kProducers, Z::PTHREADS,
+                                    fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= kHalf);
     if constexpr (kStates) gate += chunk_gates<Z::KP>(tots, f, h).last;
-    if (!kStates && !mild) {
-      fp_pair_partials<float, Z, L, Z::PS>(buf, buf + L::part, pw, lane);
+    // A chunk not mild is mixed where each feature not mild has summed its gates below
+    // kHalf (mixed_chunk_kind, fp32_pipeline.cuh); else its scores are summed pair by pair.
+    const bool f_mild = fmin(tots[f], tots[Z::KP + f]) >= kHalf;
+    const bool mixed =
+        scores && !mild &&
+        bar::sync_and(bar::kProducers, Z::PTHREADS, f_mild || tots[f] + tots[Z::KP + f] < kHalf);
+    if (mixed) {
+      unsigned* strong = reinterpret_cast<unsigned*>(buf + L::strong);
+      if (h == 0) {  // warps 0–3: a bit a feature
+        const unsigned m = __ballot_sync(0xffffffffu, !f_mild);
+        if (lane == 0) strong[pw] = m;
+      }
+      psync();
+      fp_strong_feature_pairs<Z, L>(buf, strong, pt);
       psync();  // the raw tiles read, before stage 2 writes over them
+    } else if (scores && !mild) {
+      fp_pair_partials<float, Z, L, Z::PS>(buf, buf + L::part, pw, lane);
+      psync();
     }
-    fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild,
+    fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild || (mixed && f_mild),
                                      pipe_operands<kStates>{buf});
-    if (pt == 0) reinterpret_cast<int*>(buf)[L::mild] = mild;
-    if (!kStates && mild) {
+    if (mixed && h == 1) {  // the state update's decays: after for k̃, before for k̂
+      buf[L::E_pre + f] = f_mild ? 1.f : buf[L::E + f];
+      if (!f_mild) buf[L::E + f] = 1.f;
+    }
+    if (pt == 0) reinterpret_cast<int*>(buf)[L::kind] = mixed ? kMixed : mild ? kMild : kPairs;
+    if (scores && (mild || mixed)) {
       psync();  // operands written
       fp_inner_chunk_by_quarters<Z, L>(buf, buf + L::part, pw, lane);
     }
@@ -130,7 +150,7 @@ __device__ __forceinline__ void fp32_store_first_piece(const args<float>& a, int
 
 // The consumers of the same span: the walk (o, and ht after the last segment) or the
 // first pass (kStates: the span's state into the split's workspace, piece blockIdx.z).
-template <bool kStates>
+template <bool kStates, bool kSlots>
 __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem,
                                              uint64_t* full, uint64_t* empty, int64_t t_first,
                                              int count) {
@@ -146,21 +166,31 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
     fp_carry_over_piece(a, m, S, cw, lane);
   const int64_t head = head_row(blockIdx.y, a.H, a.T_len), vs = static_cast<int64_t>(a.H) * a.V;
   const int v0 = blockIdx.x * Z::BV;
+  const bool outputs = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
   float* o = a.o + head * a.V + v0;
   for (int i = 0; i < count; ++i) {
     const int b = i % Z::NBUF;
     const float* buf = smem + b * L::buf;
     bar::wait(full + b, (i / Z::NBUF) & 1);
-    const bool mild = reinterpret_cast<const int*>(buf)[L::mild] != 0;
+    const int kind = reinterpret_cast<const int*>(buf)[L::kind];
+    const int64_t t_chunk = t_first + static_cast<int64_t>(i) * Z::C;
+    if (kSlots && t_chunk % 64 == 0)
+      fp_store_slot<float>(a.slots, static_cast<int>(t_chunk / 64), S, cw, lane, Z::BV);
     float O[Z::C / 8][4];
-    if (!kStates) fp_combine_t<Z>(buf + L::q, buf + L::q_lo, S, lane, O);
+    if (outputs) fp_combine_t<Z>(buf + L::q, buf + L::q_lo, S, lane, O);
     P::afrag vt[Z::C / 8];
 #pragma unroll
     for (int ks = 0; ks < Z::C / 8; ++ks) vt[ks] = fp_vt_frag<Z>(buf + L::v, ks, cw, lane);
-    if (!kStates) fp_combine_t_scores<Z>(buf + L::part, vt, lane, O);
-    fp_state_update_t<Z>(buf + L::k, buf + L::k_lo, buf + L::E, mild, vt, S, lane);
+    if (outputs)
+      fp_combine_t_scores<Z>(buf + L::part, kind == kMixed ? buf + L::pairs : nullptr, vt, lane, O);
+    const float* E = buf + L::E;
+    fp_state_update_t<Z>(buf + L::k, buf + L::k_lo,
+                         kind == kMild    ? nullptr
+                         : kind == kMixed ? buf + L::E_pre
+                                          : E,
+                         kind == kPairs ? nullptr : E, vt, S, lane);
     bar::arrive(empty + b);
-    if constexpr (kStates) continue;
+    if (!outputs) continue;
     // O[nt][e] at token t0 + 8·nt + 2c + e%2, V row 16·cw + g + 8·(e/2); the checks only
     // in a ragged chunk or slab.
     const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C + 2 * (lane & 3);
@@ -183,7 +213,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
 }
 
 // Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
-template <bool kStates>
+template <bool kStates, bool kSlots = false>
 __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first,
                                               int64_t t_end) {
   using Z = pipe_sizes_for<kStates>;
@@ -197,19 +227,21 @@ __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_fi
       bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
   __syncthreads();
   if (threadIdx.x < 32 * Z::CONSUMERS)
-    fp32_consume<kStates>(a, smem, full, empty, t_first, count);
+    fp32_consume<kStates, kSlots>(a, smem, full, empty, t_first, count);
   else
-    fp32_produce<kStates>(a, smem, full, empty, t_first, count);
+    fp32_produce<kStates, kSlots>(a, smem, full, empty, t_first, count);
 }
 
 // The walk. Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments);
-// pipe_sizes::THREADS threads, pipe_layout::bytes of shared memory.
+// pipe_sizes::THREADS threads, pipe_layout::bytes of shared memory. kSlots: the backward's
+// state passes (args::slots).
+template <bool kSlots>
 __global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
     chunk_walk_fp32_pipelined_kernel(args<float> a) {
   constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
   const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
-  fp32_pipeline<false>(a, t_first,
-                       min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
+  fp32_pipeline<false, kSlots>(
+      a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
 }
 
 // The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z;

@@ -54,7 +54,8 @@ __device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t
     }
 }
 
-template <class T>
+// kSlots: the backward's state passes (args::slots).
+template <class T, bool kSlots>
 __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(args<T> a) {
   using Z = sizes<T>;
   using L = layout<T>;
@@ -73,6 +74,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
   state_regs<T> S;
   fp_load_state(a.h0, a, S, warp, lane);
   for (int m = 0; m < seg * a.subs; ++m) fp_carry_over_piece(a, m, S, warp, lane);
+  const bool outputs = !kSlots || a.o;  // o null: a state pass (args::slots)
   io.load(0, static_cast<int64_t>(n0) * Z::C);
   for (int n = n0; n < n1; ++n) {
     const int cur = (n - n0) & 1;
@@ -81,21 +83,24 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     tc::cp_async_wait_all();
     __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
     if (n + 1 < n1) io.load(cur ^ 1, t0 + Z::C);
-    fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
+    if (kSlots && t0 % 64 == 0)
+      fp_store_slot<T>(a.slots, static_cast<int>(t0 / 64), S, warp, lane, Z::BV);
+    if (outputs) fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
 
     double l[Z::C / 2];
     // Mild: each half's gates sum to ≥ −kMildLog2/2 in every feature (tots written).
     const bool mild = __syncthreads_and(fp_decay_cumsum(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
-    if (!mild)
+    if (outputs && !mild)
       fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, smem + L::A_lo, warp, lane);
     fp_prepare_qg_kg(buf, smem + L::q_lo, smem + L::k_lo, E, tots, f, h, l, mild);
     __syncthreads();  // operands written
-    if (mild)
+    if (outputs && mild)
       fp_inner_chunk(buf, smem + L::q_lo, smem + L::k_lo, smem + L::A, smem + L::A_lo, warp, lane);
     // The state update reads only k̂, v and E: it runs beside the scores, which leave some
     // warps idle (S_n is already in its tile for stage 5).
     fp_state_update(buf, E, S, warp, lane);
     __syncthreads();  // scores written
+    if (!outputs) continue;
 
     T O[2][P::NACC];
     fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::St_lo, smem + L::A, smem + L::A_lo,

@@ -12,6 +12,7 @@
 #include "../common/workspace_carver.hpp"
 #include "backward_bf16_mma_grads.cuh"
 #include "backward_bf16_mma_states.cuh"
+#include "backward_fp_walks.cuh"
 #include "backward_wmma.cuh"
 #include "decode_kernel.cuh"
 #include "forward_bf16_mma.cuh"
@@ -99,11 +100,26 @@ struct backward_plan {
   int* leftover = nullptr;
   unsigned char* listed = nullptr;
   float *split = nullptr, *dsplit = nullptr;
+  // fp32 and fp64 only: the state passes on the walks (backward_fp_walks.cuh) — the
+  // sequence reversed (q′, k′, g′, v′), o′ from it, and the walks' split.
+  using S = typename Tr::storage_t;
+  S *rq = nullptr, *rk = nullptr, *rg = nullptr, *rv = nullptr, *ro = nullptr;
+  void* fp_split = nullptr;
   backward_plan(carver& w, const dims& d, bool sequence_rank = false)
       : states(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         dstates(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)) {
-    if constexpr (std::is_same_v<typename Tr::storage_t, __nv_bfloat16>) {
+    if constexpr (!std::is_same_v<S, __nv_bfloat16>) {
+      const size_t rows = static_cast<size_t>(d.B) * d.NT * kChunk * d.H;
+      rq = w.take<S>(rows * d.K), rk = w.take<S>(rows * d.K), rg = w.take<S>(rows * d.K);
+      rv = w.take<S>(rows * d.V), ro = w.take<S>(rows * d.V);
+      auto split_bytes = [&](int64_t T) {  // the forward's T and the reversed Tp
+        return walk::split_workspace_bytes(d.B, T, d.H, d.V, walk_fp::sizes<S>::C, sizeof(S),
+                                           sizeof(double), walk_fp::first_pass_slab<S>);
+      };
+      fp_split = w.take<char>(std::max(split_bytes(d.T), split_bytes(rows / d.B / d.H)));
+    }
+    if constexpr (std::is_same_v<S, __nv_bfloat16>) {
       leftover = w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT + 1);
       listed = w.take<unsigned char>(static_cast<size_t>(d.B) * d.H * d.NT);
       const size_t pieces =
@@ -283,11 +299,13 @@ bool fp_walk_fits(const call& c) {
          aligned(c.q) && aligned(c.k) && aligned(c.v) && aligned(c.g) && aligned(c.o);
 }
 
+// `slots`: the backward's state passes (backward_fp_walks.cuh); none in the forward.
 template <class S>
-cudaError_t launch_fp_walk(const call& c) {
+cudaError_t launch_fp_walk(const call& c, typename walk_fp::args<S>::state_slots slots = {}) {
   using Z = walk_fp::sizes<S>;
   walk_fp::args<S> a{};
   take_forward_tensors<S>(a, c);
+  a.slots = slots;
   a.T_len = c.T;
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
   a.scale = static_cast<S>(c.scale);
@@ -304,9 +322,10 @@ cudaError_t launch_fp_walk(const call& c) {
               walk_fp::chunk_walk_fp32_pipelined_states_kernel, first_pass, F::THREADS,
               walk_fp::pipe_first_layout::bytes, c.stream, a))
         return e;
-    return launch_walk_kernel_threads(walk_fp::chunk_walk_fp32_pipelined_kernel, grid,
-                                      walk_fp::pipe_sizes::THREADS, walk_fp::pipe_layout::bytes,
-                                      c.stream, a);
+    return launch_walk_kernel_threads(
+        slots.states ? walk_fp::chunk_walk_fp32_pipelined_kernel<true>
+                     : walk_fp::chunk_walk_fp32_pipelined_kernel<false>,
+        grid, walk_fp::pipe_sizes::THREADS, walk_fp::pipe_layout::bytes, c.stream, a);
   } else {
     const dim3 first_pass(grid.x, grid.y, pieces);
     constexpr size_t smem = walk_fp::layout<S>::bytes;
@@ -314,7 +333,9 @@ cudaError_t launch_fp_walk(const call& c) {
       if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>,
                                                   first_pass, smem, c.stream, a))
         return e;
-    return launch_walk_kernel_smem(walk_fp::chunk_walk_fp_kernel<S>, grid, smem, c.stream, a);
+    return launch_walk_kernel_smem(slots.states ? walk_fp::chunk_walk_fp_kernel<S, true>
+                                                : walk_fp::chunk_walk_fp_kernel<S, false>,
+                                   grid, smem, c.stream, a);
   }
 }
 
@@ -451,6 +472,66 @@ cudaError_t forward(const call& c) {
                 c.scale);
 }
 
+// The fp32 and fp64 backward's state passes on the walks (backward_fp_walks.cuh): heads the
+// forward walk takes whose do and dv rows are whole 16-byte vectors too; one rank.
+template <class S>
+bool fp_backward_walks_fit(const call& c) {
+  auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  return c.path == stages::fused && !c.sequence_rank && fp_walk_fits<S>(c) && aligned(c.d_o) &&
+         aligned(c.dv);
+}
+
+// Fills p.states with S_n and p.dstates with R_n, and writes dv and dh0.
+template <class S, class Tr>
+cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
+  namespace fb = fp_backward;
+  const int64_t Tp = static_cast<int64_t>(d.NT) * kChunk;
+  auto blocks = [](int64_t work) {
+    return static_cast<unsigned>(std::min<int64_t>((work + 255) / 256, 8 * 1024));
+  };
+  call states = c;  // 1: S_n, outputs off
+  states.o = nullptr, states.ht = nullptr, states.workspace = p.fp_split;
+  if (cudaError_t e = launch_fp_walk<S>(states, {p.states, d.NT, d.Kp, d.Vp, false})) return e;
+  constexpr int vec = 16 / sizeof(S);
+  const fb::reversal<S> r{static_cast<const S*>(c.q),
+                          static_cast<const S*>(c.k),
+                          static_cast<const S*>(c.g),
+                          static_cast<const S*>(c.d_o),
+                          p.rq,
+                          p.rk,
+                          p.rg,
+                          p.rv,
+                          c.B,
+                          c.H,
+                          c.K,
+                          c.V,
+                          c.T,
+                          Tp,
+                          static_cast<S>(c.scale)};
+  const int64_t rows = static_cast<int64_t>(c.B) * Tp * c.H;
+  fb::reverse_tokens_kernel<S><<<blocks(rows * (c.K + c.V) / vec), 256, 0, c.stream>>>(r);
+  if (cudaError_t e = cudaGetLastError()) return e;
+  call rev = c;  // 3: the dS walk on the reversed tokens
+  rev.T = Tp, rev.scale = 1.0;
+  rev.q = p.rq, rev.k = p.rk, rev.g = p.rg, rev.v = p.rv, rev.h0 = c.dht;
+  rev.o = p.ro, rev.ht = c.dh0, rev.workspace = p.fp_split;
+  if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp, true})) return e;
+  const fb::unreversal<S> u{p.ro,
+                            static_cast<const S*>(c.g),
+                            static_cast<S*>(c.dv),
+                            static_cast<S*>(c.dh0),
+                            c.B,
+                            c.H,
+                            c.K,
+                            c.V,
+                            c.T,
+                            Tp};
+  const int64_t work = static_cast<int64_t>(c.B) * c.T * c.H * c.V / vec +
+                       (c.dh0 ? static_cast<int64_t>(c.B) * c.H * c.K * c.V : 0);
+  fb::dv_from_reversed_kernel<S><<<blocks(work), 256, 0, c.stream>>>(u);
+  return cudaGetLastError();
+}
+
 template <class S>
 cudaError_t backward(const call& c) {
   using Tr = traits<S>;
@@ -468,6 +549,12 @@ cudaError_t backward(const call& c) {
       walked = true;
       if (grads_walk_fits(c, d)) return launch_grads_walk(c, d, p);
     }
+  } else if (fp_backward_walks_fit<S>(c)) {
+    if (cudaError_t e = launch_fp_backward_walks<S>(c, d, p)) return e;
+    return launch(chunk_dq_dk_dg_kernel<S>, dim3(nt, nk, heads), smem_of<grads_smem<Tr>>(),
+                  c.stream, x, d, static_cast<const acc_t*>(p.states),
+                  static_cast<const acc_t*>(p.dstates), static_cast<const acc_t*>(p.ypart), c.scale,
+                  true);
   }
   if (!walked) {
     if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads),
@@ -484,7 +571,7 @@ cudaError_t backward(const call& c) {
     return e;
   return launch(chunk_dq_dk_dg_kernel<S>, dim3(nt, nk, heads), smem_of<grads_smem<Tr>>(), c.stream,
                 x, d, static_cast<const acc_t*>(p.states), static_cast<const acc_t*>(p.dstates),
-                static_cast<const acc_t*>(p.ypart), c.scale);
+                static_cast<const acc_t*>(p.ypart), c.scale, false);
 }
 
 template <class S>

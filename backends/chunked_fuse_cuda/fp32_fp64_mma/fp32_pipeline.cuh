@@ -34,19 +34,36 @@ struct pipe_sizes_of {
 using pipe_sizes = pipe_sizes_of<64>;
 using pipe_first_sizes = pipe_sizes_of<128>;
 
+// A chunk's kind, which sets how its scores are summed and where the state update applies
+// its decays E = 2^{G[C−1]}:
+//   kMild   every feature's halves sum their log2 gates to ≥ −kMildLog2/2: stage 4 on the
+//           tensor cores from one reference, q̃ = q·2^{G}, κ = k̃ = k·2^{−G} (both ≤ 2^{64}
+//           off), E after the update;
+//   kMixed  the features not mild (`strong`) sum their gates below −kMildLog2/2 over the
+//           chunk: they take κ = k̂ = k·2^{G[C−1]−G}, E before the update, and the tensor
+//           cores' scores then carry q̃·k̂ for them, their pairs' terms times 2^{G[C−1]} <
+//           2^{−32}: below fp32's rounding. Their terms themselves are summed pair by pair
+//           (fp_strong_feature_pairs) into the `pairs` tile. The mild features as in kMild;
+//   kPairs  any other chunk: every score pair by pair (fp_pair_partials), κ = k̂.
+inline constexpr int kPairs = 0, kMild = 1, kMixed = 2;
+
 // A chunk buffer, in floats. The loads land in q, g, k and v; stage 2 writes the operand
 // pairs in place: q̃ over q (hi) and g (lo; stage 1 has read g), the key operand over k (hi)
 // and k_lo — k̃ in a mild chunk, which stage 4 and the state update share, k̂ in others.
-// part: stage 4's four partial score tiles, E = 2^{G[C−1]} per feature, `mild` the chunk's
-// kind. After the ring: stage 1's per-half gate sums (fp64 [2][KP]) and each buffer's full
-// and empty mbarriers.
+// part: stage 4's four partial score tiles, `pairs` a mixed chunk's strong features' scores,
+// E and E_pre the decays after and before the state update (E = 2^{G[C−1]} per feature
+// but in a mixed chunk), `kind` the chunk's, `strong` its strong features (4 bit masks).
+// After the ring: stage 1's per-half gate sums (fp64 [2][KP]) and each buffer's full and
+// empty mbarriers.
 template <class Z>
 struct pipe_layout_of {
   static constexpr int tile_k = Z::C * Z::KP;
   static constexpr int q = 0, g = tile_k, q_lo = g, k = 2 * tile_k, k_lo = 3 * tile_k,
                        v = 4 * tile_k;
-  static constexpr int part = v + Z::C * Z::BV, E = part + 4 * Z::C * Z::PS, mild = E + Z::KP;
-  static constexpr int buf = (mild + 32) / 32 * 32;  // whole 128-byte lines
+  static constexpr int part = v + Z::C * Z::BV, pairs = part + 4 * Z::C * Z::PS,
+                       E = pairs + Z::C * Z::PS, E_pre = E + Z::KP, kind = E_pre + Z::KP,
+                       strong = kind + 1;
+  static constexpr int buf = (strong + Z::KP / 32 + 31) / 32 * 32;  // whole 128-byte lines
   static constexpr int tots_bytes = Z::NBUF * buf * 4;
   static constexpr int bars_bytes = tots_bytes + 2 * Z::KP * 8;
   static constexpr int bytes = bars_bytes + 2 * Z::NBUF * 8;

@@ -70,6 +70,16 @@ struct args {
   int segs, seg_chunks, subs, sub_chunks;
   T* dstate;
   double* dgate;
+  // The backward's state passes (../backward_fp_walks.cuh): where not null, the state
+  // before every 64-token chunk m (the WMMA kernels' chunks, `chunks` of them) goes to slot
+  // m of states [B·H][chunks + 1][Kp][Vp] (rows ≥ Kp, columns ≥ Vp left out), or to slot
+  // chunks − 1 − m where `reversed`. o null: the outputs, and the scores only they need,
+  // are skipped.
+  struct state_slots {
+    T* states;
+    int chunks, Kp, Vp;
+    bool reversed;
+  } slots;
 };
 
 // One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,

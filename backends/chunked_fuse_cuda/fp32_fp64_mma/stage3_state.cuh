@@ -74,23 +74,23 @@ using state_t_regs = float[Z::KP / 8][4];
 
 // Sᵀ ← Sᵀ·diag(pre) + vᵀ·κ, then ·diag(post), over the chunk's C tokens: κ is the
 // chunk's key operand pair (kk, kk_lo), the A fragments vᵀ come in `vt` (one a k-step of
-// 8 tokens), and E = 2^{G[C−1]} per feature scales before (κ = k̂, a chunk that is not
-// mild) or after (κ = k̃ = k̂·2^{−G[C−1]}, a mild one): the same state either way.
+// 8 tokens), and each feature's E = 2^{G[C−1]} scales before (κ = k̂) or after
+// (κ = k̃ = k̂·2^{−G[C−1]}): the same state either way. pre or post null: no scaling.
 template <class Z>
 __device__ __forceinline__ void fp_state_update_t(const float* kk, const float* kk_lo,
-                                                  const float* E, bool mild,
+                                                  const float* pre, const float* post,
                                                   const mma_policy<float>::afrag (&vt)[Z::C / 8],
                                                   state_t_regs<Z>& S, int lane) {
   using P = mma_policy<float>;
   const int g = lane >> 2, c = lane & 3;
-  auto scale = [&] {
+  auto scale = [&](const float* E) {
 #pragma unroll
     for (int j = 0; j < Z::KP / 8; ++j) {
       const float2 e = *reinterpret_cast<const float2*>(E + 8 * j + 2 * c);
       S[j][0] *= e.x, S[j][1] *= e.y, S[j][2] *= e.x, S[j][3] *= e.y;
     }
   };
-  if (!mild) scale();
+  if (pre) scale(pre);
   static_assert(Z::KP == 128, "swz_key_lane's tile");
   int lane0[4], lane1[4];  // κ's B fragment rows c and c+4: the lane's part of the offsets
 #pragma unroll
@@ -106,7 +106,7 @@ __device__ __forceinline__ void fp_state_update_t(const float* kk, const float* 
       b.lo[0] = __float_as_uint(kk_lo[a0]), b.lo[1] = __float_as_uint(kk_lo[a1]);
       P::mma(S[j], vt[ks], b);
     }
-  if (mild) scale();
+  if (post) scale(post);
 }
 
 // vᵀ's A fragment for the k-step of tokens 8·ks …, rows 16·cw … of the V slab, split on
@@ -133,6 +133,18 @@ __device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane,
   for (int j = 0; j < J; ++j)
 #pragma unroll
     for (int e = 0; e < 4; ++e) f(S[j][e], 8 * j + acc_col(lane, e), 16 * warp + acc_row(lane, e));
+}
+
+// The state before 64-token chunk m into its slot (args::state_slots), the block's V slab
+// of sizes<T>::BV columns or the pipelined walk's (`bv`).
+template <class T, class St>
+__device__ __forceinline__ void fp_store_slot(const typename args<T>::state_slots& s, int m,
+                                              const St& S, int warp, int lane, int bv) {
+  const int slot = s.reversed ? s.chunks - 1 - m : m, v0 = blockIdx.x * bv;
+  T* dst = s.states + (static_cast<int64_t>(blockIdx.y) * (s.chunks + 1) + slot) * s.Kp * s.Vp;
+  for_each_state(S, warp, lane, [&](const T& x, int row, int col) {
+    if (row < s.Kp && v0 + col < s.Vp) dst[static_cast<int64_t>(row) * s.Vp + v0 + col] = x;
+  });
 }
 
 // The state tile of the ABI's [B·H][K][V] layout (h0, ht) as the warp's part of the state:

@@ -77,6 +77,30 @@ __device__ __forceinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, 
   }
 }
 
+// The pipelined fp32 walk's scores of a mixed chunk's strong features (fp32_pipeline.cuh's
+// kMixed), pair by pair as in fp_pair_partials: producer thread pt takes the pair
+// (t, s) = (pt / C, pt % C) and sums its terms q[t,f]·k[s,f]·2^{g[s+1] + … + g[t]} over the
+// features f of the `strong` bit masks, in fp64, into pairs[t][s] (rows of PS floats; 0
+// above the diagonal). Reads the raw q, k and g tiles.
+template <class Z, class L>
+__device__ __forceinline__ void fp_strong_feature_pairs(float* buf, const unsigned* strong,
+                                                        int pt) {
+  static_assert(Z::C * Z::C == Z::PTHREADS, "a producer thread a pair");
+  const int t = pt / Z::C, s = pt % Z::C;
+  double sum = 0.0;
+  if (s <= t)
+    for (int w = 0; w < Z::KP / 32; ++w)
+      for (unsigned m = strong[w]; m != 0; m &= m - 1) {
+        const int f = 32 * w + __ffs(m) - 1;
+        double d = 0.0;
+        for (int u = s + 1; u <= t; ++u)
+          d = fma(static_cast<double>(buf[L::g + swz<float, Z::KP>(u, f)]), kLog2e, d);
+        sum += static_cast<double>(buf[L::q + swz<float, Z::KP>(t, f)]) *
+               buf[L::k + swz<float, Z::KP>(s, f)] * exp2(d);
+      }
+  buf[L::pairs + t * Z::PS + s] = static_cast<float>(sum);
+}
+
 // The pipelined fp32 walk's scores of a mild chunk (fp32_pipeline.cuh: C = 16, one
 // m16 row block): q̃·k̃ᵀ as in fp_inner_chunk, split over its 8 producer warps — warp w
 // takes key columns 8·(w%2) … and features 32·(w/2) …, four k-steps, into the partial

@@ -96,17 +96,19 @@ __device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo,
     for (int e = 0; e < 4; ++e)
       O[nt][e] = (big[0][nt][e] + big[1][nt][e]) + (small[0][nt][e] + small[1][nt][e]);
 }
+// `pairs`: null, or a fifth partial tile (a mixed chunk's strong features, rows of PS).
 template <class Z>
-__device__ __forceinline__ void fp_combine_t_scores(const float* part,
+__device__ __forceinline__ void fp_combine_t_scores(const float* part, const float* pairs,
                                                     const mma_policy<float>::afrag (&vt)[Z::C / 8],
                                                     int lane, float (&O)[Z::C / 8][4]) {
   using P = mma_policy<float>;
   constexpr int NT = Z::C / 8, Q = Z::C * Z::PS;
   const int g = lane >> 2, c = lane & 3, at = g * Z::PS + c;
-  // A[t][s] (s ≤ t, else 0) for B (k = s, n = t): the four partials summed in order.
+  // A[t][s] (s ≤ t, else 0) for B (k = s, n = t): the partials summed in order.
   auto score = [&](int t0, int s) {
     const int i = at + t0 * Z::PS + s;
-    const float sum = ((part[i] + part[Q + i]) + part[2 * Q + i]) + part[3 * Q + i];
+    float sum = ((part[i] + part[Q + i]) + part[2 * Q + i]) + part[3 * Q + i];
+    if (pairs) sum += pairs[i];
     return s + c > t0 + g ? 0.f : sum;
   };
 #pragma unroll
