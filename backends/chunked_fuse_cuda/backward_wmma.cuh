@@ -276,9 +276,11 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   for (int i = threadIdx.x; i < kChunk * BK; i += kThreads) {
     const int r = i / BK, cc = i % BK;
     const gate_t Gr = s.G[r * G_::ld + cc];
-    acc_t v = sc * s.dq[r * G_::ld + cc] * Tr::exp(Gr) +
+    acc_t v = sc * s.dq[r * G_::ld + cc] * Tr::exp(static_cast<acc_t>(Gr)) +
               diagonal_dq<Tr>(s.dA, G_::lda, s.k, s.E, G_::ld, r, cc);
-    if (r >= kSub) v += Tr::exp(Gr - s.G[(r / kSub * kSub) * G_::ld + cc]) * s.T[r * G_::ld + cc];
+    if (r >= kSub)
+      v += Tr::exp(static_cast<acc_t>(Gr - s.G[(r / kSub * kSub) * G_::ld + cc])) *
+           s.T[r * G_::ld + cc];
     s.dq[r * G_::ld + cc] = v;
   }
   __syncthreads();
@@ -292,10 +294,11 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   for (int i = threadIdx.x; i < kChunk * BK; i += kThreads) {
     const int r = i / BK, cc = i % BK, e = r * G_::ld + cc;
     const gate_t Gr = s.G[e];
-    const acc_t inter = s.dk[e] * Tr::exp(G_last[cc] - Gr);
+    const acc_t inter = s.dk[e] * Tr::exp(static_cast<acc_t>(G_last[cc] - Gr));
     acc_t intra = diagonal_dk<Tr>(s.dA, G_::lda, s.q, s.E, G_::ld, r, cc);
     if (r < kChunk - kSub)
-      intra += Tr::exp(s.G[(r / kSub * kSub + kSub - 1) * G_::ld + cc] - Gr) * s.T[e];
+      intra += Tr::exp(static_cast<acc_t>(s.G[(r / kSub * kSub + kSub - 1) * G_::ld + cc] - Gr)) *
+               s.T[e];
     s.dk[e] = inter + intra;
     s.P[e] = s.k[e] * inter;
     s.T[e] = s.q[e] * s.dq[e] - s.k[e] * intra;
@@ -307,7 +310,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     const int lane = threadIdx.x % 32;
     for (int cc = threadIdx.x / 32; cc < BK; cc += kWarps) {
       acc_t after = 0, before = 0;
-      const acc_t from_later = Tr::exp(G_last[cc]) * s.Y[cc];
+      const acc_t from_later = Tr::exp(static_cast<acc_t>(G_last[cc])) * s.Y[cc];
       acc_t suffix[kChunk / 32];
 #pragma unroll
       for (int half = kChunk / 32 - 1; half >= 0; --half) {  // suffix sums of T

@@ -100,7 +100,7 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
                                     fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= kHalf);
     if constexpr (kStates) gate += chunk_gates<Z::KP>(tots, f, h).last;
     // A chunk not mild is mixed where each feature not mild has summed its gates below
-    // kHalf (mixed_chunk_kind, fp32_pipeline.cuh); else its scores are summed pair by pair.
+    // kHalf (kMixed, fp32_pipeline.cuh); else its scores are summed pair by pair.
     const bool f_mild = fmin(tots[f], tots[Z::KP + f]) >= kHalf;
     const bool mixed =
         scores && !mild &&

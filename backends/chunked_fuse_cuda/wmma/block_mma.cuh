@@ -73,14 +73,23 @@ __device__ void block_mma(typename Tr::acc_t* C, int ldc, const typename Tr::op_
       wmma::load_matrix_sync(a, LA == lay::row ? A + m0 * lda + k0 : A + k0 * lda + m0, lda);
       wmma::load_matrix_sync(b, LB == lay::row ? B + k0 * ldb + n0 : B + n0 * ldb + k0, ldb);
       if constexpr (Tr::kSplits == 3) {
+        // The k-step's three products in a fragment of their own, added to C rounded to
+        // nearest: the tensor cores' fp32 accumulation truncates, a bias that would grow
+        // with Kd (2e-6 relative in the gradients).
         decltype(a) a_lo;
         decltype(b) b_lo;
         split_tf32(a, a_lo);
         split_tf32(b, b_lo);
-        wmma::mma_sync(c, a_lo, b, c);
-        wmma::mma_sync(c, a, b_lo, c);
+        decltype(c) t;
+        wmma::fill_fragment(t, acc_t(0));
+        wmma::mma_sync(t, a_lo, b, t);
+        wmma::mma_sync(t, a, b_lo, t);
+        wmma::mma_sync(t, a, b, t);
+#pragma unroll
+        for (int i = 0; i < t.num_elements; ++i) c.x[i] += t.x[i];
+      } else {
+        wmma::mma_sync(c, a, b, c);
       }
-      wmma::mma_sync(c, a, b, c);
     }
     wmma::store_matrix_sync(cp, c, ldc, wmma::mem_row_major);
   }

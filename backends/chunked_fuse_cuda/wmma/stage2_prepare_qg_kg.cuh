@@ -20,7 +20,8 @@ __device__ void prepare_qg(typename Tr::op_t* qg, int ldo, const typename Tr::ac
   using acc_t = typename Tr::acc_t;
   for (int i = threadIdx.x; i < kChunk * cols; i += kThreads) {
     const int r = i / cols, c = i % cols;
-    qg[r * ldo + c] = to_op<op_t>(factor * q[r * ld + c] * Tr::exp(G[r * ld + c]));
+    qg[r * ldo + c] =
+        to_op<op_t>(factor * q[r * ld + c] * Tr::exp(static_cast<acc_t>(G[r * ld + c])));
   }
 }
 
@@ -32,7 +33,8 @@ __device__ void prepare_kg(typename Tr::op_t* kg, int ldo, const typename Tr::ac
   const typename Tr::gate_t* G_last = G + (kChunk - 1) * ld;
   for (int i = threadIdx.x; i < kChunk * cols; i += kThreads) {
     const int r = i / cols, c = i % cols;
-    kg[r * ldo + c] = to_op<op_t>(k[r * ld + c] * Tr::exp(G_last[c] - G[r * ld + c]));
+    kg[r * ldo + c] =
+        to_op<op_t>(k[r * ld + c] * Tr::exp(static_cast<acc_t>(G_last[c] - G[r * ld + c])));
   }
 }
 

@@ -23,7 +23,7 @@ __device__ void decay_state(typename Tr::acc_t* S, int lds, const typename Tr::g
     const int r = i / cols, c = i % cols;
     const auto s = S[r * lds + c];
     if (save) save[r * save_stride + c] = s;
-    S[r * lds + c] = s * Tr::exp(G_last[r]);
+    S[r * lds + c] = s * Tr::exp(static_cast<typename Tr::acc_t>(G_last[r]));
   }
 }
 

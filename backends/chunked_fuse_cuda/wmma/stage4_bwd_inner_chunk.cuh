@@ -33,7 +33,8 @@ __device__ void sub_chunk_queries_after(typename Tr::op_t* qe, int ldo, const ty
     int b = 0;
     while (row >= after_row0(b + 1)) ++b;
     const int b1 = b * kSub + kSub - 1, t = b1 + 1 + row - after_row0(b);
-    qe[row * ldo + c] = to_op<op_t>(q[t * ld + c] * Tr::exp(G[t * ld + c] - G[b1 * ld + c]));
+    qe[row * ldo + c] =
+        to_op<op_t>(q[t * ld + c] * Tr::exp(static_cast<acc_t>(G[t * ld + c] - G[b1 * ld + c])));
   }
 }
 

@@ -36,7 +36,8 @@ __device__ void sub_chunk_queries(typename Tr::op_t* qs, int ldo, const typename
   for (int i = threadIdx.x; i < (kChunk - kSub) * cols; i += kThreads) {
     const int r = kSub + i / cols, c = i % cols;
     const int a0 = r / kSub * kSub;
-    qs[r * ldo + c] = to_op<op_t>(q[r * ld + c] * Tr::exp(G[r * ld + c] - G[a0 * ld + c]));
+    qs[r * ldo + c] =
+        to_op<op_t>(q[r * ld + c] * Tr::exp(static_cast<acc_t>(G[r * ld + c] - G[a0 * ld + c])));
   }
 }
 
@@ -51,7 +52,8 @@ __device__ void sub_chunk_keys(typename Tr::op_t* ks, int ldo, const typename Tr
     int a = 1;
     while (row >= stack_row0(a + 1)) ++a;
     const int j = row - stack_row0(a), a0 = a * kSub;
-    ks[row * ldo + c] = to_op<op_t>(k[j * ld + c] * Tr::exp(G[a0 * ld + c] - G[j * ld + c]));
+    ks[row * ldo + c] =
+        to_op<op_t>(k[j * ld + c] * Tr::exp(static_cast<acc_t>(G[a0 * ld + c] - G[j * ld + c])));
   }
 }
 

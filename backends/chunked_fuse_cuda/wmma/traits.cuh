@@ -57,13 +57,6 @@ struct traits<float> {
   static constexpr int kSplits = 3;  // 3×TF32: fp32 accuracy, never plain TF32
   static constexpr bool kResidual = false;
   static __device__ __forceinline__ float exp(float x) { return expf(x); }
-  // From a sum of gates in fp64 (gate_t): e^x = 2^n·2^r with n = round(x·log2 e), so that
-  // fp32's exponential sees |r| ≤ 1/2 and no rounding of a large |x|, which expf((float)x)
-  // would pass on as a relative error of ulp(x)·… (5e-7 at x = −8).
-  static __device__ __forceinline__ float exp(double x) {
-    const double y = fmax(x * 1.4426950408889634, -300.0), n = rint(y);
-    return ldexpf(exp2f(static_cast<float>(y - n)), static_cast<int>(n));
-  }
 };
 
 template <>
