@@ -21,6 +21,8 @@
 
 #include <cstdint>
 
+#include "reversed_tokens.hpp"
+
 namespace glabench::chunked::fp_backward {
 
 template <class S>
@@ -47,23 +49,25 @@ __global__ void reverse_tokens_kernel(reversal<S> r) {
     const int per = keys ? kv : vv, D = keys ? r.K : r.V;
     const int64_t row = j / per;
     const int c = static_cast<int>(j % per) * vec, h = static_cast<int>(row % r.H);
-    const int64_t tau = (row / r.H) % r.Tp, b = row / r.H / r.Tp, s = r.Tp - 1 - tau;
-    const int64_t src = ((b * r.T + s) * r.H + h) * D + c, dst = row * D + c;
-    const bool real = s < r.T;
+    const int64_t tau = (row / r.H) % r.Tp, b = row / r.H / r.Tp;
+    const int64_t s = reversed::source_token(tau, r.Tp, r.T),
+                  gs = reversed::gate_token(tau, r.Tp, r.T);
+    auto at = [&](int64_t t) { return ((b * r.T + t) * r.H + h) * D + c; };
+    const int64_t dst = row * D + c;
+    const bool real = s >= 0;
     if (keys) {
       uint4 q{}, k{}, g{};
       if (real) {
-        q = *reinterpret_cast<const uint4*>(r.q + src);
-        k = *reinterpret_cast<const uint4*>(r.k + src);
-        if (s + 1 < r.T)
-          g = *reinterpret_cast<const uint4*>(r.g + src + static_cast<int64_t>(r.H) * D);
+        q = *reinterpret_cast<const uint4*>(r.q + at(s));
+        k = *reinterpret_cast<const uint4*>(r.k + at(s));
       }
+      if (gs >= 0) g = *reinterpret_cast<const uint4*>(r.g + at(gs));
       *reinterpret_cast<uint4*>(r.rq + dst) = k;
       *reinterpret_cast<uint4*>(r.rk + dst) = q;
       *reinterpret_cast<uint4*>(r.rg + dst) = g;
     } else {
 #pragma unroll
-      for (int e = 0; e < vec; ++e) r.rv[dst + e] = real ? r.scale * r.d_o[src + e] : S(0);
+      for (int e = 0; e < vec; ++e) r.rv[dst + e] = real ? r.scale * r.d_o[at(s) + e] : S(0);
     }
   }
 }
@@ -90,7 +94,8 @@ __global__ void dv_from_reversed_kernel(unreversal<S> u) {
       const int64_t row = i / vv;  // (b, s, h)
       const int c = static_cast<int>(i % vv) * vec, h = static_cast<int>(row % u.H);
       const int64_t s = (row / u.H) % u.T, b = row / u.H / u.T;
-      const int64_t from = ((b * u.Tp + (u.Tp - 1 - s)) * u.H + h) * u.V + c;
+      const int64_t tau = u.Tp - 1 - s;  // reversed::source_token's inverse
+      const int64_t from = ((b * u.Tp + tau) * u.H + h) * u.V + c;
       *reinterpret_cast<uint4*>(u.dv + row * u.V + c) =
           *reinterpret_cast<const uint4*>(u.ro + from);
     } else {

@@ -27,6 +27,7 @@
 #pragma once
 
 #include "forward_wmma.cuh"
+#include "reversed_tokens.hpp"
 #include "wmma/stage4_bwd_inner_chunk.cuh"
 
 namespace glabench::chunked {
@@ -177,7 +178,7 @@ struct grads_smem {
 };
 
 // dq, dk and dg of chunk n of head bh, features [k0, k0 + BK). dS_n and Y_n come from
-// chunk_dstates_kernel (dstates, ypart), or, where `reversed` (fp32 and fp64 on the walks,
+// chunk_dstates_kernel (dstates, ypart), or, where `from_walks` (fp32 and fp64 on the walks,
 // backward_fp_walks.cuh), dstates holds R_n, the dS walk's state on reversed tokens, whose
 // gates are one token on: dS_n = e^{g[first token of chunk n+1]} ⊙ R_n (rows), and Y_n is
 // summed here from the tiles (ypart unused).
@@ -186,7 +187,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
                                                const typename Tr::acc_t* states,
                                                const typename Tr::acc_t* dstates,
                                                const typename Tr::acc_t* ypart, double scale, int n,
-                                               int bh, int k0, bool reversed = false) {
+                                               int bh, int k0, bool from_walks = false) {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   using G_ = grads_smem<Tr>;
@@ -204,13 +205,13 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     s.dk[i / BK * G_::ld + i % BK] = 0;
   }
   const head_tensor<const S> hd_o(x.d_o, d, d.V, bh), hv(x.v, d, d.V, bh);
-  // `reversed`: R_n's row factors, in P until the gradients need it, and Y summed here.
+  // `from_walks`: R_n's row factors, in P until the gradients need it, and Y summed here.
   acc_t* dS_factor = s.P;
   constexpr int per_row = kThreads / BK;  // threads summing one row of Y
   static_assert(per_row >= 1 && per_row <= 32 && BVg % per_row == 0);
-  if (reversed) {
-    const int64_t next = t0 + kChunk;
-    const S* g_next = next < d.T ? x.g + (head_row(bh, d.H, d.T) + next * d.H) * d.K : nullptr;
+  if (from_walks) {
+    const int64_t next = reversed::dS_factor_token(n, kChunk, d.T);
+    const S* g_next = next >= 0 ? x.g + (head_row(bh, d.H, d.T) + next * d.H) * d.K : nullptr;
     for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
       dS_factor[cc] = g_next && k0 + cc < d.K ? Tr::exp(to_acc_f(g_next[k0 + cc])) : 1;
       s.Y[cc] = 0;
@@ -223,7 +224,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     load_slab<kChunk, BVg>(s.v, G_::ldv, hv, t0, v0, convert_to<op_t>{});
     load_tile<BK, BVg>(s.S, G_::ldv, state_tile(states, d, bh, n, k0, v0), d.Vp,
                        convert_to<op_t>{});
-    if (reversed)
+    if (from_walks)
       visit_tile<BK, BVg>(state_tile(dstates, d, bh, n, k0, v0), d.Vp, [&](int r, int cc, acc_t a) {
         s.dS[r * G_::ldv + cc] = to_op<op_t>(dS_factor[r] * a);
       });
@@ -231,7 +232,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
       load_tile<BK, BVg>(s.dS, G_::ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp,
                          convert_to<op_t>{});
     __syncthreads();
-    if (reversed) {  // Y over the slab's columns (op_t = acc_t in fp32 and fp64: exact)
+    if (from_walks) {  // Y over the slab's columns (op_t = acc_t in fp32 and fp64: exact)
       const int r = threadIdx.x / per_row, part = threadIdx.x % per_row;
       acc_t sum = 0;
       for (int cc = part; cc < BVg; cc += per_row)
@@ -254,7 +255,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   load_slab<kChunk, BK>(s.q, G_::ld, hq, t0, k0, convert_to_acc{});
   load_slab<kChunk, BK>(s.k, G_::ld, hk, t0, k0, convert_to_acc{});
   load_gates<Tr>(s.G, s.E, G_::ld, hg, t0, k0);
-  for (int cc = threadIdx.x; cc < BK && !reversed; cc += kThreads) {
+  for (int cc = threadIdx.x; cc < BK && !from_walks; cc += kThreads) {
     acc_t sum = 0;
     for (int vs = 0; vs < d.NVs; ++vs) sum += y_partials(ypart, d, bh, n, vs)[k0 + cc];
     s.Y[cc] = sum;
@@ -358,9 +359,9 @@ template <class S, class Tr = traits<S>>
 __global__ void __launch_bounds__(kThreads)
     chunk_dq_dk_dg_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
                           const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
-                          double scale, bool reversed) {
+                          double scale, bool from_walks) {
   dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, blockIdx.x, blockIdx.z,
-                    blockIdx.y * Tr::BK, reversed);
+                    blockIdx.y * Tr::BK, from_walks);
 }
 
 // The chunks of `list` ([0] the count, then bh·NT + n each), run by `blocks` blocks of a

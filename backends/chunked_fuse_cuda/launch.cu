@@ -110,7 +110,7 @@ struct backward_plan {
         dstates(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)) {
     if constexpr (!std::is_same_v<S, __nv_bfloat16>) {
-      const size_t rows = static_cast<size_t>(d.B) * d.NT * kChunk * d.H;
+      const size_t rows = static_cast<size_t>(d.B) * reversed::padded_length(d.T, kChunk) * d.H;
       rq = w.take<S>(rows * d.K), rk = w.take<S>(rows * d.K), rg = w.take<S>(rows * d.K);
       rv = w.take<S>(rows * d.V), ro = w.take<S>(rows * d.V);
       auto split_bytes = [&](int64_t T) {  // the forward's T and the reversed Tp
@@ -485,7 +485,7 @@ bool fp_backward_walks_fit(const call& c) {
 template <class S, class Tr>
 cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
   namespace fb = fp_backward;
-  const int64_t Tp = static_cast<int64_t>(d.NT) * kChunk;
+  const int64_t Tp = reversed::padded_length(c.T, kChunk);
   auto blocks = [](int64_t work) {
     return static_cast<unsigned>(std::min<int64_t>((work + 255) / 256, 8 * 1024));
   };

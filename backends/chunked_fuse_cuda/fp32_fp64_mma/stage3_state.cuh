@@ -5,6 +5,7 @@
 
 #include <type_traits>
 
+#include "../reversed_tokens.hpp"
 #include "layout.cuh"
 
 namespace glabench::chunked::walk_fp {
@@ -147,7 +148,7 @@ __device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane,
 template <class T, class St>
 __device__ __forceinline__ void fp_store_slot(const typename args<T>::state_slots& s, int m,
                                               const St& S, int warp, int lane, int bv) {
-  const int slot = s.reversed ? s.chunks - 1 - m : m, v0 = blockIdx.x * bv;
+  const int slot = s.reversed ? reversed::chunk_of_state(m, s.chunks) : m, v0 = blockIdx.x * bv;
   T* dst = s.states + (static_cast<int64_t>(blockIdx.y) * (s.chunks + 1) + slot) * s.Kp * s.Vp;
   for_each_state(S, warp, lane, [&](const T& x, int row, int col) {
     if (row < s.Kp && v0 + col < s.Vp) dst[static_cast<int64_t>(row) * s.Vp + v0 + col] = x;
