@@ -12,11 +12,11 @@
 //      and the state R_n it leaves before the reversed chunk that holds chunk n is
 //      e^{−g[64(n+1)]} ⊙ dS_n (dS_{NT−1} = R_{NT−1} = dht);
 //   4. dv_from_reversed_kernel takes dv out of o′ and scales dh0 by e^{g_0}; the gradient
-//      kernel scales R_n's rows as it loads them (dq_dk_dg_chunk's `reversed`).
+//      kernel scales R_n's rows as it loads them (dq_dk_dg_chunk's `from_walks`).
 //
 // Every exponent of the walks stays a difference of gates ≤ 0, as in the forward; the
-// WMMA kernels' state, dS and dv passes are not needed. One rank of the sequence (a
-// sequence-parallel rank's carried states take the WMMA path).
+// WMMA kernels' state, dS and dv passes are not needed. A sequence-parallel rank's fp32
+// or fp64 call runs here whole, its carried states as h0 and dht (launch.cu, whole_call).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// The backward on WMMA (wmma/), the whole backward of fp32 and fp64, of bf16 heads the walks
-// do not take, and of the chunks the bf16 gradient walk leaves; it runs after
+// The backward on WMMA (wmma/): dq, dk and dg of fp32 and fp64 heads the fp walks take
+// (their S_n, dS_n and dv from the walks: backward_fp_walks.cuh); the whole backward of the
+// heads no walk takes; the chunks the bf16 gradient walk leaves. Its passes run after
 // chunk_states_kernel (forward_wmma.cuh) has recomputed the state before every chunk
 // (states[n], n = 0 … NT). With dS_n the gradient of the state after chunk n
 // (dS_{NT−1} = dht; earlier ones from later chunks):

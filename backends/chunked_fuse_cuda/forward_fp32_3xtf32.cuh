@@ -3,10 +3,11 @@
 // kinds of warps of one block (fp32_fp64_mma/fp32_pipeline.cuh), so that the work that does
 // not need the state overlaps the work that does.
 //
-//   producers (8 warps)  stage 1  fp_decay_cumsum             G, mild or not
-//                        stage 4  fp_pair_partials            scores of a chunk not mild
+//   producers (8 warps)  stage 1  fp_decay_cumsum             G, the chunk's kind
+//                        stage 4  fp_strong_feature_pairs     a mixed chunk's strong features
+//                                 fp_pair_partials            scores of a kPairs chunk
 //                        stage 2  fp_prepare_operands         q̃, k̃ or k̂ (operand pairs), E
-//                        stage 4  fp_inner_chunk_by_quarters  scores of a mild chunk
+//                        stage 4  fp_inner_chunk_by_quarters  scores of a mild or mixed chunk
 //   consumers (4 warps)  stage 5  fp_combine_t                o = scale·(q̃·S + A·v)
 //                        stage 3  fp_state_update_t           S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
 //
@@ -100,7 +101,7 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
                                     fp_decay_cumsum<float, Z, L>(buf, tots, f, h, l) >= kHalf);
     if constexpr (kStates) gate += chunk_gates<Z::KP>(tots, f, h).last;
     // A chunk not mild is mixed where each feature not mild has summed its gates below
-    // kHalf (kMixed, fp32_pipeline.cuh); else its scores are summed pair by pair.
+    // kHalf (kMixed, fp32_pipeline.cuh); else (positive gates only) pair by pair.
     const bool f_mild = fmin(tots[f], tots[Z::KP + f]) >= kHalf;
     const bool mixed =
         scores && !mild &&
@@ -167,7 +168,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
   const int64_t head = head_row(blockIdx.y, a.H, a.T_len), vs = static_cast<int64_t>(a.H) * a.V;
   const int v0 = blockIdx.x * Z::BV;
   const bool outputs = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
-  float* o = a.o + head * a.V + v0;
+  float* o = outputs ? a.o + head * a.V + v0 : nullptr;
   for (int i = 0; i < count; ++i) {
     const int b = i % Z::NBUF;
     const float* buf = smem + b * L::buf;

@@ -1,5 +1,5 @@
 // fp16 storage: the call's tensors widened to fp32 in the workspace, the fp32 paths run on
-// them (the pipelined 3×TF32 walk forward, the WMMA backward; the separate path as asked),
+// them (the pipelined 3×TF32 walk; the separate path as asked),
 // and the outputs rounded back to fp16. States already in fp32 (ABI 1.5's STATE_FP32,
 // which the plugin declares) are used as they are. Decoding (T = 1, the fused path) reads
 // fp16 directly (the shared decode kernel). The bf16 walks are not used: their operands, scaled by

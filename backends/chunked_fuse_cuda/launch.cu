@@ -100,16 +100,21 @@ struct backward_plan {
   int* leftover = nullptr;
   unsigned char* listed = nullptr;
   float *split = nullptr, *dsplit = nullptr;
-  // fp32 and fp64 only: the state passes on the walks (backward_fp_walks.cuh) — the
-  // sequence reversed (q′, k′, g′, v′), o′ from it, and the walks' split.
+  // fp32 and fp64 heads the walks can take (K ≤ 128): the state passes on the walks
+  // (backward_fp_walks.cuh) — the sequence reversed (q′, k′, g′, v′), o′ from it, and the
+  // walks' split, carved last (fp_split_bytes of it).
   using S = typename Tr::storage_t;
   S *rq = nullptr, *rk = nullptr, *rg = nullptr, *rv = nullptr, *ro = nullptr;
   void* fp_split = nullptr;
+  size_t fp_split_bytes = 0;
+  bool fp_walks = false;
   backward_plan(carver& w, const dims& d, bool sequence_rank = false)
       : states(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         dstates(w.take<typename Tr::acc_t>(states_count<Tr>(d))),
         ypart(w.take<typename Tr::acc_t>(static_cast<size_t>(d.B) * d.H * d.NT * d.NVs * d.Kp)) {
     if constexpr (!std::is_same_v<S, __nv_bfloat16>) {
+      fp_walks = d.K <= walk_fp::sizes<S>::KP;
+      if (!fp_walks) return;
       const size_t rows = static_cast<size_t>(d.B) * reversed::padded_length(d.T, kChunk) * d.H;
       rq = w.take<S>(rows * d.K), rk = w.take<S>(rows * d.K), rg = w.take<S>(rows * d.K);
       rv = w.take<S>(rows * d.V), ro = w.take<S>(rows * d.V);
@@ -117,7 +122,8 @@ struct backward_plan {
         return walk::split_workspace_bytes(d.B, T, d.H, d.V, walk_fp::sizes<S>::C, sizeof(S),
                                            sizeof(double), walk_fp::first_pass_slab<S>);
       };
-      fp_split = w.take<char>(std::max(split_bytes(d.T), split_bytes(rows / d.B / d.H)));
+      fp_split_bytes = std::max(split_bytes(d.T), split_bytes(rows / d.B / d.H));
+      fp_split = w.take<char>(fp_split_bytes);
     }
     if constexpr (std::is_same_v<S, __nv_bfloat16>) {
       leftover = w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT + 1);
@@ -473,12 +479,11 @@ cudaError_t forward(const call& c) {
 }
 
 // The fp32 and fp64 backward's state passes on the walks (backward_fp_walks.cuh): heads the
-// forward walk takes whose do and dv rows are whole 16-byte vectors too; one rank.
+// forward walk takes whose dv rows are whole 16-byte vectors too.
 template <class S>
 bool fp_backward_walks_fit(const call& c) {
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return c.path == stages::fused && !c.sequence_rank && fp_walk_fits<S>(c) && aligned(c.d_o) &&
-         aligned(c.dv);
+  return c.path == stages::fused && !c.sequence_rank && fp_walk_fits<S>(c) && aligned(c.dv);
 }
 
 // Fills p.states with S_n and p.dstates with R_n, and writes dv and dh0.
@@ -617,7 +622,8 @@ size_t any_length_bytes(stages path, bool backward, int64_t T, int H, int K, int
     backward_plan<traits<S>> p(w, d);
     if constexpr (std::is_same_v<S, __nv_bfloat16>)
       return w.used - walk::split_workspace_bytes(1, T, H, d.Vp) + pieces + carver::kAlign;
-    return w.used;
+    // The fp walks' split (carved last) for any T' ≤ T: a plan's pieces do not grow with T.
+    return w.used - p.fp_split_bytes + (p.fp_walks ? pieces + carver::kAlign : 0);
   }
   forward_plan<traits<S>> p(w, d, path);
   return std::max(w.used, pieces + carver::kAlign);

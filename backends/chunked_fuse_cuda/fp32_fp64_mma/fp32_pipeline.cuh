@@ -44,12 +44,14 @@ using pipe_first_sizes = pipe_sizes_of<128>;
 //           cores' scores then carry q̃·k̂ for them, their pairs' terms times 2^{G[C−1]} <
 //           2^{−32}: below fp32's rounding. Their terms themselves are summed pair by pair
 //           (fp_strong_feature_pairs) into the `pairs` tile. The mild features as in kMild;
-//   kPairs  any other chunk: every score pair by pair (fp_pair_partials), κ = k̂.
+//   kPairs  any other chunk (a feature not mild whose chunk sums to ≥ −kMildLog2/2, which
+//           takes a positive gate): every score pair by pair (fp_pair_partials), κ = k̂.
 inline constexpr int kPairs = 0, kMild = 1, kMixed = 2;
 
 // A chunk buffer, in floats. The loads land in q, g, k and v; stage 2 writes the operand
 // pairs in place: q̃ over q (hi) and g (lo; stage 1 has read g), the key operand over k (hi)
-// and k_lo — k̃ in a mild chunk, which stage 4 and the state update share, k̂ in others.
+// and k_lo — k̃ in a mild chunk, which stage 4 and the state update share, k̂ in a kPairs
+// one, either by feature in a mixed one.
 // part: stage 4's four partial score tiles, `pairs` a mixed chunk's strong features' scores,
 // E and E_pre the decays after and before the state update (E = 2^{G[C−1]} per feature
 // but in a mixed chunk), `kind` the chunk's, `strong` its strong features (4 bit masks).

@@ -104,7 +104,7 @@ struct walk_io {
     const int bh = blockIdx.y;
     const int64_t head = head_row(bh, a.H, a.T_len);
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
-    v = a.v + head * a.V + v0, o = a.o + head * a.V + v0;
+    v = a.v + head * a.V + v0, o = a.o ? a.o + head * a.V + v0 : nullptr;
   }
   __device__ void load(int b, int64_t t0) const { load<Z::THREADS>(b, t0, threadIdx.x); }
   // kWithQ = false: q is left out (a pass that needs the keys alone).

@@ -95,7 +95,8 @@ __device__ __forceinline__ void fp_strong_feature_pairs(float* buf, const unsign
         double d = 0.0;
         for (int u = s + 1; u <= t; ++u)
           d = fma(static_cast<double>(buf[L::g + swz<float, Z::KP>(u, f)]), kLog2e, d);
-        // fp32's exponential of the fp64 sum: 2^d·|d|·2^-24 off, under 2^-25 of q·k.
+        // fp32's exponential of the fp64 sum: the term |d|·2^-24 of itself off, under 2^-25
+        // of |q·k| (the chunk's other terms' scale).
         sum += static_cast<double>(buf[L::q + swz<float, Z::KP>(t, f)]) *
                buf[L::k + swz<float, Z::KP>(s, f)] * exp2f(static_cast<float>(d));
       }

@@ -9,6 +9,7 @@
 #define BOOST_TEST_MODULE reversed_tokens
 #include "../reversed_tokens.hpp"
 
+#include <algorithm>
 #include <boost/test/included/unit_test.hpp>
 #include <cmath>
 
