@@ -159,14 +159,18 @@ BOOST_AUTO_TEST_CASE(pieces_carry_each_segment_across_the_rest) {
           }
 }
 
-// A packed batch's workspace holds kMostPieces, whatever its sequences' lengths.
+// A packed batch's workspace holds kMostPieces, whatever its sequences' lengths: the bf16
+// walks', and the fp walks' (fp32's first pass a 128-column block) in the forward and in
+// the fp32/fp64 backward's two walks.
 BOOST_AUTO_TEST_CASE(no_plan_makes_more_than_the_most_pieces) {
   for (int chunk : kChunks)
-    for (int heads = 1; heads <= 70; heads += 3)
-      for (int64_t T = 1; T <= 200000; T = T * 3 + 1)
-        for (int sms : {1, 16, 78, 132, 144, 256})
-          BOOST_TEST_REQUIRE(walk::plan_launch(1, heads, 128, T, sms, chunk).pieces() <=
-                             walk::kMostPieces);
+    for (int first_slab : {walk::BV, 2 * walk::BV})
+      for (int heads = 1; heads <= 70; heads += 3)
+        for (int64_t T = 1; T <= 200000; T = T * 3 + 1)
+          for (int sms : {1, 16, 78, 132, 144, 256})
+            BOOST_TEST_REQUIRE(
+                walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab).pieces() <=
+                walk::kMostPieces);
 }
 
 // The rwkv6 walk stages the bonus of rows t0 … t0 + C − 1 of every chunk it walks, 16 bytes
