@@ -498,21 +498,12 @@ cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backwar
   states.o = nullptr, states.ht = nullptr, states.workspace = p.fp_split;
   if (cudaError_t e = launch_fp_walk<S>(states, {p.states, d.NT, d.Kp, d.Vp, false})) return e;
   constexpr int vec = 16 / sizeof(S);
-  const fb::reversal<S> r{static_cast<const S*>(c.q),
-                          static_cast<const S*>(c.k),
-                          static_cast<const S*>(c.g),
-                          static_cast<const S*>(c.d_o),
-                          p.rq,
-                          p.rk,
-                          p.rg,
-                          p.rv,
-                          c.B,
-                          c.H,
-                          c.K,
-                          c.V,
-                          c.T,
-                          Tp,
-                          static_cast<S>(c.scale)};
+  fb::reversal<S> r{};
+  r.q = static_cast<const S*>(c.q), r.k = static_cast<const S*>(c.k);
+  r.g = static_cast<const S*>(c.g), r.d_o = static_cast<const S*>(c.d_o);
+  r.rq = p.rq, r.rk = p.rk, r.rg = p.rg, r.rv = p.rv;
+  r.B = c.B, r.H = c.H, r.K = c.K, r.V = c.V, r.T = c.T, r.Tp = Tp;
+  r.scale = static_cast<S>(c.scale);
   const int64_t rows = static_cast<int64_t>(c.B) * Tp * c.H;
   fb::reverse_tokens_kernel<S><<<blocks(rows * (c.K + c.V) / vec), 256, 0, c.stream>>>(r);
   if (cudaError_t e = cudaGetLastError()) return e;
@@ -521,16 +512,10 @@ cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backwar
   rev.q = p.rq, rev.k = p.rk, rev.g = p.rg, rev.v = p.rv, rev.h0 = c.dht;
   rev.o = p.ro, rev.ht = c.dh0, rev.workspace = p.fp_split;
   if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp, true})) return e;
-  const fb::unreversal<S> u{p.ro,
-                            static_cast<const S*>(c.g),
-                            static_cast<S*>(c.dv),
-                            static_cast<S*>(c.dh0),
-                            c.B,
-                            c.H,
-                            c.K,
-                            c.V,
-                            c.T,
-                            Tp};
+  fb::unreversal<S> u{};
+  u.ro = p.ro, u.g = static_cast<const S*>(c.g);
+  u.dv = static_cast<S*>(c.dv), u.dh0 = static_cast<S*>(c.dh0);
+  u.B = c.B, u.H = c.H, u.K = c.K, u.V = c.V, u.T = c.T, u.Tp = Tp;
   const int64_t work = static_cast<int64_t>(c.B) * c.T * c.H * c.V / vec +
                        (c.dh0 ? static_cast<int64_t>(c.B) * c.H * c.K * c.V : 0);
   fb::dv_from_reversed_kernel<S><<<blocks(work), 256, 0, c.stream>>>(u);
