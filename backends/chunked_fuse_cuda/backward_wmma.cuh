@@ -256,11 +256,12 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   load_slab<kChunk, BK>(s.q, G_::ld, hq, t0, k0, convert_to_acc{});
   load_slab<kChunk, BK>(s.k, G_::ld, hk, t0, k0, convert_to_acc{});
   load_gates<Tr>(s.G, s.E, G_::ld, hg, t0, k0);
-  for (int cc = threadIdx.x; cc < BK && !from_walks; cc += kThreads) {
-    acc_t sum = 0;
-    for (int vs = 0; vs < d.NVs; ++vs) sum += y_partials(ypart, d, bh, n, vs)[k0 + cc];
-    s.Y[cc] = sum;
-  }
+  if (!from_walks)  // else summed in the V loop
+    for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
+      acc_t sum = 0;
+      for (int vs = 0; vs < d.NVs; ++vs) sum += y_partials(ypart, d, bh, n, vs)[k0 + cc];
+      s.Y[cc] = sum;
+    }
   // dA ← scale·dA, and as operand.
   for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) {
     const int r = i / kChunk, cc = i % kChunk;

@@ -35,6 +35,8 @@
 
 namespace glabench::chunked::walk_fp {
 
+static_assert(pipe_sizes::BV == sizes<float>::BV, "the walk's slabs: its grid, its state slots");
+
 // The walk's sizes and layout, or the first pass's (kStates).
 template <bool kStates>
 using pipe_sizes_for = std::conditional_t<kStates, pipe_first_sizes, pipe_sizes>;
@@ -176,7 +178,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
     const int kind = reinterpret_cast<const int*>(buf)[L::kind];
     const int64_t t_chunk = t_first + static_cast<int64_t>(i) * Z::C;
     if (kSlots && t_chunk % 64 == 0)
-      fp_store_slot<float>(a.slots, static_cast<int>(t_chunk / 64), S, cw, lane, Z::BV);
+      fp_store_slot<float>(a.slots, static_cast<int>(t_chunk / 64), S, cw, lane);
     float O[Z::C / 8][4];
     if (outputs) fp_combine_t<Z>(buf + L::q, buf + L::q_lo, S, lane, O);
     P::afrag vt[Z::C / 8];

@@ -83,8 +83,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     tc::cp_async_wait_all();
     __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
     if (n + 1 < n1) io.load(cur ^ 1, t0 + Z::C);
-    if (kSlots && t0 % 64 == 0)
-      fp_store_slot<T>(a.slots, static_cast<int>(t0 / 64), S, warp, lane, Z::BV);
+    if (kSlots && t0 % 64 == 0) fp_store_slot<T>(a.slots, static_cast<int>(t0 / 64), S, warp, lane);
     if (outputs) fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
 
     double l[Z::C / 2];

@@ -483,7 +483,7 @@ cudaError_t forward(const call& c) {
 template <class S>
 bool fp_backward_walks_fit(const call& c) {
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return c.path == stages::fused && !c.sequence_rank && fp_walk_fits<S>(c) && aligned(c.dv);
+  return c.path == stages::fused && fp_walk_fits<S>(c) && aligned(c.dv);
 }
 
 // Fills p.states with S_n and p.dstates with R_n, and writes dv and dh0.

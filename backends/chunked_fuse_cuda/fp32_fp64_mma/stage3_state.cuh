@@ -143,12 +143,13 @@ __device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane,
     for (int e = 0; e < 4; ++e) f(S[j][e], 8 * j + acc_col(lane, e), 16 * warp + acc_row(lane, e));
 }
 
-// The state before 64-token chunk m into its slot (args::state_slots), the block's V slab
-// of sizes<T>::BV columns or the pipelined walk's (`bv`).
+// The state before 64-token chunk m into its slot (args::state_slots): the block's V slab
+// of sizes<T>::BV columns, in either walk's state layout.
 template <class T, class St>
 __device__ __forceinline__ void fp_store_slot(const typename args<T>::state_slots& s, int m,
-                                              const St& S, int warp, int lane, int bv) {
-  const int slot = s.reversed ? reversed::chunk_of_state(m, s.chunks) : m, v0 = blockIdx.x * bv;
+                                              const St& S, int warp, int lane) {
+  const int slot = s.reversed ? reversed::chunk_of_state(m, s.chunks) : m;
+  const int v0 = blockIdx.x * sizes<T>::BV;
   T* dst = s.states + (static_cast<int64_t>(blockIdx.y) * (s.chunks + 1) + slot) * s.Kp * s.Vp;
   for_each_state(S, warp, lane, [&](const T& x, int row, int col) {
     if (row < s.Kp && v0 + col < s.Vp) dst[static_cast<int64_t>(row) * s.Vp + v0 + col] = x;
