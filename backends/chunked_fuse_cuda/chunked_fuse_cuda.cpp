@@ -398,6 +398,8 @@ glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, siz
     return fail(error, GLABENCH_ERROR_INVALID_ARGUMENT, "rwkv6 needs u (and du, backward)");
   rwkv6::sequences seqs;
   if (at) seqs = {data_of<void>(cu), p->seqlens_dtype.bits == 64, packed_sequences(p)};
+  if (!backward && !at && chunked::decodes(c))  // one token: the decode kernel, bonus and all
+    return finish(chunked::launch_decode(c, data_of<void>(u)), "rwkv6 decode", error);
   rwkv6::shifted s = rwkv6::plan(c, backward, at != nullptr);
   if (!backward && s.on_walk) return forward_on_walk(c, s, seqs, data_of<void>(u), error);
   if (glabench_status st = finish(rwkv6::launch_before(c, s, seqs, data_of<void>(u), backward),

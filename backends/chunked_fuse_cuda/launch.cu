@@ -646,18 +646,25 @@ cudaError_t launch_backward(const call& c) {
   return with_storage(c.dtype, [&](auto x) { return backward<decltype(x)>(c); });
 }
 
-cudaError_t launch_decode(const call& c) {
+namespace {
+template <parallel_scan::recurrence OP>
+cudaError_t run_decode_of(storage dtype, const parallel_scan::scan_args& a) {
+  if (dtype == storage::fp16) return parallel_scan::run_decode<OP, __half>(a);
+  return with_storage(dtype, [&](auto x) { return parallel_scan::run_decode<OP, decltype(x)>(a); });
+}
+}  // namespace
+
+cudaError_t launch_decode(const call& c, const void* u) {
   parallel_scan::scan_args a{};
   a.B = c.B, a.T = c.T, a.H = c.H, a.K = c.K, a.V = c.V;
   a.scale = c.scale;
-  a.q = c.q, a.k = c.k, a.v = c.v, a.g = c.g, a.h0 = c.h0;
+  a.q = c.q, a.k = c.k, a.v = c.v, a.g = c.g, a.h0 = c.h0, a.u = u;
   a.o = c.o, a.ht = c.ht;
   a.state_fp32 = c.state_fp32;
   a.stream = c.stream;
   using parallel_scan::recurrence;
-  if (c.dtype == storage::fp16) return parallel_scan::run_decode<recurrence::gla, __half>(a);
-  return with_storage(
-      c.dtype, [&](auto x) { return parallel_scan::run_decode<recurrence::gla, decltype(x)>(a); });
+  return u ? run_decode_of<recurrence::rwkv6>(c.dtype, a)
+           : run_decode_of<recurrence::gla>(c.dtype, a);
 }
 
 // ---- sequence parallelism ------------------------------------------------------------

@@ -61,12 +61,13 @@ cudaError_t launch_backward(const call& c);
 bool forward_takes_bonus(const call& c);
 
 // Decoding, T = 1 (a packed batch's one-token sequences too): no chunk to walk, so the
-// fused path hands the token to the recurrent backends' decode kernel
-// (../common/parallel_scan/decode_kernel.cuh), which streams the state.
+// fused path hands the token to the recurrent backends' decode kernels
+// (../common/parallel_scan/decode_kernel.cuh), which stream the state: gla's recurrence,
+// or rwkv6's where `u` (its bonus [H,K]) is given.
 inline bool decodes(const call& c) {
   return c.path == stages::fused && !c.sequence_rank && c.T == 1;
 }
-cudaError_t launch_decode(const call& c);
+cudaError_t launch_decode(const call& c, const void* u = nullptr);
 
 // fp16 storage (fp16_storage.cu): the tensors widened to fp32 in the head of the
 // workspace (these bytes, states counted too: an upper bound), the fp32 paths run on

@@ -1,5 +1,8 @@
 // Decoding: the recurrence for one-token sequences (T = 1, or a packed batch of as many
 // tokens as sequences), where a call's cost is reading h0 and writing ht, not its tokens.
+// fp32 states mostly take the bulk-copy kernel (decode_bulk_kernel.cuh, faster on Hopper);
+// this register kernel takes the rest (fp64 and 16-bit states, V not a multiple of 4,
+// unaligned states, binaries without sm_90 code) and <BACKEND>_DECODE_REGISTERS=1.
 // The kernel walks a sequence's tokens in a loop, so any length would be right; the launch
 // sends it only one-token sequences.
 // The chunked scan kernels stage tokens through shared memory and reduce over lane groups
@@ -26,6 +29,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "decode_bulk_kernel.cuh"
+#include "knobs.hpp"
 #include "scan_args.hpp"
 #include "scan_tile.cuh"
 
@@ -207,9 +212,14 @@ struct state_tag {
   using type = State;
 };
 
-// Rows a thread owns: K/8 rounded up to 4, 8, 16 or 32 (K ≤ 256); states Elem or fp32.
+// fp32 states take the bulk kernel (decode_bulk_kernel.cuh) where it fits, unless
+// <BACKEND>_DECODE_REGISTERS=1; others this one, its rows a thread K/8 rounded up to 4, 8,
+// 16 or 32 (K ≤ 256), its states Elem or fp32.
 template <recurrence OP, typename Elem>
 cudaError_t run_decode(const scan_args& a) {
+  if constexpr (std::is_same_v<compute_t<Elem>, float>)
+    if (!forced_decode_registers<OP>() && decode_bulk_fits<OP, Elem>(a))
+      return run_decode_bulk<OP, Elem>(a);
   const int64_t rows = (a.K + decode_tiles::kWarps - 1) / decode_tiles::kWarps;
   auto with_rows = [&](auto state) -> cudaError_t {
     using State = typename decltype(state)::type;

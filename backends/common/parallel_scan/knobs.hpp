@@ -61,6 +61,15 @@ int forced_strip() {
   return strip;
 }
 
+// <BACKEND>_DECODE_REGISTERS = 1: one-token forwards with fp32 states take the register
+// decode kernel (decode_kernel.cuh) rather than the bulk-copy one, so that tests reach
+// it at every fixture and a bench can set the two side by side. false when unset.
+template <recurrence OP>
+bool forced_decode_registers() {
+  static const bool on = knob<OP>("DECODE_REGISTERS", {1}) == 1;
+  return on;
+}
+
 // <BACKEND>_FP32_STATE = 64 or 32: precise or fast fp32. Precise, the fp32 forward keeps
 // its state and o's sums in fp64 (chunk_stage's factors from exp_pair), so that o and ht
 // carry little more than their own rounding to fp32, at the fp64 pipe's lower rate. Not
