@@ -114,8 +114,13 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
         const unsigned m = __ballot_sync(0xffffffffu, !f_mild);
         if (lane == 0) strong[pw] = m;
       }
+      double* prefix =
+          reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::prefix_bytes);
+      const double off = chunk_gates<Z::KP>(tots, f, h).off;
+#pragma unroll
+      for (int u = 0; u < Z::C / 2; ++u) prefix[f * (Z::C + 1) + h * (Z::C / 2) + u] = off + l[u];
       psync();
-      fp_strong_feature_pairs<Z, L>(buf, strong, pt);
+      fp_strong_feature_pairs<Z, L>(buf, strong, prefix, pt);
       psync();  // the raw tiles read, before stage 2 writes over them
     } else if (scores && !mild) {
       fp_pair_partials<float, Z, L, Z::PS>(buf, buf + L::part, pw, lane);

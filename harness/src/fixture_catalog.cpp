@@ -177,6 +177,10 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
                      make_problem(op, {8, 1, 2, 100, 30}), options()});
       out.push_back({n + "_decode_b4_k256", "one token, K = V = 256",
                      make_problem(op, {4, 1, 2, 256, 256}), options()});
+      // The bulk-copy kernel (decode_bulk_kernel.cuh) from no h0, and with fewer key rows
+      // than its four row groups.
+      out.push_back({n + "_decode_b5_k3_v8_no_h0", "one token, K = 3, V = 8, no initial state",
+                     make_problem(op, {5, 1, 2, 3, 8}), options(gate_kind::logsigmoid, false)});
       out.push_back({n + "_k256_t130", "K = V = 256 over three 64-token chunks (the last of 2)",
                      make_problem(op, {1, 130, 2, 256, 256}), options()});
       out.push_back({n + "_t1000_h2_d64",

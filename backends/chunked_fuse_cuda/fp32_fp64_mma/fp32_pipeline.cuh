@@ -55,8 +55,9 @@ inline constexpr int kPairs = 0, kMild = 1, kMixed = 2;
 // part: stage 4's four partial score tiles, `pairs` a mixed chunk's strong features' scores,
 // E and E_pre the decays after and before the state update (E = 2^{G[C−1]} per feature
 // but in a mixed chunk), `kind` the chunk's, `strong` its strong features (4 bit masks).
-// After the ring: stage 1's per-half gate sums (fp64 [2][KP]) and each buffer's full and
-// empty mbarriers.
+// After the ring: stage 1's per-half gate sums (fp64 [2][KP]), each buffer's full and
+// empty mbarriers, and a mixed chunk's log2 gates summed from its start (fp64 [KP][C + 1],
+// the producers' alone, from stage 1 to fp_strong_feature_pairs).
 template <class Z>
 struct pipe_layout_of {
   static constexpr int tile_k = Z::C * Z::KP;
@@ -68,7 +69,8 @@ struct pipe_layout_of {
   static constexpr int buf = (strong + Z::KP / 32 + 31) / 32 * 32;  // whole 128-byte lines
   static constexpr int tots_bytes = Z::NBUF * buf * 4;
   static constexpr int bars_bytes = tots_bytes + 2 * Z::KP * 8;
-  static constexpr int bytes = bars_bytes + 2 * Z::NBUF * 8;
+  static constexpr int prefix_bytes = bars_bytes + 2 * Z::NBUF * 8;
+  static constexpr int bytes = prefix_bytes + Z::KP * (Z::C + 1) * 8;
 };
 using pipe_layout = pipe_layout_of<pipe_sizes>;
 using pipe_first_layout = pipe_layout_of<pipe_first_sizes>;

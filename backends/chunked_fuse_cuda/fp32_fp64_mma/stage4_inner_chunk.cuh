@@ -81,26 +81,27 @@ __device__ __forceinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, 
 // kMixed), pair by pair as in fp_pair_partials: producer thread pt takes the pair
 // (t, s) = (pt / C, pt % C) and sums its terms q[t,f]·k[s,f]·2^{g[s+1] + … + g[t]} over the
 // features f of the `strong` bit masks, in fp64, into pairs[t][s] (rows of PS floats; 0
-// above the diagonal). Reads the raw q, k and g tiles.
+// above the diagonal). Reads the raw q and k tiles and `prefix`, stage 1's fp64 log2 gates
+// summed from the chunk's start ([f][u], rows of C + 1: fp32_pipeline.cuh), whose
+// difference is each pair's exponent — the terms' loop carries no chain of sums.
 template <class Z, class L>
 __device__ __forceinline__ void fp_strong_feature_pairs(float* buf, const unsigned* strong,
-                                                        int pt) {
+                                                        const double* prefix, int pt) {
   static_assert(Z::C * Z::C == Z::PTHREADS, "a producer thread a pair");
+  constexpr int PR = Z::C + 1;
   const int t = pt / Z::C, s = pt % Z::C;
   double sum = 0.0;
-  if (s <= t)
-    for (int w = 0; w < Z::KP / 32; ++w)
-      for (unsigned m = strong[w]; m != 0; m &= m - 1) {
-        const int f = 32 * w + __ffs(m) - 1;
-        double d = 0.0;
-        for (int u = s + 1; u <= t; ++u)
-          d = fma(static_cast<double>(buf[L::g + swz<float, Z::KP>(u, f)]), kLog2e, d);
-        // fp32's exponential of the fp64 sum: the term |d|·2^-24 of itself off, under 2^-25
-        // of |q·k| (the chunk's other terms' scale).
-        sum += static_cast<double>(buf[L::q + swz<float, Z::KP>(t, f)]) *
-               buf[L::k + swz<float, Z::KP>(s, f)] * exp2f(static_cast<float>(d));
-      }
-  buf[L::pairs + t * Z::PS + s] = static_cast<float>(sum);
+  for (int w = 0; w < Z::KP / 32; ++w)
+    for (unsigned m = strong[w]; m != 0; m &= m - 1) {
+      const int f = 32 * w + __ffs(m) - 1;
+      // fp32's exponential of the fp64 difference: the term |d|·2^-24 of itself off, under
+      // 2^-25 of |q·k| (the chunk's other terms' scale). Pairs above the diagonal are
+      // computed alike (every thread of a warp reads together) and dropped below.
+      const double d = prefix[f * PR + t] - prefix[f * PR + s];
+      sum += static_cast<double>(buf[L::q + swz<float, Z::KP>(t, f)]) *
+             buf[L::k + swz<float, Z::KP>(s, f)] * exp2f(static_cast<float>(d));
+    }
+  buf[L::pairs + t * Z::PS + s] = s <= t ? static_cast<float>(sum) : 0.f;
 }
 
 // The pipelined fp32 walk's scores of a mild chunk (fp32_pipeline.cuh: C = 16, one

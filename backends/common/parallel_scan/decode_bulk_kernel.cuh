@@ -207,18 +207,20 @@ __global__ void __launch_bounds__(decode_bulk_tiles::kThreads)
       o[value0 + tid] = to_storage<Elem>(scale * sum);
     }
   }
-  if (seq.T == 0 && ht)  // an empty sequence of a packed batch: ht = h0
-    for (int gi = 0; gi < t::kGroups; ++gi) {
+  if (seq.T == 0)  // an empty sequence of a packed batch: ht = h0, and h0's copies land
+    for (int gi = 0; gi < t::kGroups; ++gi) {  // before the block leaves
       if (h0) bulk::wait(&full[gi], 0);
-      store_group(gi);
+      if (ht) store_group(gi);
     }
   bulk::wait_stores_read();
 #endif
 }
 
 // Whether the bulk kernel takes a decode: fp32 states (Elem fp32, or 16-bit with
-// state_fp32), V a multiple of 4, h0 and ht 16-byte aligned, and the kernel compiled for
-// sm_90 or newer (binaries built for sm_80 only run the register kernel).
+// state_fp32), V a multiple of 4, h0 and ht 16-byte aligned, and the kernel compiled from
+// sm_90 code: a binary with only sm_80's (its body empty) runs the register kernel, also
+// where the driver compiles its compute_80 PTX for a newer GPU (binaryVersion 90,
+// ptxVersion 80).
 // Elem: fp32, bf16 or fp16 (fp32 compute).
 template <recurrence OP, typename Elem>
 bool decode_bulk_fits(const scan_args& a) {
@@ -228,7 +230,7 @@ bool decode_bulk_fits(const scan_args& a) {
   if (!aligned(a.h0) || !aligned(a.ht)) return false;
   cudaFuncAttributes attributes{};
   return cudaFuncGetAttributes(&attributes, decode_bulk_kernel<OP, Elem>) == cudaSuccess &&
-         attributes.binaryVersion >= 90;
+         attributes.binaryVersion >= 90 && attributes.ptxVersion >= 90;
 }
 
 template <recurrence OP, typename Elem>

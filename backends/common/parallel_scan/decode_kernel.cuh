@@ -2,7 +2,8 @@
 // tokens as sequences), where a call's cost is reading h0 and writing ht, not its tokens.
 // fp32 states mostly take the bulk-copy kernel (decode_bulk_kernel.cuh, faster on Hopper);
 // this register kernel takes the rest (fp64 and 16-bit states, V not a multiple of 4,
-// unaligned states, binaries without sm_90 code) and <BACKEND>_DECODE_REGISTERS=1.
+// unaligned states, binaries without sm_90 code) and a backend's
+// <BACKEND>_DECODE_REGISTERS=1.
 // The kernel walks a sequence's tokens in a loop, so any length would be right; the launch
 // sends it only one-token sequences.
 // The chunked scan kernels stage tokens through shared memory and reduce over lane groups
@@ -30,7 +31,6 @@
 #include <type_traits>
 
 #include "decode_bulk_kernel.cuh"
-#include "knobs.hpp"
 #include "scan_args.hpp"
 #include "scan_tile.cuh"
 
@@ -213,13 +213,12 @@ struct state_tag {
 };
 
 // fp32 states take the bulk kernel (decode_bulk_kernel.cuh) where it fits, unless
-// <BACKEND>_DECODE_REGISTERS=1; others this one, its rows a thread K/8 rounded up to 4, 8,
-// 16 or 32 (K ≤ 256), its states Elem or fp32.
+// `registers` (a backend's <BACKEND>_DECODE_REGISTERS=1, knobs.hpp); others this one, its
+// rows a thread K/8 rounded up to 4, 8, 16 or 32 (K ≤ 256), its states Elem or fp32.
 template <recurrence OP, typename Elem>
-cudaError_t run_decode(const scan_args& a) {
+cudaError_t run_decode(const scan_args& a, bool registers = false) {
   if constexpr (std::is_same_v<compute_t<Elem>, float>)
-    if (!forced_decode_registers<OP>() && decode_bulk_fits<OP, Elem>(a))
-      return run_decode_bulk<OP, Elem>(a);
+    if (!registers && decode_bulk_fits<OP, Elem>(a)) return run_decode_bulk<OP, Elem>(a);
   const int64_t rows = (a.K + decode_tiles::kWarps - 1) / decode_tiles::kWarps;
   auto with_rows = [&](auto state) -> cudaError_t {
     using State = typename decltype(state)::type;

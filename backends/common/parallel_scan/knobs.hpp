@@ -64,6 +64,7 @@ int forced_strip() {
 // <BACKEND>_DECODE_REGISTERS = 1: one-token forwards with fp32 states take the register
 // decode kernel (decode_kernel.cuh) rather than the bulk-copy one, so that tests reach
 // it at every fixture and a bench can set the two side by side. false when unset.
+// (chunked_fuse_cuda, which also runs the decode kernels, reads no such variable.)
 template <recurrence OP>
 bool forced_decode_registers() {
   static const bool on = knob<OP>("DECODE_REGISTERS", {1}) == 1;

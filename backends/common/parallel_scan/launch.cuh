@@ -208,7 +208,7 @@ bool takes_decode(const scan_args& a) {
 
 template <recurrence OP, typename Elem>
 cudaError_t forward_for(const scan_args& a) {
-  if (takes_decode<OP, Elem>(a)) return run_decode<OP, Elem>(a);
+  if (takes_decode<OP, Elem>(a)) return run_decode<OP, Elem>(a, forced_decode_registers<OP>());
   if constexpr (std::is_same_v<Elem, float>)
     if (fp32_state64<OP>()) return precise_forward<OP>(a);
   return run_layout<OP, Elem, wide<OP, Elem>::template forward>(

@@ -81,7 +81,8 @@ inline glabench_status check_knobs(const char* prefix, glabench_message* reason)
   static constexpr choice kChoices[] = {{"WIDTH", {"1", "2", "4"}, "1, 2 or 4"},
                                         {"ROW_CHUNK", {"8", "16"}, "8 or 16"},
                                         {"STRIP", {"8", "16"}, "8 or 16"},
-                                        {"FP32_STATE", {"32", "64"}, "32 or 64"}};
+                                        {"FP32_STATE", {"32", "64"}, "32 or 64"},
+                                        {"DECODE_REGISTERS", {"1"}, "1"}};
   for (const choice& c : kChoices) {
     const std::string name = std::string(prefix) + c.suffix;
     const char* env = std::getenv(name.c_str());

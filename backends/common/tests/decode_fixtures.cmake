@@ -1,16 +1,17 @@
 # glabench_add_decode_tests(BACKEND OPS [KNOB]): the bench preset's one-token fixtures of
-# each op (OP_decode_*: K = V = 64, K = 100 with V = 30, K = V = 256; h0 given), made at
-# test time, verified through BACKEND in every dtype it has: the decode kernels' variants
-# (parallel_scan/decode_kernel.cuh, decode_bulk_kernel.cuh; the bulk kernel takes fp32
-# states with V a multiple of 4, whole states at K = 64 and a row a copy at K = 256).
-# Tests BACKEND/make_decode_fixtures (a ctest fixture setup), BACKEND/verify_decode and,
-# given KNOB, BACKEND/verify_decode_registers; labels BACKEND and gpu.
+# each op (OP_decode_*: K = V = 64, K = 100 with V = 30, K = V = 256, h0 given; K = 3,
+# V = 8 without h0), made at test time, verified through BACKEND in every dtype it has:
+# the decode kernels' variants (parallel_scan/decode_kernel.cuh, decode_bulk_kernel.cuh;
+# the bulk kernel takes fp32 states with V a multiple of 4: whole states at K = 64 and 3, a
+# row a copy at K = 256). Tests BACKEND/make_decode_fixtures (a ctest fixture setup),
+# BACKEND/verify_decode and, given KNOB, BACKEND/verify_decode_registers; labels BACKEND
+# and gpu.
 function(glabench_add_decode_tests backend ops)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/decode_fixtures)
   set(make_args)
   set(verify_args)
   foreach(op IN LISTS ops)
-    foreach(what decode_b3_k64 decode_b8_k100_v30 decode_b4_k256)
+    foreach(what decode_b3_k64 decode_b8_k100_v30 decode_b4_k256 decode_b5_k3_v8_no_h0)
       list(APPEND make_args --only ${op}_${what})
       list(APPEND verify_args --fixture ${dir}/${op}_${what}.h5)
     endforeach()
