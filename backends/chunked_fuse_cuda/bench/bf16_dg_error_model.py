@@ -158,15 +158,17 @@ def chunked_dg(q, k, v, g, h0, do, dht, s, R=(), diag_single=False, fla=False):
         for m in range(mt):
             cols = slice(SUB * m, SUB * m + SUB)
             D[:, rows] += (dAo[:, rows, cols] @ kendr[:, cols]) * np.exp(Gam[:, mt] - Gam[:, m + 1])[:, None, :]
-    dAd = np.where(diag_strict, dA, 0.0)
-    if fla or "diag_hilo" not in R and not diag_single:
-        D += dAd @ kbar  # exact (fla: fp32 elementwise)
-    elif diag_single:
-        D += rb(dAd) @ rb(kbar)
-    else:
-        ah, al = split(dAd)
-        bh, bl = split(kbar)
-        D += ah @ bh + al @ bh + ah @ bl
+    def diagonal(a, b):
+        """A diagonal block's product: exact (fla: fp32 elementwise), single bf16 operands,
+        or the kernel's hi·hi + lo·hi + hi·lo."""
+        if fla or "diag_hilo" not in R and not diag_single:
+            return a @ b
+        if diag_single:
+            return rb(a) @ rb(b)
+        (ah, al), (bh, bl) = split(a), split(b)
+        return ah @ bh + al @ bh + ah @ bl
+
+    D += diagonal(np.where(diag_strict, dA, 0.0), kbar)
     Tg = qbar * D
     # dk: Kr at reference Γ_mt, key rows
     dAt = dA.transpose(0, 2, 1)                      # [N, j, t]
@@ -179,15 +181,7 @@ def chunked_dg(q, k, v, g, h0, do, dht, s, R=(), diag_single=False, fla=False):
         for m in range(mt + 1, NS):
             cols = slice(SUB * m, SUB * m + SUB)
             Kr[:, rows] += (dAto[:, rows, cols] @ qbr[:, cols]) * np.exp(Gam[:, m] - Gam[:, mt])[:, None, :]
-    dAtd = np.where((m_j == mt_t) & (jj > tt), dAt, 0.0)
-    if fla or "diag_hilo" not in R and not diag_single:
-        Kr += dAtd @ qbar
-    elif diag_single:
-        Kr += rb(dAtd) @ rb(qbar)
-    else:
-        ah, al = split(dAtd)
-        bh, bl = split(qbar)
-        Kr += ah @ bh + al @ bh + ah @ bl
+    Kr += diagonal(np.where((m_j == mt_t) & (jj > tt), dAt, 0.0), qbar)
     Tg -= kbar * Kr
     Ki = vc @ rdS(dS).transpose(0, 2, 1)             # [N, C, K]
     i0 = np.exp(Gend[:, None, :] - Gam_t - l) * Ki
