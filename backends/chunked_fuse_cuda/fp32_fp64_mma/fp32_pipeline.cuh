@@ -10,6 +10,7 @@
 //   consumers: wait `full`, stages 5 and 3, arrive `empty`.
 #pragma once
 
+#include "../../common/mbarrier.cuh"
 #include "layout.cuh"
 
 namespace glabench::chunked::walk_fp {
@@ -97,35 +98,9 @@ __device__ __forceinline__ bool sync_and(int id, int threads, bool p) {
       : "memory");
   return r != 0;
 }
-__device__ __forceinline__ void init(uint64_t* b, int count) {
-  asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(tc::smem_addr(b)), "r"(count)
-               : "memory");
-}
-__device__ __forceinline__ void arrive(uint64_t* b) {
-  asm volatile("mbarrier.arrive.shared.b64 _, [%0];\n" ::"r"(tc::smem_addr(b)) : "memory");
-}
-// Hopper's try_wait may suspend the thread until the phase completes; sm_80, which the
-// plugin is also built for, has only the polling test_wait.
-__device__ __forceinline__ void wait(uint64_t* b, int parity) {
-  uint32_t done;
-  do {
-#if __CUDA_ARCH__ >= 900
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(tc::smem_addr(b)), "r"(parity)
-        : "memory");
-#else
-    asm volatile(
-        "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared.b64 p, [%1], %2;\n"
-        " selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(tc::smem_addr(b)), "r"(parity)
-        : "memory");
-#endif
-  } while (!done);
-}
+using mbarrier::arrive;  // ../../common/mbarrier.cuh
+using mbarrier::init;
+using mbarrier::wait;
 }  // namespace bar
 
 // All but the newest N groups of this thread's cp.async have landed.

@@ -95,11 +95,12 @@ __device__ __forceinline__ void fp_state_update_t(const float* kk, const float* 
   static_assert(Z::KP == 128, "swz_key_lane's tile");
   int lane0[4], lane1[4];  // κ's B fragment rows c and c+4: the lane's part of the offsets
 #pragma unroll
-  for (int jj = 0; jj < 4; ++jj)
+  for (int jj = 0; jj < 4; ++jj) {
     lane0[jj] = swz_key_lane(g, c, jj, false), lane1[jj] = swz_key_lane(g, c, jj, true);
-    // The chunk's vᵀ·κ in an accumulator of its own, added to S rounded to nearest: the
-    // tensor cores' fp32 accumulation truncates, and a state that does not decay (g = 0)
-    // would carry that bias over the whole sequence (1e-4 relative at T = 16384).
+  }
+  // The chunk's vᵀ·κ in an accumulator of its own, added to S rounded to nearest: the
+  // tensor cores' fp32 accumulation truncates, and a state that does not decay (g = 0)
+  // would carry that bias over the whole sequence (1e-4 relative at T = 16384).
 #pragma unroll
   for (int j = 0; j < Z::KP / 8; ++j) {
     float d[4] = {};

@@ -23,20 +23,16 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "../mbarrier.cuh"
+#include "occupancy.cuh"
 #include "scan_args.hpp"
 #include "scan_tile.cuh"
 
 namespace glabench::parallel_scan {
 
-// The PTX of the bulk copies and their barriers (sm_90).
+// The PTX of the bulk copies (sm_90); their barriers' init and wait: ../mbarrier.cuh.
 namespace bulk {
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void init(uint64_t* bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count)
-               : "memory");
-}
+using mbarrier::smem_addr;
 // The barriers' initialisation, visible to the copy engine before a copy names them.
 __device__ __forceinline__ void fence_init() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
@@ -46,14 +42,6 @@ __device__ __forceinline__ void arrive_expect(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)),
                "r"(bytes)
                : "memory");
-}
-__device__ __forceinline__ void wait(uint64_t* bar, uint32_t parity) {
-  asm volatile(
-      "{\n .reg .pred p;\nWAIT_%=:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      " @!p bra WAIT_%=;\n}\n" ::"r"(smem_addr(bar)),
-      "r"(parity)
-      : "memory");
 }
 // Global → shared, `bytes` a multiple of 16 from 16-byte-aligned addresses.
 __device__ __forceinline__ void load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
@@ -121,7 +109,7 @@ __global__ void __launch_bounds__(decode_bulk_tiles::kThreads)
 
   if (h0) {
     if (tid == 0) {
-      for (int gi = 0; gi < t::kGroups; ++gi) bulk::init(&full[gi], 1);
+      for (int gi = 0; gi < t::kGroups; ++gi) mbarrier::init(&full[gi], 1);
       bulk::fence_init();
       for (int gi = 0; gi < t::kGroups; ++gi)
         bulk::arrive_expect(&full[gi], uint32_t(first_row(gi + 1) - first_row(gi)) * row_bytes);
@@ -182,7 +170,7 @@ __global__ void __launch_bounds__(decode_bulk_tiles::kThreads)
     const bool last = tt + 1 == seq.T;
     C oj = C(0);
     for (int gi = 0; gi < t::kGroups; ++gi) {
-      if (tt == 0 && h0) bulk::wait(&full[gi], 0);
+      if (tt == 0 && h0) mbarrier::wait(&full[gi], 0);
       if (active)
         for (int r = first_row(gi) + part; r < first_row(gi + 1); r += tpc) {
           C s = S[r * width + j];
@@ -209,7 +197,7 @@ __global__ void __launch_bounds__(decode_bulk_tiles::kThreads)
   }
   if (seq.T == 0)  // an empty sequence of a packed batch: ht = h0, and h0's copies land
     for (int gi = 0; gi < t::kGroups; ++gi) {  // before the block leaves
-      if (h0) bulk::wait(&full[gi], 0);
+      if (h0) mbarrier::wait(&full[gi], 0);
       if (ht) store_group(gi);
     }
   bulk::wait_stores_read();
@@ -228,18 +216,21 @@ bool decode_bulk_fits(const scan_args& a) {
     return false;
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   if (!aligned(a.h0) || !aligned(a.ht)) return false;
-  cudaFuncAttributes attributes{};
-  return cudaFuncGetAttributes(&attributes, decode_bulk_kernel<OP, Elem>) == cudaSuccess &&
-         attributes.binaryVersion >= 90 && attributes.ptxVersion >= 90;
+  static per_device compiled{};  // 1: sm_90 code, 2: not (asked once per device)
+  return remembered(compiled, [](int) {
+           cudaFuncAttributes f{};
+           if (cudaFuncGetAttributes(&f, decode_bulk_kernel<OP, Elem>) != cudaSuccess) return 0;
+           return f.binaryVersion >= 90 && f.ptxVersion >= 90 ? 1 : 2;
+         }) == 1;
 }
 
 template <recurrence OP, typename Elem>
 cudaError_t run_decode_bulk(const scan_args& a) {
   const int64_t cw = decode_bulk_columns(a.K, a.V);
   const dim3 grid(unsigned((a.V + cw - 1) / cw), unsigned(a.B * a.H));
-  const int smem = int(a.K * cw * int64_t(sizeof(float)));
-  if (cudaError_t e = cudaFuncSetAttribute(decode_bulk_kernel<OP, Elem>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, smem))
+  const int smem = int(a.K * cw * int64_t(sizeof(float)));  // ≤ kSlabBytes
+  if (cudaError_t e =
+          allow_shared_memory<decode_bulk_kernel<OP, Elem>>(decode_bulk_tiles::kSlabBytes))
     return e;
   decode_bulk_kernel<OP, Elem>
       <<<grid, decode_bulk_tiles::kThreads, smem, a.stream>>>(a, static_cast<int>(cw));
