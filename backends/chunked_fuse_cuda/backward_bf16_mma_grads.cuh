@@ -38,8 +38,13 @@
 // weakest decays, the largest terms — carry the residual of each operand's bf16
 // rounding: dA·k̄, dAᵀ·q̄, the scores k̄·q̄ᵀ and Aᵀ·do take hi·hi + lo·hi + hi·lo there.
 // With single operands on the diagonal, bf16 dg reached 9.7e-3 on gla_t65 (limit 1e-2).
-// The decayed key fragments (k̂, and the blocks two or more sub-chunks on) are
-// (k̄_hi + k̄_lo)·2^{…} rounded once, in registers.
+// dq's and dk's blocks off the diagonal take them too (dA·k̆, dAᵀ·q̄): a pair's error
+// there enters dg's suffix through q ⊙ dq and k ⊙ dk rounded differently, and does not
+// cancel (bench/bf16_dg_error_model.py). The masked blocks are skipped, so each warp
+// runs three products a block on the 5 blocks its dq and dk take together.
+// dv's k̂·dS_n takes k̂ as hi + lo too (dv 2.47 → 2.20e-3 under mild gates, fla 2.41e-3);
+// Aᵀ's blocks two or more sub-chunks on take (k̄_hi + k̄_lo)·2^{…} rounded once, in
+// registers.
 //
 // Warps: warp w takes the 16 rows of sub-chunk mt (tokens for dq and dg, keys for dk and
 // dv) and 64 of the 128 columns (`half`). The two warps of a sub-chunk both compute its
@@ -208,73 +213,103 @@ __device__ __forceinline__ void decay_columns(float (&X)[8][4], const unsigned c
   }
 }
 
-// The A fragments of the scores' block m, zeroed where m is the diagonal block mt (which
-// takes other operands), and of the diagonal block with its rounding residual.
-__device__ __forceinline__ void off_diagonal_fragment(const float (&S)[8][4], int m, int mt,
-                                                      uint32_t (&a)[4]) {
-  a_fragment(S[2 * m], S[2 * m + 1], a);
-#pragma unroll
-  for (int i = 0; i < 4; ++i) a[i] = m == mt ? 0u : a[i];
-}
-
-// D += S·B over the diagonal block mt of scores S, with both residuals: S_hi·B_hi +
-// S_lo·B_hi + S_hi·B_lo (B's rows 16mt …, stored [k][n]: hi and its residual lo).
-__device__ __forceinline__ void mma_diagonal(float (&D)[8][4], const float (&S)[8][4], int mt,
-                                             uint32_t hi, uint32_t lo, int half, int lane) {
-  float d[2][4];
-  diagonal_tiles(S, mt, d);
-  uint32_t a[4], a_lo[4];
-  a_fragments(d[0], d[1], a, a_lo);
-  mma_cols(D, a, hi, mt, half, lane);
-  mma_cols(D, a_lo, hi, mt, half, lane);
-  mma_cols(D, a, lo, mt, half, lane);
-}
-
-// D += S·B for scores S masked to the triangle, walking the key blocks forward (dq): the
-// off-diagonal blocks m < mt read `off` (keys decayed to their sub-chunk's end, reference
-// Γ_{m+1}), D moving from Γ_m to Γ_{m+1} before each; the diagonal block reads `diag` and
-// its residual `diag_lo` (reference Γ_mt), with the scores' residual too.
-__device__ __forceinline__ void mma_blocks_forward(float (&D)[8][4], const float (&S)[8][4],
-                                                   const unsigned char* smem, int mt, uint32_t off,
-                                                   uint32_t diag, uint32_t diag_lo, int half,
-                                                   int lane) {
-#pragma unroll
-  for (int m = 0; m < SUBS; ++m) {
-    if (m < mt) decay_columns(D, smem, m, half, lane);  // warp-uniform
-    uint32_t a[4];
-    off_diagonal_fragment(S, m, mt, a);
-    mma_cols(D, a, off, m, half, lane);
-  }
-  mma_diagonal(D, S, mt, diag, diag_lo, half, lane);
-}
-
-// The same walking the blocks backward (dk): every block m ≥ mt reads q̄ (reference Γ_m),
-// D moving from Γ_{m+1} to Γ_m before each; the diagonal block also the residual.
-__device__ __forceinline__ void mma_blocks_backward(float (&D)[8][4], const float (&S)[8][4],
-                                                    const unsigned char* smem, int mt, uint32_t hi,
-                                                    uint32_t lo, int half, int lane) {
-#pragma unroll
-  for (int m = SUBS - 1; m >= 0; --m) {
-    if (m >= mt && m < SUBS - 1) decay_columns(D, smem, m, half, lane);  // warp-uniform
-    uint32_t a[4];
-    off_diagonal_fragment(S, m, mt, a);
-    mma_cols(D, a, hi, m, half, lane);
-  }
-  mma_diagonal(D, S, mt, hi, lo, half, lane);
-}
-
-// An A fragment of (hi + lo)·2^{e}, rounded once: e per feature, e_lo for the fragment's
-// first column pair and e_hi for its second (columns +8).
-__device__ __forceinline__ void decayed_fragment(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
-                                                 float2 e_lo, float2 e_hi, uint32_t (&a)[4]) {
+// An A fragment of (hi + lo)·2^{e} and its residual: e per feature, e_lo for the
+// fragment's first column pair and e_hi for its second (columns +8). A caller that drops
+// a_lo takes the fragment rounded once.
+__device__ __forceinline__ void decayed_fragments(const uint32_t (&hi)[4], const uint32_t (&lo)[4],
+                                                  float2 e_lo, float2 e_hi, uint32_t (&a)[4],
+                                                  uint32_t (&a_lo)[4]) {
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const float2 h = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&hi[i]));
     const float2 l = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&lo[i]));
     const float2 e = i < 2 ? e_lo : e_hi;
-    a[i] = tc::pack_bf16((h.x + l.x) * e.x, (h.y + l.y) * e.y);
+    tc::split_bf16((h.x + l.x) * e.x, (h.y + l.y) * e.y, a[i], a_lo[i]);
   }
 }
+// Block m (a runtime value) of the scores S as the bf16 A fragment of a 16×16 operand
+// and its residual, by selects.
+__device__ __forceinline__ void block_fragments(const float (&S)[8][4], int m, uint32_t (&a)[4],
+                                                uint32_t (&a_lo)[4]) {
+  float x[2][4];
+#pragma unroll
+  for (int e = 0; e < 4; ++e) x[0][e] = S[0][e], x[1][e] = S[1][e];
+#pragma unroll
+  for (int i = 1; i < SUBS; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      x[0][e] = m == i ? S[2 * i][e] : x[0][e];
+      x[1][e] = m == i ? S[2 * i + 1][e] : x[1][e];
+    }
+  a_fragments(x[0], x[1], a, a_lo);
+}
+
+// D += S·B over block m of scores S, with both operands' residuals: S_hi·B_hi + S_lo·B_hi
+// + S_hi·B_lo (B's rows 16m …, stored [k][n]: hi and its residual lo).
+__device__ __forceinline__ void mma_block_split(float (&D)[8][4], const float (&S)[8][4], int m,
+                                                uint32_t hi, uint32_t lo, int half, int lane) {
+  uint32_t a[4], a_lo[4];
+  block_fragments(S, m, a, a_lo);
+  mma_cols(D, a, hi, m, half, lane);
+  mma_cols(D, a_lo, hi, m, half, lane);
+  mma_cols(D, a, lo, m, half, lane);
+}
+
+// The same for keys k̄·2^{T_m} (decayed to their sub-chunk's end, k̆) where `decayed`, k̄
+// otherwise: (k̄_hi + k̄_lo)·2^{T_m} split into hi + lo in registers as B fragments.
+// Register i of a transposing ldmatrix holds two keys of feature n0 + 8·(i/2) + lane/4.
+__device__ __forceinline__ void mma_block_split_keys(float (&D)[8][4], const float (&S)[8][4],
+                                                     const unsigned char* smem, uint32_t kbar,
+                                                     uint32_t kbar_lo, int m, bool decayed,
+                                                     int half, int lane) {
+  uint32_t a[4], a_lo[4];
+  block_fragments(S, m, a, a_lo);
+  const float* e = reinterpret_cast<const float*>(smem + grads_layout::etots) + m * KP;
+#pragma unroll
+  for (int np = 0; np < 4; ++np) {
+    const int n0 = 64 * half + 16 * np;
+    uint32_t h[4], l[4], b[4], b_lo[4];
+    tc::ldsm_x4_trans(h, kbar + frag_bt(16 * m, n0, lane));
+    tc::ldsm_x4_trans(l, kbar_lo + frag_bt(16 * m, n0, lane));
+    const float f0 = decayed ? e[n0 + (lane >> 2)] : 1.f;
+    const float f1 = decayed ? e[n0 + 8 + (lane >> 2)] : 1.f;
+    decayed_fragments(h, l, make_float2(f0, f0), make_float2(f1, f1), b, b_lo);
+    tc::mma(D[2 * np], a, b[0], b[1]);
+    tc::mma(D[2 * np + 1], a, b[2], b[3]);
+    tc::mma(D[2 * np], a_lo, b[0], b[1]);
+    tc::mma(D[2 * np + 1], a_lo, b[2], b[3]);
+    tc::mma(D[2 * np], a, b_lo[0], b_lo[1]);
+    tc::mma(D[2 * np + 1], a, b_lo[2], b_lo[3]);
+  }
+}
+
+// D += S·B for scores S masked to the triangle, walking the key blocks forward (dq): block
+// m < mt reads k̆ (reference Γ_{m+1}), D moving from Γ_m to Γ_{m+1} before it; the
+// diagonal block reads k̄ (reference Γ_mt). Every block takes both operands' residuals.
+// The loops are rolled, their trip counts uniform over the warp: the masked blocks are
+// skipped, and the warps of every mt share one copy of the code (see above).
+__device__ __forceinline__ void mma_blocks_forward(float (&D)[8][4], const float (&S)[8][4],
+                                                   const unsigned char* smem, int mt, uint32_t kbar,
+                                                   uint32_t kbar_lo, int half, int lane) {
+#pragma unroll 1
+  for (int m = 0; m <= mt; ++m) {
+    if (m < mt) decay_columns(D, smem, m, half, lane);
+    mma_block_split_keys(D, S, smem, kbar, kbar_lo, m, m < mt, half, lane);
+  }
+}
+
+// The same walking the blocks backward (dk): every block m ≥ mt reads q̄ (reference Γ_m)
+// and its residual, D moving from Γ_{m+1} to Γ_m before each.
+__device__ __forceinline__ void mma_blocks_backward(float (&D)[8][4], const float (&S)[8][4],
+                                                    const unsigned char* smem, int mt, uint32_t hi,
+                                                    uint32_t lo, int half, int lane) {
+#pragma unroll 1
+  for (int m = SUBS - 1; m >= mt; --m) {
+    if (m < SUBS - 1) decay_columns(D, smem, m, half, lane);
+    mma_block_split(D, S, m, hi, lo, half, lane);
+  }
+}
+
 // 2^{Γ_m − Γ_mt} for the two features at column f.
 __device__ __forceinline__ float2 gate_between(const unsigned char* smem, int mt, int m, int f) {
   const float* gam = reinterpret_cast<const float*>(smem + grads_layout::gam);
@@ -363,8 +398,9 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
 #pragma unroll
           for (int i = 0; i < 4; ++i) a[i] = ke[i];
         } else {
-          decayed_fragment(kh, kl, gate_between(smem, mt, m, f), gate_between(smem, mt, m, f + 8),
-                           a);
+          uint32_t unused[4];
+          decayed_fragments(kh, kl, gate_between(smem, mt, m, f), gate_between(smem, mt, m, f + 8),
+                            a, unused);
 #pragma unroll
           for (int i = 0; i < 4; ++i) a[i] = m == mt + 1 ? ke[i] : a[i];
         }
@@ -372,10 +408,11 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
         tc::mma(At[2 * m], a, b[0], b[1]);
         tc::mma(At[2 * m + 1], a, b[2], b[3]);
       }
-      uint32_t a[4];
-      decayed_fragment(kh, kl, gate_between(smem, mt, SUBS, f), gate_between(smem, mt, SUBS, f + 8),
-                       a);
+      uint32_t a[4], a_lo[4];
+      decayed_fragments(kh, kl, gate_between(smem, mt, SUBS, f),
+                        gate_between(smem, mt, SUBS, f + 8), a, a_lo);
       mma_cols(D, a, sm + L::ds, kb, half, lane);
+      mma_cols(D, a_lo, sm + L::ds, kb, half, lane);
     }
 #pragma unroll
     for (int m = 0; m < SUBS; ++m)
@@ -429,7 +466,7 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
     }
     mask_scores(
         dA, mt, lane, [mt](int m) { return m < mt; }, [](int t, int j) { return j < t; });
-    mma_blocks_forward(D, dA, smem, mt, sm + L::kend, sm + L::kbar, sm + L::kbar_lo, half, lane);
+    mma_blocks_forward(D, dA, smem, mt, sm + L::kbar, sm + L::kbar_lo, half, lane);
     each_element(smem, row0, half, lane, [&](int jn, int h, int t, int f, const element& x) {
       const float dd = h ? diag.y : diag.x, d0 = D[jn][2 * h], d1 = D[jn][2 * h + 1];
       dq.store(t, f, tc::ex2(x.l.x) * fmaf(dd, x.kb.x, d0), tc::ex2(x.l.y) * fmaf(dd, x.kb.y, d1));
