@@ -19,6 +19,7 @@ import traceback
 
 import torch
 
+from . import autotune_scope
 from .kernel import declaration_of
 
 PROBLEM_FIELDS = ("op", "B", "T", "H", "K", "V", "scale", "causal", "dtype", "has_h0",
@@ -77,11 +78,15 @@ class Problem:
     def __init__(self, p: tuple):
         for field, value in zip(PROBLEM_FIELDS, p):
             setattr(self, field, value)
+        # What Triton's autotuning is kept per (autotune_scope.py): the sizes and dtype.
+        self.shape = (self.op, self.B, self.T, self.H, self.K, self.V, self.dtype,
+                      self.causal, self.num_seqs, self.device)
 
 
 class Bridge:
     def __init__(self, name: str, spec: str):
         self.name, self.spec = name, spec
+        autotune_scope.install()  # before the kernel's module makes its autotuners
         self.fn = resolve(spec)
         self.decl = declaration_of(self.fn)
         self.mode = "forward"
@@ -102,6 +107,8 @@ class Bridge:
             version += "; head sizes " + ranges(sorted(set(self.decl.head_sizes)))
         if self.decl.version:
             version += "; " + self.decl.version
+        if autotune_scope.installed():
+            version += "; Triton autotuning kept per shape"
         return json.dumps({"device": self.decl.device, "capabilities": caps,
                            "version": version, "varlen": self.decl.varlen,
                            "state_fp32": self.decl.state_dtype == "float32"})
@@ -148,10 +155,12 @@ class Bridge:
         return None
 
     def _problem(self, p: tuple) -> Problem:
-        """The problem of tuple `p`. The bridge hands over the same tuple object until the
-        problem changes, so a timed call reuses the last one instead of building it."""
+        """The problem of tuple `p`, its shape made Triton's autotuning scope (other bridges
+        in the process may have moved it). The bridge hands over the same tuple object until
+        the problem changes, so a timed call reuses the last one instead of building it."""
         if p is not self.problem_tuple:
             self.problem, self.problem_tuple = Problem(p), p
+        autotune_scope.enter(self.problem.shape)
         return self.problem
 
     def _use_stream(self, stream: int):

@@ -21,6 +21,9 @@ Run here (2026-12-02, 8 heads), dg's rel_l2 against the exact model:
   shared memory already, k̆_lo would split in registers as decayed_fragment does):
   2.12e-3; with only one of them, 2.59 / 2.65e-3.
 
+The kernel takes both as hi + lo since 873c3a0. The H200 then measured dg 2.06e-3 at B4
+T2048, mild (reports/2026-12-03-h200-bf16-gradient-residuals/).
+
 Usage: python3 bf16_dg_error_model.py [heads]
 """
 import sys
