@@ -4,6 +4,7 @@
 
 #include "backend_loader.hpp"
 #include "json_fields.hpp"
+#include "safe_text.hpp"
 
 namespace glabench {
 
@@ -37,7 +38,11 @@ backend_build backend_build_from_json(const nlohmann::json& j) {
 
 nlohmann::json backend_builds(const std::vector<const loaded_backend*>& backends) {
   nlohmann::json out = nlohmann::json::object();
-  for (const loaded_backend* b : backends) out[b->name()] = to_json(b->build);
+  for (const loaded_backend* b : backends) {
+    nlohmann::json build = to_json(b->build);
+    build["version"] = json_safe(b->table->version);
+    out[b->name()] = std::move(build);
+  }
   return out;
 }
 

@@ -1,7 +1,7 @@
 // How a backend plugin was built (backend.h's glabench_build_info, ABI 1.1;
 // docs/design.md §3): read from its table once, carried from a worker to the parent,
-// recorded per backend in results files (context.backend_builds), shown by `glabench list`,
-// and warned about by `glabench bench` when a timed backend was built without
+// recorded per backend in results files (context.backend_builds, with its version), shown by
+// `glabench list`, and warned about by `glabench bench` when a timed backend was built without
 // optimisation. Strings are the plugin's own: escape them where printed (safe_text.hpp).
 #pragma once
 
@@ -47,7 +47,9 @@ inline constexpr auto backend_build_fields = [](auto& f, auto& b) {
 nlohmann::json to_json(const backend_build& b);
 backend_build backend_build_from_json(const nlohmann::json& j);
 
-// context.backend_builds of a results file: backend name → to_json(its build).
+// context.backend_builds of a results file: backend name → to_json(its build) and
+// "version", the table's version string (json_safe): which library a peer is, and the
+// settings it reports (the Python bridge's: the interpreter, torch, fla-core, autotuning).
 nlohmann::json backend_builds(const std::vector<const loaded_backend*>& backends);
 
 // The warning for a backend whose times were taken from a build without optimisation;

@@ -59,6 +59,8 @@ void write_backend_builds(std::ostream& out, const nlohmann::json& c) {
       } catch (const nlohmann::json::exception&) {
         summary = build.dump();
       }
+      if (auto v = build.find("version"); v != build.end() && v->is_string())
+        summary += ", version " + v->get<std::string>();
       list += fmt::format("{}`{}` ({})", list.empty() ? "" : "; ", console_safe(name),
                           console_safe(summary));
     }

@@ -56,14 +56,15 @@ assert b["described"] and b["optimized"] is False, b
 assert unopt["benchmarks"][0]["status"] == "ok", unopt["benchmarks"][0]
 w = unopt["context"]["warnings"]
 assert len(w) == 1 and w[0].startswith("backend 'test_unoptimised' was built WITHOUT OPTIMISATION"), w
-assert old["context"]["backend_builds"]["test_abi_1_0"] == {"described": False, "abi": "1.0"}, old["context"]
+old_build = {"described": False, "abi": "1.0", "version": "0.0.0"}  # the table's version too
+assert old["context"]["backend_builds"]["test_abi_1_0"] == old_build, old["context"]
 assert old["benchmarks"][0]["status"] == "ok" and "warnings" not in old["context"], old
-assert verify["context"]["backend_builds"]["test_abi_1_0"] == {"described": False, "abi": "1.0"}, verify["context"]
+assert verify["context"]["backend_builds"]["test_abi_1_0"] == old_build, verify["context"]
 PY
 expect_rc 0 "report of an unoptimised build" "$glabench" report "$dir/unopt.json" --out "$dir/report_unopt"
 grep -q "^- \*\*warning:\*\* backend 'test_unoptimised' was built WITHOUT OPTIMISATION" \
   "$dir/report_unopt/report.md" || fail "report lacks the unoptimised warning"
-grep -q "^- backends built: \`test_unoptimised\` (.*NOT OPTIMISED" "$dir/report_unopt/report.md" ||
+grep -q "^- backends built: \`test_unoptimised\` (.*NOT OPTIMISED.*, version " "$dir/report_unopt/report.md" ||
   fail "report lacks the backend's build"
 
 # The same results compared with themselves: every row SAME, the gate passes.

@@ -115,6 +115,8 @@ m = d["results"][0]["message"]
 assert "hostile \\x1b[31mRED\\x1b[0m\\nFORGED LINE: 0 failed\\n" in m, m
 assert sys.argv[2] == "--isolate" or "\\xff\\xfe end" in m, m
 assert not any(ord(c) < 0x20 or ord(c) == 0x7f for c in m), m
+v = d["context"]["backend_builds"]["test_hostile_strings"]["version"]  # the table's, escaped
+assert v == "6.6.6\\x1b[2J\\x07\\r\\u009b31m", repr(v)
 PY
 
   expect_rc 1 "bench a hostile backend $mode" "$glabench" "${iso[@]}" --backend-lib "$hostile" \
@@ -129,6 +131,8 @@ d = json.load(open(sys.argv[1], encoding="utf-8", errors="strict"))
 r = d["benchmarks"][0]
 assert r["status"] == "failed" and "\\x1b[31mRED" in r["message"], r
 assert sys.argv[2] == "--isolate" or "\\xff\\xfe end" in r["message"], r
+v = d["context"]["backend_builds"]["test_hostile_strings"]["version"]
+assert v == "6.6.6\\x1b[2J\\x07\\r\\u009b31m", repr(v)
 PY
 done
 cp "$dir/hostile_bench--no-isolate.json" "$dir/hostile_bench.json"

@@ -244,7 +244,10 @@ BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
   }
   const nlohmann::json builds = backend_builds({&slow, &old});
   BOOST_TEST(builds["test_unoptimised"]["optimized"] == false);
-  BOOST_TEST(builds["test_abi_1_0"] == nlohmann::json({{"described", false}, {"abi", "1.0"}}));
+  BOOST_TEST(
+      builds["test_abi_1_0"] ==
+      nlohmann::json({{"described", false}, {"abi", "1.0"}, {"version", old.table->version}}));
+  BOOST_TEST(builds["test_unoptimised"]["version"] == slow.table->version);
 }
 
 BOOST_AUTO_TEST_CASE(refuses_broken_plugins) {
