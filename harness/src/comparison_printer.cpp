@@ -84,6 +84,32 @@ std::string comparison_printer::verdict_line(const gate_verdict& g) {
   return line;
 }
 
+namespace {
+
+// Each backend's version string as a results file records it (context.backend_builds,
+// backend_build.hpp); files older than that record none.
+std::map<std::string, std::string> versions_of(const nlohmann::json& ctx) {
+  std::map<std::string, std::string> out;
+  const auto builds = ctx.find("backend_builds");
+  if (builds == ctx.end() || !builds->is_object()) return out;
+  for (const auto& [name, build] : builds->items())
+    if (const auto v = build.find("version"); v != build.end() && v->is_string())
+      out[name] = v->get<std::string>();
+  return out;
+}
+
+}  // namespace
+
+std::string comparison_printer::changed_versions(const nlohmann::json& base_context,
+                                                 const nlohmann::json& new_context) {
+  const auto base = versions_of(base_context), next = versions_of(new_context);
+  std::string line;
+  for (const auto& [name, version] : base)
+    if (const auto it = next.find(name); it != next.end() && it->second != version)
+      line += fmt::format("{}`{}` {} → {}", line.empty() ? "" : " · ", name, version, it->second);
+  return console_safe(line);  // read from results files
+}
+
 void comparison_printer::print_markdown(std::ostream& out, const comparison& c,
                                         const std::optional<gate_verdict>& gate) {
   auto context_line = [](const nlohmann::json& ctx) {
@@ -104,6 +130,10 @@ void comparison_printer::print_markdown(std::ostream& out, const comparison& c,
   auto to = std::back_inserter(buf);
   fmt::format_to(to, "**base:** {}  \n**new:** {}\n\n", context_line(c.base_context),
                  context_line(c.new_context));
+  // A backend of another version (a peer upgraded, or run with other settings) is not the
+  // same configuration, whatever its rows say.
+  if (const std::string changed = changed_versions(c.base_context, c.new_context); !changed.empty())
+    fmt::format_to(to, "**versions differ:** {}\n\n", changed);
   fmt::format_to(to,
                  "| configuration | base ms | new ms | new/base | base noise | new noise | p | "
                  "status | note |\n|---|---:|---:|---:|---:|---:|---:|---|---|\n");

@@ -25,6 +25,10 @@ class comparison_printer {
   // "verdict: FAIL — --fail-on-regression 5%: 2 rows SLOWER by more than 5% (…), 1 row
   // GONE (…)", or "verdict: PASS — …": the rule, the threshold and what tripped it.
   static std::string verdict_line(const gate_verdict& gate);
+  // "`fla.chunk_gla` 0.5.0 → 0.6.0": each backend both results files record
+  // (context.backend_builds) whose version string differs, console-safe; "" if none.
+  static std::string changed_versions(const nlohmann::json& base_context,
+                                      const nlohmann::json& new_context);
 };
 
 }  // namespace glabench

@@ -200,6 +200,26 @@ BOOST_AUTO_TEST_CASE(backend_knobs_are_recorded_and_shown) {
                            "`PARALLEL_SCAN_CUDA_FP32_STATE=64`\n") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(a_backend_of_another_version_is_named) {
+  // Results files record each backend's version (backend_build.hpp); compare names those
+  // that differ between the runs, and only those both runs record.
+  auto base = results_with({timed_row("k", 2048, samples(1.0))});
+  base.context["backend_builds"] = {{"fla", {{"version", "fla-core 0.5.0"}}},
+                                    {"ours", {{"version", "1.0"}}},
+                                    {"gone", {{"version", "1"}}}};
+  auto next = base;
+  next.context["backend_builds"]["fla"]["version"] = "fla-core 0.6.0\x1b[2J";
+  next.context["backend_builds"].erase("gone");
+  BOOST_TEST(comparison_printer::changed_versions(base.context, next.context) ==
+             "`fla` fla-core 0.5.0 → fla-core 0.6.0\\x1b[2J");
+  BOOST_TEST(comparison_printer::changed_versions(base.context, base.context).empty());
+  BOOST_TEST(comparison_printer::changed_versions(nlohmann::json::object(), next.context).empty());
+  std::ostringstream md;
+  comparison_printer::print_markdown(md, compare_results(base, next, {}));
+  BOOST_TEST(md.str().find("**versions differ:** `fla` fla-core 0.5.0 → fla-core 0.6.0") !=
+             std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(rows_skipped_on_one_side_and_absent_on_the_other_are_left_out) {
   bench_row skipped_row = failed_row("k", 1024);
   skipped_row.status = bench_status::skipped;
