@@ -5,7 +5,9 @@
 # (gpu_runtime_env.sh and gpu_chunked.sh export it) the cache also holds each
 # @triton.autotune kernel's chosen configuration per key, so a carried cache spares fla's
 # minutes of autotuning at a shape it has met: the configuration its own autotuning chose,
-# on the same GPU model. A missing FILE restores nothing.
+# on the same GPU model. Through glabench's bridge the key names the problem's shape too
+# (python/glabench/autotune_scope.py), so a choice made at one shape is never restored at
+# another. A missing FILE restores nothing.
 # usage: scripts/triton_cache.sh restore|save FILE
 set -euo pipefail
 what=${1:?usage: triton_cache.sh restore|save FILE} file=${2:?usage: triton_cache.sh restore|save FILE}
