@@ -11,10 +11,11 @@
 #   softmax_attn  ring_softmax_cuda (one GPU, causal); torch.sdpa.flash, torch.sdpa.cudnn
 # then glabench report over them (time against regime) and a peer table per op
 # (scripts/peer_table.py). Each bench gets what is left of BUDGET_S, less 25 s for the
-# report; one cut short writes no results file, only the rows its log printed, so split a
-# large run over calls (OPS, SHAPES). fla's first call of each dtype and mode compiles and
-# autotunes Triton kernels (minutes a kernel; compiled kernels stay in ~/.triton/cache, so
-# a second call on the same warm machine only autotunes). Samples stop at TIME_CAP seconds
+# report; one cut short keeps the rows it finished (context.incomplete), so split a large
+# run over calls (OPS, SHAPES). fla's first call of each dtype, mode and shape compiles and
+# autotunes Triton kernels (its choices are kept per shape: python/glabench/
+# autotune_scope.py; minutes a kernel, 1–3 minutes a shape on an H200; compiled kernels
+# stay in ~/.triton/cache, so a second call on the same warm machine only autotunes). Samples stop at TIME_CAP seconds
 # (--time-cap). OURS=0 leaves our backends out; FLA lists the fla kernels and SDPA the SDPA
 # kernels (empty: none); TIMING the timing modes. A call with OURS=0 and a small TIME_CAP
 # warms a machine for the next.
