@@ -11,7 +11,9 @@
 # without a line of its own: the build type, the compilers and (CUDA) the architectures
 # become the compile definitions GLABENCH_BUILD_INFO_TYPE, _COMPILER and
 # _CUDA_ARCHITECTURES, which the table's default build member reads; whether it is
-# optimised is the compiler's own word (__OPTIMIZE__).
+# optimised is the compiler's own word (__OPTIMIZE__). It also exports the commit it was
+# built from (backend.h's GLABENCH_GIT_COMMIT_SYMBOL), from a file written at every build
+# by write_git_commit.cmake beside this one: a commit only relinks the plugin.
 #
 # One file for both uses: the glabench tree includes it (its backends land in
 # GLABENCH_BACKEND_DIR and datasets/CMakeLists.txt turns OPS and DTYPES into verify
@@ -20,6 +22,8 @@
 # test per fixture of those ops and dtype, run by the installed glabench with
 # GLABENCH_BACKEND_PATH set to that folder (FIXTURES: default GLABENCH_FIXTURE_DIR, the
 # installed committed fixtures). LABEL (default cpu, or gpu with CUDA) labels the tests.
+set(GLABENCH_WRITE_GIT_COMMIT_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/write_git_commit.cmake)
+
 function(glabench_add_backend name)
   cmake_parse_arguments(ARG "CUDA" "LABEL" "SOURCES;OPS;DTYPES;FIXTURES" ${ARGN})
   if(NOT ARG_SOURCES)
@@ -66,6 +70,7 @@ function(glabench_add_backend name)
     endif()
   endforeach()
   glabench_describe_build(${target} ${has_cuda_code})
+  glabench_stamp_git_commit(${target})
   set_target_properties(${target} PROPERTIES
     PREFIX ""
     SUFFIX ".so"
@@ -112,6 +117,23 @@ function(glabench_describe_build target cuda)
     target_compile_definitions(${target} PRIVATE
       "GLABENCH_BUILD_INFO_CUDA_ARCHITECTURES=\"$<JOIN:$<TARGET_PROPERTY:${target},CUDA_ARCHITECTURES>, >\"")
   endif()
+endfunction()
+
+# <target>'s glabench_backend_git_commit(): the commit of the checkout its CMakeLists.txt
+# is in, from a C++ file (C where the project builds no C++) that every build rewrites
+# when the commit changes.
+function(glabench_stamp_git_commit target)
+  set(source ${CMAKE_CURRENT_BINARY_DIR}/${target}_git_commit.cpp)
+  if(NOT CMAKE_CXX_COMPILER_LOADED)
+    set(source ${CMAKE_CURRENT_BINARY_DIR}/${target}_git_commit.c)
+  endif()
+  add_custom_target(${target}_git_commit
+    COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR} -DOUTPUT=${source} -DPLUGIN=1
+            -P ${GLABENCH_WRITE_GIT_COMMIT_SCRIPT}
+    BYPRODUCTS ${source}
+    COMMENT "Stamping ${target}'s git commit")
+  target_sources(${target} PRIVATE ${source})
+  add_dependencies(${target} ${target}_git_commit)
 endfunction()
 
 # One ctest test per (fixture of one of <ops>, dtype): `<glabench> verify` of <backend>

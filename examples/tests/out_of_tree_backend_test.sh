@@ -26,16 +26,19 @@ printf '#include "glabench/backend_support.hpp"\nint main() { return GLABENCH_AB
 "$cmake" --build "$example" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 plugin=$example/glabench_backend_example_gla.so
 [[ -f $plugin ]] || { echo "no $plugin"; ls "$example"; exit 1; }
-# Built optimised with no build type, and exporting only the entry symbol.
+# Built optimised with no build type, exporting only the entry symbol and the commit it was
+# built from (backend.h's GLABENCH_GIT_COMMIT_SYMBOL).
 grep -rq --include=flags.make --include=build.ninja -e '-O3' "$example" ||
   { echo "example_gla was not built with -O3"; exit 1; }
-exported=$(nm -D --defined-only "$plugin" | awk '$2 == "T" { print $3 }')
-[[ $exported == glabench_backend_entry ]] || { echo "exported: $exported"; exit 1; }
+exported=$(nm -D --defined-only "$plugin" | awk '$2 == "T" { print $3 }' | sort | tr '\n' ' ')
+[[ $exported == "glabench_backend_entry glabench_backend_git_commit " ]] ||
+  { echo "exported: $exported"; exit 1; }
 
 # It says how it was built, with no line of its own: glabench_add_backend's -O3, no build
-# type, the compiler CMake found.
+# type, the compiler CMake found, the commit of the checkout it was built in.
 GLABENCH_BACKEND_PATH=$example "$prefix/bin/glabench" list >"$tmp/list.txt"
-grep -q "built: no build type, [A-Za-z]* [0-9.]*, optimised$" "$tmp/list.txt" ||
+grep -Eq "built: no build type, [A-Za-z]* [0-9.]*, optimised, git ([0-9a-f]{12}(-dirty)?|unknown)$" \
+  "$tmp/list.txt" ||
   { echo "example_gla's build description:"; cat "$tmp/list.txt"; exit 1; }
 
 for dtype in fp64 fp32; do

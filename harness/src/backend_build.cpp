@@ -9,11 +9,12 @@
 namespace glabench {
 
 std::string backend_build::summary() const {
-  if (!described) return fmt::format("not described (ABI {})", abi);
+  const std::string git = git_commit ? ", git " + *git_commit : "";
+  if (!described) return fmt::format("not described (ABI {}){}", abi, git);
   std::string s = build_type.empty() ? "no build type" : build_type;
   s += ", " + compiler + (optimized ? ", optimised" : ", NOT OPTIMISED");
   if (!cuda_architectures.empty()) s += ", CUDA " + cuda_architectures;
-  return s;
+  return s + git;
 }
 
 backend_build build_of(const glabench_backend& t) {

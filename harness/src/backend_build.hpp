@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,8 +23,12 @@ struct backend_build {
   bool optimized = false;
   std::string compiler, build_type, cuda_architectures;
   std::string abi;  // "1.1": the ABI version the table declares
+  // The commit the plugin was built from (backend.h's GLABENCH_GIT_COMMIT_SYMBOL, which
+  // glabench_add_backend exports), json_safe; none where the plugin exports no such symbol.
+  std::optional<std::string> git_commit;
 
-  // "Release, GNU 12.2.0, optimised, CUDA 90 80"; "not described (ABI 1.0)".
+  // "Release, GNU 12.2.0, optimised, CUDA 90 80, git 873c3a09af71"; "not described (ABI
+  // 1.0)".
   std::string summary() const;
   // Built without optimisation, by its own account.
   bool unoptimised() const { return described && !optimized; }
@@ -35,7 +40,8 @@ backend_build build_of(const glabench_backend& table);
 // Its JSON, described once (json_fields.hpp) for the worker's reply and the results file
 // that write it and the parent and `glabench report` that read it back:
 // {"described": true, "optimized": true, "compiler": …, "build_type": …,
-//  "cuda_architectures": …, "abi": "1.1"}; {"described": false, "abi": "1.0"}.
+//  "cuda_architectures": …, "abi": "1.1", "git_commit": …}; {"described": false, "abi":
+//  "1.0"} (git_commit only where the plugin exports it).
 inline constexpr auto backend_build_fields = [](auto& f, auto& b) {
   f("described", b.described);
   f("abi", b.abi);
@@ -43,6 +49,7 @@ inline constexpr auto backend_build_fields = [](auto& f, auto& b) {
   f.present_if(b.described, "compiler", b.compiler);
   f.present_if(b.described, "build_type", b.build_type);
   f.present_if(b.described, "cuda_architectures", b.cuda_architectures);
+  f("git_commit", b.git_commit);
 };
 nlohmann::json to_json(const backend_build& b);
 backend_build backend_build_from_json(const nlohmann::json& j);

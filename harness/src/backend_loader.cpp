@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -20,6 +21,7 @@
 #include "abi_vocabulary.hpp"
 #include "glabench/backend_support.hpp"
 #include "python_backend.hpp"
+#include "safe_text.hpp"
 
 namespace glabench {
 namespace fs = std::filesystem;
@@ -278,7 +280,13 @@ loaded_backend load_backend(const std::string& path) {
   if (py && table->name != py->name)
     throw backend_load_error("Python backend '" + py->name + "': the bridge named it '" +
                              table->name + "'");
-  return {path, table, std::move(library), build_of(*table), knobs_of(*table)};
+  backend_build build = build_of(*table);
+  using git_commit_fn = const char* (*)();
+  if (const auto commit =
+          reinterpret_cast<git_commit_fn>(dlsym(handle, GLABENCH_GIT_COMMIT_SYMBOL)))
+    if (const char* text = commit())  // the plugin's own words: bounded and made safe
+      build.git_commit = json_safe(std::string_view(text, strnlen(text, 64)));
+  return {path, table, std::move(library), std::move(build), knobs_of(*table)};
 }
 
 bool loaded_backend::supports(op_kind op, dtype d, glabench_mode mode) const {

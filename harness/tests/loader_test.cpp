@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <system_error>
 #include <vector>
 
@@ -193,6 +194,14 @@ BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
   BOOST_TEST(warning.starts_with("backend 'test_unoptimised' was built WITHOUT OPTIMISATION"),
              warning);
   BOOST_TEST(warning.find("CMAKE_BUILD_TYPE=Release") != std::string::npos, warning);
+  // glabench_add_backend also stamps the commit it was built from (backend.h's
+  // GLABENCH_GIT_COMMIT_SYMBOL): 12 hex digits, "-dirty" after them when tracked files
+  // differed, or "unknown" outside a git checkout.
+  BOOST_TEST_REQUIRE(slow.build.git_commit.has_value());
+  const std::string& commit = *slow.build.git_commit;
+  BOOST_TEST((commit == "unknown" || std::regex_match(commit, std::regex("[0-9a-f]{12}(-dirty)?"))),
+             commit);
+  BOOST_TEST(slow.build.summary().ends_with(", git " + commit), slow.build.summary());
 
   // A plugin built against ABI 1.0 has no build member: it loads, and nothing is known.
   const loaded_backend old = load_backend(plugin("abi_1_0"));
@@ -200,6 +209,7 @@ BOOST_AUTO_TEST_CASE(reads_how_a_plugin_was_built) {
   BOOST_TEST(!old.build.unoptimised());
   BOOST_TEST(old.build.abi == "1.0");
   BOOST_TEST(old.build.summary() == "not described (ABI 1.0)");
+  BOOST_TEST(!old.build.git_commit);  // a table of its own: no commit symbol
   BOOST_TEST(unoptimised_warning(old.name(), old.build).empty());
 
   // C: GLABENCH_BUILD_INFO_INIT describes the build from the compiler alone (not built by

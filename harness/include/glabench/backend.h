@@ -43,6 +43,12 @@ extern "C" {
 
 #define GLABENCH_ENTRY_SYMBOL "glabench_backend_entry"
 
+/* Optional, outside the table: `const char* glabench_backend_git_commit(void)`, the commit
+ * the plugin was built from ("873c3a09af71", "-dirty" appended when its tracked files
+ * differed). glabench_add_backend exports it from a file it writes at every build; results
+ * files record it (context.backend_builds), so a run says which plugin code it timed. */
+#define GLABENCH_GIT_COMMIT_SYMBOL "glabench_backend_git_commit"
+
 #if defined(_WIN32)
 #define GLABENCH_EXPORT __declspec(dllexport)
 #else
