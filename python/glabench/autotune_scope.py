@@ -7,7 +7,7 @@ Triton's on-disk autotuning cache (TRITON_CACHE_AUTOTUNING=1) carries that choic
 next process and machine. A bench of several shapes, or one that restores a cache filled
 at another shape, then times fla with tiles tuned for a different problem: on an H200,
 chunk_gla at B4 T2048 H16 D128 bf16 took 0.498 ms forward with the configuration chosen at
-B2 T1024 H4, and 0.37–0.40 ms in every run that tuned it at that shape.
+B2 T1024 H4, and 0.37–0.39 ms in every run that tuned it at that shape.
 
 With the scope on (GLABENCH_AUTOTUNE_SCOPE=shape, the default), every Triton autotuner in
 the process keeps its choices per shape: the bridge calls `enter(shape)` when its problem
