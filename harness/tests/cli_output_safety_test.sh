@@ -97,6 +97,8 @@ n=$(ls -A "$dir/planted" | wc -l)
 expect_rc 0 "list a hostile backend" "$glabench" --backend-lib "$hostile" list
 raw_bytes "$out" || fail "list printed raw control bytes: $(printf %q "$out")"
 contains "$out" 'test_hostile_strings 6.6.6\x1b[2J\x07\r\u009b31m' || fail "list version: $out"
+contains "$out" 'git c0ffee\x1b[2J\nFORGED LINE' || fail "list commit: $out"
+grep -q '^FORGED' <<< "$out" && fail "a plugin's commit forged a list line: $out"
 
 for mode in --no-isolate --isolate; do
   iso=(); [[ $mode == --no-isolate ]] && iso=(--no-isolate)
@@ -133,6 +135,8 @@ assert r["status"] == "failed" and "\\x1b[31mRED" in r["message"], r
 assert sys.argv[2] == "--isolate" or "\\xff\\xfe end" in r["message"], r
 v = d["context"]["backend_builds"]["test_hostile_strings"]["version"]
 assert v == "6.6.6\\x1b[2J\\x07\\r\\u009b31m", repr(v)
+c = d["context"]["backend_builds"]["test_hostile_strings"]["git_commit"]  # 64 bytes, escaped
+assert c.startswith("c0ffee\\x1b[2J\\nFORGED LINE") and c.endswith("\\xff" + "0123456789" * 4 + "0"), repr(c)
 PY
 done
 cp "$dir/hostile_bench--no-isolate.json" "$dir/hostile_bench.json"

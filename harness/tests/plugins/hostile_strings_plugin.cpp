@@ -1,6 +1,6 @@
 // A backend whose strings are hostile, for the output-safety checks
-// (cli_output_safety_test.sh): its version string holds control bytes (ESC, BEL, CR,
-// a C1 CSI), and its forward fails with a message holding an ANSI colour sequence, a
+// (cli_output_safety_test.sh): its version string and its commit hold control bytes (ESC,
+// BEL, CR, a C1 CSI), and its forward fails with a message holding an ANSI colour sequence, a
 // newline that would forge a line of output, and bytes that are not UTF-8. glabench must
 // print all of it escaped and store it as valid JSON (harness/src/safe_text.hpp).
 #include "accepting_stubs.hpp"
@@ -43,4 +43,11 @@ const glabench_backend kTable = {GLABENCH_ABI_MAJOR,
 
 extern "C" GLABENCH_EXPORT const glabench_backend* glabench_backend_entry(void) {
   return &kTable;
+}
+
+// Its commit (backend.h's GLABENCH_GIT_COMMIT_SYMBOL) holds control bytes and runs past the
+// 64 bytes glabench reads of it.
+extern "C" GLABENCH_EXPORT const char* glabench_backend_git_commit(void) {
+  return "c0ffee\x1b[2J\nFORGED LINE\xff"
+         "0123456789012345678901234567890123456789012345678901234567890123456789";
 }
