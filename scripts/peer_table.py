@@ -8,6 +8,12 @@ graph timing (bench --timing graph, "timing"; absent in older files: eager) are 
 the op cell, and a row is only ever paired with a peer's row of the same mask, regime
 and timing.
 
+After the table, a note for each peer whose recorded version (context.backend_builds, the
+Python bridge's version string) says its ratios are not its best: one autotune
+configuration per kernel (GLABENCH_FLA_AUTOTUNE=one, for verification), or, for fla or
+another Triton library, Triton's autotuning not kept per shape (autotune_scope.py off, or
+a glabench from before it), which may time it with tiles chosen at another shape.
+
 usage: peer_table.py RESULTS.json... [--peers NAME,...] [--label FILE=NAME ...]
   One file may hold ours and the peers (glabench --python fla.chunk_gla=glabench.fla:chunk_gla
   bench --backend chunked_fuse_cuda --backend fla.chunk_gla ...), or several files may.
@@ -45,10 +51,14 @@ def main():
         named = any(fnmatch.fnmatchcase(r["backend"], p) for p in patterns)
         return named or (not args.peers and bool(r.get("peer")))
 
-    ours, peers = {}, {}
+    ours, peers, versions = {}, {}, {}
     for path in args.files:
         label = labels.get(os.path.basename(path))
-        for r in json.load(open(path))["benchmarks"]:
+        doc = json.load(open(path))
+        for name, build in (doc.get("context", {}).get("backend_builds") or {}).items():
+            if isinstance(build, dict) and isinstance(build.get("version"), str):
+                versions.setdefault(name, set()).add(build["version"])
+        for r in doc["benchmarks"]:
             if r.get("status") != "ok":
                 continue
             op = r["op"]
@@ -76,6 +86,20 @@ def main():
                 cells.append(f"{ms / pm:.3f} ({pm:.4g})" if pm else "–")
             print("| " + " | ".join([cell(op), cell(dtype), cell(mode), " ".join(map(str, shape)),
                                      cell(name), f"{ms:.4g}"] + cells) + " |")
+    notes = []
+    for p in peer_names:
+        for version in sorted(versions.get(p.split(" (")[0], ())):
+            if "one autotune configuration" in version:
+                notes.append(f"{cell(p)} ran with one autotune configuration per kernel "
+                             "(GLABENCH_FLA_AUTOTUNE=one): not its speed; do not quote its ratios.")
+            elif (("fla-core" in version or "triton" in version.lower()) and
+                  "Triton autotuning kept per shape" not in version):
+                notes.append(f"{cell(p)}'s Triton autotuning was not kept per shape: its "
+                             "configurations may have been chosen at another shape.")
+    if notes:
+        print()
+        for n in notes:
+            print(f"> **note:** {n}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 """peer_table.py (Python alone): peers picked by backend name (--peers, default fla.* and
 torch.sdpa*; older files' "peer": true rows too) from one results file holding ours and
 theirs, or from several; rows pair with the peer's row of the same gate regime and timing
-only, and no backend name, however hostile, ends a cell or forges a table row."""
+only, and no backend name, however hostile, ends a cell or forges a table row; a peer
+whose recorded version says it was not timed at its best gets a note."""
 import json
 import os
 import subprocess
@@ -80,6 +81,26 @@ def main():
                               capture_output=True, text=True)
         assert done.stdout.splitlines()[0] == "| op | dtype | mode | B T H K V | backend | ms |", done
         assert "no timed rows of a peer" in done.stderr, done
+
+        # Notes from the versions the files record: a peer tuned per shape gets none; one with
+        # a single autotune configuration, or tuned by Triton's own keys, gets one each.
+        def with_versions(name, versions):
+            path = os.path.join(d, name)
+            builds = {b: {"version": v} for b, v in versions.items()}
+            with open(path, "w") as f:
+                json.dump({"context": {"backend_builds": builds}, "benchmarks": rows}, f)
+            return subprocess.run([sys.executable, SCRIPT, path], check=True, capture_output=True,
+                                  text=True).stdout
+        fair = "glabench.fla:chunk_gla; python 3.12.3; torch 2.11; fla-core 0.6.0; Triton autotuning kept per shape"
+        out = with_versions("fair.json", {"fla.chunk_gla": fair, "ours": "1.0"})
+        assert "note" not in out, out
+        out = with_versions("one.json", {"fla.chunk_gla": fair.replace(
+            "; Triton autotuning kept per shape", ", one autotune configuration per kernel")})
+        assert "> **note:** fla.chunk_gla ran with one autotune configuration per kernel" in out, out
+        out = with_versions("kernel.json", {"fla.chunk_gla": fair.split("; Triton")[0],
+                                            "torch.sdpa.flash": "glabench.sdpa:flash; python 3.12.3"})
+        assert "> **note:** fla.chunk_gla's Triton autotuning was not kept per shape" in out, out
+        assert "torch.sdpa.flash" not in out.split("> **note:**", 1)[1], out  # no Triton there
     print("peer_table: ok")
 
 
