@@ -22,8 +22,6 @@
 # test per fixture of those ops and dtype, run by the installed glabench with
 # GLABENCH_BACKEND_PATH set to that folder (FIXTURES: default GLABENCH_FIXTURE_DIR, the
 # installed committed fixtures). LABEL (default cpu, or gpu with CUDA) labels the tests.
-set(GLABENCH_WRITE_GIT_COMMIT_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/write_git_commit.cmake)
-
 function(glabench_add_backend name)
   cmake_parse_arguments(ARG "CUDA" "LABEL" "SOURCES;OPS;DTYPES;FIXTURES" ${ARGN})
   if(NOT ARG_SOURCES)
@@ -120,18 +118,21 @@ function(glabench_describe_build target cuda)
 endfunction()
 
 # <target>'s glabench_backend_git_commit(): the commit of the checkout its CMakeLists.txt
-# is in, from a C++ file (C where the project builds no C++) that every build rewrites
-# when the commit changes.
+# is in, from a C++ file (CUDA or C where the project builds no C++) that every build
+# rewrites when the commit changes.
 function(glabench_stamp_git_commit target)
   set(source ${CMAKE_CURRENT_BINARY_DIR}/${target}_git_commit.cpp)
-  if(NOT CMAKE_CXX_COMPILER_LOADED)
+  if(NOT CMAKE_CXX_COMPILER_LOADED AND CMAKE_CUDA_COMPILER_LOADED)
+    set(source ${CMAKE_CURRENT_BINARY_DIR}/${target}_git_commit.cu)
+  elseif(NOT CMAKE_CXX_COMPILER_LOADED)
     set(source ${CMAKE_CURRENT_BINARY_DIR}/${target}_git_commit.c)
   endif()
   add_custom_target(${target}_git_commit
     COMMAND ${CMAKE_COMMAND} -DSOURCE_DIR=${CMAKE_CURRENT_SOURCE_DIR} -DOUTPUT=${source} -DPLUGIN=1
-            -P ${GLABENCH_WRITE_GIT_COMMIT_SCRIPT}
+            -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/write_git_commit.cmake
     BYPRODUCTS ${source}
-    COMMENT "Stamping ${target}'s git commit")
+    COMMENT "Stamping ${target}'s git commit"
+    VERBATIM)
   target_sources(${target} PRIVATE ${source})
   add_dependencies(${target} ${target}_git_commit)
 endfunction()

@@ -11,8 +11,9 @@ and timing.
 After the table, a note for each peer whose recorded version (context.backend_builds, the
 Python bridge's version string) says its ratios are not its best: one autotune
 configuration per kernel (GLABENCH_FLA_AUTOTUNE=one, for verification), or, for fla or
-another Triton library, Triton's autotuning not kept per shape (autotune_scope.py off, or
-a glabench from before it), which may time it with tiles chosen at another shape.
+another Triton library, Triton's autotuning not kept per shape (autotune_scope.py off),
+which may time it with tiles chosen at another shape; and an fla peer whose file records
+no version (older files), for which that is not known.
 
 usage: peer_table.py RESULTS.json... [--peers NAME,...] [--label FILE=NAME ...]
   One file may hold ours and the peers (glabench --python fla.chunk_gla=glabench.fla:chunk_gla
@@ -55,9 +56,7 @@ def main():
     for path in args.files:
         label = labels.get(os.path.basename(path))
         doc = json.load(open(path))
-        for name, build in (doc.get("context", {}).get("backend_builds") or {}).items():
-            if isinstance(build, dict) and isinstance(build.get("version"), str):
-                versions.setdefault(name, set()).add(build["version"])
+        builds = (doc.get("context") or {}).get("backend_builds") or {}
         for r in doc["benchmarks"]:
             if r.get("status") != "ok":
                 continue
@@ -71,6 +70,9 @@ def main():
             key = (op, r["dtype"], r["mode"], (r["B"], r["T"], r["H"], r["K"], r["V"]))
             name = r["backend"] + (f" ({label})" if label else "")
             (peers if is_peer(r) else ours).setdefault(key, {})[name] = r["median_ms"]
+            build = builds.get(r["backend"])  # this file's record of the backend
+            version = build.get("version") if isinstance(build, dict) else None
+            versions.setdefault(name, set()).add(version if isinstance(version, str) else None)
     peer_names = sorted({n for v in peers.values() for n in v})
     if not peer_names:
         print(f"peer_table.py: no timed rows of a peer ({','.join(patterns)})", file=sys.stderr)
@@ -88,8 +90,12 @@ def main():
                                      cell(name), f"{ms:.4g}"] + cells) + " |")
     notes = []
     for p in peer_names:
-        for version in sorted(versions.get(p.split(" (")[0], ())):
-            if "one autotune configuration" in version:
+        for version in sorted(versions.get(p, ()), key=str):
+            if version is None:
+                if p.startswith("fla."):
+                    notes.append(f"{cell(p)}: its file records no version, so not whether its "
+                                 "Triton autotuning was kept per shape (a glabench before 5d6d1f5).")
+            elif "one autotune configuration" in version:
                 notes.append(f"{cell(p)} ran with one autotune configuration per kernel "
                              "(GLABENCH_FLA_AUTOTUNE=one): not its speed; do not quote its ratios.")
             elif (("fla-core" in version or "triton" in version.lower()) and

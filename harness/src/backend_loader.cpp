@@ -252,6 +252,17 @@ void bind_python_callable(const std::string& path, const python_locator& py) {
 
 }  // namespace
 
+namespace {
+
+// Whether two symbols lie in the same loaded file: dlsym also searches a plugin's
+// dependencies, whose commit symbol is not the plugin's.
+bool same_object(void* a, void* b) {
+  Dl_info ia{}, ib{};
+  return dladdr(a, &ia) && dladdr(b, &ib) && ia.dli_fbase == ib.dli_fbase;
+}
+
+}  // namespace
+
 loaded_backend load_backend(const std::string& path) {
   const std::optional<python_locator> py = parse_python_locator(path);
   const std::string file = library_file(path);
@@ -282,8 +293,8 @@ loaded_backend load_backend(const std::string& path) {
                              table->name + "'");
   backend_build build = build_of(*table);
   using git_commit_fn = const char* (*)();
-  if (const auto commit =
-          reinterpret_cast<git_commit_fn>(dlsym(handle, GLABENCH_GIT_COMMIT_SYMBOL)))
+  const auto commit = reinterpret_cast<git_commit_fn>(dlsym(handle, GLABENCH_GIT_COMMIT_SYMBOL));
+  if (commit && same_object(reinterpret_cast<void*>(commit), reinterpret_cast<void*>(entry)))
     if (const char* text = commit())  // the plugin's own words: bounded and made safe
       build.git_commit = json_safe(std::string_view(text, strnlen(text, 64)));
   return {path, table, std::move(library), std::move(build), knobs_of(*table)};

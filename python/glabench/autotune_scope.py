@@ -74,6 +74,19 @@ class ScopedCache(dict):
     def setdefault(self, key, default=None):
         return dict.setdefault(self, self._at(key), default)
 
+    def update(self, *args, **kwargs):
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __reduce__(self):  # copy and pickle keep the (shape, key) pairs as they are
+        return (_restore, (list(dict.items(self)),))
+
+
+def _restore(items):
+    cache = ScopedCache()
+    dict.update(cache, items)
+    return cache
+
 
 class ShapedKey(tuple):
     """A tuning key that equals and hashes as the plain key, so the autotuner's own tables
@@ -98,7 +111,9 @@ def install() -> bool:
     global _installed
     if _installed:
         return True
-    init, check_disk_cache = Autotuner.__init__, Autotuner.check_disk_cache
+    init = Autotuner.__init__
+    # Triton before 3.4 has no on-disk autotuning cache: only the in-memory one to scope.
+    check_disk_cache = getattr(Autotuner, "check_disk_cache", None)
 
     def scoped_init(self, *args, **kwargs):
         init(self, *args, **kwargs)
@@ -108,7 +123,8 @@ def install() -> bool:
         return check_disk_cache(self, ShapedKey(tuning_key), configs, bench_fn)
 
     Autotuner.__init__ = scoped_init
-    Autotuner.check_disk_cache = shaped_check_disk_cache
+    if check_disk_cache is not None:
+        Autotuner.check_disk_cache = shaped_check_disk_cache
     _installed = True
     if made_before:  # autotuners made before: their choices, at no known shape, are dropped
         with warnings.catch_warnings():  # isinstance on torch's deprecated aliases warns

@@ -78,9 +78,10 @@ class Problem:
     def __init__(self, p: tuple):
         for field, value in zip(PROBLEM_FIELDS, p):
             setattr(self, field, value)
-        # What Triton's autotuning is kept per (autotune_scope.py): the sizes and dtype.
+        # What Triton's autotuning is kept per (autotune_scope.py): the sizes and dtype, not
+        # the device index (Triton's own key names the GPU's architecture).
         self.shape = (self.op, self.B, self.T, self.H, self.K, self.V, self.dtype,
-                      self.causal, self.num_seqs, self.device)
+                      self.causal, self.num_seqs)
 
 
 class Bridge:

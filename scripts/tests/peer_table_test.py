@@ -44,7 +44,7 @@ def main():
             row("torch.sdpa.cudnn", 0.5, op="softmax_attn")]
     with tempfile.TemporaryDirectory() as d:
         out = table(d, rows)
-        lines = out.splitlines()
+        lines = out.split("\n\n")[0].splitlines()  # the table, without the notes after it
         assert len(lines) == 2 + 4, out  # header, rule, one line per row of ours
         assert all(line.count(" | ") == lines[0].count(" | ") for line in lines[2:]), out
         assert not any(line.startswith("| forged") for line in lines), out
@@ -94,6 +94,9 @@ def main():
         fair = "glabench.fla:chunk_gla; python 3.12.3; torch 2.11; fla-core 0.6.0; Triton autotuning kept per shape"
         out = with_versions("fair.json", {"fla.chunk_gla": fair, "ours": "1.0"})
         assert "note" not in out, out
+        out = table(d, rows)  # no versions recorded: fla's tuning unknown, SDPA's irrelevant
+        assert "> **note:** fla.chunk_gla: its file records no version" in out, out
+        assert out.count("> **note:**") == 1, out
         out = with_versions("one.json", {"fla.chunk_gla": fair.replace(
             "; Triton autotuning kept per shape", ", one autotune configuration per kernel")})
         assert "> **note:** fla.chunk_gla ran with one autotune configuration per kernel" in out, out

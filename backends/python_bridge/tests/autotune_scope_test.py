@@ -5,8 +5,10 @@ key text names the shape while the key still equals Triton's own; a bad
 GLABENCH_AUTOTUNE_SCOPE is refused. Triton runs its interpreter (TRITON_INTERPRET=1) and the
 benchmark is a stub whose timings favour one configuration per shape. Exit 77 (skipped)
 where torch or Triton is not installed."""
+import copy
 import json
 import os
+import pickle
 import sys
 
 os.environ["TRITON_INTERPRET"] = "1"
@@ -83,6 +85,16 @@ expect(call_at(("large",)) == 32 and len(benched) == 4,
 expect(call_at(("small",)) == 16 and len(benched) == 4, "back at the first shape: its choice, "
        "no benchmark")
 expect(len(tuned.cache) == 2, "the cache holds one choice per shape")
+
+tuning_key = next(iter(dict.keys(tuned.cache)))[1]  # Triton's own key: n and the dtypes
+for how, copied in (("copy", copy.copy(tuned.cache)), ("deepcopy", copy.deepcopy(tuned.cache)),
+                    ("pickle", pickle.loads(pickle.dumps(tuned.cache)))):
+    scope.enter(("large",))
+    large = copied.get(tuning_key)
+    scope.enter(("small",))
+    small = copied.get(tuning_key)
+    expect(small is not None and large is not None and small.kwargs["BLOCK"] == 16 and
+           large.kwargs["BLOCK"] == 32, f"a {how} of the cache keeps each shape's choice")
 
 scope.enter(("small",))
 key = scope.ShapedKey((100, "torch.float32"))

@@ -55,6 +55,9 @@ extern "C" {
 #define GLABENCH_EXPORT __attribute__((visibility("default")))
 #endif
 
+/* The optional commit symbol's prototype (GLABENCH_GIT_COMMIT_SYMBOL above). */
+GLABENCH_EXPORT const char* glabench_backend_git_commit(void);
+
 /* True when a struct of the given struct_size contains `member`. */
 #define GLABENCH_HAS_MEMBER(ptr, type, member) \
   ((ptr)->struct_size >= offsetof(type, member) + sizeof(((type*)0)->member))
