@@ -120,16 +120,17 @@ __device__ __forceinline__ void mask_scores(float (&X)[8][4], int mt, int lane, 
     }
 }
 
-// The diagonal block's two tiles (2mt, 2mt+1), by selects.
-__device__ __forceinline__ void diagonal_tiles(const float (&X)[8][4], int mt, float (&d)[2][4]) {
+// Block m's two tiles (2m, 2m+1), m a runtime value (the diagonal block mt, or any other),
+// by selects.
+__device__ __forceinline__ void block_tiles(const float (&X)[8][4], int m, float (&d)[2][4]) {
 #pragma unroll
   for (int e = 0; e < 4; ++e) d[0][e] = d[1][e] = 0.f;
 #pragma unroll
-  for (int m = 0; m < SUBS; ++m)
+  for (int i = 0; i < SUBS; ++i)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      d[0][e] = m == mt ? X[2 * m][e] : d[0][e];
-      d[1][e] = m == mt ? X[2 * m + 1][e] : d[1][e];
+      d[0][e] = i == m ? X[2 * i][e] : d[0][e];
+      d[1][e] = i == m ? X[2 * i + 1][e] : d[1][e];
     }
 }
 
@@ -228,19 +229,11 @@ __device__ __forceinline__ void decayed_fragments(const uint32_t (&hi)[4], const
   }
 }
 // Block m (a runtime value) of the scores S as the bf16 A fragment of a 16×16 operand
-// and its residual, by selects.
+// and its residual.
 __device__ __forceinline__ void block_fragments(const float (&S)[8][4], int m, uint32_t (&a)[4],
                                                 uint32_t (&a_lo)[4]) {
   float x[2][4];
-#pragma unroll
-  for (int e = 0; e < 4; ++e) x[0][e] = S[0][e], x[1][e] = S[1][e];
-#pragma unroll
-  for (int i = 1; i < SUBS; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      x[0][e] = m == i ? S[2 * i][e] : x[0][e];
-      x[1][e] = m == i ? S[2 * i + 1][e] : x[1][e];
-    }
+  block_tiles(S, m, x);
   a_fragments(x[0], x[1], a, a_lo);
 }
 
@@ -433,7 +426,7 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
     }
     {
       float d[2][4];
-      diagonal_tiles(At, mt, d);
+      block_tiles(At, mt, d);
       uint32_t a[4], a_lo[4];
       a_fragments(d[0], d[1], a, a_lo);
       mma_cols(D, a_lo, sm + L::d_o, mt, half, lane);
@@ -461,7 +454,7 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
     scale_tiles(D, scale);
     {
       float d[2][4];
-      diagonal_tiles(dA, mt, d);
+      block_tiles(dA, mt, d);
       diag = diagonal_of(d, lane);
     }
     mask_scores(

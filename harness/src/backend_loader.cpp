@@ -250,10 +250,6 @@ void bind_python_callable(const std::string& path, const python_locator& py) {
   bound = path;
 }
 
-}  // namespace
-
-namespace {
-
 // Whether two symbols lie in the same loaded file: dlsym also searches a plugin's
 // dependencies, whose commit symbol is not the plugin's.
 bool same_object(void* a, void* b) {
