@@ -25,12 +25,15 @@
 //
 // Every factor but k̄'s is ≤ 1: each accumulator is decayed one sub-chunk at a time, as
 // fla's chunk_gla does with its sub-chunk references, so the cost is one for any gates.
-// k̄ ≤ |k|·2^{−T_mt} ≤ |k|·2^96: a chunk with a sub-chunk whose gates sum below
-// −kSafeLog2 in some feature, or with a gate above 0 (walk_grads_in_range), is listed by the
-// state walk (backward_bf16_mma_states.cuh); under −exp(N(−0.5, 1)) gates that is about 4 %
-// of chunks. The first blocks of this kernel's grid run the listed chunks' WMMA bodies
-// (backward_wmma.cuh's run_listed_chunks), and the rest walk the other chunks, so the
-// listed chunks' time overlaps the walk's rather than following it.
+// k̄ ≤ |k|·2^{−T_mt} ≤ |k|·2^96 but for strong features, whose gates over a sub-chunk sum
+// below −kSafeLog2 (about 1 in 12 000 sub-chunk features under −exp(N(−0.5, 1)) gates, in
+// 4 % of chunks): their k̄ is zero (walk_prepare_grads), their terms of dv are added apart
+// (add_strong_features), and the dq, dk and dg of their 64-feature half of K, which need
+// that k̄, are left to the WMMA bodies (the warps of that half store none). A chunk with a
+// gate above 0 is left whole. The state walk lists both (walk_grads_listing,
+// backward_bf16_mma_states.cuh); the first blocks of this kernel's grid run the listed
+// items' WMMA bodies (backward_wmma.cuh's run_listed_chunks) while the rest walk, so their
+// time overlaps the walk's rather than following it.
 // Scores of pairs outside the causal mask can overflow; they are zeroed by selects, never
 // multiplied.
 //
@@ -65,15 +68,15 @@ struct grad_args {
   bf16 *dq, *dk, *dv, *dg;
   const float *states, *dstates, *ypart;  // [B·H][NT+1][Kp][Vp] ×2, [B·H][NT][NVs][Kp]
   int Kp, Vp, NVs;
-  const unsigned char* listed;  // [B·H·NT]: chunk bh·NT + n left to the WMMA bodies
+  const unsigned char* listed;  // [B·H·NT]: chunk bh·NT + n's grads_listing code
 };
 
-// The listed chunks, for the WMMA bodies the grid's first `blocks` blocks run.
+// The listed items, for the WMMA bodies the grid's first `blocks` blocks run.
 struct listed_chunks {
   tensors<bf16> x;
   dims d;
   double scale;
-  const int* list;  // [0]: how many chunks follow; then bh·NT + n of each
+  const int* list;  // [0]: how many items follow; then each (state_arrays' encoding)
   int blocks;
 };
 
@@ -352,13 +355,96 @@ struct grads_out {
   }
 };
 
+// The chunk's q and k in global memory (bf16, rows from the chunk's first token).
+struct chunk_rows {
+  const bf16 *q, *k;
+  int64_t stride, rows;  // elements between tokens; valid rows
+  __device__ float q_at(int t, int f) const {
+    return t < rows ? __bfloat162float(q[t * stride + f]) : 0.f;
+  }
+  __device__ float k_at(int t, int f) const {
+    return t < rows ? __bfloat162float(k[t * stride + f]) : 0.f;
+  }
+};
+
+// dv's terms from the strong features of sub-chunk mt, whose k̄ walk_prepare_grads zeroed,
+// for the warp's keys j (rows lane/4 and lane/4 + 8 of the sub-chunk): into the scaled,
+// masked scores Aᵀ, s·k[j]·q[t]·2^{x} for t ≥ j in block mt and every t of the blocks
+// from mt + 2 (block mt + 1 reads k̆, which a strong feature keeps); into D, k̂[j]·dS_n with
+// k̂ = k·2^{x}. Every x ≤ 0: l[t] − l[j] inside the sub-chunk, else
+// (Γ_m − Γ_{mt+1}) + (T_mt − l[j]) + l[t] (l[t] = 0, Γ_4 for k̂) — differences inside one
+// sub-chunk or of the gates before sub-chunks, as the forward's k̂ pass and gate_between
+// take them. q and k come from global memory: their tiles hold residuals by now. Strong
+// features are rare (about 1 in 12 000 sub-chunk features under −exp(N(−0.5, 1)) gates), so
+// the loop over them stays rolled.
+__device__ __forceinline__ void add_strong_features(const unsigned char* smem, const chunk_rows& x,
+                                                    int mt, int lane, int half, float scale,
+                                                    float (&At)[8][4], float (&D)[8][4]) {
+  using L = grads_layout;
+  const unsigned* bits = reinterpret_cast<const unsigned*>(smem + L::strong) + mt * (KP / 32);
+  const float* l = reinterpret_cast<const float*>(smem + L::l);
+  const float* tots = reinterpret_cast<const float*>(smem + L::tots);
+  const float* gam = reinterpret_cast<const float*>(smem + L::gam);
+  const int r = lane >> 2, c2 = (lane & 3) << 1;
+#pragma unroll 1
+  for (int wd = 0; wd < KP / 32; ++wd) {
+#pragma unroll 1
+    for (unsigned b = bits[wd]; b; b &= b - 1) {
+      const int f = 32 * wd + __ffs(b) - 1;
+      const float T = tots[mt * KP + f], ref = gam[(mt + 1) * KP + f];
+      float kj[2], lj[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int j = SUB * mt + r + 8 * h;
+        kj[h] = x.k_at(j, f), lj[h] = l[j * L::GLD + f];
+      }
+      // Rolled over the score tiles, each tile's four terms added by selects: the code stays
+      // small, so the rare chunk that runs it fetches few instructions.
+#pragma unroll 1
+      for (int jt = 2 * mt; jt < 8; ++jt) {
+        const int m = jt >> 1;
+        if (m == mt + 1) continue;
+        float add[4];
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int t = 8 * jt + c2 + c;
+          const float qt = scale * x.q_at(t, f), lt = l[t * L::GLD + f];
+          const float far = (gam[m * KP + f] - ref) + lt;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const float e = m == mt ? lt - lj[h] : far + (T - lj[h]);
+            add[2 * h + c] = m > mt || t >= SUB * mt + r + 8 * h ? kj[h] * qt * tc::ex2(e) : 0.f;
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < 8; ++i)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) At[i][e] += i == jt ? add[e] : 0.f;
+      }
+      const float to_end = gam[SUBS * KP + f] - ref;
+      const float kh[2] = {kj[0] * tc::ex2(to_end + (T - lj[0])),
+                           kj[1] * tc::ex2(to_end + (T - lj[1]))};
+#pragma unroll
+      for (int jn = 0; jn < 8; ++jn) {
+        const float2 ds = pair_at(smem, L::ds + tc::swizzle_elem<KROW>(f, 64 * half + 8 * jn + c2));
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          D[jn][2 * h] = fmaf(kh[h], ds.x, D[jn][2 * h]);
+          D[jn][2 * h + 1] = fmaf(kh[h], ds.y, D[jn][2 * h + 1]);
+        }
+      }
+    }
+  }
+}
+
 // The warp's gradients for sub-chunk mt: dv, dq and dk stored, and dg's two parts left in
 // Tg (q ⊙ dq' − k ⊙ dk'_intra) and Pg (k ⊙ dk_inter) for walk_grad_dg. dv comes first,
 // while Tg and Pg hold no registers.
 __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32_t sm, int mt,
-                                               int lane, int half, float scale, const grads_out& dq,
-                                               const grads_out& dk, const grads_out& dv,
-                                               float (&Tg)[8][4], float (&Pg)[8][4]) {
+                                               int lane, int half, float scale, const chunk_rows& x,
+                                               const grads_out& dq, const grads_out& dk,
+                                               const grads_out& dv, float (&Tg)[8][4],
+                                               float (&Pg)[8][4]) {
   using L = grads_layout;
   const int r = lane >> 2, c2 = (lane & 3) << 1, row0 = 16 * mt + r;
   // ---- dv: the scores Aᵀ (keys j of sub-chunk mt, rows t ≥ j) and k̂·dS_n, then + Aᵀ·do --
@@ -417,6 +503,10 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
     scale_tiles(At, scale);
     mask_scores(
         At, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t >= j; });
+    const uint4 strong = *reinterpret_cast<const uint4*>(smem + L::strong + mt * KP / 8);
+    if (__builtin_expect((strong.x | strong.y | strong.z | strong.w) != 0u, 0)) {
+      add_strong_features(smem, x, mt, lane, half, scale, At, D);
+    }
     // Aᵀ·do with the diagonal's residual on the scores only (do is exact)
 #pragma unroll
     for (int m = 0; m < SUBS; ++m) {
@@ -573,7 +663,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     return;
   }
   const int b = static_cast<int>(blockIdx.x) - l.blocks, n = b % a.NT, bh = b / a.NT;
-  if (w.listed[static_cast<int64_t>(bh) * a.NT + n]) return;
+  const unsigned listing = w.listed[static_cast<int64_t>(bh) * a.NT + n];
+  if (listing & grads_listing::kWholeChunk) return;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -596,6 +687,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         y += w.ypart[((static_cast<int64_t>(bh) * a.NT + n) * w.NVs + s) * w.Kp + tid];
     at<float>(smem, L::y + 4 * tid) = y;
   }
+  if (tid < SUBS * KP / 32) at<unsigned>(smem, L::strong + 4 * tid) = 0u;
   tc::cp_async_wait_all();
   __syncthreads();
   const int j = tid >> 6, p = tid & 63;  // stages 1–2: sub-chunk, feature pair
@@ -606,12 +698,16 @@ __global__ void __launch_bounds__(THREADS, 1)
   __syncthreads();
   const int mt = warp >> 1, half = warp & 1;
   const int64_t rows = a.T - t0;
-  const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, a.K},
-      dk{w.dk + head * a.K + t0 * ks, ks, rows, a.K},
+  // A K slab (of the warp's half) that the state walk listed: its dq, dk and dg are the
+  // WMMA bodies'.
+  const int kcols = listing & (grads_listing::kSlab0 << half) ? 0 : a.K;
+  const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, kcols},
+      dk{w.dk + head * a.K + t0 * ks, ks, rows, kcols},
       dv{w.dv + head * a.V + t0 * vs, vs, rows, a.V},
-      dg{w.dg + head * a.K + t0 * ks, ks, rows, a.K};
+      dg{w.dg + head * a.K + t0 * ks, ks, rows, kcols};
+  const chunk_rows x{a.q + head * a.K + t0 * ks, a.k + head * a.K + t0 * ks, ks, rows};
   float Tg[8][4], Pg[8][4];
-  walk_grad_rows(smem, sm, mt, lane, half, a.scale, dq, dk, dv, Tg, Pg);
+  walk_grad_rows(smem, sm, mt, lane, half, a.scale, x, dq, dk, dv, Tg, Pg);
   walk_grad_dg(smem, mt, lane, half, dg, Tg, Pg);
 }
 

@@ -366,10 +366,10 @@ __global__ void __launch_bounds__(kThreads)
                     blockIdx.y * Tr::BK, from_walks);
 }
 
-// The chunks of `list` ([0] the count, then bh·NT + n each), run by `blocks` blocks of a
-// grid they share with other work: a chunk's items are its dv slabs and its dq/dk/dg K
-// slabs, and block `block` takes items block, block + blocks, … Every thread of the block
-// calls it.
+// The items of `list` ([0] the count, then (bh·NT + n)·(dv slabs + K slabs) + part each:
+// part < dv slabs a dv slab of chunk n of head bh, else a dq/dk/dg K slab), run by
+// `blocks` blocks of a grid they share with other work: block `block` takes items block,
+// block + blocks, … Every thread of the block calls it.
 template <class S, class Tr = traits<S>>
 __device__ void run_listed_chunks(const tensors<S>& x, const dims& d,
                                   const typename Tr::acc_t* states,
@@ -377,9 +377,8 @@ __device__ void run_listed_chunks(const tensors<S>& x, const dims& d,
                                   const typename Tr::acc_t* ypart, double scale, const int* list,
                                   int block, int blocks) {
   const int dv_slabs = d.Vp / Tr::BV_out, per_chunk = dv_slabs + d.Kp / Tr::BK;
-  const int items = list[0] * per_chunk;
-  for (int i = block; i < items; i += blocks) {
-    const int chunk = list[1 + i / per_chunk], part = i % per_chunk;
+  for (int i = block; i < list[0]; i += blocks) {
+    const int chunk = list[1 + i] / per_chunk, part = list[1 + i] % per_chunk;
     const int n = chunk % d.NT, bh = chunk / d.NT;
     if (part < dv_slabs)
       dv_chunk<S>(x, d, dstates, scale, n, bh, part * Tr::BV_out);

@@ -181,6 +181,11 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
       // than its four row groups.
       out.push_back({n + "_decode_b5_k3_v8_no_h0", "one token, K = 3, V = 8, no initial state",
                      make_problem(op, {5, 1, 2, 3, 8}), options(gate_kind::logsigmoid, false)});
+      out.push_back({n + "_b2_t1024_h4_d128_decay_tail",
+                     "the accuracy shape under the bench's strong regime, g = -exp(x), "
+                     "x ~ N(-0.5,1): some 16-token sub-chunks' gates sum below -96 (log2) in "
+                     "a feature, in either half of K",
+                     make_problem(op, {2, 1024, 4, 128, 128}), options(gate_kind::decay_tail)});
       out.push_back({n + "_k256_t130", "K = V = 256 over three 64-token chunks (the last of 2)",
                      make_problem(op, {1, 130, 2, 256, 256}), options()});
       out.push_back({n + "_t1000_h2_d64",

@@ -59,7 +59,7 @@ static_assert(layout::bytes <= 227 * 1024, "one block per SM");
 // operands, the log2 gates l cumulative inside each 16-token sub-chunk as fp32 rows of
 // GLD floats (the gate tile g loads there first), each sub-chunk's gate totals T_m and
 // 2^{T_m}, the gate Γ_m before each sub-chunk (Γ_4 = G[C−1]), the column sums that dg's
-// scans pass between warps, and Y_n.
+// scans pass between warps, Y_n, and each sub-chunk's strong features (a bit a feature).
 struct grads_layout {
   static constexpr int GLD = KP + 8;  // a row of l: conflict-free 8-byte reads
   static constexpr uint32_t tile = C * KROW, state = KP * KROW;
@@ -73,7 +73,8 @@ struct grads_layout {
   static constexpr uint32_t gam = etots + SUBS * KP * 4;         // float [SUBS + 1][KP]: Γ_m
   static constexpr uint32_t colsum = gam + (SUBS + 1) * KP * 4;  // float [2][SUBS][KP]
   static constexpr uint32_t y = colsum + 2 * SUBS * KP * 4;      // float [KP]
-  static constexpr uint32_t bytes = y + KP * 4;
+  static constexpr uint32_t strong = y + KP * 4;                 // unsigned [SUBS][KP / 32]
+  static constexpr uint32_t bytes = strong + SUBS * KP / 8;
 };
 static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");
 

@@ -169,6 +169,34 @@ __device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int 
   }
 }
 
+// What the gradient walk leaves to the WMMA bodies (backward_wmma.cuh's run_listed_chunks),
+// from thread (j, p)'s sub-chunk and feature pair; the state walk ORs it over the chunk:
+//   kWholeChunk  a gate above 0, or not finite: every factor ≤ 1 but k̄'s no longer holds;
+//   kSlab0/1     a strong feature, its gates over the sub-chunk summing below −kSafeLog2, in
+//                features 0–63 / 64–127: the gradient walk zeroes its k̄ (which would pass
+//                |k|·2^96), adds its terms of dv apart (add_strong_features), and leaves the
+//                slab's dq, dk and dg, which need that k̄, to the bodies.
+struct grads_listing {
+  enum : unsigned { kSlab0 = 1u, kSlab1 = 2u, kWholeChunk = 0x80u };
+};
+__device__ __forceinline__ bool strong_feature(float total) {
+  return !(total >= -kSafeLog2);
+}
+__device__ __forceinline__ unsigned walk_grads_listing(const float (&l0)[SUB],
+                                                       const float (&l1)[SUB], int p) {
+  bool ordered = true;
+  float prev0 = 0.f, prev1 = 0.f;
+#pragma unroll
+  for (int u = 0; u < SUB; ++u) {
+    ordered = ordered && l0[u] <= prev0 && l1[u] <= prev1;
+    prev0 = l0[u], prev1 = l1[u];
+  }
+  if (!ordered || !(l0[SUB - 1] > -INFINITY && l1[SUB - 1] > -INFINITY))
+    return grads_listing::kWholeChunk;
+  if (!strong_feature(l0[SUB - 1]) && !strong_feature(l1[SUB - 1])) return 0u;
+  return p < KP / 4 ? grads_listing::kSlab0 : grads_listing::kSlab1;
+}
+
 // Stage 2 of the gradient walk (../backward_bf16_mma_grads.cuh): a reference at each sub-chunk's
 // start, as the forward's. For token t of sub-chunk j, with l[t] ≤ 0 its log2 gates summed from the
 // sub-chunk's start and T_j their total:
@@ -177,7 +205,9 @@ __device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int 
 //   k̆[t] = k[t]·2^{T_j − l[t]} ≤ |k|     (decayed to the sub-chunk's end)
 // and l itself (fp32) for the gradients' own decays. The threads of sub-chunk 0 also write
 // 2^{T_m} and the gates before each sub-chunk, Γ_m = T_0 + … + T_{m−1} (Γ_4 = G[C−1]),
-// summed in that order. Only for chunks walk_grads_in_range takes (k̄ ≤ |k|·2^96).
+// summed in that order. Only for chunks walk_grads_listing does not leave whole. A strong
+// feature (T_j < −kSafeLog2) gets k̄ = 0 and its bit in the sub-chunk's row of `strong`
+// (zeroed before), so that k̄ ≤ |k|·2^96 everywhere.
 __device__ __forceinline__ void walk_prepare_grads(unsigned char* smem, int j, int p,
                                                    const float (&l0)[SUB], const float (&l1)[SUB]) {
   using L = grads_layout;
@@ -194,6 +224,10 @@ __device__ __forceinline__ void walk_prepare_grads(unsigned char* smem, int j, i
     at<float2>(smem, L::gam + (SUBS * KP + 2 * p) * 4) = make_float2(G0, G1);
   }
   const float T0 = l0[SUB - 1], T1 = l1[SUB - 1];
+  const bool strong0 = strong_feature(T0), strong1 = strong_feature(T1);
+  if (strong0 || strong1)
+    atomicOr(reinterpret_cast<unsigned*>(smem + L::strong) + j * (KP / 32) + p / 16,
+             (strong0 ? 1u : 0u) << (2 * (p % 16)) | (strong1 ? 2u : 0u) << (2 * (p % 16)));
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const int t = SUB * j + u;
@@ -204,28 +238,13 @@ __device__ __forceinline__ void walk_prepare_grads(unsigned char* smem, int j, i
     tc::split_bf16(q.x * tc::ex2(l0[u]), q.y * tc::ex2(l1[u]), hi, lo);
     at<uint32_t>(smem, L::qbar + off) = hi;
     at<uint32_t>(smem, L::qbar_lo + off) = lo;
-    tc::split_bf16(k.x * tc::ex2(-l0[u]), k.y * tc::ex2(-l1[u]), hi, lo);
+    tc::split_bf16(strong0 ? 0.f : k.x * tc::ex2(-l0[u]), strong1 ? 0.f : k.y * tc::ex2(-l1[u]), hi,
+                   lo);
     at<uint32_t>(smem, L::kbar + off) = hi;
     at<uint32_t>(smem, L::kbar_lo + off) = lo;
     at<uint32_t>(smem, L::kend + off) =
         tc::pack_bf16(k.x * tc::ex2(T0 - l0[u]), k.y * tc::ex2(T1 - l1[u]));
   }
-}
-
-// Whether the gradient walk's references hold for thread (j, p)'s sub-chunk and feature
-// pair: every gate ≤ 0 and the sub-chunk's sum ≥ −kSafeLog2 in both features, so that
-// every factor but k̄'s is ≤ 1 and k̄ ≤ |k|·2^96. A chunk where some thread's do not is
-// listed by chunk_walk_states_kernel for the WMMA bodies (backward_bf16_mma_grads.cuh).
-__device__ __forceinline__ bool walk_grads_in_range(const float (&l0)[SUB],
-                                                    const float (&l1)[SUB]) {
-  bool in_range = l0[SUB - 1] >= -kSafeLog2 && l1[SUB - 1] >= -kSafeLog2;
-  float prev0 = 0.f, prev1 = 0.f;
-#pragma unroll
-  for (int u = 0; u < SUB; ++u) {
-    in_range = in_range && l0[u] <= prev0 && l1[u] <= prev1;
-    prev0 = l0[u], prev1 = l1[u];
-  }
-  return in_range;
 }
 
 }  // namespace glabench::chunked::walk
