@@ -10,6 +10,7 @@
 #include "../ptx_primitives.cuh"
 #include "../tensor_layout.cuh"
 #include "../walk_plan.hpp"
+#include "strong_features.hpp"
 
 namespace glabench::chunked::walk {
 
@@ -17,10 +18,6 @@ using bf16 = __nv_bfloat16;
 
 inline constexpr int KROW = KP * 2, VROW = BV * 2;  // bytes of a shared-memory row
 inline constexpr float kLog2e = 1.4426950408889634f;
-// A feature whose gates over a sub-chunk sum below −kSafeLog2 (log2) has its diagonal
-// block summed pair by pair: the keys' 2^{−l} would pass 2^96 on the tensor cores, and
-// the queries' 2^{l} come near fp32's smallest normal numbers (2^-126) once q is small.
-inline constexpr float kSafeLog2 = 96.f;
 // A chunk whose every sub-chunk sums to ≥ −kMildLog2 in every feature is mild: one
 // reference for the whole chunk, 2^{−G} ≤ 2^64 (walk_prepare_qg_kg_mild).
 inline constexpr float kMildLog2 = 16.f;

@@ -169,34 +169,6 @@ __device__ __forceinline__ void walk_prepare_qg(unsigned char* smem, int j, int 
   }
 }
 
-// What the gradient walk leaves to the WMMA bodies (backward_wmma.cuh's run_listed_chunks),
-// from thread (j, p)'s sub-chunk and feature pair; the state walk ORs it over the chunk:
-//   kWholeChunk  a gate above 0, or not finite: every factor ≤ 1 but k̄'s no longer holds;
-//   kSlab0/1     a strong feature, its gates over the sub-chunk summing below −kSafeLog2, in
-//                features 0–63 / 64–127: the gradient walk zeroes its k̄ (which would pass
-//                |k|·2^96), adds its terms of dv apart (add_strong_features), and leaves the
-//                slab's dq, dk and dg, which need that k̄, to the bodies.
-struct grads_listing {
-  enum : unsigned { kSlab0 = 1u, kSlab1 = 2u, kWholeChunk = 0x80u };
-};
-__device__ __forceinline__ bool strong_feature(float total) {
-  return !(total >= -kSafeLog2);
-}
-__device__ __forceinline__ unsigned walk_grads_listing(const float (&l0)[SUB],
-                                                       const float (&l1)[SUB], int p) {
-  bool ordered = true;
-  float prev0 = 0.f, prev1 = 0.f;
-#pragma unroll
-  for (int u = 0; u < SUB; ++u) {
-    ordered = ordered && l0[u] <= prev0 && l1[u] <= prev1;
-    prev0 = l0[u], prev1 = l1[u];
-  }
-  if (!ordered || !(l0[SUB - 1] > -INFINITY && l1[SUB - 1] > -INFINITY))
-    return grads_listing::kWholeChunk;
-  if (!strong_feature(l0[SUB - 1]) && !strong_feature(l1[SUB - 1])) return 0u;
-  return p < KP / 4 ? grads_listing::kSlab0 : grads_listing::kSlab1;
-}
-
 // Stage 2 of the gradient walk (../backward_bf16_mma_grads.cuh): a reference at each sub-chunk's
 // start, as the forward's. For token t of sub-chunk j, with l[t] ≤ 0 its log2 gates summed from the
 // sub-chunk's start and T_j their total:
