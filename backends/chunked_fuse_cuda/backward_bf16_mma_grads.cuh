@@ -359,11 +359,9 @@ struct grads_out {
 struct chunk_rows {
   const bf16 *q, *k;
   int64_t stride, rows;  // elements between tokens; valid rows
-  __device__ float q_at(int t, int f) const {
-    return t < rows ? __bfloat162float(q[t * stride + f]) : 0.f;
-  }
-  __device__ float k_at(int t, int f) const {
-    return t < rows ? __bfloat162float(k[t * stride + f]) : 0.f;
+  // Element (t, f) of q or k; 0 past the sequence's end.
+  __device__ float at(const bf16* x, int t, int f) const {
+    return t < rows ? __bfloat162float(x[t * stride + f]) : 0.f;
   }
 };
 
@@ -396,7 +394,7 @@ __device__ __forceinline__ void add_strong_features(const unsigned char* smem, c
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int j = SUB * mt + r + 8 * h;
-        kj[h] = x.k_at(j, f), lj[h] = l[j * L::GLD + f];
+        kj[h] = x.at(x.k, j, f), lj[h] = l[j * L::GLD + f];
       }
       // Rolled over the score tiles, each tile's four terms added by selects: the code stays
       // small, so the rare chunk that runs it fetches few instructions.
@@ -408,7 +406,7 @@ __device__ __forceinline__ void add_strong_features(const unsigned char* smem, c
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
           const int t = 8 * jt + c2 + c;
-          const float qt = scale * x.q_at(t, f), lt = l[t * L::GLD + f];
+          const float qt = scale * x.at(x.q, t, f), lt = l[t * L::GLD + f];
           const float far = (gam[m * KP + f] - ref) + lt;
 #pragma unroll
           for (int h = 0; h < 2; ++h) {

@@ -366,7 +366,17 @@ __global__ void __launch_bounds__(kThreads)
                     blockIdx.y * Tr::BK, from_walks);
 }
 
-// The items of `list` ([0] the count, then (bh·NT + n)·(dv slabs + K slabs) + part each:
+// The WMMA items of a chunk: its dv slabs, then its dq/dk/dg K slabs.
+struct chunk_items {
+  int dv, k;
+  __host__ __device__ int total() const { return dv + k; }
+};
+template <class Tr>
+__host__ __device__ chunk_items items_of(const dims& d) {
+  return {d.Vp / Tr::BV_out, d.Kp / Tr::BK};
+}
+
+// The items of `list` ([0] the count, then (bh·NT + n)·items_of(d).total() + part each:
 // part < dv slabs a dv slab of chunk n of head bh, else a dq/dk/dg K slab), run by
 // `blocks` blocks of a grid they share with other work: block `block` takes items block,
 // block + blocks, … Every thread of the block calls it.
@@ -376,7 +386,7 @@ __device__ void run_listed_chunks(const tensors<S>& x, const dims& d,
                                   const typename Tr::acc_t* dstates,
                                   const typename Tr::acc_t* ypart, double scale, const int* list,
                                   int block, int blocks) {
-  const int dv_slabs = d.Vp / Tr::BV_out, per_chunk = dv_slabs + d.Kp / Tr::BK;
+  const int dv_slabs = items_of<Tr>(d).dv, per_chunk = items_of<Tr>(d).total();
   for (int i = block; i < list[0]; i += blocks) {
     const int chunk = list[1 + i] / per_chunk, part = list[1 + i] % per_chunk;
     const int n = chunk % d.NT, bh = chunk / d.NT;

@@ -89,15 +89,6 @@ struct forward_plan {
   }
 };
 
-// The WMMA items a chunk the gradient walk leaves whole has: its dv slabs and its dq/dk/dg
-// K slabs (run_listed_chunks). The walk's warps take K in two 64-feature halves, the slabs
-// a strong feature leaves.
-template <class Tr>
-int listed_items_per_chunk(const dims& d) {
-  static_assert(Tr::BK == walk::KP / 2 || !std::is_same_v<typename Tr::storage_t, __nv_bfloat16>);
-  return d.Vp / Tr::BV_out + d.Kp / Tr::BK;
-}
-
 template <class Tr>
 struct backward_plan {
   typename Tr::acc_t *states, *dstates, *ypart;
@@ -135,8 +126,10 @@ struct backward_plan {
       fp_split = w.take<char>(fp_split_bytes);
     }
     if constexpr (std::is_same_v<S, __nv_bfloat16>) {
-      leftover =
-          w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT * listed_items_per_chunk<Tr>(d) + 1);
+      // Every item of every chunk at most (run_listed_chunks). The gradient walk's warps
+      // take K in two 64-feature halves, the K slabs a strong feature leaves.
+      static_assert(Tr::BK == walk::KP / 2);
+      leftover = w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT * items_of<Tr>(d).total() + 1);
       listed = w.take<unsigned char>(static_cast<size_t>(d.B) * d.H * d.NT);
       const size_t pieces =
           walk::split_workspace_bytes(d.B, d.T, d.H, d.Vp, walk::C, 4, 4, walk::BV, sequence_rank) /
@@ -387,7 +380,7 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
   walk::args a = walk_args_of(c);
   const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, rank);
   walk::state_arrays w{p.states, p.dstates, p.ypart, d.NT, d.Kp, d.Vp, p.leftover, p.listed};
-  w.dv_items = d.Vp / Tr::BV_out, w.k_items = d.Kp / Tr::BK;
+  w.dv_items = items_of<Tr>(d).dv, w.k_items = items_of<Tr>(d).k;
   if (cudaError_t e = cudaMemsetAsync(p.leftover, 0, sizeof(int), c.stream)) return e;
   const bf16* d_o = static_cast<const bf16*>(c.d_o);
   // Each pass's pieces, then its walk; the dS pass reuses the pieces' arrays. A
@@ -422,7 +415,7 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   w.states = p.states, w.dstates = p.dstates, w.ypart = p.ypart;
   w.Kp = d.Kp, w.Vp = d.Vp, w.NVs = d.NVs, w.listed = p.listed;
   const int64_t chunks = static_cast<int64_t>(d.NT) * d.B * d.H;
-  const int64_t items = chunks * listed_items_per_chunk<Tr>(d);
+  const int64_t items = chunks * items_of<Tr>(d).total();
   const int sms = cuda_plugin::sm_count();
   const walk::listed_chunks l{tensors_of<bf16>(c), d, c.scale, p.leftover,
                               static_cast<int>(std::min<int64_t>(items, std::max(sms, 1)))};
