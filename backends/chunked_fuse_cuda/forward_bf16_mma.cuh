@@ -153,16 +153,18 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
 
     float l0[SUB], l1[SUB];
     walk_decay_cumsum(smem, j, p, l0, l1);
-    const bool strong0 = l0[SUB - 1] < -kSafeLog2, strong1 = l1[SUB - 1] < -kSafeLog2;
+    const bool strong0 = strong_feature(l0[SUB - 1]), strong1 = strong_feature(l1[SUB - 1]);
     if (strong0 || strong1) at<int>(smem, layout::flag + 4 * cur) = 1;
     // totals and flag written
     const bool mild = __syncthreads_and(l0[SUB - 1] >= -kMildLog2 && l1[SUB - 1] >= -kMildLog2);
     const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
     if (mild) {
       walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
+    } else if (!strong_chunk) {
+      walk_prepare_qg_kg<false>(smem, j, p, l0, l1, false, false);
     } else {
-      walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1);
-      if (strong_chunk && __any_sync(0xffffffffu, strong0 || strong1))
+      walk_prepare_qg_kg<true>(smem, j, p, l0, l1, strong0, strong1);
+      if (__any_sync(0xffffffffu, strong0 || strong1))
         walk_inner_chunk_strong_gates(smem, j, p, strong0, strong1);
     }
     __syncthreads();  // operands written; q, k and g read

@@ -14,10 +14,14 @@ namespace glabench::chunked::walk {
 // Thread (j, p) writes its 16 tokens × 2 features of q̄ (and its residual), q̃, k̄⁽ʲ⁾ (and
 // its residual) … k̄⁽³⁾ and k̂. `strong0/1`: the sub-chunk's gates in this feature sum
 // below −kSafeLog2, so its diagonal block is left to walk_inner_chunk_strong_gates
-// (k̄⁽ʲ⁾ = 0 there).
+// (k̄⁽ʲ⁾ = 0 there) and its keys decay to the sub-chunk's end by one exponential,
+// 2^{T_j − l}, as 2^{−l}·2^{T_j} would overflow. kStrong: the chunk has strong features;
+// without, the selects and their exponentials (a third of the function's) drop out.
+template <bool kStrong>
 __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, int p,
                                                    const float (&l0)[SUB], const float (&l1)[SUB],
                                                    bool strong0, bool strong1) {
+  if constexpr (!kStrong) strong0 = strong1 = false;
   float T0[SUBS], T1[SUBS];
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
@@ -30,16 +34,18 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
     if (m < j) G0 += T0[m], G1 += T1[m];
     if (m == j) tj0 = T0[m], tj1 = T1[m];
   }
-  const float eG0 = tc::ex2(G0), eG1 = tc::ex2(G1), etj0 = tc::ex2(tj0), etj1 = tc::ex2(tj1);
-  // P[i] = 2^{T_{j+1} + … + T_{i−1}} for i > j; i = SUBS is the chunk's end (k̂).
-  float P0[SUBS + 1], P1[SUBS + 1];
+  const float eG0 = tc::ex2(G0), eG1 = tc::ex2(G1);
+  // F[i] = 2^{T_j + T_{j+1} + … + T_{i−1}} for i > j (i = SUBS: the chunk's end, k̂), the
+  // factor from k̄⁽ʲ⁾ = k·2^{−l} to k̄⁽ⁱ⁾; a strong feature's keys start from k·2^{T_j − l}
+  // instead, so its F leaves T_j out.
+  float F0[SUBS + 1], F1[SUBS + 1];
   {
-    float a0 = 0.f, a1 = 0.f;
+    float a0 = strong0 ? 0.f : tj0, a1 = strong1 ? 0.f : tj1;
 #pragma unroll
     for (int i = 1; i <= SUBS; ++i) {
       if (i - 1 > j) a0 += T0[i - 1], a1 += T1[i - 1];
-      P0[i] = tc::ex2(a0);
-      P1[i] = tc::ex2(a1);
+      F0[i] = tc::ex2(a0);
+      F1[i] = tc::ex2(a1);
     }
   }
 #pragma unroll
@@ -52,19 +58,18 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
     at<uint32_t>(smem, layout::qbar + off) = hi;
     at<uint32_t>(smem, layout::qbar_lo + off) = lo;
     at<uint32_t>(smem, layout::qtil + off) = tc::pack_bf16(qb0 * eG0, qb1 * eG1);
-    const float ek0 = tc::ex2(-l0[u]), ek1 = tc::ex2(-l1[u]);
-    tc::split_bf16(strong0 ? 0.f : k.x * ek0, strong1 ? 0.f : k.y * ek1, hi, lo);
+    const float kb0 = k.x * tc::ex2(-l0[u]), kb1 = k.y * tc::ex2(-l1[u]);
+    tc::split_bf16(strong0 ? 0.f : kb0, strong1 ? 0.f : kb1, hi, lo);
     at<uint32_t>(smem, layout::kbar + kbar_row0(j) * KROW + off) = hi;
     at<uint32_t>(smem, layout::kdiag_lo + off) = lo;
-    // k[s]·2^{T_j − l[s]}: decayed to the sub-chunk's end
-    const float kf0 = k.x * (strong0 ? tc::ex2(tj0 - l0[u]) : ek0 * etj0);
-    const float kf1 = k.y * (strong1 ? tc::ex2(tj1 - l1[u]) : ek1 * etj1);
+    const float kf0 = strong0 ? k.x * tc::ex2(tj0 - l0[u]) : kb0;
+    const float kf1 = strong1 ? k.y * tc::ex2(tj1 - l1[u]) : kb1;
 #pragma unroll
     for (int i = 1; i < SUBS; ++i)
       if (i > j)
         at<uint32_t>(smem, layout::kbar + kbar_row0(i) * KROW + off) =
-            tc::pack_bf16(kf0 * P0[i], kf1 * P1[i]);
-    at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(kf0 * P0[SUBS], kf1 * P1[SUBS]);
+            tc::pack_bf16(kf0 * F0[i], kf1 * F1[i]);
+    at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(kf0 * F0[SUBS], kf1 * F1[SUBS]);
   }
 }
 

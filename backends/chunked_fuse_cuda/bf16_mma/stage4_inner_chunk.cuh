@@ -82,11 +82,10 @@ __device__ void walk_inner_chunk_strong_gates(unsigned char* smem, int j, int p,
   const int lane = threadIdx.x & 31, s = lane & 15, h = lane >> 4, row0 = SUB * j;
   constexpr int kPairs = SUB / 2;  // a lane's pairs, t = s + h + 2i ≤ SUB − 1
   float acc[kPairs] = {};
-  const unsigned strong[2] = {__ballot_sync(0xffffffffu, strong0),
-                              __ballot_sync(0xffffffffu, strong1)};
 #pragma unroll 1
   for (int e = 0; e < 2; ++e) {  // feature 2p + e of each lane whose bit is set
-    unsigned lanes = strong[e];
+    // (a ballot each time: an array indexed by the rolled e would live in local memory)
+    unsigned lanes = __ballot_sync(0xffffffffu, e ? strong1 : strong0);
 #pragma unroll 1
     while (lanes) {
       const int src = __ffs(lanes) - 1;
