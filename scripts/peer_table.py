@@ -8,7 +8,12 @@ graph timing (bench --timing graph, "timing"; absent in older files: eager) are 
 the op cell, and a row is only ever paired with a peer's row of the same mask, regime
 and timing.
 
-After the table, a note for each peer whose recorded version (context.backend_builds, the
+Where a backend has rows in two or more gate regimes of one (op, timing, dtype, mode, shape),
+a second table gives its spread: its fastest and slowest regime, slowest ÷ fastest, and
+for each of ours its worst ratio to each peer over the regimes both ran (the figures to
+quote beside the best case).
+
+After the tables, a note for each peer whose recorded version (context.backend_builds, the
 Python bridge's version string) says its ratios are not its best: one autotune
 configuration per kernel (GLABENCH_FLA_AUTOTUNE=one, for verification), or, for fla or
 another Triton library, Triton's autotuning not kept per shape (autotune_scope.py off),
@@ -38,6 +43,42 @@ def cell(text):
     return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split())
 
 
+def spread_table(regime_ours, regime_peers, peer_names):
+    """The second table: each backend's fastest and slowest gate regime per group, and each
+    of ours' worst ratio to each peer over the regimes both ran."""
+    rows = []
+    for group in sorted(set(regime_ours) | set(regime_peers)):
+        op, dtype, mode, shape = group
+        theirs = regime_peers.get(group, {})
+        for side in (regime_ours, regime_peers):
+            for name, by_gates in sorted(side.get(group, {}).items()):
+                if len(by_gates) < 2:
+                    continue
+                fast = min(by_gates, key=by_gates.get)
+                slow = max(by_gates, key=by_gates.get)
+                cells = []
+                for p in peer_names:
+                    common = [g for g in by_gates if g in theirs.get(p, {})]
+                    if side is regime_peers or not common:
+                        cells.append("–")
+                        continue
+                    worst = max(common, key=lambda g: by_gates[g] / theirs[p][g])
+                    cells.append(f"{by_gates[worst] / theirs[p][worst]:.3f} ({cell(worst)})")
+                rows.append([cell(op), cell(dtype), cell(mode), " ".join(map(str, shape)),
+                             cell(name), str(len(by_gates)), f"{by_gates[fast]:.4g} ({cell(fast)})",
+                             f"{by_gates[slow]:.4g} ({cell(slow)})",
+                             f"{by_gates[slow] / by_gates[fast]:.3f}"] + cells)
+    if not rows:
+        return
+    print()
+    print("| " + " | ".join(["op", "dtype", "mode", "B T H K V", "backend", "regimes", "fastest ms",
+                             "slowest ms", "slowest ÷ fastest"] +
+                            [f"worst ÷ {cell(p)}" for p in peer_names]) + " |")
+    print("|" + "---|" * (9 + len(peer_names)))
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="+")
@@ -53,6 +94,7 @@ def main():
         return named or (not args.peers and bool(r.get("peer")))
 
     ours, peers, versions = {}, {}, {}
+    regime_ours, regime_peers = {}, {}  # (op, dtype, mode, shape) → backend → gates → ms
     for path in args.files:
         label = labels.get(os.path.basename(path))
         doc = json.load(open(path))
@@ -63,13 +105,16 @@ def main():
             op = r["op"]
             if op == "softmax_attn" or not r.get("causal", True):
                 op += " causal" if r.get("causal", True) else " full"
-            if op in ("gla", "rwkv6"):
-                op += " gates-" + r.get("gates", "mild")
-            if r.get("timing", "eager") != "eager":
-                op += " " + r["timing"]
-            key = (op, r["dtype"], r["mode"], (r["B"], r["T"], r["H"], r["K"], r["V"]))
+            gates = r.get("gates", "mild") if op in ("gla", "rwkv6") else None
+            timing = " " + r["timing"] if r.get("timing", "eager") != "eager" else ""
+            shape = (r["B"], r["T"], r["H"], r["K"], r["V"])
+            key = (op + (" gates-" + gates if gates else "") + timing, r["dtype"], r["mode"], shape)
             name = r["backend"] + (f" ({label})" if label else "")
             (peers if is_peer(r) else ours).setdefault(key, {})[name] = r["median_ms"]
+            if gates:
+                group = (op + timing, r["dtype"], r["mode"], shape)
+                side = regime_peers if is_peer(r) else regime_ours
+                side.setdefault(group, {}).setdefault(name, {})[gates] = r["median_ms"]
             build = builds.get(r["backend"])  # this file's record of the backend
             version = build.get("version") if isinstance(build, dict) else None
             versions.setdefault(name, set()).add(version if isinstance(version, str) else None)
@@ -88,6 +133,7 @@ def main():
                 cells.append(f"{ms / pm:.3f} ({pm:.4g})" if pm else "–")
             print("| " + " | ".join([cell(op), cell(dtype), cell(mode), " ".join(map(str, shape)),
                                      cell(name), f"{ms:.4g}"] + cells) + " |")
+    spread_table(regime_ours, regime_peers, peer_names)
     notes = []
     for p in peer_names:
         for version in sorted(versions.get(p, ()), key=str):

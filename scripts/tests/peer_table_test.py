@@ -2,8 +2,9 @@
 """peer_table.py (Python alone): peers picked by backend name (--peers, default fla.* and
 torch.sdpa*; older files' "peer": true rows too) from one results file holding ours and
 theirs, or from several; rows pair with the peer's row of the same gate regime and timing
-only, and no backend name, however hostile, ends a cell or forges a table row; a peer
-whose recorded version says it was not timed at its best gets a note."""
+only, and no backend name, however hostile, ends a cell or forges a table row; each
+backend's spread across gate regimes, with ours' worst ratio to the peer; a peer whose
+recorded version says it was not timed at its best gets a note."""
 import json
 import os
 import subprocess
@@ -58,6 +59,22 @@ def main():
                 in out), out
         assert ("| softmax_attn causal | bf16 | fwd | 1 64 2 16 16 | ring | 1 | – | 2.000 (0.5) | "
                 "0.500 (2) |" in out), out
+
+        # The spread across regimes: fla.chunk_gla ran mild and fla eager (4, 8); ours' backends
+        # ran one regime each of a timing, so they have no row.
+        spread = out.split("\n\n")[1].splitlines()
+        assert spread[0] == ("| op | dtype | mode | B T H K V | backend | regimes | fastest ms | "
+                             "slowest ms | slowest ÷ fastest | worst ÷ fla.chunk_gla | "
+                             "worst ÷ torch.sdpa.cudnn | worst ÷ torch.sdpa.flash |"), out
+        assert spread[2:] == ["| gla | bf16 | fwd | 1 64 2 16 16 | fla.chunk_gla | 2 | 4 (mild) | "
+                              "8 (fla) | 2.000 | – | – | – |"], out
+        # Ours in three regimes, the peer in two of them: the worst ratio over those two.
+        three = [row("ours", 1.0), row("ours", 3.0, gates="strong"), row("ours", 9.0, gates="cliff"),
+                 row("fla.chunk_gla", 4.0), row("fla.chunk_gla", 5.0, gates="strong")]
+        spread = table(d, three, name="three.json").split("\n\n")[1]
+        assert ("| gla | bf16 | fwd | 1 64 2 16 16 | ours | 3 | 1 (mild) | 9 (cliff) | 9.000 | "
+                "0.600 (strong) |") in spread, spread
+        assert "| fla.chunk_gla | 2 | 4 (mild) | 5 (strong) | 1.250 | – |" in spread, spread
 
         # --peers names them: one peer, and fla.chunk_gla becomes one of ours.
         out = table(d, rows, "--peers", "torch.sdpa.flash")
