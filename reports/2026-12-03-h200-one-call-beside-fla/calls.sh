@@ -1,14 +1,9 @@
-# The calls of this report, in order (run from the repository root on the device; .carry/prep.sh links
-# the carried build at build/hopper and installs the carried fla-core 0.6.0 and einops wheels).
+# The calls of this report, in order, each run from the repository root on the device.
 
-# .carry/prep.sh
-# sourced on the device: link the carried build, unpack libs, fla wheels, env
-cd /work/main 2>/dev/null || { mkdir -p /work && ln -sfn "$PWD" /work/main && cd /work/main; }
-mkdir -p build && ln -sfn /work/main/.carry/b build/hopper
-[ -d .carry/b/runtime-libs ] || tar -C .carry/b -xJf .carry/b/runtime-libs.tar.xz
-if [ -d .whl ]; then python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site; fi
-. scripts/gpu_runtime_env.sh /work/main/build/hopper
-GB=/work/main/build/hopper/glabench
+# .carry/prep.sh, sourced first by each call: links the carried build (this machine's
+# build/hopper, trimmed by scripts/carry_build.sh) at build/hopper, unpacks its runtime
+# libraries, installs the carried wheels with pip --no-index --target /tmp/site, sources
+# scripts/gpu_runtime_env.sh build/hopper and sets GB=build/hopper/glabench.
 
 # call 1: bash call_fla.sh 4,2048,16,128,128 b4 560   call 2: bash call_fla.sh 2,16384,16,128,128 b2 550
 # call_fla.sh
