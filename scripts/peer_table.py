@@ -13,6 +13,11 @@ a second table gives its spread: its fastest and slowest regime, slowest ÷ fast
 for each of ours its worst ratio to each peer over the regimes both ran (the figures to
 quote beside the best case).
 
+With --accuracy, a third table sets each of ours' quick-verify rel_l2 (bench's check
+against fp64 before timing, per output and gradient) beside each peer's on the same key,
+bold where ours is more than 0.5 % larger (closer than that is the rounding's noise):
+the accuracy claim, regime by regime.
+
 After the tables, a note for each peer whose recorded version (context.backend_builds, the
 Python bridge's version string) says its ratios are not its best: one autotune
 configuration per kernel (GLABENCH_FLA_AUTOTUNE=one, for verification), or, for fla or
@@ -20,7 +25,7 @@ another Triton library, Triton's autotuning not kept per shape (autotune_scope.p
 which may time it with tiles chosen at another shape; and an fla peer whose file records
 no version (older files), for which that is not known.
 
-usage: peer_table.py RESULTS.json... [--peers NAME,...] [--label FILE=NAME ...]
+usage: peer_table.py RESULTS.json... [--peers NAME,...] [--label FILE=NAME ...] [--accuracy]
   One file may hold ours and the peers (glabench --python fla.chunk_gla=glabench.fla:chunk_gla
   bench --backend chunked_fuse_cuda --backend fla.chunk_gla ...), or several files may.
   --peers names the peers' backends (comma-separated or repeated; shell-style patterns;
@@ -79,12 +84,48 @@ def spread_table(regime_ours, regime_peers, peer_names):
         print("| " + " | ".join(r) + " |")
 
 
+TENSORS = ["o", "lse", "ht", "dq", "dk", "dv", "dg", "du", "dh0"]
+WORSE_BY = 1.005  # ours' rel_l2 ÷ the peer's above which the accuracy table marks it
+
+
+def accuracy_table(checks_ours, checks_peers, peer_names):
+    """The third table: per key, each of ours' rel_l2 per tensor beside each peer's (bold
+    where ours is more than WORSE_BY of it larger)."""
+    rows, tensors = [], set()
+    for key in sorted(checks_ours):
+        for name, mine in sorted(checks_ours[key].items()):
+            for p in peer_names:
+                theirs = checks_peers.get(key, {}).get(p)
+                if theirs:
+                    rows.append((key, name, p, mine, theirs))
+                    tensors |= set(mine) & set(theirs)
+    if not rows:
+        return
+    order = [t for t in TENSORS if t in tensors] + sorted(tensors - set(TENSORS))
+    print()
+    print("| " + " | ".join(["op", "dtype", "mode", "B T H K V", "backend", "peer"] +
+                            [f"{cell(t)} rel_l2 (peer)" for t in order]) + " |")
+    print("|" + "---|" * (6 + len(order)))
+    for (op, dtype, mode, shape), name, p, mine, theirs in rows:
+        cells = []
+        for t in order:
+            if t in mine and t in theirs:
+                text = f"{mine[t]:.3g} ({theirs[t]:.3g})"
+                cells.append(f"**{text}**" if mine[t] > WORSE_BY * theirs[t] else text)
+            else:
+                cells.append("–")
+        print("| " + " | ".join([cell(op), cell(dtype), cell(mode), " ".join(map(str, shape)),
+                                 cell(name), cell(p)] + cells) + " |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="+")
     ap.add_argument("--peers", action="append", default=[],
                     help=f"peer backends, comma-separated, patterns allowed (default {DEFAULT_PEERS})")
     ap.add_argument("--label", action="append", default=[])
+    ap.add_argument("--accuracy", action="store_true",
+                    help="a table of quick-verify rel_l2, ours beside each peer's")
     args = ap.parse_args()
     labels = dict(l.split("=", 1) for l in args.label)
     patterns = [p for arg in args.peers or [DEFAULT_PEERS] for p in arg.split(",") if p]
@@ -95,6 +136,7 @@ def main():
 
     ours, peers, versions = {}, {}, {}
     regime_ours, regime_peers = {}, {}  # (op, dtype, mode, shape) → backend → gates → ms
+    checks_ours, checks_peers = {}, {}  # key → backend → tensor → rel_l2
     for path in args.files:
         label = labels.get(os.path.basename(path))
         doc = json.load(open(path))
@@ -111,6 +153,11 @@ def main():
             key = (op + (" gates-" + gates if gates else "") + timing, r["dtype"], r["mode"], shape)
             name = r["backend"] + (f" ({label})" if label else "")
             (peers if is_peer(r) else ours).setdefault(key, {})[name] = r["median_ms"]
+            rel = {c["tensor"]: c["rel_l2"] for c in r.get("checks") or []
+                   if isinstance(c, dict) and isinstance(c.get("tensor"), str) and
+                   isinstance(c.get("rel_l2"), (int, float))}
+            if rel:
+                (checks_peers if is_peer(r) else checks_ours).setdefault(key, {})[name] = rel
             if gates:
                 group = (op + timing, r["dtype"], r["mode"], shape)
                 side = regime_peers if is_peer(r) else regime_ours
@@ -134,6 +181,8 @@ def main():
             print("| " + " | ".join([cell(op), cell(dtype), cell(mode), " ".join(map(str, shape)),
                                      cell(name), f"{ms:.4g}"] + cells) + " |")
     spread_table(regime_ours, regime_peers, peer_names)
+    if args.accuracy:
+        accuracy_table(checks_ours, checks_peers, peer_names)
     notes = []
     for p in peer_names:
         for version in sorted(versions.get(p, ()), key=str):

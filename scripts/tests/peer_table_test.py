@@ -3,8 +3,9 @@
 torch.sdpa*; older files' "peer": true rows too) from one results file holding ours and
 theirs, or from several; rows pair with the peer's row of the same gate regime and timing
 only, and no backend name, however hostile, ends a cell or forges a table row; each
-backend's spread across gate regimes, with ours' worst ratio to the peer; a peer whose
-recorded version says it was not timed at its best gets a note."""
+backend's spread across gate regimes, with ours' worst ratio to the peer; with --accuracy,
+ours' quick-verify rel_l2 beside the peer's; a peer whose recorded version says it was not
+timed at its best gets a note."""
 import json
 import os
 import subprocess
@@ -75,6 +76,20 @@ def main():
         assert ("| gla | bf16 | fwd | 1 64 2 16 16 | ours | 3 | 1 (mild) | 9 (cliff) | 9.000 | "
                 "0.600 (strong) |") in spread, spread
         assert "| fla.chunk_gla | 2 | 4 (mild) | 5 (strong) | 1.250 | – |" in spread, spread
+
+        # --accuracy: ours' quick-verify rel_l2 beside the peer's on the same key, bold only
+        # where ours is more than 0.5 % larger; a tensor only one side checked has no column.
+        checked = [row("ours", 1.0), row("fla.chunk_gla", 2.0), row("ours", 1.0, timing="graph")]
+        rels = [{"dq": 2.0e-3, "dg": 3.0e-3, "du": 1e-3}, {"dq": 1.995e-3, "dg": 2.0e-3}, {"dq": 1e-3}]
+        for r, rel in zip(checked, rels):
+            r["checks"] = [{"tensor": t, "rel_l2": v, "passed": True} for t, v in rel.items()]
+        out = table(d, checked, "--accuracy", name="checked.json")
+        acc = out.split("\n\n")[1].splitlines()
+        assert acc[0] == ("| op | dtype | mode | B T H K V | backend | peer | dq rel_l2 (peer) | "
+                          "dg rel_l2 (peer) |"), out
+        assert acc[2:] == ["| gla gates-mild | bf16 | fwd | 1 64 2 16 16 | ours | fla.chunk_gla | "
+                           "0.002 (0.00199) | **0.003 (0.002)** |"], out
+        assert "rel_l2" not in table(d, checked, name="checked.json"), "only with --accuracy"
 
         # --peers names them: one peer, and fla.chunk_gla becomes one of ours.
         out = table(d, rows, "--peers", "torch.sdpa.flash")
