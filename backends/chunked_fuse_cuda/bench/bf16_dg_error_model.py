@@ -58,14 +58,17 @@ def split(x):
     return hi, rb(x - hi)
 
 
-def inputs(seed, T, K, V):
-    """One head's inputs, mild gates."""
+def inputs(seed, T, K, V, gates="mild"):
+    """One head's inputs; gates as bench's regimes (harness/src/gate_regime.hpp): model
+    log σ(N(0, 1))/16, mild log σ(N(2, 1)), fla log σ(N(0, 1)), strong −exp(N(−0.5, 1))."""
     rng = np.random.default_rng(seed)
     qk = K ** -0.25
     q = rb(rng.standard_normal((T, K)) * qk)
     k = rb(rng.standard_normal((T, K)) * qk)
     v = rb(rng.standard_normal((T, V)))
-    g = rb(-np.logaddexp(0.0, -(rng.standard_normal((T, K)) + 2.0)))  # log σ(N(2, 1))
+    x = rng.standard_normal((T, K))
+    g = rb({"model": lambda: -np.logaddexp(0.0, -x) / 16, "mild": lambda: -np.logaddexp(0.0, -(x + 2.0)),
+            "fla": lambda: -np.logaddexp(0.0, -x), "strong": lambda: -np.exp(x - 0.5)}[gates]())
     h0 = rng.standard_normal((K, V)).astype(np.float32).astype(np.float64)
     do = rb(rng.standard_normal((T, V)))
     dht = rng.standard_normal((K, V)).astype(np.float32).astype(np.float64)
