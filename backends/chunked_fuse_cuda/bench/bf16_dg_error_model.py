@@ -67,8 +67,10 @@ def inputs(seed, T, K, V, gates="mild"):
     k = rb(rng.standard_normal((T, K)) * qk)
     v = rb(rng.standard_normal((T, V)))
     x = rng.standard_normal((T, K))
-    g = rb({"model": lambda: -np.logaddexp(0.0, -x) / 16, "mild": lambda: -np.logaddexp(0.0, -(x + 2.0)),
-            "fla": lambda: -np.logaddexp(0.0, -x), "strong": lambda: -np.exp(x - 0.5)}[gates]())
+    g = rb({"model": lambda: -np.logaddexp(0.0, -x) / 16,
+            "mild": lambda: -np.logaddexp(0.0, -(x + 2.0)),
+            "fla": lambda: -np.logaddexp(0.0, -x),
+            "strong": lambda: -np.exp(x - 0.5)}[gates]())
     h0 = rng.standard_normal((K, V)).astype(np.float32).astype(np.float64)
     do = rb(rng.standard_normal((T, V)))
     dht = rng.standard_normal((K, V)).astype(np.float32).astype(np.float64)
