@@ -160,10 +160,10 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
     if (mild) {
       walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
-    } else if (!strong_chunk) {
-      walk_prepare_qg_kg<false>(smem, j, p, l0, l1, false, false);
+    } else if (!strong_chunk) {  // the common case, its selects folded away
+      walk_prepare_qg_kg(smem, j, p, l0, l1, false, false);
     } else {
-      walk_prepare_qg_kg<true>(smem, j, p, l0, l1, strong0, strong1);
+      walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1);
       if (__any_sync(0xffffffffu, strong0 || strong1))
         walk_inner_chunk_strong_gates(smem, j, p, strong0, strong1);
     }

@@ -15,13 +15,11 @@ namespace glabench::chunked::walk {
 // its residual) … k̄⁽³⁾ and k̂. `strong0/1`: the sub-chunk's gates in this feature sum
 // below −kSafeLog2, so its diagonal block is left to walk_inner_chunk_strong_gates
 // (k̄⁽ʲ⁾ = 0 there) and its keys decay to the sub-chunk's end by one exponential,
-// 2^{T_j − l}, as 2^{−l}·2^{T_j} would overflow. kStrong: the chunk has strong features;
-// without, the selects and their exponentials (a third of the function's) drop out.
-template <bool kStrong>
+// 2^{T_j − l}, as 2^{−l}·2^{T_j} would overflow. Inlined with both false (a chunk without
+// strong features), the selects and their exponentials, a third of them, drop out.
 __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, int p,
                                                    const float (&l0)[SUB], const float (&l1)[SUB],
                                                    bool strong0, bool strong1) {
-  if constexpr (!kStrong) strong0 = strong1 = false;
   float T0[SUBS], T1[SUBS];
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
