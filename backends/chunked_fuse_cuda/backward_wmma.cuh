@@ -219,19 +219,32 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     }
     __syncthreads();
   }
-  // dA = do·vᵀ, dq_inter = do·S_nᵀ, dk_inter = v·dS_nᵀ over V slabs.
+  // dA = do·vᵀ, dq_inter = do·S_nᵀ, dk_inter = v·dS_nᵀ over V slabs. A slab's four loads
+  // are in flight together, one memory latency a slab, except in bf16: its chunks run
+  // inside the gradient walk, whose registers are full (one load at a time there).
+  constexpr bool kOneAtATime = std::is_same_v<S, __nv_bfloat16>;
+  slab_loads<kChunk, BVg, S> do_loads, v_loads;
+  tile_loads<BK, BVg, acc_t> S_loads, dS_loads;
   for (int v0 = 0; v0 < d.Vp; v0 += BVg) {
-    load_slab<kChunk, BVg>(s.d_o, G_::ldv, hd_o, t0, v0, convert_to<op_t>{});
-    load_slab<kChunk, BVg>(s.v, G_::ldv, hv, t0, v0, convert_to<op_t>{});
-    load_tile<BK, BVg>(s.S, G_::ldv, state_tile(states, d, bh, n, k0, v0), d.Vp,
-                       convert_to<op_t>{});
+    auto into = [](op_t* dst) {
+      return [dst](int r, int cc, auto x) { dst[r * G_::ldv + cc] = to_op<op_t>(to_acc_f(x)); };
+    };
+    auto commit_do = [&] { do_loads.commit(hd_o, t0, v0, into(s.d_o)); };
+    auto commit_v = [&] { v_loads.commit(hv, t0, v0, into(s.v)); };
+    auto commit_S = [&] { S_loads.commit(into(s.S)); };
+    do_loads.issue(hd_o, t0, v0);
+    if constexpr (kOneAtATime) commit_do();
+    v_loads.issue(hv, t0, v0);
+    if constexpr (kOneAtATime) commit_v();
+    S_loads.issue(state_tile(states, d, bh, n, k0, v0), d.Vp);
+    if constexpr (kOneAtATime) commit_S();
+    dS_loads.issue(state_tile(dstates, d, bh, n, k0, v0), d.Vp);
+    if constexpr (!kOneAtATime) commit_do(), commit_v(), commit_S();
     if (from_walks)
-      visit_tile<BK, BVg>(state_tile(dstates, d, bh, n, k0, v0), d.Vp, [&](int r, int cc, acc_t a) {
-        s.dS[r * G_::ldv + cc] = to_op<op_t>(dS_factor[r] * a);
-      });
+      dS_loads.commit(
+          [&](int r, int cc, acc_t a) { s.dS[r * G_::ldv + cc] = to_op<op_t>(dS_factor[r] * a); });
     else
-      load_tile<BK, BVg>(s.dS, G_::ldv, state_tile(dstates, d, bh, n, k0, v0), d.Vp,
-                         convert_to<op_t>{});
+      dS_loads.commit(into(s.dS));
     __syncthreads();
     if (from_walks) {  // Y over the slab's columns (op_t = acc_t in fp32 and fp64: exact)
       const int r = threadIdx.x / per_row, part = threadIdx.x % per_row;

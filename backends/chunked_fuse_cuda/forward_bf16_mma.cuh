@@ -132,7 +132,10 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   tc::cp_async_commit();
   if (tid == 0) at<int>(smem, layout::flag) = 0;
 
-  const int j = tid >> 6, p = tid & 63;  // stages 1–2: sub-chunk, feature pair
+  // Stages 1–2: sub-chunk j, feature pair p. Sub-chunk j writes 3 − j rows of the later
+  // sub-chunks' keys; warps w and w+4 share a scheduler, so each pairs j = 0 with 3 or 1
+  // with 2 (warps 0–1: j = 0, 2–3: 1, 4–5: 3, 6–7: 2).
+  const int j = (0x2310 >> (4 * (warp >> 1))) & 3, p = tid & 63;
   // Stages 4–5: the warp's sub-chunk rows and column half. Row sub-chunk mt costs more
   // the larger mt; warps w and w+4 share a scheduler, so each pairs mt = 0 with 3 or 1
   // with 2.

@@ -88,6 +88,16 @@ __device__ __forceinline__ void split_bf16(float x, float y, uint32_t& hi, uint3
   hi = *reinterpret_cast<const uint32_t*>(&h);
   lo = pack_bf16(x - back.x, y - back.y);
 }
+// x as 3×TF32 operands: hi, x rounded to TF32's 10 mantissa bits (half an ulp added to
+// the magnitude, the rest cut), and lo = x − hi, exact in fp32, whose bits below TF32's the
+// tensor core ignores: |lo| ≤ 2^-11·|x|, so each operand loses at most 2^-21 of itself, and
+// a product (with the dropped lo·lo) about 2^-19.7. Three instructions, where cvt.rna.tf32
+// takes eight on sm_90. A NaN or inf x leaves lo NaN (hi may not be: NaN's payload can
+// carry into the sign), so a·b ≈ a_lo·b_hi + a_hi·b_lo + a_hi·b_hi is NaN as it should.
+__device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
+  hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  lo = __float_as_uint(x - __uint_as_float(hi));
+}
 
 // 2^x on the special-function unit (2 ulp; ±0 for results below 2^-126).
 __device__ __forceinline__ float ex2(float x) {

@@ -43,14 +43,8 @@ struct mma_policy<float> {
   struct bfrag {
     uint32_t hi[2], lo[2];
   };
-  // hi: x rounded to TF32's 10 mantissa bits (half an ulp added to the magnitude, the
-  // rest cut: finite inputs only, which is all the walk feeds); lo = x − hi, exact in fp32,
-  // whose bits below TF32's the tensor core ignores: |lo| ≤ 2^-11·|x|, so each operand
-  // loses at most 2^-21 of itself, and a product (with the dropped lo·lo) about 2^-19.7.
-  // Three instructions, where cvt.rna.tf32 takes eight on sm_90.
   static __device__ __forceinline__ void split(float x, uint32_t& hi, uint32_t& lo) {
-    hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-    lo = __float_as_uint(x - __uint_as_float(hi));
+    tc::split_tf32(x, hi, lo);  // NaN and inf stay so through lo
   }
   template <class X>
   static __device__ __forceinline__ afrag load_a(X x, int r0, int k0, int lane) {

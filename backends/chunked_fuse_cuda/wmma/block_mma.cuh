@@ -9,6 +9,7 @@
 
 #include <type_traits>
 
+#include "../ptx_primitives.cuh"
 #include "traits.cuh"
 
 namespace glabench::chunked {
@@ -30,14 +31,15 @@ struct wmma_element<traits<float>> {
   using type = wmma::precision::tf32;
 };
 
+// Fragment elements as 3×TF32 operands (tc::split_tf32), in place: hi, and lo in its twin.
 template <class Frag>
 __device__ __forceinline__ void split_tf32(Frag& hi, Frag& lo) {
 #pragma unroll
   for (int i = 0; i < hi.num_elements; ++i) {
-    const float x = hi.x[i];
-    const float h = wmma::__float_to_tf32(x);
-    hi.x[i] = h;
-    lo.x[i] = wmma::__float_to_tf32(x - h);
+    uint32_t h, l;
+    tc::split_tf32(hi.x[i], h, l);
+    hi.x[i] = __uint_as_float(h);
+    lo.x[i] = __uint_as_float(l);
   }
 }
 

@@ -130,10 +130,28 @@ __device__ void load_slab(Dst* dst, int ld, const head_tensor<const Src>& src, i
   visit_slab<ROWS, COLS>(src, t0, d0, [&](int r, int c, Src x) { dst[r * ld + c] = convert(x); });
 }
 
-// dst[t0 + r][d0 + c] = convert(src[r][c]) inside the tensor.
+// dst[t0 + r][d0 + c] = convert(src[r][c]) inside the tensor: fp32 and fp64 16 bytes a
+// store where the rows allow it (D a multiple of the vector, aligned base), else element
+// by element, as bf16 always is (its slabs are stored inside the gradient walk, whose
+// registers are full).
 template <int ROWS, int COLS, class Dst, class Src, class Convert>
 __device__ void store_slab(const head_tensor<Dst>& dst, int64_t t0, int d0, const Src* src, int ld,
                            Convert convert) {
+  constexpr int kVec = 16 / sizeof(Dst), kPerRow = COLS / kVec;
+  if (sizeof(Dst) >= 4 && COLS % kVec == 0 && dst.D % kVec == 0 && d0 % kVec == 0 &&
+      reinterpret_cast<uintptr_t>(dst.base) % 16 == 0) {
+    for (int i = threadIdx.x; i < ROWS * kPerRow; i += kThreads) {
+      const int r = i / kPerRow, c = i % kPerRow * kVec;
+      const int64_t t = t0 + r;
+      if (t >= dst.T_len || d0 + c >= dst.D) continue;
+      alignas(16) Dst v[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) v[e] = convert(src[r * ld + c + e]);
+      *reinterpret_cast<uint4*>(dst.base + t * dst.row_stride + d0 + c) =
+          *reinterpret_cast<const uint4*>(v);
+    }
+    return;
+  }
   for (int i = threadIdx.x; i < ROWS * COLS; i += kThreads) {
     const int r = i / COLS, c = i % COLS;
     const int64_t t = t0 + r;
@@ -143,23 +161,37 @@ __device__ void store_slab(const head_tensor<Dst>& dst, int64_t t0, int d0, cons
 }
 
 // A ROWS×COLS window of a dense row-major matrix in global memory (row length `stride`,
-// the workspace's padded arrays: aligned, whole vectors), each element handed to
-// f(r, c, x), loads first.
+// the workspace's padded arrays: aligned, whole vectors): issue() starts its loads,
+// commit() hands f(r, c, x) every element, as slab_loads does for token slabs.
+template <int ROWS, int COLS, class Src>
+struct tile_loads {
+  static constexpr int kVec = 16 / sizeof(Src);
+  static_assert(COLS % kVec == 0, "tile columns are whole vectors");
+  static constexpr int kPerRow = COLS / kVec, kVecs = ROWS * kPerRow;
+  static constexpr int kIter = (kVecs + kThreads - 1) / kThreads;
+  uint4 buf[kIter];
+
+  __device__ void issue(const Src* src, int64_t stride) {
+#pragma unroll
+    for (int it = 0; it < kIter; ++it) {
+      const int idx = threadIdx.x + it * kThreads;
+      if (idx < kVecs)
+        buf[it] =
+            *reinterpret_cast<const uint4*>(src + (idx / kPerRow) * stride + idx % kPerRow * kVec);
+    }
+  }
+  template <class F>
+  __device__ void commit(F f) const {
+    unpack_vectors<ROWS, COLS, Src>(buf, f);
+  }
+};
+
+// Each element of a tile handed to f(r, c, x), loads first.
 template <int ROWS, int COLS, class Src, class F>
 __device__ void visit_tile(const Src* src, int64_t stride, F f) {
-  constexpr int kVec = 16 / sizeof(Src);
-  static_assert(COLS % kVec == 0, "tile columns are whole vectors");
-  constexpr int kPerRow = COLS / kVec, kVecs = ROWS * kPerRow;
-  constexpr int kIter = (kVecs + kThreads - 1) / kThreads;
-  uint4 buf[kIter];
-#pragma unroll
-  for (int it = 0; it < kIter; ++it) {
-    const int idx = threadIdx.x + it * kThreads;
-    if (idx < kVecs)
-      buf[it] =
-          *reinterpret_cast<const uint4*>(src + (idx / kPerRow) * stride + idx % kPerRow * kVec);
-  }
-  unpack_vectors<ROWS, COLS, Src>(buf, f);
+  tile_loads<ROWS, COLS, Src> loads;
+  loads.issue(src, stride);
+  loads.commit(f);
 }
 template <int ROWS, int COLS, class Dst, class Src, class Convert>
 __device__ void load_tile(Dst* dst, int ld, const Src* src, int64_t stride, Convert convert) {

@@ -30,8 +30,9 @@ __device__ void sub_chunk_queries_after(typename Tr::op_t* qe, int ldo, const ty
   using acc_t = typename Tr::acc_t;
   for (int i = threadIdx.x; i < kStackRows * cols; i += kThreads) {
     const int row = i / cols, c = i % cols;
-    int b = 0;
-    while (row >= after_row0(b + 1)) ++b;
+    int b = 0;  // row's sub-chunk: compared with constants, no loop
+#pragma unroll
+    for (int x = 1; x + 1 < kSubs; ++x) b += row >= after_row0(x);
     const int b1 = b * kSub + kSub - 1, t = b1 + 1 + row - after_row0(b);
     qe[row * ldo + c] =
         to_op<op_t>(q[t * ld + c] * Tr::exp(static_cast<acc_t>(G[t * ld + c] - G[b1 * ld + c])));

@@ -49,8 +49,9 @@ __device__ void sub_chunk_keys(typename Tr::op_t* ks, int ldo, const typename Tr
   using acc_t = typename Tr::acc_t;
   for (int i = threadIdx.x; i < kStackRows * cols; i += kThreads) {
     const int row = i / cols, c = i % cols;
-    int a = 1;
-    while (row >= stack_row0(a + 1)) ++a;
+    int a = 1;  // row's sub-chunk: compared with constants, no loop
+#pragma unroll
+    for (int x = 2; x < kSubs; ++x) a += row >= stack_row0(x);
     const int j = row - stack_row0(a), a0 = a * kSub;
     ks[row * ldo + c] =
         to_op<op_t>(k[j * ld + c] * Tr::exp(static_cast<acc_t>(G[a0 * ld + c] - G[j * ld + c])));
