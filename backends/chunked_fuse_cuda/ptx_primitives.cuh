@@ -1,7 +1,8 @@
 // Register-level tensor-core primitives of the chunk walks (namespace tc): 16-byte
 // asynchronous copies into shared memory, ldmatrix, mma.sync m16n8k16 (bf16 operands,
 // fp32 accumulation) and the XOR swizzle that keeps ldmatrix free of bank conflicts. The
-// bf16 walks use all of them; the fp32 and fp64 walks the copies, ldmatrix and ex2.
+// bf16 walks use all of them; the fp32 and fp64 walks the copies, ldmatrix and ex2; the
+// fp32 walk and WMMA's fp32 products the 3×TF32 split.
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16), with g = lane/4 and c = lane%4:
 //   A (16×16): a0 (row g, cols 2c..2c+1), a1 (row g+8, same), a2 (row g, cols 8+2c..),
