@@ -227,7 +227,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   tile_loads<BK, BVg, acc_t> S_loads, dS_loads;
   for (int v0 = 0; v0 < d.Vp; v0 += BVg) {
     auto into = [](op_t* dst) {
-      return [dst](int r, int cc, auto x) { dst[r * G_::ldv + cc] = to_op<op_t>(to_acc_f(x)); };
+      return [dst](int r, int cc, auto x) { dst[r * G_::ldv + cc] = convert_to<op_t>{}(x); };
     };
     auto commit_do = [&] { do_loads.commit(hd_o, t0, v0, into(s.d_o)); };
     auto commit_v = [&] { v_loads.commit(hv, t0, v0, into(s.v)); };
