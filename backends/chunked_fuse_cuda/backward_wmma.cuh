@@ -225,10 +225,10 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   constexpr bool kOneAtATime = std::is_same_v<S, __nv_bfloat16>;
   slab_loads<kChunk, BVg, S> do_loads, v_loads;
   tile_loads<BK, BVg, acc_t> S_loads, dS_loads;
+  auto into = [](op_t* dst) {  // a loaded element, converted, into a V-loop operand tile
+    return [dst](int r, int cc, auto x) { dst[r * G_::ldv + cc] = convert_to<op_t>{}(x); };
+  };
   for (int v0 = 0; v0 < d.Vp; v0 += BVg) {
-    auto into = [](op_t* dst) {
-      return [dst](int r, int cc, auto x) { dst[r * G_::ldv + cc] = convert_to<op_t>{}(x); };
-    };
     auto commit_do = [&] { do_loads.commit(hd_o, t0, v0, into(s.d_o)); };
     auto commit_v = [&] { v_loads.commit(hv, t0, v0, into(s.v)); };
     auto commit_S = [&] { S_loads.commit(into(s.S)); };
