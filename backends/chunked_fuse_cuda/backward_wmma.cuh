@@ -288,12 +288,12 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   sub_chunk_keys<Tr>(s.stack, G_::ldo, s.k, s.G, G_::ld, BK);
   __syncthreads();
   inner_chunk_dq_products<Tr>(s.T, G_::ld, s.dA_op, G_::ldao, s.stack, G_::ldo, BK);
+  diagonal_blocks<Tr, false>(s.P, s.dA, G_::lda, s.k, s.E, G_::ld, BK);  // P: free until dk
   __syncthreads();
   for (int i = threadIdx.x; i < kChunk * BK; i += kThreads) {
     const int r = i / BK, cc = i % BK;
     const gate_t Gr = s.G[r * G_::ld + cc];
-    acc_t v = sc * s.dq[r * G_::ld + cc] * Tr::exp(static_cast<acc_t>(Gr)) +
-              diagonal_dq<Tr>(s.dA, G_::lda, s.k, s.E, G_::ld, r, cc);
+    acc_t v = sc * s.dq[r * G_::ld + cc] * Tr::exp(static_cast<acc_t>(Gr)) + s.P[r * G_::ld + cc];
     if (r >= kSub)
       v += Tr::exp(static_cast<acc_t>(Gr - s.G[(r / kSub * kSub) * G_::ld + cc])) *
            s.T[r * G_::ld + cc];
@@ -304,6 +304,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   sub_chunk_queries_after<Tr>(s.stack, G_::ldo, s.q, s.G, G_::ld, BK);
   __syncthreads();
   inner_chunk_dk_products<Tr>(s.T, G_::ld, s.dA_op, G_::ldao, s.stack, G_::ldo, BK);
+  diagonal_blocks<Tr, true>(s.P, s.dA, G_::lda, s.q, s.E, G_::ld, BK);
   __syncthreads();
   // dk without the diagonal pair; P = k ⊙ (inter-chunk dk), T = q ⊙ dq − k ⊙ (intra-chunk dk).
   const gate_t* G_last = s.G + (kChunk - 1) * G_::ld;
@@ -311,7 +312,7 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     const int r = i / BK, cc = i % BK, e = r * G_::ld + cc;
     const gate_t Gr = s.G[e];
     const acc_t inter = s.dk[e] * Tr::exp(static_cast<acc_t>(G_last[cc] - Gr));
-    acc_t intra = diagonal_dk<Tr>(s.dA, G_::lda, s.q, s.E, G_::ld, r, cc);
+    acc_t intra = s.P[e];  // the diagonal block's, then P's own below
     if (r < kChunk - kSub)
       intra += Tr::exp(static_cast<acc_t>(s.G[(r / kSub * kSub + kSub - 1) * G_::ld + cc] - Gr)) *
                s.T[e];

@@ -12,6 +12,7 @@
 #include "../common/workspace_carver.hpp"
 #include "backward_bf16_mma_grads.cuh"
 #include "backward_bf16_mma_states.cuh"
+#include "backward_fp_mma_grads.cuh"
 #include "backward_fp_walks.cuh"
 #include "backward_wmma.cuh"
 #include "decode_kernel.cuh"
@@ -487,7 +488,8 @@ cudaError_t forward(const call& c) {
 template <class S>
 bool fp_backward_walks_fit(const call& c) {
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return c.path == stages::fused && fp_walk_fits<S>(c) && aligned(c.dv);
+  return c.path == stages::fused && fp_walk_fits<S>(c) && aligned(c.dv) && aligned(c.d_o) &&
+         aligned(c.dq) && aligned(c.dk) && aligned(c.dg);
 }
 
 // Fills p.states with S_n and p.dstates with R_n, and writes dv and dh0.
@@ -545,10 +547,9 @@ cudaError_t backward(const call& c) {
     }
   } else if (fp_backward_walks_fit<S>(c)) {
     if (cudaError_t e = launch_fp_backward_walks<S>(c, d, p)) return e;
-    return launch(chunk_dq_dk_dg_kernel<S>, dim3(nt, nk, heads), smem_of<grads_smem<Tr>>(),
-                  c.stream, x, d, static_cast<const acc_t*>(p.states),
-                  static_cast<const acc_t*>(p.dstates), static_cast<const acc_t*>(p.ypart), c.scale,
-                  true);
+    return launch(fp_grads::chunk_fp_grads_kernel<S>, dim3(nt, nk, heads),
+                  fp_grads::layout<S>::bytes, c.stream, x, d, static_cast<const acc_t*>(p.states),
+                  static_cast<const acc_t*>(p.dstates), c.scale);
   }
   if (!walked) {
     if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads),

@@ -103,10 +103,6 @@ using mbarrier::init;
 using mbarrier::wait;
 }  // namespace bar
 
-// All but the newest N groups of this thread's cp.async have landed.
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+using tc::cp_async_wait;
 
 }  // namespace glabench::chunked::walk_fp

@@ -109,6 +109,39 @@ struct mma_policy<float> {
     tc::ldsm_x2(b.lo, tc::smem_addr(lo + at));
     return b;
   }
+
+  // The same from one unsplit tile (swz<float, COLS>), split in registers: A at (r0, k0)
+  // of a [m][k] tile; B at (k0, n0) and (k0, n0 + 8) of a [n][k] tile, one ldmatrix.
+  template <int COLS>
+  static __device__ __forceinline__ afrag lds_a_unsplit(const float* t, int r0, int k0, int lane) {
+    const int m = lane >> 3,
+              at = swz<float, COLS>(r0 + (lane & 7) + 8 * (m & 1), k0 + 4 * (m >> 1));
+    uint32_t x[4];
+    tc::ldsm_x4(x, tc::smem_addr(t + at));
+    afrag a;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) split(__uint_as_float(x[i]), a.hi[i], a.lo[i]);
+    return a;
+  }
+  template <int COLS>
+  static __device__ __forceinline__ void lds_b2_unsplit(bfrag (&b)[2], const float* t, int n0,
+                                                        int k0, int lane) {
+    const int at = swz<float, COLS>(n0 + (lane & 7) + 8 * (lane >> 4), k0 + 4 * ((lane >> 3) & 1));
+    uint32_t x[4];
+    tc::ldsm_x4(x, tc::smem_addr(t + at));
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      split(__uint_as_float(x[i]), b[i / 2].hi[i % 2], b[i / 2].lo[i % 2]);
+  }
+  // d += a·b with the three products summed apart and added to d rounded to nearest: the
+  // tensor cores' fp32 accumulation truncates, a bias that grows with the products a sum
+  // takes (as WMMA's block_mma does).
+  static __device__ __forceinline__ void mma_rn(float (&d)[4], const afrag& a, const bfrag& b) {
+    float t[4] = {0.f, 0.f, 0.f, 0.f};
+    mma(t, a, b);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) d[i] += t[i];
+  }
 };
 
 template <>
@@ -148,6 +181,20 @@ struct mma_policy<double> {
   static __device__ __forceinline__ bfrag lds_b(const double* hi, const double*, int n0, int k0,
                                                 int lane) {
     return {hi[swz<double, COLS>(n0 + (lane >> 2), k0 + (lane & 3))]};
+  }
+  template <int COLS>
+  static __device__ __forceinline__ afrag lds_a_unsplit(const double* t, int r0, int k0, int lane) {
+    return lds_a<COLS>(t, nullptr, r0, k0, lane);
+  }
+  template <int COLS>
+  static __device__ __forceinline__ void lds_b2_unsplit(bfrag (&b)[2], const double* t, int n0,
+                                                        int k0, int lane) {
+    b[0] = lds_b<COLS>(t, nullptr, n0, k0, lane);
+    b[1] = lds_b<COLS>(t, nullptr, n0 + 8, k0, lane);
+  }
+  // DMMA rounds each step to nearest: nothing to add apart.
+  static __device__ __forceinline__ void mma_rn(double (&d)[2], const afrag& a, const bfrag& b) {
+    mma(d, a, b);
   }
 };
 

@@ -20,25 +20,30 @@ namespace glabench::chunked {
 // 1. The sums are fp64 for fp32 storage (traits::gate_t): a decay e^{G[i] − G[j]} then
 // carries the rounding of its own exponent, not ulp(|G|) of a chunk's whole cumulative
 // gate. Ends with a barrier.
-template <int COLS, class T>
-__device__ void fwd_decay_cumsum(T* G, int ld) {
+// `at(i, c)` is element (i, c)'s index in G; the plain overload's rows are ld apart.
+template <int COLS, class T, class At>
+__device__ void fwd_decay_cumsum_at(T* G, At at) {
   constexpr int kSegs = kThreads / COLS, kLen = kChunk / kSegs;
   static_assert(kSegs * COLS == kThreads && kLen * kSegs == kChunk, "segments tile the chunk");
   const int c = threadIdx.x % COLS, seg = threadIdx.x / COLS;
   T s = 0;
 #pragma unroll
   for (int i = seg * kLen; i < (seg + 1) * kLen; ++i) {
-    s += G[i * ld + c];
-    G[i * ld + c] = s;
+    s += G[at(i, c)];
+    G[at(i, c)] = s;
   }
   __syncthreads();
   T carry = 0;
-  for (int p = 0; p < seg; ++p) carry += G[((p + 1) * kLen - 1) * ld + c];
+  for (int p = 0; p < seg; ++p) carry += G[at((p + 1) * kLen - 1, c)];
   __syncthreads();
   if (seg > 0)
 #pragma unroll
-    for (int i = seg * kLen; i < (seg + 1) * kLen; ++i) G[i * ld + c] += carry;
+    for (int i = seg * kLen; i < (seg + 1) * kLen; ++i) G[at(i, c)] += carry;
   __syncthreads();
+}
+template <int COLS, class T>
+__device__ void fwd_decay_cumsum(T* G, int ld) {
+  fwd_decay_cumsum_at<COLS>(G, [ld](int i, int c) { return i * ld + c; });
 }
 
 }  // namespace glabench::chunked

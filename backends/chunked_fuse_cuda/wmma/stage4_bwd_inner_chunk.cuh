@@ -9,7 +9,8 @@
 //   dk[j] += Σ_{i>j} dA[i][j] · q[i] ⊙ e^{G[i] − G[j]}
 //     below-diagonal blocks: e^{G[b1] − G[j]} ⊙ (dAᵀ · q[i]e^{G[i] − G[b1]}) (reference:
 //     the last token b1 of j's sub-chunk);
-//   diagonal blocks pair by pair, with running products of e^{g} as decays.
+//   diagonal blocks pair by pair, with running products of e^{g} as decays
+//   (diagonal_column).
 #pragma once
 
 #include "stage4_fwd_inner_chunk.cuh"
@@ -67,30 +68,54 @@ __device__ void inner_chunk_dk_products(typename Tr::acc_t* T, int ld, const typ
   }
 }
 
-// The diagonal block's strict part for element (i, c), its decays running products of
-// the tokens' own E = e^{g}: Σ_{j<i, same sub-chunk} dA[i][j]·k[j][c]·e^{G[i][c] − G[j][c]}
-// (dq), and Σ_{i>j} dA[i][j]·q[i][c]·e^{G[i][c] − G[j][c]} for element (j, c) (dk).
-template <class Tr>
-__device__ typename Tr::acc_t diagonal_dq(const typename Tr::acc_t* dA, int lda,
-                                          const typename Tr::acc_t* k, const typename Tr::acc_t* E,
-                                          int ld, int i, int c) {
-  typename Tr::acc_t s = 0, w = 1;
-  for (int j = i - 1; j >= i / kSub * kSub; --j) {
-    w *= E[(j + 1) * ld + c];
-    s += dA[i * lda + j] * k[j * ld + c] * w;
+// One column of one sub-chunk's diagonal block, its strict part, its decays running
+// products of the tokens' own E = e^{g}, row u of the sub-chunk into out[u]:
+//   dq  out[i] = Σ_{j<i} dA(i, j)·x(j)·e^{G[i] − G[j]}, x the keys' column;
+//   dk  out[j] = Σ_{i>j} dA(i, j)·x(i)·e^{G[i] − G[j]}, x the queries' column.
+// Rows are the sub-chunk's (0 … kSub−1); x and E, read once, stay in registers, so a term
+// reads only dA(i, j), the same word for every column. Each output sums its terms in the
+// order of a walk from its own row outwards.
+template <bool kDk, class T, class DA, class X, class E>
+__device__ __forceinline__ void diagonal_column(T (&out)[kSub], DA dA, X x, E e) {
+  T xs[kSub], es[kSub];
+#pragma unroll
+  for (int u = 0; u < kSub; ++u) xs[u] = x(u), es[u] = e(u);
+#pragma unroll
+  for (int r = 0; r < kSub; ++r) {
+    T s = 0, w = 1;
+    if constexpr (kDk) {
+#pragma unroll
+      for (int u = r + 1; u < kSub; ++u) {
+        w *= es[u];
+        s += dA(u, r) * xs[u] * w;
+      }
+    } else {
+#pragma unroll
+      for (int u = r - 1; u >= 0; --u) {
+        w *= es[u + 1];
+        s += dA(r, u) * xs[u] * w;
+      }
+    }
+    out[r] = s;
   }
-  return s;
 }
-template <class Tr>
-__device__ typename Tr::acc_t diagonal_dk(const typename Tr::acc_t* dA, int lda,
-                                          const typename Tr::acc_t* q, const typename Tr::acc_t* E,
-                                          int ld, int j, int c) {
-  typename Tr::acc_t s = 0, w = 1;
-  for (int i = j + 1; i < (j / kSub + 1) * kSub; ++i) {
-    w *= E[i * ld + c];
-    s += dA[i * lda + j] * q[i * ld + c] * w;
+
+// Every column and sub-chunk of the diagonal blocks (diagonal_column) into out (row-major,
+// ld), a thread a (column, sub-chunk); x and E are kChunk×cols, dA kChunk×kChunk.
+template <class Tr, bool kDk>
+__device__ void diagonal_blocks(typename Tr::acc_t* out, const typename Tr::acc_t* dA, int lda,
+                                const typename Tr::acc_t* x, const typename Tr::acc_t* E, int ld,
+                                int cols) {
+  using acc_t = typename Tr::acc_t;
+  for (int task = threadIdx.x; task < kSubs * cols; task += kThreads) {
+    const int c = task % cols, a0 = task / cols * kSub;
+    acc_t sums[kSub];
+    diagonal_column<kDk>(
+        sums, [&](int i, int j) { return dA[(a0 + i) * lda + a0 + j]; },
+        [&](int u) { return x[(a0 + u) * ld + c]; }, [&](int u) { return E[(a0 + u) * ld + c]; });
+#pragma unroll
+    for (int r = 0; r < kSub; ++r) out[(a0 + r) * ld + c] = sums[r];
   }
-  return s;
 }
 
 }  // namespace glabench::chunked

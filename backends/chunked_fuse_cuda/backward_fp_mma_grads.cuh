@@ -1,0 +1,393 @@
+// fp32 and fp64 dq, dk and dg on mma.sync (3×TF32 and DMMA: fp32_fp64_mma/mma.cuh), after
+// the fp walks have left S_n and R_n (backward_fp_walks.cuh). The terms, their references
+// and dg's sums are dq_dk_dg_chunk's (backward_wmma.cuh, wmma/stage4_bwd_inner_chunk.cuh);
+// what differs is where they are held.
+//
+// A block per (64-token chunk n, K slab of BK features, head), 8 warps. Warp w owns rows
+// 16·(w/2) … of the chunk (its sub-chunk) and, of every C×BK product, the columns
+// (BK/2)·(w%2) …, of dA's C×C the columns 32·(w%2) …:
+//   1. the V loop: dA = do·vᵀ, dq_inter = do·S_nᵀ and dk_inter = v·R_nᵀ accumulate in
+//      registers over V slabs of BVS columns, double-buffered by cp.async; Y = Σ_v S_n ⊙ R_n;
+//   2. dA (scaled) into shared memory over the slabs' buffers, with the cumulative gates G
+//      and E = e^{g} (q and k came with the first slab);
+//   3. the diagonal blocks, a thread a (column, sub-chunk) (diagonal_column);
+//   4. dq's rows against the keys before their sub-chunk, in registers;
+//   5. dk's rows against the queries after it;
+//   6. each warp finishes its own elements: dq and dk to global memory from registers,
+//      dg's summands T = q ⊙ dq − k ⊙ dk_intra and P = k ⊙ dk_inter in place of q and k;
+//   7. dg's suffix and prefix sums, a warp a column, stored from shared memory.
+// R_n = e^{−g[first token of chunk n+1]} ⊙ dS_n by rows (reversed_tokens.hpp), so dk_inter
+// and Y take that factor per feature after their sums. 97 KB of shared memory: fp32 runs
+// two blocks an SM (≤ 128 registers); fp64, whose accumulators take twice the registers, one.
+#pragma once
+
+#include <cstdint>
+
+#include "fp32_fp64_mma/mma.cuh"
+#include "reversed_tokens.hpp"
+#include "wmma/chunk_io.cuh"
+#include "wmma/stage1_fwd_decay_cumsum.cuh"
+#include "wmma/stage4_bwd_inner_chunk.cuh"
+
+namespace glabench::chunked::fp_grads {
+
+using walk_fp::acc_col;
+using walk_fp::acc_row;
+using walk_fp::swz;
+
+template <class T>
+struct sizes {
+  using P = walk_fp::mma_policy<T>;
+  static constexpr int BK = traits<T>::BK;  // 64 fp32, 32 fp64: the WMMA kernels' Kp slabs
+  static constexpr int BVS = 128 / static_cast<int>(sizeof(T));  // the V loop's slab: 32, 16
+  static constexpr int RB = kSub / P::TM;    // a warp's row blocks: 1 fp32, 2 fp64
+  static constexpr int CA = 32 / P::TN;      // its dA column tiles
+  static constexpr int CK = BK / 2 / P::TN;  // its dq and dk column tiles: 4, 2
+  static_assert(kWarps == 2 * kSubs && CK >= 2 && CK % 2 == 0 && CA % 2 == 0);
+};
+
+// Shared memory, in bytes. q, k, E and the diagonal blocks' dk sums Xk ([C][BK] in T), G
+// ([C][BK] in double) and dA ([C][C] in T), each swizzled (swz); E's tile takes dq's sums
+// (Xq) once read. The V loop's two buffers (do and v [C][BVS], S_n and R_n [BK][BVS]) lie
+// over E, G, dA and Xk, which are written after it. Then Y and the R_n factors.
+template <class T>
+struct layout {
+  using Z = sizes<T>;
+  static constexpr int t = static_cast<int>(sizeof(T)), tile = kChunk * Z::BK * t;
+  static constexpr int q = 0, k = tile, E = 2 * tile, G = 3 * tile, dA = G + kChunk * Z::BK * 8,
+                       Xk = dA + kChunk * kChunk * t, stage = E;
+  static constexpr int stage_tokens = kChunk * Z::BVS, stage_state = Z::BK * Z::BVS;
+  static constexpr int stage_elems = 2 * stage_tokens + 2 * stage_state;
+  static constexpr int Y = Xk + tile, factor = Y + Z::BK * t, bytes = factor + Z::BK * t;
+  static_assert(stage + 2 * stage_elems * t <= Y, "buffers inside");
+  // Two blocks of 256 threads an SM: 228 KB, less 1 KB each that the runtime keeps.
+  static_assert(2 * (bytes + 1024) <= 228 * 1024, "two blocks an SM");
+};
+
+template <class T>
+__device__ __forceinline__ T exp_of(double x) {
+  return traits<T>::exp(static_cast<T>(x));
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
+    chunk_fp_grads_kernel(tensors<T> x, dims d, const T* states, const T* dstates, double scale) {
+  using Z = sizes<T>;
+  using L = layout<T>;
+  using P = walk_fp::mma_policy<T>;
+  using afrag = typename P::afrag;
+  using bfrag = typename P::bfrag;
+  constexpr int BK = Z::BK, BVS = Z::BVS, RB = Z::RB, CA = Z::CA, CK = Z::CK, NACC = P::NACC;
+  extern __shared__ __align__(128) unsigned char smem[];
+  T* q_s = reinterpret_cast<T*>(smem + L::q);
+  T* k_s = reinterpret_cast<T*>(smem + L::k);
+  T* E_s = reinterpret_cast<T*>(smem + L::E);
+  double* G_s = reinterpret_cast<double*>(smem + L::G);
+  T* dA_s = reinterpret_cast<T*>(smem + L::dA);
+  T* stage = reinterpret_cast<T*>(smem + L::stage);
+  T* Y_s = reinterpret_cast<T*>(smem + L::Y);
+  T* factor = reinterpret_cast<T*>(smem + L::factor);
+  T* Xq = E_s;
+  T* Xk = reinterpret_cast<T*>(smem + L::Xk);
+  auto at_k = [](int r, int c) { return swz<T, BK>(r, c); };
+  auto at_G = [](int r, int c) { return swz<double, BK>(r, c); };
+  auto at_A = [](int r, int c) { return swz<T, kChunk>(r, c); };
+  auto at_V = [](int r, int c) { return swz<T, BVS>(r, c); };
+
+  const int n = blockIdx.x, k0 = blockIdx.y * BK, bh = blockIdx.z;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int sub = warp / 2, row0 = sub * kSub, colA = 32 * (warp % 2), colK = BK / 2 * (warp % 2);
+  const int64_t t0 = static_cast<int64_t>(n) * kChunk;
+  const int64_t head = head_row(bh, d.H, d.T);
+  constexpr int kVec = 16 / sizeof(T);
+
+  {  // R_n's row factors: e^{g} of the first token of chunk n + 1 (1 after the last)
+    const int64_t next = reversed::dS_factor_token(n, kChunk, d.T);
+    for (int c = threadIdx.x; c < BK; c += kThreads)
+      factor[c] = next >= 0 && k0 + c < d.K
+                      ? traits<T>::exp(x.g[(head + next * d.H) * d.K + k0 + c])
+                      : T(1);
+  }
+  // q and k (beside the V loop's buffers, loaded with its first slab), and a slab's loads.
+  const uint32_t sm = tc::smem_addr(smem);
+  for (int i = threadIdx.x; i < kChunk * BK / kVec; i += kThreads) {
+    const int r = i / (BK / kVec), c = i % (BK / kVec) * kVec;
+    const bool in = t0 + r < d.T && k0 + c < d.K;
+    const int64_t src = in ? (head + (t0 + r) * d.H) * d.K + k0 + c : 0;
+    tc::cp_async16(sm + L::q + at_k(r, c) * sizeof(T), x.q + src, in ? 16 : 0);
+    tc::cp_async16(sm + L::k + at_k(r, c) * sizeof(T), x.k + src, in ? 16 : 0);
+  }
+  auto buffer = [&](int b) { return stage + b * L::stage_elems; };
+  auto issue_slab = [&](int b, int v0) {
+    const uint32_t base = tc::smem_addr(buffer(b));
+    constexpr int per_row = BVS / kVec;
+    for (int i = threadIdx.x; i < kChunk * per_row; i += kThreads) {
+      const int r = i / per_row, c = i % per_row * kVec;
+      const bool in = t0 + r < d.T && v0 + c < d.V;
+      const int64_t src = in ? (head + (t0 + r) * d.H) * d.V + v0 + c : 0;
+      const uint32_t dst = base + at_V(r, c) * sizeof(T);
+      tc::cp_async16(dst, x.d_o + src, in ? 16 : 0);
+      tc::cp_async16(dst + L::stage_tokens * sizeof(T), x.v + src, in ? 16 : 0);
+    }
+    const T* S_n = state_tile(states, d, bh, n, k0, v0);
+    const T* R_n = state_tile(dstates, d, bh, n, k0, v0);
+    for (int i = threadIdx.x; i < BK * per_row; i += kThreads) {
+      const int r = i / per_row, c = i % per_row * kVec;
+      const uint32_t dst = base + (2 * L::stage_tokens + at_V(r, c)) * sizeof(T);
+      tc::cp_async16(dst, S_n + static_cast<int64_t>(r) * d.Vp + c, 16);
+      tc::cp_async16(dst + L::stage_state * sizeof(T), R_n + static_cast<int64_t>(r) * d.Vp + c,
+                     16);
+    }
+    tc::cp_async_commit();
+  };
+
+  // 1. The V loop.
+  T acc_A[RB][CA][NACC] = {}, acc_q[RB][CK][NACC] = {}, acc_k[RB][CK][NACC] = {};
+  constexpr int per_row = kThreads / BK;  // threads summing one row of Y
+  static_assert(per_row >= 1 && per_row <= 32 && BVS % per_row == 0);
+  T y = 0;
+  const head_tensor<const T> hg(x.g, d, d.K, bh);
+  slab_loads<kChunk, BK, T> g_loads;
+  const int slabs = d.Vp / BVS;
+  issue_slab(0, 0);
+  for (int s = 0; s < slabs; ++s) {
+    if (s + 1 < slabs) {
+      issue_slab((s + 1) & 1, (s + 1) * BVS);
+      tc::cp_async_wait<1>();
+    } else {
+      tc::cp_async_wait<0>();
+    }
+    __syncthreads();
+    const T* dO = buffer(s & 1);
+    const T* v = dO + L::stage_tokens;
+    const T* S_n = v + L::stage_tokens;
+    const T* R_n = S_n + L::stage_state;
+    // A k-step's products one operand at a time: the accumulators take 48 of fp32's 128
+    // registers.
+#pragma unroll 1
+    for (int kk = 0; kk < BVS; kk += P::TK) {
+#pragma unroll
+      for (int rb = 0; rb < RB; ++rb) {
+        const afrag a_do = P::template lds_a_unsplit<BVS>(dO, row0 + rb * P::TM, kk, lane);
+#pragma unroll
+        for (int ct = 0; ct < CA; ct += 2) {
+          bfrag b[2];
+          P::template lds_b2_unsplit<BVS>(b, v, colA + ct * P::TN, kk, lane);
+          P::mma_rn(acc_A[rb][ct], a_do, b[0]);
+          P::mma_rn(acc_A[rb][ct + 1], a_do, b[1]);
+        }
+#pragma unroll
+        for (int ct = 0; ct < CK; ct += 2) {
+          bfrag b[2];
+          P::template lds_b2_unsplit<BVS>(b, S_n, colK + ct * P::TN, kk, lane);
+          P::mma_rn(acc_q[rb][ct], a_do, b[0]);
+          P::mma_rn(acc_q[rb][ct + 1], a_do, b[1]);
+        }
+        const afrag a_v = P::template lds_a_unsplit<BVS>(v, row0 + rb * P::TM, kk, lane);
+#pragma unroll
+        for (int ct = 0; ct < CK; ct += 2) {
+          bfrag b[2];
+          P::template lds_b2_unsplit<BVS>(b, R_n, colK + ct * P::TN, kk, lane);
+          P::mma_rn(acc_k[rb][ct], a_v, b[0]);
+          P::mma_rn(acc_k[rb][ct + 1], a_v, b[1]);
+        }
+      }
+    }
+    {  // Y over the slab's columns
+      const int r = threadIdx.x / per_row, part = threadIdx.x % per_row;
+      T sum = 0;
+#pragma unroll
+      for (int c = part; c < BVS; c += per_row) sum += S_n[at_V(r, c)] * R_n[at_V(r, c)];
+#pragma unroll
+      for (int off = per_row / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      y += sum;
+    }
+    __syncthreads();
+  }
+
+  // 2. dA, q, k, G and E in shared memory.
+  const T sc = static_cast<T>(scale);
+#pragma unroll
+  for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+    for (int ct = 0; ct < CA; ++ct)
+#pragma unroll
+      for (int e = 0; e < NACC; ++e)
+        dA_s[at_A(row0 + rb * P::TM + acc_row(lane, e), colA + ct * P::TN + acc_col(lane, e))] =
+            sc * acc_A[rb][ct][e];
+  g_loads.issue(hg, t0, k0);
+  g_loads.commit(hg, t0, k0, [&](int r, int c, T g) {
+    G_s[at_G(r, c)] = static_cast<double>(g);
+    E_s[at_k(r, c)] = traits<T>::exp(g);
+  });
+  if (threadIdx.x % per_row == 0) Y_s[threadIdx.x / per_row] = factor[threadIdx.x / per_row] * y;
+  __syncthreads();
+  fwd_decay_cumsum_at<BK>(G_s, at_G);  // ends with a barrier
+
+  // 3. The diagonal blocks, a thread a (column, sub-chunk) (where there are more threads
+  // than those, fp64, the first half takes dq's, the second dk's): dq's sums into E's tile
+  // once every thread has read E, dk's held until dA is read.
+  constexpr int kItems = kSubs * BK, kParts = kThreads / kItems;
+  static_assert(kParts * kItems == kThreads && kParts <= 2);
+  const int item = threadIdx.x % kItems, part = threadIdx.x / kItems;
+  const int dc = item % BK, d0 = item / BK * kSub;
+  const bool takes_dq = kParts == 1 || part == 0, takes_dk = kParts == 1 || part == 1;
+  {
+    auto dA_at = [&](int i, int j) { return dA_s[at_A(d0 + i, d0 + j)]; };
+    auto E_at = [&](int u) { return E_s[at_k(d0 + u, dc)]; };
+    T sums[kSub];
+    if (takes_dk) {
+      diagonal_column<true>(
+          sums, dA_at, [&](int u) { return q_s[at_k(d0 + u, dc)]; }, E_at);
+#pragma unroll
+      for (int u = 0; u < kSub; ++u) Xk[at_k(d0 + u, dc)] = sums[u];
+    }
+    if (takes_dq)
+      diagonal_column<false>(
+          sums, dA_at, [&](int u) { return k_s[at_k(d0 + u, dc)]; }, E_at);
+    __syncthreads();  // E read: its tile takes dq's sums
+    if (takes_dq)
+#pragma unroll
+      for (int u = 0; u < kSub; ++u) Xq[at_k(d0 + u, dc)] = sums[u];
+  }
+  __syncthreads();
+
+  auto for_each = [&](auto f) {  // f(rb, ct, e, row, column) over the warp's elements
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+      for (int ct = 0; ct < CK; ++ct)
+#pragma unroll
+        for (int e = 0; e < NACC; ++e)
+          f(rb, ct, e, row0 + rb * P::TM + acc_row(lane, e), colK + ct * P::TN + acc_col(lane, e));
+  };
+  // 4. dq's rows against the keys before the sub-chunk, k[j]·e^{G[a0] − G[j]} (a0 its
+  // first token); then dq but for the diagonal pair.
+  const int a0 = row0, b1 = row0 + kSub - 1;
+  {
+    T t[RB][CK][NACC] = {};
+    for (int j0 = 0; j0 < a0; j0 += P::TK) {
+      afrag a[RB];
+#pragma unroll
+      for (int rb = 0; rb < RB; ++rb)
+        a[rb] = P::template lds_a_unsplit<kChunk>(dA_s, a0 + rb * P::TM, j0, lane);
+#pragma unroll
+      for (int ct = 0; ct < CK; ++ct) {
+        const bfrag b = P::load_b(
+            [&](int j, int c) {
+              return k_s[at_k(j, c)] * exp_of<T>(G_s[at_G(a0, c)] - G_s[at_G(j, c)]);
+            },
+            j0, colK + ct * P::TN, lane);
+#pragma unroll
+        for (int rb = 0; rb < RB; ++rb) P::mma_rn(t[rb][ct], a[rb], b);
+      }
+    }
+    for_each([&](int rb, int ct, int e, int r, int c) {
+      const double Gr = G_s[at_G(r, c)];
+      T v = sc * acc_q[rb][ct][e] * exp_of<T>(Gr) + Xq[at_k(r, c)];
+      if (a0 > 0) v += exp_of<T>(Gr - G_s[at_G(a0, c)]) * t[rb][ct][e];
+      acc_q[rb][ct][e] = v;
+    });
+  }
+  // 5. dk's rows against the queries after the sub-chunk, q[i]·e^{G[i] − G[b1]} (b1 its
+  // last token): acc_k becomes dk_inter, t dk_intra but for the diagonal block.
+  T t[RB][CK][NACC] = {};
+  for (int i0 = b1 + 1; i0 < kChunk; i0 += P::TK) {
+    afrag a[RB];
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb)  // A(j, i) = dA[i][j]
+      a[rb] =
+          P::load_a([&](int j, int i) { return dA_s[at_A(i, j)]; }, row0 + rb * P::TM, i0, lane);
+#pragma unroll
+    for (int ct = 0; ct < CK; ++ct) {
+      const bfrag b = P::load_b(
+          [&](int i, int c) {
+            return q_s[at_k(i, c)] * exp_of<T>(G_s[at_G(i, c)] - G_s[at_G(b1, c)]);
+          },
+          i0, colK + ct * P::TN, lane);
+#pragma unroll
+      for (int rb = 0; rb < RB; ++rb) P::mma_rn(t[rb][ct], a[rb], b);
+    }
+  }
+  for_each([&](int rb, int ct, int e, int r, int c) {
+    const double Gr = G_s[at_G(r, c)];
+    acc_k[rb][ct][e] *= factor[c] * exp_of<T>(G_s[at_G(kChunk - 1, c)] - Gr);
+    t[rb][ct][e] = b1 < kChunk - 1 ? exp_of<T>(G_s[at_G(b1, c)] - Gr) * t[rb][ct][e] : T(0);
+  });
+  __syncthreads();  // every warp's products have read q and k
+  // 6. dk; dg's summands T = q ⊙ dq − k ⊙ dk_intra and P = k ⊙ dk_inter in place of q and
+  // k; the diagonal pair.
+  for_each([&](int rb, int ct, int e, int r, int c) {
+    const T inter = acc_k[rb][ct][e], intra = Xk[at_k(r, c)] + t[rb][ct][e];
+    const T qv = q_s[at_k(r, c)], kv = k_s[at_k(r, c)], diag = dA_s[at_A(r, r)];
+    k_s[at_k(r, c)] = kv * inter;                          // P
+    q_s[at_k(r, c)] = qv * acc_q[rb][ct][e] - kv * intra;  // T
+    acc_q[rb][ct][e] += diag * kv;
+    acc_k[rb][ct][e] = inter + intra + diag * qv;
+  });
+  // dq and dk from registers: an element pair (columns c, c + 1) a store.
+#pragma unroll
+  for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+    for (int ct = 0; ct < CK; ++ct)
+#pragma unroll
+      for (int e = 0; e < NACC; e += 2) {
+        const int r = row0 + rb * P::TM + acc_row(lane, e),
+                  c = colK + ct * P::TN + acc_col(lane, e);
+        if (t0 + r >= d.T || k0 + c >= d.K) continue;
+        const int64_t at = (head + (t0 + r) * d.H) * d.K + k0 + c;
+        if constexpr (sizeof(T) == 4) {
+          *reinterpret_cast<float2*>(x.dq + at) =
+              make_float2(acc_q[rb][ct][e], acc_q[rb][ct][e + 1]);
+          *reinterpret_cast<float2*>(x.dk + at) =
+              make_float2(acc_k[rb][ct][e], acc_k[rb][ct][e + 1]);
+        } else {
+          *reinterpret_cast<double2*>(x.dq + at) =
+              make_double2(acc_q[rb][ct][e], acc_q[rb][ct][e + 1]);
+          *reinterpret_cast<double2*>(x.dk + at) =
+              make_double2(acc_k[rb][ct][e], acc_k[rb][ct][e + 1]);
+        }
+      }
+  __syncthreads();
+
+  // 7. dg_t = Σ_{r≥t} T_r + Σ_{r<t} P_r + e^{G[C−1]} ⊙ Y, a warp a column, into T's tile.
+  for (int c = warp; c < BK; c += kWarps) {
+    T after = 0, before = 0;
+    const T from_later = exp_of<T>(G_s[at_G(kChunk - 1, c)]) * Y_s[c];
+    T suffix[kChunk / 32];
+#pragma unroll
+    for (int half = kChunk / 32 - 1; half >= 0; --half) {
+      T v = q_s[at_k(half * 32 + lane, c)];
+#pragma unroll
+      for (int off = 1; off < 32; off *= 2) {
+        const T z = __shfl_down_sync(0xffffffffu, v, off);
+        if (lane + off < 32) v += z;
+      }
+      suffix[half] = v + after;
+      after = __shfl_sync(0xffffffffu, suffix[half], 0);
+    }
+#pragma unroll
+    for (int half = 0; half < kChunk / 32; ++half) {
+      const int r = half * 32 + lane;
+      T v = k_s[at_k(r, c)];
+#pragma unroll
+      for (int off = 1; off < 32; off *= 2) {
+        const T z = __shfl_up_sync(0xffffffffu, v, off);
+        if (lane >= off) v += z;
+      }
+      T excl = __shfl_up_sync(0xffffffffu, v, 1);
+      if (lane == 0) excl = 0;
+      q_s[at_k(r, c)] = suffix[half] + (before + excl) + from_later;
+      before += __shfl_sync(0xffffffffu, v, 31);
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < kChunk * BK / kVec; i += kThreads) {
+    const int r = i / (BK / kVec), c = i % (BK / kVec) * kVec;
+    if (t0 + r < d.T && k0 + c < d.K)
+      *reinterpret_cast<uint4*>(x.dg + (head + (t0 + r) * d.H) * d.K + k0 + c) =
+          *reinterpret_cast<const uint4*>(q_s + at_k(r, c));
+  }
+}
+
+}  // namespace glabench::chunked::fp_grads
