@@ -1,5 +1,5 @@
 // The fp32 and fp64 backward's state passes on the forward walks (forward_fp32_3xtf32.cuh,
-// forward_fp64_dmma.cuh), ahead of chunk_dq_dk_dg_kernel (backward_wmma.cuh):
+// forward_fp64_dmma.cuh), ahead of chunk_fp_grads_kernel (backward_fp_mma_grads.cuh):
 //
 //   1. the walk, outputs off, leaves the state S_n before every 64-token chunk n;
 //   2. reverse_tokens_kernel lays the sequence out backwards, padded at its front to whole
@@ -12,7 +12,7 @@
 //      and the state R_n it leaves before the reversed chunk that holds chunk n is
 //      e^{−g[64(n+1)]} ⊙ dS_n (dS_{NT−1} = R_{NT−1} = dht);
 //   4. dv_from_reversed_kernel takes dv out of o′ and scales dh0 by e^{g_0}; the gradient
-//      kernel scales R_n's rows as it loads them (dq_dk_dg_chunk's `from_walks`).
+//      kernel takes R_n's row factors after its sums.
 //
 // Every exponent of the walks stays a difference of gates ≤ 0, as in the forward; the
 // WMMA kernels' state, dS and dv passes are not needed. A sequence-parallel rank's fp32

@@ -1,6 +1,5 @@
-// The backward on WMMA (wmma/): dq, dk and dg of fp32 and fp64 heads the fp walks take
-// (their S_n, dS_n and dv from the walks: backward_fp_walks.cuh); the whole backward of the
-// heads no walk takes; the chunks the bf16 gradient walk leaves. Its passes run after
+// The backward on WMMA (wmma/): the whole backward of the heads no walk takes; the chunks
+// the bf16 gradient walk leaves. Its passes run after
 // chunk_states_kernel (forward_wmma.cuh) has recomputed the state before every chunk
 // (states[n], n = 0 … NT). With dS_n the gradient of the state after chunk n
 // (dS_{NT−1} = dht; earlier ones from later chunks):
@@ -28,7 +27,6 @@
 #pragma once
 
 #include "forward_wmma.cuh"
-#include "reversed_tokens.hpp"
 #include "wmma/stage4_bwd_inner_chunk.cuh"
 
 namespace glabench::chunked {
@@ -179,16 +177,13 @@ struct grads_smem {
 };
 
 // dq, dk and dg of chunk n of head bh, features [k0, k0 + BK). dS_n and Y_n come from
-// chunk_dstates_kernel (dstates, ypart), or, where `from_walks` (fp32 and fp64 on the walks,
-// backward_fp_walks.cuh), dstates holds R_n, the dS walk's state on reversed tokens, whose
-// gates are one token on: dS_n = e^{g[first token of chunk n+1]} ⊙ R_n (rows), and Y_n is
-// summed here from the tiles (ypart unused).
+// chunk_dstates_kernel (dstates, ypart).
 template <class S, class Tr = traits<S>>
 __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& d,
                                                const typename Tr::acc_t* states,
                                                const typename Tr::acc_t* dstates,
                                                const typename Tr::acc_t* ypart, double scale, int n,
-                                               int bh, int k0, bool from_walks = false) {
+                                               int bh, int k0) {
   using acc_t = typename Tr::acc_t;
   using op_t = typename Tr::op_t;
   using G_ = grads_smem<Tr>;
@@ -206,19 +201,6 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     s.dk[i / BK * G_::ld + i % BK] = 0;
   }
   const head_tensor<const S> hd_o(x.d_o, d, d.V, bh), hv(x.v, d, d.V, bh);
-  // `from_walks`: R_n's row factors, in P until the gradients need it, and Y summed here.
-  acc_t* dS_factor = s.P;
-  constexpr int per_row = kThreads / BK;  // threads summing one row of Y
-  static_assert(per_row >= 1 && per_row <= 32 && BVg % per_row == 0);
-  if (from_walks) {
-    const int64_t next = reversed::dS_factor_token(n, kChunk, d.T);
-    const S* g_next = next >= 0 ? x.g + (head_row(bh, d.H, d.T) + next * d.H) * d.K : nullptr;
-    for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
-      dS_factor[cc] = g_next && k0 + cc < d.K ? Tr::exp(to_acc_f(g_next[k0 + cc])) : 1;
-      s.Y[cc] = 0;
-    }
-    __syncthreads();
-  }
   // dA = do·vᵀ, dq_inter = do·S_nᵀ, dk_inter = v·dS_nᵀ over V slabs. A slab's four loads
   // are in flight together, one memory latency a slab, except in bf16: its chunks run
   // inside the gradient walk, whose registers are full (one load at a time there).
@@ -240,21 +222,8 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     if constexpr (kOneAtATime) commit_S();
     dS_loads.issue(state_tile(dstates, d, bh, n, k0, v0), d.Vp);
     if constexpr (!kOneAtATime) commit_do(), commit_v(), commit_S();
-    if (from_walks)
-      dS_loads.commit(
-          [&](int r, int cc, acc_t a) { s.dS[r * G_::ldv + cc] = to_op<op_t>(dS_factor[r] * a); });
-    else
-      dS_loads.commit(into(s.dS));
+    dS_loads.commit(into(s.dS));
     __syncthreads();
-    if (from_walks) {  // Y over the slab's columns (op_t = acc_t in fp32 and fp64: exact)
-      const int r = threadIdx.x / per_row, part = threadIdx.x % per_row;
-      acc_t sum = 0;
-      for (int cc = part; cc < BVg; cc += per_row)
-        sum += to_acc_f(s.S[r * G_::ldv + cc]) * to_acc_f(s.dS[r * G_::ldv + cc]);
-#pragma unroll
-      for (int off = per_row / 2; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-      if (part == 0) s.Y[r] += sum;
-    }
     block_mma<Tr, lay::row, lay::col>(s.dA, G_::lda, s.d_o, G_::ldv, s.v, G_::ldv, kChunk, kChunk,
                                       BVg, true);
     int shift = mma_tiles<Tr>(kChunk, kChunk);
@@ -269,12 +238,11 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   load_slab<kChunk, BK>(s.q, G_::ld, hq, t0, k0, convert_to_acc{});
   load_slab<kChunk, BK>(s.k, G_::ld, hk, t0, k0, convert_to_acc{});
   load_gates<Tr>(s.G, s.E, G_::ld, hg, t0, k0);
-  if (!from_walks)  // else summed in the V loop
-    for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
-      acc_t sum = 0;
-      for (int vs = 0; vs < d.NVs; ++vs) sum += y_partials(ypart, d, bh, n, vs)[k0 + cc];
-      s.Y[cc] = sum;
-    }
+  for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
+    acc_t sum = 0;
+    for (int vs = 0; vs < d.NVs; ++vs) sum += y_partials(ypart, d, bh, n, vs)[k0 + cc];
+    s.Y[cc] = sum;
+  }
   // dA ← scale·dA, and as operand.
   for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) {
     const int r = i / kChunk, cc = i % kChunk;
@@ -375,9 +343,9 @@ template <class S, class Tr = traits<S>>
 __global__ void __launch_bounds__(kThreads)
     chunk_dq_dk_dg_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
                           const typename Tr::acc_t* dstates, const typename Tr::acc_t* ypart,
-                          double scale, bool from_walks) {
+                          double scale) {
   dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, blockIdx.x, blockIdx.z,
-                    blockIdx.y * Tr::BK, from_walks);
+                    blockIdx.y * Tr::BK);
 }
 
 // The WMMA items of a chunk: its dv slabs, then its dq/dk/dg K slabs.

@@ -566,7 +566,7 @@ cudaError_t backward(const call& c) {
     return e;
   return launch(chunk_dq_dk_dg_kernel<S>, dim3(nt, nk, heads), smem_of<grads_smem<Tr>>(), c.stream,
                 x, d, static_cast<const acc_t*>(p.states), static_cast<const acc_t*>(p.dstates),
-                static_cast<const acc_t*>(p.ypart), c.scale, false);
+                static_cast<const acc_t*>(p.ypart), c.scale);
 }
 
 template <class S>
