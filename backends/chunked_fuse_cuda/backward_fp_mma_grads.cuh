@@ -261,27 +261,34 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
         for (int e = 0; e < NACC; ++e)
           f(rb, ct, e, row0 + rb * P::TM + acc_row(lane, e), colK + ct * P::TN + acc_col(lane, e));
   };
+  // t += A·B over k in [k_begin, k_end): a(rb, k) the warp's A fragments, b(k, column)
+  // B's elements.
+  auto products = [&](auto& t, int k_begin, int k_end, auto a_of, auto b) {
+    for (int k = k_begin; k < k_end; k += P::TK) {
+      afrag a[RB];
+#pragma unroll
+      for (int rb = 0; rb < RB; ++rb) a[rb] = a_of(rb, k);
+#pragma unroll
+      for (int ct = 0; ct < CK; ++ct) {
+        const bfrag bf = P::load_b(b, k, colK + ct * P::TN, lane);
+#pragma unroll
+        for (int rb = 0; rb < RB; ++rb) P::mma_rn(t[rb][ct], a[rb], bf);
+      }
+    }
+  };
   // 4. dq's rows against the keys before the sub-chunk, k[j]·e^{G[a0] − G[j]} (a0 its
   // first token); then dq but for the diagonal pair.
   const int a0 = row0, b1 = row0 + kSub - 1;
   {
     T t[RB][CK][NACC] = {};
-    for (int j0 = 0; j0 < a0; j0 += P::TK) {
-      afrag a[RB];
-#pragma unroll
-      for (int rb = 0; rb < RB; ++rb)
-        a[rb] = P::template lds_a_unsplit<kChunk>(dA_s, a0 + rb * P::TM, j0, lane);
-#pragma unroll
-      for (int ct = 0; ct < CK; ++ct) {
-        const bfrag b = P::load_b(
-            [&](int j, int c) {
-              return k_s[at_k(j, c)] * exp_of<T>(G_s[at_G(a0, c)] - G_s[at_G(j, c)]);
-            },
-            j0, colK + ct * P::TN, lane);
-#pragma unroll
-        for (int rb = 0; rb < RB; ++rb) P::mma_rn(t[rb][ct], a[rb], b);
-      }
-    }
+    products(
+        t, 0, a0,
+        [&](int rb, int j0) {
+          return P::template lds_a_unsplit<kChunk>(dA_s, a0 + rb * P::TM, j0, lane);
+        },
+        [&](int j, int c) {
+          return k_s[at_k(j, c)] * exp_of<T>(G_s[at_G(a0, c)] - G_s[at_G(j, c)]);
+        });
     for_each([&](int rb, int ct, int e, int r, int c) {
       const double Gr = G_s[at_G(r, c)];
       T v = sc * acc_q[rb][ct][e] * exp_of<T>(Gr) + Xq[at_k(r, c)];
@@ -292,23 +299,15 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   // 5. dk's rows against the queries after the sub-chunk, q[i]·e^{G[i] − G[b1]} (b1 its
   // last token): acc_k becomes dk_inter, t dk_intra but for the diagonal block.
   T t[RB][CK][NACC] = {};
-  for (int i0 = b1 + 1; i0 < kChunk; i0 += P::TK) {
-    afrag a[RB];
-#pragma unroll
-    for (int rb = 0; rb < RB; ++rb)  // A(j, i) = dA[i][j]
-      a[rb] =
-          P::load_a([&](int j, int i) { return dA_s[at_A(i, j)]; }, row0 + rb * P::TM, i0, lane);
-#pragma unroll
-    for (int ct = 0; ct < CK; ++ct) {
-      const bfrag b = P::load_b(
-          [&](int i, int c) {
-            return q_s[at_k(i, c)] * exp_of<T>(G_s[at_G(i, c)] - G_s[at_G(b1, c)]);
-          },
-          i0, colK + ct * P::TN, lane);
-#pragma unroll
-      for (int rb = 0; rb < RB; ++rb) P::mma_rn(t[rb][ct], a[rb], b);
-    }
-  }
+  products(
+      t, b1 + 1, kChunk,
+      [&](int rb, int i0) {  // A(j, i) = dA[i][j]
+        return P::load_a([&](int j, int i) { return dA_s[at_A(i, j)]; }, row0 + rb * P::TM, i0,
+                         lane);
+      },
+      [&](int i, int c) {
+        return q_s[at_k(i, c)] * exp_of<T>(G_s[at_G(i, c)] - G_s[at_G(b1, c)]);
+      });
   for_each([&](int rb, int ct, int e, int r, int c) {
     const double Gr = G_s[at_G(r, c)];
     acc_k[rb][ct][e] *= factor[c] * exp_of<T>(G_s[at_G(kChunk - 1, c)] - Gr);
@@ -351,36 +350,10 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   __syncthreads();
 
   // 7. dg_t = Σ_{r≥t} T_r + Σ_{r<t} P_r + e^{G[C−1]} ⊙ Y, a warp a column, into T's tile.
-  for (int c = warp; c < BK; c += kWarps) {
-    T after = 0, before = 0;
-    const T from_later = exp_of<T>(G_s[at_G(kChunk - 1, c)]) * Y_s[c];
-    T suffix[kChunk / 32];
-#pragma unroll
-    for (int half = kChunk / 32 - 1; half >= 0; --half) {
-      T v = q_s[at_k(half * 32 + lane, c)];
-#pragma unroll
-      for (int off = 1; off < 32; off *= 2) {
-        const T z = __shfl_down_sync(0xffffffffu, v, off);
-        if (lane + off < 32) v += z;
-      }
-      suffix[half] = v + after;
-      after = __shfl_sync(0xffffffffu, suffix[half], 0);
-    }
-#pragma unroll
-    for (int half = 0; half < kChunk / 32; ++half) {
-      const int r = half * 32 + lane;
-      T v = k_s[at_k(r, c)];
-#pragma unroll
-      for (int off = 1; off < 32; off *= 2) {
-        const T z = __shfl_up_sync(0xffffffffu, v, off);
-        if (lane >= off) v += z;
-      }
-      T excl = __shfl_up_sync(0xffffffffu, v, 1);
-      if (lane == 0) excl = 0;
-      q_s[at_k(r, c)] = suffix[half] + (before + excl) + from_later;
-      before += __shfl_sync(0xffffffffu, v, 31);
-    }
-  }
+  for (int c = warp; c < BK; c += kWarps)
+    dg_column([&](int r) { return q_s[at_k(r, c)]; }, [&](int r) { return k_s[at_k(r, c)]; },
+              [&](int r, T v) { q_s[at_k(r, c)] = v; },
+              exp_of<T>(G_s[at_G(kChunk - 1, c)]) * Y_s[c]);
   __syncthreads();
   for (int i = threadIdx.x; i < kChunk * BK / kVec; i += kThreads) {
     const int r = i / (BK / kVec), c = i % (BK / kVec) * kVec;

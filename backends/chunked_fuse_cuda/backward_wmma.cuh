@@ -291,40 +291,11 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   __syncthreads();
   // dg_t = Σ_{r≥t} T_r + Σ_{r<t} P_r + e^{G[C−1]} ⊙ Y_n, per key feature (a warp a
   // column, lanes over tokens); then the diagonal pair back into dq and dk.
-  {
-    const int lane = threadIdx.x % 32;
-    for (int cc = threadIdx.x / 32; cc < BK; cc += kWarps) {
-      acc_t after = 0, before = 0;
-      const acc_t from_later = Tr::exp(static_cast<acc_t>(G_last[cc])) * s.Y[cc];
-      acc_t suffix[kChunk / 32];
-#pragma unroll
-      for (int half = kChunk / 32 - 1; half >= 0; --half) {  // suffix sums of T
-        const int r = half * 32 + lane;
-        acc_t y = s.T[r * G_::ld + cc];
-#pragma unroll
-        for (int off = 1; off < 32; off *= 2) {
-          const acc_t z = __shfl_down_sync(0xffffffffu, y, off);
-          if (lane + off < 32) y += z;
-        }
-        suffix[half] = y + after;
-        after = __shfl_sync(0xffffffffu, suffix[half], 0);
-      }
-#pragma unroll
-      for (int half = 0; half < kChunk / 32; ++half) {  // exclusive prefix sums of P
-        const int r = half * 32 + lane;
-        acc_t y = s.P[r * G_::ld + cc];
-#pragma unroll
-        for (int off = 1; off < 32; off *= 2) {
-          const acc_t z = __shfl_up_sync(0xffffffffu, y, off);
-          if (lane >= off) y += z;
-        }
-        acc_t excl = __shfl_up_sync(0xffffffffu, y, 1);
-        if (lane == 0) excl = 0;
-        s.T[r * G_::ld + cc] = suffix[half] + (before + excl) + from_later;
-        before += __shfl_sync(0xffffffffu, y, 31);
-      }
-    }
-  }
+  for (int cc = threadIdx.x / 32; cc < BK; cc += kWarps)
+    dg_column([&](int r) { return s.T[r * G_::ld + cc]; },
+              [&](int r) { return s.P[r * G_::ld + cc]; },
+              [&](int r, acc_t x) { s.T[r * G_::ld + cc] = x; },
+              Tr::exp(static_cast<acc_t>(G_last[cc])) * s.Y[cc]);
   __syncthreads();
   for (int i = threadIdx.x; i < kChunk * BK; i += kThreads) {
     const int r = i / BK, cc = i % BK;

@@ -118,4 +118,39 @@ __device__ void diagonal_blocks(typename Tr::acc_t* out, const typename Tr::acc_
   }
 }
 
+// dg of one key feature over a chunk, by one warp (lanes over tokens): dg_r = Σ_{s≥r} T_s
+// + Σ_{s<r} P_s + from_later, with T_s = q_s ⊙ dq_s − k_s ⊙ dk_intra_s and P_s = k_s ⊙
+// dk_inter_s (the sums without cancellation: ../backward_wmma.cuh's header). T(r) and P(r)
+// read the column; out(r, x) may write over T: a lane writes its rows after all of T is read.
+template <class A, class TA, class PA, class Out>
+__device__ __forceinline__ void dg_column(TA T, PA P, Out out, A from_later) {
+  const int lane = threadIdx.x % 32;
+  A after = 0, before = 0, suffix[kChunk / 32];
+#pragma unroll
+  for (int half = kChunk / 32 - 1; half >= 0; --half) {  // suffix sums of T
+    A y = T(half * 32 + lane);
+#pragma unroll
+    for (int off = 1; off < 32; off *= 2) {
+      const A z = __shfl_down_sync(0xffffffffu, y, off);
+      if (lane + off < 32) y += z;
+    }
+    suffix[half] = y + after;
+    after = __shfl_sync(0xffffffffu, suffix[half], 0);
+  }
+#pragma unroll
+  for (int half = 0; half < kChunk / 32; ++half) {  // exclusive prefix sums of P
+    const int r = half * 32 + lane;
+    A y = P(r);
+#pragma unroll
+    for (int off = 1; off < 32; off *= 2) {
+      const A z = __shfl_up_sync(0xffffffffu, y, off);
+      if (lane >= off) y += z;
+    }
+    A excl = __shfl_up_sync(0xffffffffu, y, 1);
+    if (lane == 0) excl = 0;
+    out(r, suffix[half] + (before + excl) + from_later);
+    before += __shfl_sync(0xffffffffu, y, 31);
+  }
+}
+
 }  // namespace glabench::chunked
