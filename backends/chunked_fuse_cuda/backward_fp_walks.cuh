@@ -34,40 +34,38 @@ struct reversal {
   S scale;
 };
 
-// One thread a 16-byte vector: first every (row, K vector) of q′, k′ and g′, then every
-// (row, V vector) of v′; rows (b, τ, h).
+// A block a reversed token row (b, τ), a thread a 16-byte vector: every head's K vectors
+// of q′, k′ and g′, then its V vectors of v′. The row's source and gate tokens are found
+// once a block; within the row, vectors are contiguous in both layouts.
 template <class S>
 __global__ void reverse_tokens_kernel(reversal<S> r) {
   constexpr int vec = 16 / sizeof(S);
   const int kv = r.K / vec, vv = r.V / vec;
-  const int64_t rows = static_cast<int64_t>(r.B) * r.Tp * r.H;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < rows * (kv + vv); i += stride) {
-    const bool keys = i < rows * kv;
-    const int64_t j = keys ? i : i - rows * kv;
-    const int per = keys ? kv : vv, D = keys ? r.K : r.V;
-    const int64_t row = j / per;
-    const int c = static_cast<int>(j % per) * vec, h = static_cast<int>(row % r.H);
-    const int64_t tau = (row / r.H) % r.Tp, b = row / r.H / r.Tp;
+  for (int64_t row = blockIdx.x; row < r.B * r.Tp; row += gridDim.x) {
+    const int64_t b = row / r.Tp, tau = row % r.Tp;
     const int64_t s = reversed::source_token(tau, r.Tp, r.T),
                   gs = reversed::gate_token(tau, r.Tp, r.T);
-    auto at = [&](int64_t t) { return ((b * r.T + t) * r.H + h) * D + c; };
-    const int64_t dst = row * D + c;
-    const bool real = s >= 0;
-    if (keys) {
+    const int64_t kd = row * r.H * r.K, vd = row * r.H * r.V;  // this row's first element
+    const int64_t ks = (b * r.T + s) * r.H * r.K, kg = (b * r.T + gs) * r.H * r.K;
+    for (int j = threadIdx.x; j < r.H * kv; j += blockDim.x) {
       uint4 q{}, k{}, g{};
-      if (real) {
-        q = *reinterpret_cast<const uint4*>(r.q + at(s));
-        k = *reinterpret_cast<const uint4*>(r.k + at(s));
+      if (s >= 0) {
+        q = reinterpret_cast<const uint4*>(r.q + ks)[j];
+        k = reinterpret_cast<const uint4*>(r.k + ks)[j];
       }
-      if (gs >= 0) g = *reinterpret_cast<const uint4*>(r.g + at(gs));
-      *reinterpret_cast<uint4*>(r.rq + dst) = k;
-      *reinterpret_cast<uint4*>(r.rk + dst) = q;
-      *reinterpret_cast<uint4*>(r.rg + dst) = g;
-    } else {
+      if (gs >= 0) g = reinterpret_cast<const uint4*>(r.g + kg)[j];
+      reinterpret_cast<uint4*>(r.rq + kd)[j] = k;
+      reinterpret_cast<uint4*>(r.rk + kd)[j] = q;
+      reinterpret_cast<uint4*>(r.rg + kd)[j] = g;
+    }
+    const int64_t vs = (b * r.T + s) * r.H * r.V;
+    for (int j = threadIdx.x; j < r.H * vv; j += blockDim.x) {
+      uint4 x{};
+      if (s >= 0) x = reinterpret_cast<const uint4*>(r.d_o + vs)[j];
+      S* e = reinterpret_cast<S*>(&x);
 #pragma unroll
-      for (int e = 0; e < vec; ++e) r.rv[dst + e] = real ? r.scale * r.d_o[at(s) + e] : S(0);
+      for (int i = 0; i < vec; ++i) e[i] = r.scale * e[i];
+      reinterpret_cast<uint4*>(r.rv + vd)[j] = x;
     }
   }
 }
@@ -80,32 +78,28 @@ struct unreversal {
   int64_t T, Tp;
 };
 
-// dv_s = o′_{Tp−1−s}, a thread a 16-byte vector; then dh0 ← e^{g_0} ⊙ dh0, a thread an element.
+// dv_s = o′_{Tp−1−s}, a block a token row (b, s), a thread a 16-byte vector; then
+// dh0 ← e^{g_0} ⊙ dh0, a block a state row (b, h, feature).
 template <class S>
 __global__ void dv_from_reversed_kernel(unreversal<S> u) {
   constexpr int vec = 16 / sizeof(S);
-  const int vv = u.V / vec;
-  const int64_t copies = static_cast<int64_t>(u.B) * u.T * u.H * vv;
-  const int64_t states = u.dh0 ? static_cast<int64_t>(u.B) * u.H * u.K * u.V : 0;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < copies + states;
-       i += stride) {
-    if (i < copies) {
-      const int64_t row = i / vv;  // (b, s, h)
-      const int c = static_cast<int>(i % vv) * vec, h = static_cast<int>(row % u.H);
-      const int64_t s = (row / u.H) % u.T, b = row / u.H / u.T;
-      const int64_t tau = u.Tp - 1 - s;  // reversed::source_token's inverse
-      const int64_t from = ((b * u.Tp + tau) * u.H + h) * u.V + c;
-      *reinterpret_cast<uint4*>(u.dv + row * u.V + c) =
-          *reinterpret_cast<const uint4*>(u.ro + from);
+  const int64_t tokens = static_cast<int64_t>(u.B) * u.T;
+  const int64_t rows = tokens + (u.dh0 ? static_cast<int64_t>(u.B) * u.H * u.K : 0);
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    if (row < tokens) {
+      const int64_t b = row / u.T, s = row % u.T, tau = u.Tp - 1 - s;  // source_token's inverse
+      const uint4* from = reinterpret_cast<const uint4*>(u.ro + (b * u.Tp + tau) * u.H * u.V);
+      uint4* to = reinterpret_cast<uint4*>(u.dv + row * u.H * u.V);
+      for (int j = threadIdx.x; j < u.H * u.V / vec; j += blockDim.x) to[j] = from[j];
     } else {
-      const int64_t e = i - copies, bh = e / (static_cast<int64_t>(u.K) * u.V);
-      const int f = static_cast<int>(e / u.V % u.K);
-      const S g0 = u.g[((bh / u.H) * u.T * u.H + bh % u.H) * u.K + f];
+      const int64_t e = row - tokens, bh = e / u.K;
+      const S g0 = u.g[((bh / u.H) * u.T * u.H + bh % u.H) * u.K + e % u.K];
+      S w;
       if constexpr (sizeof(S) == 8)
-        u.dh0[e] *= exp(g0);
+        w = exp(g0);
       else
-        u.dh0[e] *= expf(g0);
+        w = expf(g0);
+      for (int j = threadIdx.x; j < u.V; j += blockDim.x) u.dh0[e * u.V + j] *= w;
     }
   }
 }

@@ -497,21 +497,19 @@ template <class S, class Tr>
 cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
   namespace fb = fp_backward;
   const int64_t Tp = reversed::padded_length(c.T, kChunk);
-  auto blocks = [](int64_t work) {
-    return static_cast<unsigned>(std::min<int64_t>((work + 255) / 256, 8 * 1024));
+  auto blocks = [](int64_t rows) {  // a block a row, at most 16 Ki blocks
+    return static_cast<unsigned>(std::min<int64_t>(rows, 16 * 1024));
   };
   call states = c;  // 1: S_n, outputs off
   states.o = nullptr, states.ht = nullptr, states.workspace = p.fp_split;
   if (cudaError_t e = launch_fp_walk<S>(states, {p.states, d.NT, d.Kp, d.Vp, false})) return e;
-  constexpr int vec = 16 / sizeof(S);
   fb::reversal<S> r{};
   r.q = static_cast<const S*>(c.q), r.k = static_cast<const S*>(c.k);
   r.g = static_cast<const S*>(c.g), r.d_o = static_cast<const S*>(c.d_o);
   r.rq = p.rq, r.rk = p.rk, r.rg = p.rg, r.rv = p.rv;
   r.B = c.B, r.H = c.H, r.K = c.K, r.V = c.V, r.T = c.T, r.Tp = Tp;
   r.scale = static_cast<S>(c.scale);
-  const int64_t rows = static_cast<int64_t>(c.B) * Tp * c.H;
-  fb::reverse_tokens_kernel<S><<<blocks(rows * (c.K + c.V) / vec), 256, 0, c.stream>>>(r);
+  fb::reverse_tokens_kernel<S><<<blocks(static_cast<int64_t>(c.B) * Tp), 256, 0, c.stream>>>(r);
   if (cudaError_t e = cudaGetLastError()) return e;
   call rev = c;  // 3: the dS walk on the reversed tokens
   rev.T = Tp, rev.scale = 1.0;
@@ -522,9 +520,8 @@ cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backwar
   u.ro = p.ro, u.g = static_cast<const S*>(c.g);
   u.dv = static_cast<S*>(c.dv), u.dh0 = static_cast<S*>(c.dh0);
   u.B = c.B, u.H = c.H, u.K = c.K, u.V = c.V, u.T = c.T, u.Tp = Tp;
-  const int64_t work = static_cast<int64_t>(c.B) * c.T * c.H * c.V / vec +
-                       (c.dh0 ? static_cast<int64_t>(c.B) * c.H * c.K * c.V : 0);
-  fb::dv_from_reversed_kernel<S><<<blocks(work), 256, 0, c.stream>>>(u);
+  const int64_t rows = static_cast<int64_t>(c.B) * c.T + (c.dh0 ? int64_t{c.B} * c.H * c.K : 0);
+  fb::dv_from_reversed_kernel<S><<<blocks(rows), 256, 0, c.stream>>>(u);
   return cudaGetLastError();
 }
 
