@@ -15,7 +15,7 @@
 //   5. dk's rows against the queries after it;
 //   6. each warp finishes its own elements: dq and dk to global memory from registers,
 //      dg's summands T = q ⊙ dq − k ⊙ dk_intra and P = k ⊙ dk_inter in place of q and k;
-//   7. dg's suffix and prefix sums, a warp a column, stored from shared memory.
+//   7. dg's suffix and prefix sums (dg_sums), stored from shared memory.
 // R_n = e^{−g[first token of chunk n+1]} ⊙ dS_n by rows (reversed_tokens.hpp), so dk_inter
 // and Y take that factor per feature after their sums. 97 KB of shared memory: fp32 runs
 // two blocks an SM (≤ 128 registers); fp64, whose accumulators take twice the registers, one.
@@ -349,11 +349,11 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
       }
   __syncthreads();
 
-  // 7. dg_t = Σ_{r≥t} T_r + Σ_{r<t} P_r + e^{G[C−1]} ⊙ Y, a warp a column, into T's tile.
-  for (int c = warp; c < BK; c += kWarps)
-    dg_column([&](int r) { return q_s[at_k(r, c)]; }, [&](int r) { return k_s[at_k(r, c)]; },
-              [&](int r, T v) { q_s[at_k(r, c)] = v; },
-              exp_of<T>(G_s[at_G(kChunk - 1, c)]) * Y_s[c]);
+  // 7. dg_t = Σ_{r≥t} T_r + Σ_{r<t} P_r + e^{G[C−1]} ⊙ Y into T's tile (Xk: scratch).
+  dg_sums<BK>([&](int r, int c) { return q_s[at_k(r, c)]; },
+              [&](int r, int c) { return k_s[at_k(r, c)]; },
+              [&](int r, int c, T v) { q_s[at_k(r, c)] = v; },
+              [&](int c) { return exp_of<T>(G_s[at_G(kChunk - 1, c)]) * Y_s[c]; }, Xk);
   __syncthreads();
   for (int i = threadIdx.x; i < kChunk * BK / kVec; i += kThreads) {
     const int r = i / (BK / kVec), c = i % (BK / kVec) * kVec;

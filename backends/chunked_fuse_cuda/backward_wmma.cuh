@@ -289,13 +289,12 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
     s.T[e] = s.q[e] * s.dq[e] - s.k[e] * intra;
   }
   __syncthreads();
-  // dg_t = Σ_{r≥t} T_r + Σ_{r<t} P_r + e^{G[C−1]} ⊙ Y_n, per key feature (a warp a
-  // column, lanes over tokens); then the diagonal pair back into dq and dk.
-  for (int cc = threadIdx.x / 32; cc < BK; cc += kWarps)
-    dg_column([&](int r) { return s.T[r * G_::ld + cc]; },
-              [&](int r) { return s.P[r * G_::ld + cc]; },
-              [&](int r, acc_t x) { s.T[r * G_::ld + cc] = x; },
-              Tr::exp(static_cast<acc_t>(G_last[cc])) * s.Y[cc]);
+  // dg_t = Σ_{r≥t} T_r + Σ_{r<t} P_r + e^{G[C−1]} ⊙ Y_n per key feature (E: scratch);
+  // then the diagonal pair back into dq and dk.
+  dg_sums<BK>([&](int r, int cc) { return s.T[r * G_::ld + cc]; },
+              [&](int r, int cc) { return s.P[r * G_::ld + cc]; },
+              [&](int r, int cc, acc_t x) { s.T[r * G_::ld + cc] = x; },
+              [&](int cc) { return Tr::exp(static_cast<acc_t>(G_last[cc])) * s.Y[cc]; }, s.E);
   __syncthreads();
   for (int i = threadIdx.x; i < kChunk * BK; i += kThreads) {
     const int r = i / BK, cc = i % BK;

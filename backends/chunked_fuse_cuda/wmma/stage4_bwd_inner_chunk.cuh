@@ -118,38 +118,36 @@ __device__ void diagonal_blocks(typename Tr::acc_t* out, const typename Tr::acc_
   }
 }
 
-// dg of one key feature over a chunk, by one warp (lanes over tokens): dg_r = Σ_{s≥r} T_s
-// + Σ_{s<r} P_s + from_later, with T_s = q_s ⊙ dq_s − k_s ⊙ dk_intra_s and P_s = k_s ⊙
-// dk_inter_s (the sums without cancellation: ../backward_wmma.cuh's header). T(r) and P(r)
-// read the column; out(r, x) may write over T: a lane writes its rows after all of T is read.
-template <class A, class TA, class PA, class Out>
-__device__ __forceinline__ void dg_column(TA T, PA P, Out out, A from_later) {
-  const int lane = threadIdx.x % 32;
-  A after = 0, before = 0, suffix[kChunk / 32];
+// dg of a chunk's COLS key features by the whole block: dg_r = Σ_{s≥r} T_s + Σ_{s<r} P_s
+// + later(c), with T_s = q_s ⊙ dq_s − k_s ⊙ dk_intra_s and P_s = k_s ⊙ dk_inter_s (the sums
+// without cancellation: ../backward_wmma.cuh's header). A thread a (column, segment of
+// kChunk·COLS/kThreads rows): its rows' T and P in registers, the segments' totals through
+// `scratch` (2·kThreads elements), then its rows' sums. T(r, c) and P(r, c) read;
+// out(r, c, x) may write over T (a thread writes only its own rows, after reading them).
+// Barriers inside; the caller's before (T, P written) and after (out read).
+template <int COLS, class A, class TA, class PA, class Out, class Later>
+__device__ __forceinline__ void dg_sums(TA T, PA P, Out out, Later later, A* scratch) {
+  constexpr int kSegs = kThreads / COLS, kLen = kChunk / kSegs;
+  static_assert(kSegs * COLS == kThreads && kLen * kSegs == kChunk, "segments tile the chunk");
+  const int c = threadIdx.x % COLS, seg = threadIdx.x / COLS, r0 = seg * kLen;
+  A t[kLen], p[kLen], t_sum = 0, p_sum = 0;
 #pragma unroll
-  for (int half = kChunk / 32 - 1; half >= 0; --half) {  // suffix sums of T
-    A y = T(half * 32 + lane);
-#pragma unroll
-    for (int off = 1; off < 32; off *= 2) {
-      const A z = __shfl_down_sync(0xffffffffu, y, off);
-      if (lane + off < 32) y += z;
-    }
-    suffix[half] = y + after;
-    after = __shfl_sync(0xffffffffu, suffix[half], 0);
+  for (int i = 0; i < kLen; ++i) {
+    t[i] = T(r0 + i, c), p[i] = P(r0 + i, c);
+    t_sum += t[i], p_sum += p[i];
   }
+  scratch[seg * COLS + c] = t_sum;
+  scratch[(kSegs + seg) * COLS + c] = p_sum;
+  __syncthreads();
+  A after = later(c), before = 0;  // T of the later segments, P of the earlier ones
+  for (int s = kSegs - 1; s > seg; --s) after += scratch[s * COLS + c];
+  for (int s = 0; s < seg; ++s) before += scratch[(kSegs + s) * COLS + c];
 #pragma unroll
-  for (int half = 0; half < kChunk / 32; ++half) {  // exclusive prefix sums of P
-    const int r = half * 32 + lane;
-    A y = P(r);
+  for (int i = kLen - 1; i >= 0; --i) t[i] = after += t[i];  // suffix sums, later included
 #pragma unroll
-    for (int off = 1; off < 32; off *= 2) {
-      const A z = __shfl_up_sync(0xffffffffu, y, off);
-      if (lane >= off) y += z;
-    }
-    A excl = __shfl_up_sync(0xffffffffu, y, 1);
-    if (lane == 0) excl = 0;
-    out(r, suffix[half] + (before + excl) + from_later);
-    before += __shfl_sync(0xffffffffu, y, 31);
+  for (int i = 0; i < kLen; ++i) {
+    out(r0 + i, c, t[i] + before);
+    before += p[i];
   }
 }
 
