@@ -103,3 +103,15 @@ grep -hE " (fwd|fwdbwd) " $L/*.log | cut -c1-110
 tail -3 $L/ctest.log; grep -E "Failed|\*\*\*" $L/ctest.log | head -20
 grep -E "gpu__time_duration" $L/fp32_kernels.csv | awk -F'","' '{print $5, $NF}' | cut -c1-120 | head -20
 cat $L/env.txt $L/steps.txt
+
+# ---- call 4: .carry/call17.sh
+# e332d2e: compute-sanitizer racecheck and memcheck on the fused path
+set -u
+. .carry/prep.sh
+cd /work/main
+L=/tmp/L; mkdir -p $L
+P=build/hopper/backends/glabench_backend_chunked_fuse_cuda.so
+{ date -u; strings $P | grep -m1 -E "^[0-9a-f]{12}$"; } > $L/env.txt
+(cd build/hopper && timeout 170 ctest -R "compute_sanitizer_(racecheck|memcheck)_fused" -j2 --output-on-failure > $L/sanitizers.log 2>&1); echo "sanitizers exit $? at $SECONDS s" >> $L/env.txt
+cp $L/* $OUT/
+tail -8 $L/sanitizers.log; cat $L/env.txt
