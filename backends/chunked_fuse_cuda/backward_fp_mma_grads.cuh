@@ -162,6 +162,17 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     const T* v = dO + L::stage_tokens;
     const T* S_n = v + L::stage_tokens;
     const T* R_n = S_n + L::stage_state;
+    // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load.
+    auto row_products = [&](auto& acc, const afrag& a, const T* tile, int col0, int kk) {
+      constexpr int tiles = sizeof(acc) / sizeof(acc[0]);
+#pragma unroll
+      for (int ct = 0; ct < tiles; ct += 2) {
+        bfrag b[2];
+        P::template lds_b2_unsplit<BVS>(b, tile, col0 + ct * P::TN, kk, lane);
+        P::mma_rn(acc[ct], a, b[0]);
+        P::mma_rn(acc[ct + 1], a, b[1]);
+      }
+    };
     // A k-step's products one operand at a time: the accumulators take 48 of fp32's 128
     // registers.
 #pragma unroll 1
@@ -169,28 +180,10 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
 #pragma unroll
       for (int rb = 0; rb < RB; ++rb) {
         const afrag a_do = P::template lds_a_unsplit<BVS>(dO, row0 + rb * P::TM, kk, lane);
-#pragma unroll
-        for (int ct = 0; ct < CA; ct += 2) {
-          bfrag b[2];
-          P::template lds_b2_unsplit<BVS>(b, v, colA + ct * P::TN, kk, lane);
-          P::mma_rn(acc_A[rb][ct], a_do, b[0]);
-          P::mma_rn(acc_A[rb][ct + 1], a_do, b[1]);
-        }
-#pragma unroll
-        for (int ct = 0; ct < CK; ct += 2) {
-          bfrag b[2];
-          P::template lds_b2_unsplit<BVS>(b, S_n, colK + ct * P::TN, kk, lane);
-          P::mma_rn(acc_q[rb][ct], a_do, b[0]);
-          P::mma_rn(acc_q[rb][ct + 1], a_do, b[1]);
-        }
+        row_products(acc_A[rb], a_do, v, colA, kk);
+        row_products(acc_q[rb], a_do, S_n, colK, kk);
         const afrag a_v = P::template lds_a_unsplit<BVS>(v, row0 + rb * P::TM, kk, lane);
-#pragma unroll
-        for (int ct = 0; ct < CK; ct += 2) {
-          bfrag b[2];
-          P::template lds_b2_unsplit<BVS>(b, R_n, colK + ct * P::TN, kk, lane);
-          P::mma_rn(acc_k[rb][ct], a_v, b[0]);
-          P::mma_rn(acc_k[rb][ct + 1], a_v, b[1]);
-        }
+        row_products(acc_k[rb], a_v, R_n, colK, kk);
       }
     }
     {  // Y over the slab's columns

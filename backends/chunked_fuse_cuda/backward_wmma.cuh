@@ -1,8 +1,8 @@
-// The backward on WMMA (wmma/): the whole backward of the heads no walk takes; the chunks
-// the bf16 gradient walk leaves. Its passes run after
-// chunk_states_kernel (forward_wmma.cuh) has recomputed the state before every chunk
-// (states[n], n = 0 … NT). With dS_n the gradient of the state after chunk n
-// (dS_{NT−1} = dht; earlier ones from later chunks):
+// The backward on WMMA (wmma/): the whole backward of the heads no walk takes, and the
+// chunks the bf16 gradient walk leaves. Its passes run after chunk_states_kernel
+// (forward_wmma.cuh) has recomputed the state before every chunk (states[n], n = 0 … NT).
+// With dS_n the gradient of the state after chunk n (dS_{NT−1} = dht; earlier ones from
+// later chunks):
 //
 //   chunk_dstates_kernel   walks the chunks backwards: dS_{n−1} = e^{G[C−1]} ⊙ dS_n +
 //                          scale·q̃ᵀ·do; stores every dS_n and Y_n = Σ_v S_n ⊙ dS_n;
