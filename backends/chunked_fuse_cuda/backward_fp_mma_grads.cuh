@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "fp32_fp64_mma/mma.cuh"
 #include "reversed_tokens.hpp"
@@ -198,16 +199,24 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     __syncthreads();
   }
 
-  // 2. dA, q, k, G and E in shared memory.
+  // f(rb, ct, e, row, column) over the warp's accumulator elements of a product with CT
+  // column tiles from column col0.
+  auto for_each = [&](auto CT, int col0, auto f) {
+#pragma unroll
+    for (int rb = 0; rb < RB; ++rb)
+#pragma unroll
+      for (int ct = 0; ct < decltype(CT)::value; ++ct)
+#pragma unroll
+        for (int e = 0; e < NACC; ++e)
+          f(rb, ct, e, row0 + rb * P::TM + acc_row(lane, e), col0 + ct * P::TN + acc_col(lane, e));
+  };
+  using dA_tiles = std::integral_constant<int, CA>;
+  using dq_dk_tiles = std::integral_constant<int, CK>;
+
+  // 2. dA, the cumulative gates G and E = e^{g} in shared memory.
   const T sc = static_cast<T>(scale);
-#pragma unroll
-  for (int rb = 0; rb < RB; ++rb)
-#pragma unroll
-    for (int ct = 0; ct < CA; ++ct)
-#pragma unroll
-      for (int e = 0; e < NACC; ++e)
-        dA_s[at_A(row0 + rb * P::TM + acc_row(lane, e), colA + ct * P::TN + acc_col(lane, e))] =
-            sc * acc_A[rb][ct][e];
+  for_each(dA_tiles{}, colA,
+           [&](int rb, int ct, int e, int r, int c) { dA_s[at_A(r, c)] = sc * acc_A[rb][ct][e]; });
   g_loads.issue(hg, t0, k0);
   g_loads.commit(hg, t0, k0, [&](int r, int c, T g) {
     G_s[at_G(r, c)] = static_cast<double>(g);
@@ -245,15 +254,6 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   }
   __syncthreads();
 
-  auto for_each = [&](auto f) {  // f(rb, ct, e, row, column) over the warp's elements
-#pragma unroll
-    for (int rb = 0; rb < RB; ++rb)
-#pragma unroll
-      for (int ct = 0; ct < CK; ++ct)
-#pragma unroll
-        for (int e = 0; e < NACC; ++e)
-          f(rb, ct, e, row0 + rb * P::TM + acc_row(lane, e), colK + ct * P::TN + acc_col(lane, e));
-  };
   // t += A·B over k in [k_begin, k_end): a(rb, k) the warp's A fragments, b(k, column)
   // B's elements.
   auto products = [&](auto& t, int k_begin, int k_end, auto a_of, auto b) {
@@ -282,7 +282,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
         [&](int j, int c) {
           return k_s[at_k(j, c)] * exp_of<T>(G_s[at_G(a0, c)] - G_s[at_G(j, c)]);
         });
-    for_each([&](int rb, int ct, int e, int r, int c) {
+    for_each(dq_dk_tiles{}, colK, [&](int rb, int ct, int e, int r, int c) {
       const double Gr = G_s[at_G(r, c)];
       T v = sc * acc_q[rb][ct][e] * exp_of<T>(Gr) + Xq[at_k(r, c)];
       if (a0 > 0) v += exp_of<T>(Gr - G_s[at_G(a0, c)]) * t[rb][ct][e];
@@ -301,7 +301,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
       [&](int i, int c) {
         return q_s[at_k(i, c)] * exp_of<T>(G_s[at_G(i, c)] - G_s[at_G(b1, c)]);
       });
-  for_each([&](int rb, int ct, int e, int r, int c) {
+  for_each(dq_dk_tiles{}, colK, [&](int rb, int ct, int e, int r, int c) {
     const double Gr = G_s[at_G(r, c)];
     acc_k[rb][ct][e] *= factor[c] * exp_of<T>(G_s[at_G(kChunk - 1, c)] - Gr);
     t[rb][ct][e] = b1 < kChunk - 1 ? exp_of<T>(G_s[at_G(b1, c)] - Gr) * t[rb][ct][e] : T(0);
@@ -309,7 +309,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   __syncthreads();  // every warp's products have read q and k
   // 6. dk; dg's summands T = q ⊙ dq − k ⊙ dk_intra and P = k ⊙ dk_inter in place of q and
   // k; the diagonal pair.
-  for_each([&](int rb, int ct, int e, int r, int c) {
+  for_each(dq_dk_tiles{}, colK, [&](int rb, int ct, int e, int r, int c) {
     const T inter = acc_k[rb][ct][e], intra = Xk[at_k(r, c)] + t[rb][ct][e];
     const T qv = q_s[at_k(r, c)], kv = k_s[at_k(r, c)], diag = dA_s[at_A(r, r)];
     k_s[at_k(r, c)] = kv * inter;                          // P
