@@ -97,6 +97,7 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     psync();  // chunk i has landed for every producer; chunk i−1's tots are read
     const int b = i % Z::NBUF;
     float* buf = smem + b * L::buf;
+    io.template scale_v<Z::PTHREADS>(buf, pt);  // the consumers' alone, after `full`
     double l[Z::C / 2];
     constexpr double kHalf = -Z::kMildLog2 / 2;
     const bool mild = bar::sync_and(bar::kProducers, Z::PTHREADS,
@@ -172,10 +173,9 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
   fp_load_state(kStates ? nullptr : a.h0, a, S, cw, lane);
   for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m)
     fp_carry_over_piece(a, m, S, cw, lane);
-  const int64_t head = head_row(blockIdx.y, a.H, a.T_len), vs = static_cast<int64_t>(a.H) * a.V;
-  const int v0 = blockIdx.x * Z::BV;
+  const walk_io<float, Z, L> io(a, smem);
+  const int v0 = io.v0;
   const bool outputs = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
-  float* o = outputs ? a.o + head * a.V + v0 : nullptr;
   for (int i = 0; i < count; ++i) {
     const int b = i % Z::NBUF;
     const float* buf = smem + b * L::buf;
@@ -201,17 +201,20 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
     if (!outputs) continue;
     // O[nt][e] at token t0 + 8·nt + 2c + e%2, V row 16·cw + g + 8·(e/2); the checks only
     // in a ragged chunk or slab.
-    const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C + 2 * (lane & 3);
+    const int64_t t0 = t_chunk + 2 * (lane & 3);
     const int vr = 16 * cw + (lane >> 2);
-    float* out = o + t0 * vs + vr;
-    const bool whole = t0 - 2 * (lane & 3) + Z::C <= a.T_len && v0 + 16 * cw + 16 <= a.V;
+    const bool whole = io.whole(t_chunk, Z::C) && v0 + 16 * cw + 16 <= a.V;
+    const int64_t step = io.out_step();
+    float* out = whole ? io.out(t0) + vr : nullptr;
 #pragma unroll
     for (int nt = 0; nt < Z::C / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
-        if (whole || (t0 + dt < a.T_len && v0 + vr + dv < a.V))
-          out[dt * vs + dv] = a.scale * O[nt][e];
+        if (whole)
+          out[dt * step + dv] = a.scale * O[nt][e];
+        else if (io.source(t0 + dt) >= 0 && v0 + vr + dv < a.V)
+          io.out(t0 + dt)[vr + dv] = a.scale * O[nt][e];
       }
   }
   if constexpr (kStates)

@@ -49,8 +49,8 @@ __device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t
     for (int e = 0; e < P::NACC; e += 2) {
       const int64_t t = t0 + r0 + acc_row(lane, e);
       const int col = n0 + j * P::TN + acc_col(lane, e);
-      if (t < io.T_len && io.v0 + col < io.V)
-        *reinterpret_cast<T2*>(io.o + t * io.vs + col) = T2{scale * O[j][e], scale * O[j][e + 1]};
+      if (io.source(t) >= 0 && io.v0 + col < io.V)
+        *reinterpret_cast<T2*>(io.out(t) + col) = T2{scale * O[j][e], scale * O[j][e + 1]};
     }
 }
 
@@ -83,6 +83,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     tc::cp_async_wait_all();
     __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
     if (n + 1 < n1) io.load(cur ^ 1, t0 + Z::C);
+    io.template scale_v<Z::THREADS>(buf, tid);  // read after stage 1's barrier
     if (kSlots && t0 % 64 == 0) fp_store_slot<T>(a.slots, static_cast<int>(t0 / 64), S, warp, lane);
     if (outputs) fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
 
@@ -137,6 +138,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1)
     tc::cp_async_wait_all();
     __syncthreads();
     if (n + 1 < span.last) io.load(cur ^ 1, static_cast<int64_t>(n + 1) * Z::C);
+    io.template scale_v<Z::THREADS>(buf, tid);
     double l[Z::C / 2];
     fp_decay_cumsum(buf, tots, f, h, l);
     __syncthreads();  // tots written

@@ -102,10 +102,8 @@ struct backward_plan {
   unsigned char* listed = nullptr;
   float *split = nullptr, *dsplit = nullptr;
   // fp32 and fp64 heads the walks can take (K ≤ 128): the state passes on the walks
-  // (backward_fp_walks.cuh) — the sequence reversed (q′, k′, g′, v′), o′ from it, and the
-  // walks' split, carved last (fp_split_bytes of it).
+  // (backward_fp_walks.cuh) and their split, carved last (fp_split_bytes of it).
   using S = typename Tr::storage_t;
-  S *rq = nullptr, *rk = nullptr, *rg = nullptr, *rv = nullptr, *ro = nullptr;
   void* fp_split = nullptr;
   size_t fp_split_bytes = 0;
   bool fp_walks = false;
@@ -116,14 +114,12 @@ struct backward_plan {
     if constexpr (!std::is_same_v<S, __nv_bfloat16>) {
       fp_walks = d.K <= walk_fp::sizes<S>::KP;
       if (!fp_walks) return;
-      const size_t rows = static_cast<size_t>(d.B) * reversed::padded_length(d.T, kChunk) * d.H;
-      rq = w.take<S>(rows * d.K), rk = w.take<S>(rows * d.K), rg = w.take<S>(rows * d.K);
-      rv = w.take<S>(rows * d.V), ro = w.take<S>(rows * d.V);
       auto split_bytes = [&](int64_t T) {  // the forward's T and the reversed Tp
         return walk::split_workspace_bytes(d.B, T, d.H, d.V, walk_fp::sizes<S>::C, sizeof(S),
                                            sizeof(double), walk_fp::first_pass_slab<S>);
       };
-      fp_split_bytes = std::max(split_bytes(d.T), split_bytes(rows / d.B / d.H));
+      fp_split_bytes =
+          std::max(split_bytes(d.T), split_bytes(reversed::padded_length(d.T, kChunk)));
       fp_split = w.take<char>(fp_split_bytes);
     }
     if constexpr (std::is_same_v<S, __nv_bfloat16>) {
@@ -311,11 +307,13 @@ bool fp_walk_fits(const call& c) {
 
 // `slots`: the backward's state passes (backward_fp_walks.cuh); none in the forward.
 template <class S>
-cudaError_t launch_fp_walk(const call& c, typename walk_fp::args<S>::state_slots slots = {}) {
+cudaError_t launch_fp_walk(const call& c, typename walk_fp::args<S>::state_slots slots = {},
+                           typename walk_fp::args<S>::reversal rev = {}) {
   using Z = walk_fp::sizes<S>;
   walk_fp::args<S> a{};
   take_forward_tensors<S>(a, c);
   a.slots = slots;
+  a.rev = rev;
   a.T_len = c.T;
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
   a.scale = static_cast<S>(c.scale);
@@ -495,33 +493,26 @@ bool fp_backward_walks_fit(const call& c) {
 // Fills p.states with S_n and p.dstates with R_n, and writes dv and dh0.
 template <class S, class Tr>
 cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
-  namespace fb = fp_backward;
-  const int64_t Tp = reversed::padded_length(c.T, kChunk);
-  auto blocks = [](int64_t rows) {  // a block a row, at most 16 Ki blocks
-    return static_cast<unsigned>(std::min<int64_t>(rows, 16 * 1024));
-  };
   call states = c;  // 1: S_n, outputs off
   states.o = nullptr, states.ht = nullptr, states.workspace = p.fp_split;
   if (cudaError_t e = launch_fp_walk<S>(states, {p.states, d.NT, d.Kp, d.Vp, false})) return e;
-  fb::reversal<S> r{};
-  r.q = static_cast<const S*>(c.q), r.k = static_cast<const S*>(c.k);
-  r.g = static_cast<const S*>(c.g), r.d_o = static_cast<const S*>(c.d_o);
-  r.rq = p.rq, r.rk = p.rk, r.rg = p.rg, r.rv = p.rv;
-  r.B = c.B, r.H = c.H, r.K = c.K, r.V = c.V, r.T = c.T, r.Tp = Tp;
-  r.scale = static_cast<S>(c.scale);
-  fb::reverse_tokens_kernel<S><<<blocks(static_cast<int64_t>(c.B) * Tp), 256, 0, c.stream>>>(r);
-  if (cudaError_t e = cudaGetLastError()) return e;
-  call rev = c;  // 3: the dS walk on the reversed tokens
-  rev.T = Tp, rev.scale = 1.0;
-  rev.q = p.rq, rev.k = p.rk, rev.g = p.rg, rev.v = p.rv, rev.h0 = c.dht;
-  rev.o = p.ro, rev.ht = c.dh0, rev.workspace = p.fp_split;
-  if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp, true})) return e;
-  fb::unreversal<S> u{};
-  u.ro = p.ro, u.g = static_cast<const S*>(c.g);
-  u.dv = static_cast<S*>(c.dv), u.dh0 = static_cast<S*>(c.dh0);
-  u.B = c.B, u.H = c.H, u.K = c.K, u.V = c.V, u.T = c.T, u.Tp = Tp;
-  const int64_t rows = static_cast<int64_t>(c.B) * c.T + (c.dh0 ? int64_t{c.B} * c.H * c.K : 0);
-  fb::dv_from_reversed_kernel<S><<<blocks(rows), 256, 0, c.stream>>>(u);
+  call rev = c;  // 2: the dS walk, on the tokens reversed (q′ = k, k′ = q, v′ = scale·do)
+  rev.T = reversed::padded_length(c.T, kChunk), rev.scale = 1.0;
+  rev.q = c.k, rev.k = c.q, rev.v = c.d_o, rev.h0 = c.dht;
+  rev.o = c.dv, rev.ht = c.dh0, rev.workspace = p.fp_split;
+  if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp, true},
+                                        {true, c.T, static_cast<S>(c.scale)}))
+    return e;
+  if (!c.dh0) return cudaSuccess;
+  fp_backward::dh0_factors<S> u{static_cast<const S*>(c.g),
+                                static_cast<S*>(c.dh0),
+                                c.H,
+                                c.K,
+                                c.V,
+                                c.T};  // 3: dh0 = e^{g_0} ⊙ the walk's final state
+  const int64_t rows = int64_t{c.B} * c.H * c.K;
+  fp_backward::dh0_factors_kernel<S>
+      <<<static_cast<unsigned>(std::min<int64_t>(rows, 16 * 1024)), 128, 0, c.stream>>>(u, rows);
   return cudaGetLastError();
 }
 

@@ -26,7 +26,7 @@ struct pipe_sizes_of {
   static constexpr int PS = 20;
   static constexpr int CONSUMERS = BV / 16, PRODUCERS = 8;
   static constexpr int THREADS = 32 * (CONSUMERS + PRODUCERS), PTHREADS = 32 * PRODUCERS;
-  static constexpr double kMildLog2 = 64.0;  // as sizes<float>
+  static constexpr double kMildLog2 = sizes<float>::kMildLog2;
   static_assert(PTHREADS == 2 * KP, "a producer thread per (feature, half)");
 };
 // The walk: a block a 64-column V slab (4 consumer warps). The split's first pass: a block

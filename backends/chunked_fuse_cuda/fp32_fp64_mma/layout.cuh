@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "../ptx_primitives.cuh"
+#include "../reversed_tokens.hpp"
 #include "../tensor_layout.cuh"
 #include "mma.cuh"
 
@@ -80,6 +81,17 @@ struct args {
     int chunks, Kp, Vp;
     bool reversed;
   } slots;
+  // The backward's dS walk (../backward_fp_walks.cuh): where `on`, the walk's T_len tokens
+  // are the tensors' `tokens` backwards, padded at the front (../reversed_tokens.hpp), each
+  // read from its source token — q, k and v from there, g from the token after — and v
+  // scaled by v_scale as it lands; o goes to the source tokens.
+  struct reversal {
+    bool on;
+    int64_t tokens;
+    T v_scale;
+  } rev;
+  // The tensors' tokens a sequence.
+  __host__ __device__ int64_t T_tensors() const { return rev.on ? rev.tokens : T_len; }
 };
 
 // One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,
@@ -90,23 +102,53 @@ struct walk_io {
   static constexpr int kVec = 16 / sizeof(T);
   const T *q, *k, *g, *v;
   T* o;
-  int64_t ks, vs, T_len;
+  int64_t ks, vs, T_len, T_src;
   int K, V, v0;
+  bool rev;
+  T v_scale;
   uint32_t sm;
   __device__ walk_io(const args<T>& a, const T* smem)
       : ks(static_cast<int64_t>(a.H) * a.K),
         vs(static_cast<int64_t>(a.H) * a.V),
         T_len(a.T_len),
+        T_src(a.T_tensors()),
         K(a.K),
         V(a.V),
         v0(blockIdx.x * Z::BV),
+        rev(a.rev.on),
+        v_scale(a.rev.v_scale),
         sm(tc::smem_addr(smem)) {
     const int bh = blockIdx.y;
-    const int64_t head = head_row(bh, a.H, a.T_len);
+    const int64_t head = head_row(bh, a.H, T_src);
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
     v = a.v + head * a.V + v0, o = a.o ? a.o + head * a.V + v0 : nullptr;
   }
-  __device__ void load(int b, int64_t t0) const { load<Z::THREADS>(b, t0, threadIdx.x); }
+  // The tensors' token of walk token t, and the token of its gate; −1 for none (zeros).
+  __device__ int64_t source(int64_t t) const {
+    return rev ? reversed::source_token(t, T_len, T_src) : t < T_len ? t : -1;
+  }
+  __device__ int64_t gate_source(int64_t t) const {
+    return rev ? reversed::gate_token(t, T_len, T_src) : t < T_len ? t : -1;
+  }
+  // o's first element of the slab at walk token t (its source), and the step to token t + 1.
+  __device__ T* out(int64_t t) const { return o + source(t) * vs; }
+  __device__ int64_t out_step() const { return rev ? -vs : vs; }
+  // Whether tokens [t, t + n) all have sources.
+  __device__ bool whole(int64_t t, int n) const {
+    return rev ? source(t + n - 1) >= 0 : t + n <= T_len;
+  }
+  // The reversed walk's v′ = v_scale·v, in place in buffer b once its chunk has landed;
+  // NTH threads, `tid` among them. Nothing in the forward.
+  template <int NTH>
+  __device__ void scale_v(T* buf, int tid) const {
+    if (!rev) return;
+    static_assert(Z::C * Z::BV % NTH == 0, "whole rounds");
+#pragma unroll
+    for (int i = tid; i < Z::C * Z::BV; i += NTH) buf[L::v + i] *= v_scale;
+  }
+  __device__ void load(int b, int64_t t0) const {
+    load<Z::THREADS>(b, t0, threadIdx.x);
+  }
   // kWithQ = false: q is left out (a pass that needs the keys alone).
   template <int NTH, bool kWithQ = true>
   __device__ void load(int b, int64_t t0, int tid) const {
@@ -115,19 +157,21 @@ struct walk_io {
 #pragma unroll
     for (int it = 0; it < Z::C * per_row / NTH; ++it) {
       const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
-      const bool in = t0 + r < T_len && c < K;
-      const int64_t src = in ? (t0 + r) * ks + c : 0;
+      const int64_t s = source(t0 + r), sg = gate_source(t0 + r);
+      const bool in = s >= 0 && c < K, gin = sg >= 0 && c < K;
+      const int64_t src = in ? s * ks + c : 0, gsrc = gin ? sg * ks + c : 0;
       const uint32_t dst = sm + (b * L::buf + swz<T, Z::KP>(r, c)) * sizeof(T);
       if (kWithQ) tc::cp_async16(dst + L::q * sizeof(T), q + src, in ? 16 : 0);
       tc::cp_async16(dst + L::k * sizeof(T), k + src, in ? 16 : 0);
-      tc::cp_async16(dst + L::g * sizeof(T), g + src, in ? 16 : 0);
+      tc::cp_async16(dst + L::g * sizeof(T), g + gsrc, gin ? 16 : 0);
     }
 #pragma unroll
     for (int it = 0; it < Z::C * per_vrow / NTH; ++it) {
       const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
-      const bool in = t0 + r < T_len && v0 + c < V;
+      const int64_t s = source(t0 + r);
+      const bool in = s >= 0 && v0 + c < V;
       tc::cp_async16(sm + (b * L::buf + L::v + swz<T, Z::BV>(r, c)) * sizeof(T),
-                     in ? v + (t0 + r) * vs + c : v, in ? 16 : 0);
+                     in ? v + s * vs + c : v, in ? 16 : 0);
     }
     tc::cp_async_commit();
   }
