@@ -18,7 +18,7 @@
 // double-buffered: the next chunk's q, k, g and v load (cp.async) during this one.
 //
 // Gates: every exponent is ≤ 0 — G[t] for q̃, G[C−1] − G[t] for k̂ — except k̃'s −G[t],
-// which only a mild chunk takes (G ≥ −kMildLog2 throughout: 2^{64} in fp32, 2^{480} in
+// which only a mild chunk takes (G ≥ −kMildLog2 throughout: 2^{96} in fp32, 2^{480} in
 // fp64). Any other chunk sums its scores pair by pair from the pair's own gates
 // (fp_inner_chunk_by_pairs), so a gate of −30, chunk sums of −10⁴ and exact zeros all stay
 // accurate and finite. G is summed in fp64 in both dtypes.

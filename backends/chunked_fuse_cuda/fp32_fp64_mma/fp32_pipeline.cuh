@@ -38,12 +38,12 @@ using pipe_first_sizes = pipe_sizes_of<128>;
 // A chunk's kind, which sets how its scores are summed and where the state update applies
 // its decays E = 2^{G[C−1]}:
 //   kMild   every feature's halves sum their log2 gates to ≥ −kMildLog2/2: stage 4 on the
-//           tensor cores from one reference, q̃ = q·2^{G}, κ = k̃ = k·2^{−G} (both ≤ 2^{64}
+//           tensor cores from one reference, q̃ = q·2^{G}, κ = k̃ = k·2^{−G} (both ≤ 2^{96}
 //           off), E after the update;
 //   kMixed  the features not mild (`strong`) sum their gates below −kMildLog2/2 over the
 //           chunk: they take κ = k̂ = k·2^{G[C−1]−G}, E before the update, and the tensor
 //           cores' scores then carry q̃·k̂ for them, their pairs' terms times 2^{G[C−1]} <
-//           2^{−32}: below fp32's rounding. Their terms themselves are summed pair by pair
+//           2^{−48}: below fp32's rounding. Their terms themselves are summed pair by pair
 //           (fp_strong_feature_pairs) into the `pairs` tile. The mild features as in kMild;
 //   kPairs  any other chunk (a feature not mild whose chunk sums to ≥ −kMildLog2/2, which
 //           takes a positive gate): every score pair by pair (fp_pair_partials), κ = k̂.

@@ -25,8 +25,10 @@ struct sizes {
   static constexpr int SCORE_TILES = (C / P::TM) * (C / P::TN);
   static_assert(SCORE_TILES <= WARPS, "a warp a score tile");
   // A chunk whose two halves' log2 gates each sum to ≥ −kMildLog2/2 in every feature is
-  // mild: one reference for the whole chunk, 2^{±G} ≤ 2^{kMildLog2}, far inside T's range.
-  static constexpr double kMildLog2 = sizeof(T) == 4 ? 64.0 : 480.0;
+  // mild: one reference for the whole chunk, 2^{±G} ≤ 2^{kMildLog2}, inside T's range. In
+  // fp32, 2^{96}·|k| leaves 2^{31} below the largest float for a chunk's sums, and q·2^{−96}
+  // keeps its 3×TF32 lo part normal for |q| ≥ 2^{−18}.
+  static constexpr double kMildLog2 = sizeof(T) == 4 ? 96.0 : 480.0;
 };
 inline constexpr double kLog2e = 1.4426950408889634;
 

@@ -23,7 +23,7 @@ __device__ __forceinline__ T exp2_of(double x) {
     return exp2f(static_cast<float>(x - n)) * pow2i(n);
   }
 }
-// For |x| ≤ 64 only (a mild chunk's G). fp32, off the fp64 pipe but for one add: x + 1.5·2^29
+// For |x| ≤ 96 only (a mild chunk's G). fp32, off the fp64 pipe but for one add: x + 1.5·2^29
 // leaves round(x·2^23) in its low word (fixed point, 2^-24 from x), whose top bits are
 // n = ⌊x⌋ and whose low 23 bits are r = x − n ∈ [0, 1) as a float's mantissa; 2^{±n} is
 // then added to the exponent bits of 2^{±r} (ex2.approx, 2 ulp), which stays normal.
