@@ -64,7 +64,7 @@ struct pipe_operands {
 // The producers of tokens [t_first, t_first + 16·count). `full` and `empty`: the buffers'
 // mbarriers (pipe_layout::bars_bytes). The first pass (kStates) leaves the span's summed
 // gates in the split's workspace (piece blockIdx.z; slab 0's block, a thread a feature).
-template <bool kStates, bool kSlots>
+template <bool kStates, bool kSlots, bool kRev>
 __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, uint64_t* full,
                                              uint64_t* empty, int64_t t_first, int count) {
   using Z = pipe_sizes_for<kStates>;
@@ -72,7 +72,7 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
   const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
   const int f = pt % Z::KP, h = pt / Z::KP;  // stages 1–2: feature, half of the chunk
   double* tots = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::tots_bytes);
-  const walk_io<float, Z, L> io(a, smem);
+  const walk_io<float, Z, L, kRev> io(a, smem);
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
   double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
   const bool scores = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
@@ -159,7 +159,7 @@ __device__ __forceinline__ void fp32_store_first_piece(const args<float>& a, int
 
 // The consumers of the same span: the walk (o, and ht after the last segment) or the
 // first pass (kStates: the span's state into the split's workspace, piece blockIdx.z).
-template <bool kStates, bool kSlots>
+template <bool kStates, bool kSlots, bool kRev>
 __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem,
                                              uint64_t* full, uint64_t* empty, int64_t t_first,
                                              int count) {
@@ -173,9 +173,16 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
   fp_load_state(kStates ? nullptr : a.h0, a, S, cw, lane);
   for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m)
     fp_carry_over_piece(a, m, S, cw, lane);
-  const walk_io<float, Z, L> io(a, smem);
-  const int v0 = io.v0;
+  // o's rows: the tokens' own, or (kRev) their sources backwards, none in the front padding
+  // (../reversed_tokens.hpp).
+  const int64_t T_src = kRev ? a.rev.tokens : a.T_len;
+  const int64_t head = head_row(blockIdx.y, a.H, T_src), vs = static_cast<int64_t>(a.H) * a.V;
+  const int v0 = blockIdx.x * Z::BV;
   const bool outputs = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
+  float* o = outputs ? a.o + head * a.V + v0 : nullptr;
+  auto has_source = [&](int64_t t) {
+    return kRev ? reversed::source_token(t, a.T_len, T_src) >= 0 : t < a.T_len;
+  };
   for (int i = 0; i < count; ++i) {
     const int b = i % Z::NBUF;
     const float* buf = smem + b * L::buf;
@@ -201,20 +208,20 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
     if (!outputs) continue;
     // O[nt][e] at token t0 + 8·nt + 2c + e%2, V row 16·cw + g + 8·(e/2); the checks only
     // in a ragged chunk or slab.
-    const int64_t t0 = t_chunk + 2 * (lane & 3);
+    const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C + 2 * (lane & 3);
     const int vr = 16 * cw + (lane >> 2);
-    const bool whole = io.whole(t_chunk, Z::C) && v0 + 16 * cw + 16 <= a.V;
-    const int64_t step = io.out_step();
-    float* out = whole ? io.out(t0) + vr : nullptr;
+    float* out = o + (kRev ? a.T_len - 1 - t0 : t0) * vs + vr;
+    const int64_t step = kRev ? -vs : vs;
+    const bool whole =
+        (kRev ? has_source(t0 - 2 * (lane & 3)) : t0 - 2 * (lane & 3) + Z::C <= a.T_len) &&
+        v0 + 16 * cw + 16 <= a.V;
 #pragma unroll
     for (int nt = 0; nt < Z::C / 8; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
-        if (whole)
+        if (whole || (has_source(t0 + dt) && v0 + vr + dv < a.V))
           out[dt * step + dv] = a.scale * O[nt][e];
-        else if (io.source(t0 + dt) >= 0 && v0 + vr + dv < a.V)
-          io.out(t0 + dt)[vr + dv] = a.scale * O[nt][e];
       }
   }
   if constexpr (kStates)
@@ -224,7 +231,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
 }
 
 // Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
-template <bool kStates, bool kSlots = false>
+template <bool kStates, bool kSlots = false, bool kRev = false>
 __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first,
                                               int64_t t_end) {
   using Z = pipe_sizes_for<kStates>;
@@ -238,31 +245,33 @@ __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_fi
       bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
   __syncthreads();
   if (threadIdx.x < 32 * Z::CONSUMERS)
-    fp32_consume<kStates, kSlots>(a, smem, full, empty, t_first, count);
+    fp32_consume<kStates, kSlots, kRev>(a, smem, full, empty, t_first, count);
   else
-    fp32_produce<kStates, kSlots>(a, smem, full, empty, t_first, count);
+    fp32_produce<kStates, kSlots, kRev>(a, smem, full, empty, t_first, count);
 }
 
 // The walk. Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments);
 // pipe_sizes::THREADS threads, pipe_layout::bytes of shared memory. kSlots: the backward's
-// state passes (args::slots).
-template <bool kSlots>
+// state passes (args::slots); kRev: its dS walk, on the tokens backwards (args::rev).
+template <bool kSlots, bool kRev = false>
 __global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
     chunk_walk_fp32_pipelined_kernel(args<float> a) {
   constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
   const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
-  fp32_pipeline<false, kSlots>(
+  fp32_pipeline<false, kSlots, kRev>(
       a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
 }
 
 // The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z;
 // grid x the 128-column blocks of V, pipe_first_sizes::THREADS threads, pipe_first_layout::bytes.
+template <bool kRev = false>
 __global__ void __launch_bounds__(pipe_first_sizes::THREADS, 1)
     chunk_walk_fp32_pipelined_states_kernel(args<float> a) {
   constexpr int plan_chunk = sizes<float>::C;
   const walk::chunk_span span = walk::state_piece(blockIdx.z, a.sub_chunks, a.NT);
   const int64_t t_first = static_cast<int64_t>(span.first) * plan_chunk;
-  fp32_pipeline<true>(a, t_first, min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk));
+  fp32_pipeline<true, false, kRev>(a, t_first,
+                                   min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk));
 }
 
 }  // namespace glabench::chunked::walk_fp

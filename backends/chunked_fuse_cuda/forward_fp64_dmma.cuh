@@ -36,9 +36,9 @@ namespace glabench::chunked::walk_fp {
 
 // o's element pairs of a warp's two column tiles (stage 5's layout), scaled, past T and V
 // left out.
-template <class T>
-__device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t0, int warp,
-                                                 int lane, T scale,
+template <class T, bool kRev>
+__device__ __forceinline__ void fp_store_outputs(const walk_io<T, sizes<T>, layout<T>, kRev>& io,
+                                                 int64_t t0, int warp, int lane, T scale,
                                                  const T (&O)[2][mma_policy<T>::NACC]) {
   using P = mma_policy<T>;
   using T2 = std::conditional_t<sizeof(T) == 4, float2, double2>;
@@ -49,13 +49,14 @@ __device__ __forceinline__ void fp_store_outputs(const walk_io<T>& io, int64_t t
     for (int e = 0; e < P::NACC; e += 2) {
       const int64_t t = t0 + r0 + acc_row(lane, e);
       const int col = n0 + j * P::TN + acc_col(lane, e);
-      if (io.source(t) >= 0 && io.v0 + col < io.V)
+      if (io.has_source(t) && io.v0 + col < io.V)
         *reinterpret_cast<T2*>(io.out(t) + col) = T2{scale * O[j][e], scale * O[j][e + 1]};
     }
 }
 
-// kSlots: the backward's state passes (args::slots).
-template <class T, bool kSlots>
+// kSlots: the backward's state passes (args::slots); kRev: its dS walk, on the tokens
+// backwards (args::rev).
+template <class T, bool kSlots, bool kRev = false>
 __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(args<T> a) {
   using Z = sizes<T>;
   using L = layout<T>;
@@ -66,7 +67,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
   double* tots = reinterpret_cast<double*>(raw + L::tots_bytes);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int f = tid % Z::KP, h = tid / Z::KP;  // stages 1–2: feature, half of the chunk
-  const walk_io<T> io(a, smem);
+  const walk_io<T, sizes<T>, layout<T>, kRev> io(a, smem);
 
   const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
 
@@ -115,7 +116,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
 // but the last walks from a zero state with stages 1–3 only, leaving
 //   dstate = Σ_n 2^{G[end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[end] − G[start]
 // and each segment's walk starts from h0 carried across the pieces before it.
-template <class T>
+template <class T, bool kRev = false>
 __global__ void __launch_bounds__(sizes<T>::THREADS, 1)
     chunk_walk_fp_segment_states_kernel(args<T> a) {
   using Z = sizes<T>;
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1)
   double* tots = reinterpret_cast<double*>(raw + L::tots_bytes);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int f = tid % Z::KP, h = tid / Z::KP;
-  const walk_io<T> io(a, smem);
+  const walk_io<T, sizes<T>, layout<T>, kRev> io(a, smem);
   const int piece = blockIdx.z;
   const walk::chunk_span span = walk::state_piece(piece, a.sub_chunks, a.NT);
   state_regs<T> S = {};

@@ -308,12 +308,12 @@ bool fp_walk_fits(const call& c) {
 // `slots`: the backward's state passes (backward_fp_walks.cuh); none in the forward.
 template <class S>
 cudaError_t launch_fp_walk(const call& c, typename walk_fp::args<S>::state_slots slots = {},
-                           typename walk_fp::args<S>::reversal rev = {}) {
+                           const typename walk_fp::args<S>::reversal* rev = nullptr) {
   using Z = walk_fp::sizes<S>;
   walk_fp::args<S> a{};
   take_forward_tensors<S>(a, c);
   a.slots = slots;
-  a.rev = rev;
+  if (rev) a.rev = *rev;
   a.T_len = c.T;
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
   a.scale = static_cast<S>(c.scale);
@@ -327,22 +327,27 @@ cudaError_t launch_fp_walk(const call& c, typename walk_fp::args<S>::state_slots
     const dim3 first_pass((c.V + F::BV - 1) / F::BV, grid.y, pieces);
     if (pieces > 0)
       if (cudaError_t e = launch_walk_kernel_threads(
-              walk_fp::chunk_walk_fp32_pipelined_states_kernel, first_pass, F::THREADS,
-              walk_fp::pipe_first_layout::bytes, c.stream, a))
+              rev ? walk_fp::chunk_walk_fp32_pipelined_states_kernel<true>
+                  : walk_fp::chunk_walk_fp32_pipelined_states_kernel<false>,
+              first_pass, F::THREADS, walk_fp::pipe_first_layout::bytes, c.stream, a))
         return e;
     return launch_walk_kernel_threads(
-        slots.states ? walk_fp::chunk_walk_fp32_pipelined_kernel<true>
-                     : walk_fp::chunk_walk_fp32_pipelined_kernel<false>,
+        rev            ? walk_fp::chunk_walk_fp32_pipelined_kernel<true, true>
+        : slots.states ? walk_fp::chunk_walk_fp32_pipelined_kernel<true>
+                       : walk_fp::chunk_walk_fp32_pipelined_kernel<false>,
         grid, walk_fp::pipe_sizes::THREADS, walk_fp::pipe_layout::bytes, c.stream, a);
   } else {
     const dim3 first_pass(grid.x, grid.y, pieces);
     constexpr size_t smem = walk_fp::layout<S>::bytes;
     if (pieces > 0)
-      if (cudaError_t e = launch_walk_kernel_smem(walk_fp::chunk_walk_fp_segment_states_kernel<S>,
-                                                  first_pass, smem, c.stream, a))
+      if (cudaError_t e =
+              launch_walk_kernel_smem(rev ? walk_fp::chunk_walk_fp_segment_states_kernel<S, true>
+                                          : walk_fp::chunk_walk_fp_segment_states_kernel<S, false>,
+                                      first_pass, smem, c.stream, a))
         return e;
-    return launch_walk_kernel_smem(slots.states ? walk_fp::chunk_walk_fp_kernel<S, true>
-                                                : walk_fp::chunk_walk_fp_kernel<S, false>,
+    return launch_walk_kernel_smem(rev            ? walk_fp::chunk_walk_fp_kernel<S, true, true>
+                                   : slots.states ? walk_fp::chunk_walk_fp_kernel<S, true>
+                                                  : walk_fp::chunk_walk_fp_kernel<S, false>,
                                    grid, smem, c.stream, a);
   }
 }
@@ -500,8 +505,8 @@ cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backwar
   rev.T = reversed::padded_length(c.T, kChunk), rev.scale = 1.0;
   rev.q = c.k, rev.k = c.q, rev.v = c.d_o, rev.h0 = c.dht;
   rev.o = c.dv, rev.ht = c.dh0, rev.workspace = p.fp_split;
-  if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp, true},
-                                        {true, c.T, static_cast<S>(c.scale)}))
+  const typename walk_fp::args<S>::reversal backwards{c.T, static_cast<S>(c.scale)};
+  if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp, true}, &backwards))
     return e;
   if (!c.dh0) return cudaSuccess;
   fp_backward::dh0_factors<S> u{static_cast<const S*>(c.g),

@@ -83,41 +83,37 @@ struct args {
     int chunks, Kp, Vp;
     bool reversed;
   } slots;
-  // The backward's dS walk (../backward_fp_walks.cuh): where `on`, the walk's T_len tokens
-  // are the tensors' `tokens` backwards, padded at the front (../reversed_tokens.hpp), each
-  // read from its source token — q, k and v from there, g from the token after — and v
-  // scaled by v_scale as it lands; o goes to the source tokens.
+  // The backward's dS walk (../backward_fp_walks.cuh), the kernels' kRev: the walk's T_len
+  // tokens are the tensors' `tokens` backwards, padded at the front (../reversed_tokens.hpp),
+  // each read from its source token — q, k and v from there, g from the token after — and
+  // v scaled by v_scale as it lands; o goes to the source tokens.
   struct reversal {
-    bool on;
     int64_t tokens;
     T v_scale;
   } rev;
-  // The tensors' tokens a sequence.
-  __host__ __device__ int64_t T_tensors() const { return rev.on ? rev.tokens : T_len; }
 };
 
 // One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,
 // and the cp.async loads of a chunk's tiles into buffer `b` of layout L; zeros past T, K
-// and V. NTH threads share a load, `tid` among them (the whole block by default).
-template <class T, class Z = sizes<T>, class L = layout<T>>
+// and V. NTH threads share a load, `tid` among them (the whole block by default). kRev:
+// the dS walk's tokens, backwards (args::rev).
+template <class T, class Z = sizes<T>, class L = layout<T>, bool kRev = false>
 struct walk_io {
   static constexpr int kVec = 16 / sizeof(T);
   const T *q, *k, *g, *v;
   T* o;
   int64_t ks, vs, T_len, T_src;
   int K, V, v0;
-  bool rev;
   T v_scale;
   uint32_t sm;
   __device__ walk_io(const args<T>& a, const T* smem)
       : ks(static_cast<int64_t>(a.H) * a.K),
         vs(static_cast<int64_t>(a.H) * a.V),
         T_len(a.T_len),
-        T_src(a.T_tensors()),
+        T_src(kRev ? a.rev.tokens : a.T_len),
         K(a.K),
         V(a.V),
         v0(blockIdx.x * Z::BV),
-        rev(a.rev.on),
         v_scale(a.rev.v_scale),
         sm(tc::smem_addr(smem)) {
     const int bh = blockIdx.y;
@@ -127,26 +123,25 @@ struct walk_io {
   }
   // The tensors' token of walk token t, and the token of its gate; −1 for none (zeros).
   __device__ int64_t source(int64_t t) const {
-    return rev ? reversed::source_token(t, T_len, T_src) : t < T_len ? t : -1;
+    if constexpr (kRev) return reversed::source_token(t, T_len, T_src);
+    return t < T_len ? t : -1;
   }
   __device__ int64_t gate_source(int64_t t) const {
-    return rev ? reversed::gate_token(t, T_len, T_src) : t < T_len ? t : -1;
+    if constexpr (kRev) return reversed::gate_token(t, T_len, T_src);
+    return source(t);
   }
-  // o's first element of the slab at walk token t (its source), and the step to token t + 1.
-  __device__ T* out(int64_t t) const { return o + source(t) * vs; }
-  __device__ int64_t out_step() const { return rev ? -vs : vs; }
-  // Whether tokens [t, t + n) all have sources.
-  __device__ bool whole(int64_t t, int n) const {
-    return rev ? source(t + n - 1) >= 0 : t + n <= T_len;
-  }
-  // The reversed walk's v′ = v_scale·v, in place in buffer b once its chunk has landed;
-  // NTH threads, `tid` among them. Nothing in the forward.
+  __device__ bool has_source(int64_t t) const { return kRev ? source(t) >= 0 : t < T_len; }
+  // o's first element of the slab at walk token t's source (where has_source(t)).
+  __device__ T* out(int64_t t) const { return o + (kRev ? T_len - 1 - t : t) * vs; }
+  // The dS walk's v′ = v_scale·v, in place in buffer b once its chunk has landed; NTH
+  // threads, `tid` among them.
   template <int NTH>
   __device__ void scale_v(T* buf, int tid) const {
-    if (!rev) return;
-    static_assert(Z::C * Z::BV % NTH == 0, "whole rounds");
+    if constexpr (kRev) {
+      static_assert(Z::C * Z::BV % NTH == 0, "whole rounds");
 #pragma unroll
-    for (int i = tid; i < Z::C * Z::BV; i += NTH) buf[L::v + i] *= v_scale;
+      for (int i = tid; i < Z::C * Z::BV; i += NTH) buf[L::v + i] *= v_scale;
+    }
   }
   __device__ void load(int b, int64_t t0) const {
     load<Z::THREADS>(b, t0, threadIdx.x);
@@ -159,9 +154,16 @@ struct walk_io {
 #pragma unroll
     for (int it = 0; it < Z::C * per_row / NTH; ++it) {
       const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
-      const int64_t s = source(t0 + r), sg = gate_source(t0 + r);
-      const bool in = s >= 0 && c < K, gin = sg >= 0 && c < K;
-      const int64_t src = in ? s * ks + c : 0, gsrc = gin ? sg * ks + c : 0;
+      bool in, gin;
+      int64_t src, gsrc;
+      if constexpr (kRev) {
+        const int64_t s = source(t0 + r), sg = gate_source(t0 + r);
+        in = s >= 0 && c < K, gin = sg >= 0 && c < K;
+        src = in ? s * ks + c : 0, gsrc = gin ? sg * ks + c : 0;
+      } else {
+        in = gin = t0 + r < T_len && c < K;
+        src = gsrc = in ? (t0 + r) * ks + c : 0;
+      }
       const uint32_t dst = sm + (b * L::buf + swz<T, Z::KP>(r, c)) * sizeof(T);
       if (kWithQ) tc::cp_async16(dst + L::q * sizeof(T), q + src, in ? 16 : 0);
       tc::cp_async16(dst + L::k * sizeof(T), k + src, in ? 16 : 0);
@@ -170,8 +172,8 @@ struct walk_io {
 #pragma unroll
     for (int it = 0; it < Z::C * per_vrow / NTH; ++it) {
       const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
-      const int64_t s = source(t0 + r);
-      const bool in = s >= 0 && v0 + c < V;
+      const int64_t s = kRev ? source(t0 + r) : t0 + r;
+      const bool in = (kRev ? s >= 0 : s < T_len) && v0 + c < V;
       tc::cp_async16(sm + (b * L::buf + L::v + swz<T, Z::BV>(r, c)) * sizeof(T),
                      in ? v + s * vs + c : v, in ? 16 : 0);
     }
