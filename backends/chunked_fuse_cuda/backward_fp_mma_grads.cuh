@@ -3,12 +3,15 @@
 // and dg's sums are dq_dk_dg_chunk's (backward_wmma.cuh, wmma/stage4_bwd_inner_chunk.cuh);
 // what differs is where they are held.
 //
-// A block per (64-token chunk n, K slab of BK features, head), 8 warps. Warp w owns rows
-// 16·(w/2) … of the chunk (its sub-chunk) and, of every C×BK product, the columns
-// (BK/2)·(w%2) …, of dA's C×C the columns 32·(w%2) …:
+// A block per (64-token chunk n, K slab of BK features, head), 8 warps; a chunk's K slabs
+// form a cluster of kCluster blocks (every slab where K takes 2, or 4 in fp64; else one),
+// which share dA: block r of the cluster computes dA's columns W·r … (W = C/kCluster).
+// Warp w owns rows 16·(w/2) … of the chunk (its sub-chunk) and, of every C×BK product, the
+// columns (BK/2)·(w%2) …, of the block's W columns of dA the half (W/2)·(w%2) …:
 //   1. the V loop: dA = do·vᵀ, dq_inter = do·S_nᵀ and dk_inter = v·R_nᵀ accumulate in
 //      registers over V slabs of BVS columns, double-buffered by cp.async; Y = Σ_v S_n ⊙ R_n;
-//   2. dA (scaled) into shared memory over the slabs' buffers, with the cumulative gates G
+//   2. dA (scaled) into shared memory over the slabs' buffers, its other columns copied from
+//      the cluster's other blocks (distributed shared memory), with the cumulative gates G
 //      and E = e^{g} (q and k came with the first slab);
 //   3. the diagonal blocks, a thread a (column, sub-chunk) (diagonal_column);
 //   4. dq's rows against the keys before their sub-chunk, in registers;
@@ -20,6 +23,8 @@
 // and Y take that factor per feature after their sums. 97 KB of shared memory: fp32 runs
 // two blocks an SM (≤ 128 registers); fp64, whose accumulators take twice the registers, one.
 #pragma once
+
+#include <cooperative_groups.h>
 
 #include <cstdint>
 #include <type_traits>
@@ -42,10 +47,23 @@ struct sizes {
   static constexpr int BK = traits<T>::BK;  // 64 fp32, 32 fp64: the WMMA kernels' Kp slabs
   static constexpr int BVS = 128 / static_cast<int>(sizeof(T));  // the V loop's slab: 32, 16
   static constexpr int RB = kSub / P::TM;    // a warp's row blocks: 1 fp32, 2 fp64
-  static constexpr int CA = 32 / P::TN;      // its dA column tiles
   static constexpr int CK = BK / 2 / P::TN;  // its dq and dk column tiles: 4, 2
-  static_assert(kWarps == 2 * kSubs && CK >= 2 && CK % 2 == 0 && CA % 2 == 0);
+  static_assert(kWarps == 2 * kSubs && CK >= 2 && CK % 2 == 0);
+  // A cluster of kCluster blocks: a block's dA columns, a warp's column tiles of them.
+  template <int kCluster>
+  static constexpr int dA_cols = kChunk / kCluster;
+  template <int kCluster>
+  static constexpr int CA = dA_cols<kCluster> / 2 / P::TN;
 };
+
+// The cluster's barrier, split: arrive releases this thread's writes to shared memory,
+// wait acquires every block's that arrived (PTX barrier.cluster, every thread of each block).
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
 
 // Shared memory, in bytes. q, k, E and the diagonal blocks' dk sums Xk ([C][BK] in T), G
 // ([C][BK] in double) and dA ([C][C] in T), each swizzled (swz); E's tile takes dq's sums
@@ -70,7 +88,9 @@ __device__ __forceinline__ T exp_of(double x) {
   return traits<T>::exp(static_cast<T>(x));
 }
 
-template <class T>
+// kCluster: the cluster's blocks along grid y (the launch's), 1 where each block takes all
+// of dA.
+template <class T, int kCluster>
 __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     chunk_fp_grads_kernel(tensors<T> x, dims d, const T* states, const T* dstates, double scale) {
   using Z = sizes<T>;
@@ -78,7 +98,9 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   using P = walk_fp::mma_policy<T>;
   using afrag = typename P::afrag;
   using bfrag = typename P::bfrag;
-  constexpr int BK = Z::BK, BVS = Z::BVS, RB = Z::RB, CA = Z::CA, CK = Z::CK, NACC = P::NACC;
+  constexpr int BK = Z::BK, BVS = Z::BVS, RB = Z::RB, CK = Z::CK, NACC = P::NACC;
+  constexpr int W = Z::template dA_cols<kCluster>, CA = Z::template CA<kCluster>;
+  static_assert(CA >= 1 && kChunk % kCluster == 0);
   extern __shared__ __align__(128) unsigned char smem[];
   T* q_s = reinterpret_cast<T*>(smem + L::q);
   T* k_s = reinterpret_cast<T*>(smem + L::k);
@@ -97,7 +119,9 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
 
   const int n = blockIdx.x, k0 = blockIdx.y * BK, bh = blockIdx.z;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int sub = warp / 2, row0 = sub * kSub, colA = 32 * (warp % 2), colK = BK / 2 * (warp % 2);
+  const int rank = kCluster == 1 ? 0 : blockIdx.y % kCluster;  // in the cluster
+  const int sub = warp / 2, row0 = sub * kSub, colA = W * rank + W / 2 * (warp % 2),
+            colK = BK / 2 * (warp % 2);
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const int64_t head = head_row(bh, d.H, d.T);
   constexpr int kVec = 16 / sizeof(T);
@@ -163,15 +187,20 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     const T* v = dO + L::stage_tokens;
     const T* S_n = v + L::stage_tokens;
     const T* R_n = S_n + L::stage_state;
-    // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load.
+    // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load (a
+    // single tile: fp64's dA in a cluster of 4).
     auto row_products = [&](auto& acc, const afrag& a, const T* tile, int col0, int kk) {
       constexpr int tiles = sizeof(acc) / sizeof(acc[0]);
+      if constexpr (tiles == 1) {
+        P::mma_rn(acc[0], a, P::template lds_b<BVS>(tile, nullptr, col0, kk, lane));
+      } else {
 #pragma unroll
-      for (int ct = 0; ct < tiles; ct += 2) {
-        bfrag b[2];
-        P::template lds_b2_unsplit<BVS>(b, tile, col0 + ct * P::TN, kk, lane);
-        P::mma_rn(acc[ct], a, b[0]);
-        P::mma_rn(acc[ct + 1], a, b[1]);
+        for (int ct = 0; ct < tiles; ct += 2) {
+          bfrag b[2];
+          P::template lds_b2_unsplit<BVS>(b, tile, col0 + ct * P::TN, kk, lane);
+          P::mma_rn(acc[ct], a, b[0]);
+          P::mma_rn(acc[ct + 1], a, b[1]);
+        }
       }
     };
     // A k-step's products one operand at a time: the accumulators take 48 of fp32's 128
@@ -218,6 +247,20 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   for_each(dA_tiles{}, colA,
            [&](int rb, int ct, int e, int r, int c) { dA_s[at_A(r, c)] = sc * acc_A[rb][ct][e]; });
   g_loads.issue(hg, t0, k0);
+  if constexpr (kCluster > 1) {  // the other blocks' columns of dA, once each has written its
+    namespace cg = cooperative_groups;
+    cluster_arrive();
+    cluster_wait();
+    for (int p = 1; p < kCluster; ++p) {
+      const int from = (rank + p) % kCluster;
+      const T* peer = cg::this_cluster().map_shared_rank(dA_s, from);
+      for (int i = threadIdx.x; i < kChunk * W; i += kThreads) {
+        const int at = at_A(i / W, W * from + i % W);
+        dA_s[at] = peer[at];
+      }
+    }
+    cluster_arrive();  // done reading the others' dA: waited for before the block exits
+  }
   g_loads.commit(hg, t0, k0, [&](int r, int c, T g) {
     G_s[at_G(r, c)] = static_cast<double>(g);
     E_s[at_k(r, c)] = traits<T>::exp(g);
@@ -354,6 +397,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
       *reinterpret_cast<uint4*>(x.dg + (head + (t0 + r) * d.H) * d.K + k0 + c) =
           *reinterpret_cast<const uint4*>(q_s + at_k(r, c));
   }
+  if constexpr (kCluster > 1) cluster_wait();  // the others have read this block's dA
 }
 
 }  // namespace glabench::chunked::fp_grads

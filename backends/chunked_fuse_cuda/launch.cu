@@ -170,6 +170,22 @@ cudaError_t launch(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream, A
   kernel<<<grid, kThreads, smem, stream>>>(args...);
   return cudaGetLastError();
 }
+// The same in clusters of `cluster` blocks along grid y.
+template <class... Params, class... Args>
+cudaError_t launch_clusters(void (*kernel)(Params...), dim3 grid, unsigned cluster, size_t smem,
+                            cudaStream_t stream, Args... args) {
+  if (cluster == 1) return launch(kernel, grid, smem, stream, args...);
+  if (cudaError_t e = allow_smem(reinterpret_cast<const void*>(kernel), smem)) return e;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid, config.blockDim = dim3(kThreads), config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 1, attribute.val.clusterDim.y = cluster,
+  attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute, config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+}
 
 // The bf16 chunk walk (forward_bf16_mma.cuh) takes heads with K ≤ 128 whose rows are whole
 // 8-byte vectors at 8-byte-aligned addresses (K and V multiples of 4): loads of 16 bytes
@@ -540,9 +556,14 @@ cudaError_t backward(const call& c) {
     }
   } else if (fp_backward_walks_fit<S>(c)) {
     if (cudaError_t e = launch_fp_backward_walks<S>(c, d, p)) return e;
-    return launch(fp_grads::chunk_fp_grads_kernel<S>, dim3(nt, nk, heads),
-                  fp_grads::layout<S>::bytes, c.stream, x, d, static_cast<const acc_t*>(p.states),
-                  static_cast<const acc_t*>(p.dstates), c.scale);
+    // A chunk's K slabs in a cluster that shares dA, where they split its columns whole.
+    const unsigned cluster = nk == 2 || (sizeof(S) == 8 && nk == 4) ? nk : 1;
+    auto kernel = cluster == 4 ? fp_grads::chunk_fp_grads_kernel < S, sizeof(S) == 8 ? 4 : 1 >
+        : cluster == 2         ? fp_grads::chunk_fp_grads_kernel<S, 2>
+                               : fp_grads::chunk_fp_grads_kernel<S, 1>;
+    return launch_clusters(kernel, dim3(nt, nk, heads), cluster, fp_grads::layout<S>::bytes,
+                           c.stream, x, d, static_cast<const acc_t*>(p.states),
+                           static_cast<const acc_t*>(p.dstates), c.scale);
   }
   if (!walked) {
     if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads),
