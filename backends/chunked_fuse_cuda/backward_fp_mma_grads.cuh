@@ -4,8 +4,8 @@
 // what differs is where they are held.
 //
 // A block per (64-token chunk n, K slab of BK features, head), 8 warps; a chunk's K slabs
-// form a cluster of kCluster blocks (every slab where K takes 2, or 4 in fp64; else one),
-// which share dA: block r of the cluster computes dA's columns W·r … (W = C/kCluster).
+// may form clusters of kCluster blocks (launch.cu: fp32's two), which share dA: block r of
+// a cluster computes dA's columns W·r … (W = C/kCluster).
 // Warp w owns rows 16·(w/2) … of the chunk (its sub-chunk) and, of every C×BK product, the
 // columns (BK/2)·(w%2) …, of the block's W columns of dA the half (W/2)·(w%2) …:
 //   1. the V loop: dA = do·vᵀ, dq_inter = do·S_nᵀ and dk_inter = v·R_nᵀ accumulate in
@@ -100,7 +100,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   using bfrag = typename P::bfrag;
   constexpr int BK = Z::BK, BVS = Z::BVS, RB = Z::RB, CK = Z::CK, NACC = P::NACC;
   constexpr int W = Z::template dA_cols<kCluster>, CA = Z::template CA<kCluster>;
-  static_assert(CA >= 1 && kChunk % kCluster == 0);
+  static_assert(CA >= 2 && CA % 2 == 0 && kChunk % kCluster == 0);
   extern __shared__ __align__(128) unsigned char smem[];
   T* q_s = reinterpret_cast<T*>(smem + L::q);
   T* k_s = reinterpret_cast<T*>(smem + L::k);
@@ -187,20 +187,15 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     const T* v = dO + L::stage_tokens;
     const T* S_n = v + L::stage_tokens;
     const T* R_n = S_n + L::stage_state;
-    // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load (a
-    // single tile: fp64's dA in a cluster of 4).
+    // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load.
     auto row_products = [&](auto& acc, const afrag& a, const T* tile, int col0, int kk) {
       constexpr int tiles = sizeof(acc) / sizeof(acc[0]);
-      if constexpr (tiles == 1) {
-        P::mma_rn(acc[0], a, P::template lds_b<BVS>(tile, nullptr, col0, kk, lane));
-      } else {
 #pragma unroll
-        for (int ct = 0; ct < tiles; ct += 2) {
-          bfrag b[2];
-          P::template lds_b2_unsplit<BVS>(b, tile, col0 + ct * P::TN, kk, lane);
-          P::mma_rn(acc[ct], a, b[0]);
-          P::mma_rn(acc[ct + 1], a, b[1]);
-        }
+      for (int ct = 0; ct < tiles; ct += 2) {
+        bfrag b[2];
+        P::template lds_b2_unsplit<BVS>(b, tile, col0 + ct * P::TN, kk, lane);
+        P::mma_rn(acc[ct], a, b[0]);
+        P::mma_rn(acc[ct + 1], a, b[1]);
       }
     };
     // A k-step's products one operand at a time: the accumulators take 48 of fp32's 128
