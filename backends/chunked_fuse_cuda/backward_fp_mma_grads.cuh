@@ -4,8 +4,8 @@
 // what differs is where they are held.
 //
 // A block per (64-token chunk n, K slab of BK features, head), 8 warps; a chunk's K slabs
-// may form clusters of kCluster blocks (launch.cu: fp32's two), which share dA: block r of
-// a cluster computes dA's columns W·r … (W = C/kCluster).
+// form clusters of kCluster blocks (launch.cu: two where K takes an even count), which
+// share dA: block r of a cluster computes dA's columns W·r … (W = C/kCluster).
 // Warp w owns rows 16·(w/2) … of the chunk (its sub-chunk) and, of every C×BK product, the
 // columns (BK/2)·(w%2) …, of the block's W columns of dA the half (W/2)·(w%2) …:
 //   1. the V loop: dA = do·vᵀ, dq_inter = do·S_nᵀ and dk_inter = v·R_nᵀ accumulate in
