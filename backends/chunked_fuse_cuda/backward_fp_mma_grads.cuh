@@ -24,8 +24,6 @@
 // two blocks an SM (≤ 128 registers); fp64, whose accumulators take twice the registers, one.
 #pragma once
 
-#include <cooperative_groups.h>
-
 #include <cstdint>
 #include <type_traits>
 
@@ -55,15 +53,6 @@ struct sizes {
   template <int kCluster>
   static constexpr int CA = dA_cols<kCluster> / 2 / P::TN;
 };
-
-// The cluster's barrier, split: arrive releases this thread's writes to shared memory,
-// wait acquires every block's that arrived (PTX barrier.cluster, every thread of each block).
-__device__ __forceinline__ void cluster_arrive() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait() {
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
 
 // Shared memory, in bytes. q, k, E and the diagonal blocks' dk sums Xk ([C][BK] in T), G
 // ([C][BK] in double) and dA ([C][C] in T), each swizzled (swz); E's tile takes dq's sums
@@ -243,18 +232,17 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
            [&](int rb, int ct, int e, int r, int c) { dA_s[at_A(r, c)] = sc * acc_A[rb][ct][e]; });
   g_loads.issue(hg, t0, k0);
   if constexpr (kCluster > 1) {  // the other blocks' columns of dA, once each has written its
-    namespace cg = cooperative_groups;
-    cluster_arrive();
-    cluster_wait();
+    tc::cluster_arrive();
+    tc::cluster_wait();
     for (int p = 1; p < kCluster; ++p) {
       const int from = (rank + p) % kCluster;
-      const T* peer = cg::this_cluster().map_shared_rank(dA_s, from);
+      const T* peer = tc::cluster_peer(dA_s, from);
       for (int i = threadIdx.x; i < kChunk * W; i += kThreads) {
         const int at = at_A(i / W, W * from + i % W);
         dA_s[at] = peer[at];
       }
     }
-    cluster_arrive();  // done reading the others' dA: waited for before the block exits
+    tc::cluster_arrive();  // done reading the others' dA: waited for before the block exits
   }
   g_loads.commit(hg, t0, k0, [&](int r, int c, T g) {
     G_s[at_G(r, c)] = static_cast<double>(g);
@@ -392,7 +380,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
       *reinterpret_cast<uint4*>(x.dg + (head + (t0 + r) * d.H) * d.K + k0 + c) =
           *reinterpret_cast<const uint4*>(q_s + at_k(r, c));
   }
-  if constexpr (kCluster > 1) cluster_wait();  // the others have read this block's dA
+  if constexpr (kCluster > 1) tc::cluster_wait();  // the others have read this block's dA
 }
 
 }  // namespace glabench::chunked::fp_grads

@@ -556,9 +556,15 @@ cudaError_t backward(const call& c) {
     }
   } else if (fp_backward_walks_fit<S>(c)) {
     if (cudaError_t e = launch_fp_backward_walks<S>(c, d, p)) return e;
-    // A chunk's K slabs in clusters of two that share dA (fp64's four in one cluster were
-    // slower: one block an SM, so clusters of 4 leave SMs of a GPC idle).
-    const unsigned cluster = nk % 2 == 0 ? 2 : 1;
+    // A chunk's K slabs in clusters of two that share dA, where the kernel has sm_90 code
+    // (fp64's four in one cluster were slower: one block an SM, so clusters of 4 leave SMs
+    // of a GPC idle).
+    static cuda_plugin::per_device sm90{};
+    const unsigned cluster =
+        nk % 2 == 0 && cuda_plugin::runs_sm90_code(sm90, reinterpret_cast<const void*>(
+                                                             fp_grads::chunk_fp_grads_kernel<S, 2>))
+            ? 2
+            : 1;
     auto kernel = cluster == 2 ? fp_grads::chunk_fp_grads_kernel<S, 2>
                                : fp_grads::chunk_fp_grads_kernel<S, 1>;
     return launch_clusters(kernel, dim3(nt, nk, heads), cluster, fp_grads::layout<S>::bytes,

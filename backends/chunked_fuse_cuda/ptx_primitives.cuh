@@ -2,7 +2,7 @@
 // asynchronous copies into shared memory, ldmatrix, mma.sync m16n8k16 (bf16 operands,
 // fp32 accumulation) and the XOR swizzle that keeps ldmatrix free of bank conflicts. The
 // bf16 walks use all of them; the fp32 and fp64 walks the copies, ldmatrix and ex2; the
-// fp32 walk and WMMA's fp32 products the 3×TF32 split.
+// fp32 walk and WMMA's fp32 products the 3×TF32 split; the fp gradient kernel clusters.
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16), with g = lane/4 and c = lane%4:
 //   A (16×16): a0 (row g, cols 2c..2c+1), a1 (row g+8, same), a2 (row g, cols 8+2c..),
@@ -13,6 +13,7 @@
 // — how the intra-chunk scores feed A·v without a trip through shared memory.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -35,6 +36,35 @@ __device__ __forceinline__ uint32_t swizzle(int row, int chunk) {
 template <int ROW_BYTES>
 __device__ __forceinline__ uint32_t swizzle_elem(int row, int col) {
   return swizzle<ROW_BYTES>(row, col >> 3) + ((col & 7) << 1);
+}
+
+// A thread-block cluster's barrier, split: arrive releases this thread's writes to shared
+// memory, wait acquires those of every thread that arrived (every thread of each block
+// takes part); and a pointer to another block's copy of a shared-memory object. sm_90
+// only: the launches take clusters where a kernel has sm_90 code
+// (../common/device_attributes.hpp, runs_sm90_code); in sm_80's code they trap.
+__device__ __forceinline__ void cluster_arrive() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+__device__ __forceinline__ void cluster_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#else
+  __trap();
+#endif
+}
+template <class T>
+__device__ __forceinline__ const T* cluster_peer(T* p, int rank) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  return cooperative_groups::this_cluster().map_shared_rank(p, rank);
+#else
+  __trap();
+  return p;
+#endif
 }
 
 // 16 bytes global → shared, asynchronously; `bytes` = 0 writes zeros and reads nothing.

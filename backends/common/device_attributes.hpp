@@ -1,7 +1,7 @@
 // What the CUDA backends ask the runtime about the current device, asked once per device
 // and remembered rather than on every launch: the answers do not change while the
 // process runs. The SM count (sm_count) sizes grids; `remembered` also serves kernel
-// attributes (parallel_scan/occupancy.cuh).
+// attributes (parallel_scan/occupancy.cuh, runs_sm90_code).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,6 +25,17 @@ int remembered(per_device& known, Ask&& ask) {
   const int answer = ask(device);
   if (cacheable && answer) known[device].store(answer, std::memory_order_relaxed);
   return answer;
+}
+
+// Whether `kernel` runs sm_90 code on the current device, asked once into `known`: compiled
+// for sm_90 or newer, not the driver's compile of older PTX (binaryVersion 90, ptxVersion
+// 80), so that Hopper's instructions (clusters, bulk copies) are in it.
+inline bool runs_sm90_code(per_device& known, const void* kernel) {
+  return remembered(known, [kernel](int) {
+           cudaFuncAttributes f{};
+           if (cudaFuncGetAttributes(&f, kernel) != cudaSuccess) return 0;
+           return f.binaryVersion >= 90 && f.ptxVersion >= 90 ? 1 : 2;
+         }) == 1;
 }
 
 // The current device's SM count (0 if it cannot be read).

@@ -216,12 +216,8 @@ bool decode_bulk_fits(const scan_args& a) {
     return false;
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   if (!aligned(a.h0) || !aligned(a.ht)) return false;
-  static per_device compiled{};  // 1: sm_90 code, 2: not (asked once per device)
-  return remembered(compiled, [](int) {
-           cudaFuncAttributes f{};
-           if (cudaFuncGetAttributes(&f, decode_bulk_kernel<OP, Elem>) != cudaSuccess) return 0;
-           return f.binaryVersion >= 90 && f.ptxVersion >= 90 ? 1 : 2;
-         }) == 1;
+  static per_device compiled{};
+  return runs_sm90_code(compiled, reinterpret_cast<const void*>(decode_bulk_kernel<OP, Elem>));
 }
 
 template <recurrence OP, typename Elem>

@@ -15,6 +15,7 @@ namespace glabench::parallel_scan {
 // The remembering and the SM count are the neutral ../device_attributes.hpp's.
 using cuda_plugin::per_device;
 using cuda_plugin::remembered;
+using cuda_plugin::runs_sm90_code;
 using cuda_plugin::sm_count;
 
 // Raises `kernel`'s dynamic shared-memory limit to smem_bytes (a constant per kernel),
