@@ -180,9 +180,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
   const int v0 = blockIdx.x * Z::BV;
   const bool outputs = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
   float* o = outputs ? a.o + head * a.V + v0 : nullptr;
-  auto has_source = [&](int64_t t) {
-    return kRev ? reversed::source_token(t, a.T_len, T_src) >= 0 : t < a.T_len;
-  };
+  auto has_source = [&](int64_t t) { return walk_has_source<kRev>(t, a.T_len, T_src); };
   for (int i = 0; i < count; ++i) {
     const int b = i % Z::NBUF;
     const float* buf = smem + b * L::buf;
@@ -210,7 +208,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
     // in a ragged chunk or slab.
     const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C + 2 * (lane & 3);
     const int vr = 16 * cw + (lane >> 2);
-    float* out = o + (kRev ? a.T_len - 1 - t0 : t0) * vs + vr;
+    float* out = o + walk_out_row<kRev>(t0, a.T_len) * vs + vr;
     const int64_t step = kRev ? -vs : vs;
     const bool whole =
         (kRev ? has_source(t0 - 2 * (lane & 3)) : t0 - 2 * (lane & 3) + Z::C <= a.T_len) &&

@@ -329,6 +329,7 @@ cudaError_t launch_fp_walk(const call& c, typename walk_fp::args<S>::state_slots
   walk_fp::args<S> a{};
   take_forward_tensors<S>(a, c);
   a.slots = slots;
+  a.slots.reversed = rev != nullptr;  // the dS walk's slots, from the last chunk back
   if (rev) a.rev = *rev;
   a.T_len = c.T;
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
@@ -516,21 +517,17 @@ template <class S, class Tr>
 cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
   call states = c;  // 1: S_n, outputs off
   states.o = nullptr, states.ht = nullptr, states.workspace = p.fp_split;
-  if (cudaError_t e = launch_fp_walk<S>(states, {p.states, d.NT, d.Kp, d.Vp, false})) return e;
+  if (cudaError_t e = launch_fp_walk<S>(states, {p.states, d.NT, d.Kp, d.Vp})) return e;
   call rev = c;  // 2: the dS walk, on the tokens reversed (q′ = k, k′ = q, v′ = scale·do)
   rev.T = reversed::padded_length(c.T, kChunk), rev.scale = 1.0;
   rev.q = c.k, rev.k = c.q, rev.v = c.d_o, rev.h0 = c.dht;
   rev.o = c.dv, rev.ht = c.dh0, rev.workspace = p.fp_split;
   const typename walk_fp::args<S>::reversal backwards{c.T, static_cast<S>(c.scale)};
-  if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp, true}, &backwards))
-    return e;
+  if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp}, &backwards)) return e;
   if (!c.dh0) return cudaSuccess;
-  fp_backward::dh0_factors<S> u{static_cast<const S*>(c.g),
-                                static_cast<S*>(c.dh0),
-                                c.H,
-                                c.K,
-                                c.V,
-                                c.T};  // 3: dh0 = e^{g_0} ⊙ the walk's final state
+  // 3: dh0 = e^{g_0} ⊙ the walk's final state
+  const fp_backward::dh0_factors<S> u{
+      static_cast<const S*>(c.g), static_cast<S*>(c.dh0), c.H, c.K, c.V, c.T};
   const int64_t rows = int64_t{c.B} * c.H * c.K;
   fp_backward::dh0_factors_kernel<S>
       <<<static_cast<unsigned>(std::min<int64_t>(rows, 16 * 1024)), 128, 0, c.stream>>>(u, rows);

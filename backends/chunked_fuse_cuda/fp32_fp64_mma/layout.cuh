@@ -76,8 +76,8 @@ struct args {
   // The backward's state passes (../backward_fp_walks.cuh): where not null, the state
   // before every 64-token chunk m (the WMMA kernels' chunks, `chunks` of them) goes to slot
   // m of states [B·H][chunks + 1][Kp][Vp] (rows ≥ Kp, columns ≥ Vp left out), or to slot
-  // chunks − 1 − m where `reversed`. o null: the outputs, and the scores only they need,
-  // are skipped.
+  // chunks − 1 − m where `reversed` (the dS walk's, set with `rev` by the launch). o null: the
+  // outputs, and the scores only they need, are skipped.
   struct state_slots {
     T* states;
     int chunks, Kp, Vp;
@@ -92,6 +92,24 @@ struct args {
     T v_scale;
   } rev;
 };
+
+// Where the walk's token t lies in the tensors, which hold T_src tokens a sequence: the
+// forward's t itself (below T_len); the dS walk's (kRev) its source token backwards, none
+// in the front padding (../reversed_tokens.hpp). out_row: the same row unchecked (where
+// has_source), whose rows step backwards under kRev.
+template <bool kRev>
+__device__ __forceinline__ int64_t walk_source(int64_t t, int64_t T_len, int64_t T_src) {
+  if constexpr (kRev) return reversed::source_token(t, T_len, T_src);
+  return t < T_len ? t : -1;
+}
+template <bool kRev>
+__device__ __forceinline__ bool walk_has_source(int64_t t, int64_t T_len, int64_t T_src) {
+  return kRev ? walk_source<kRev>(t, T_len, T_src) >= 0 : t < T_len;
+}
+template <bool kRev>
+__device__ __forceinline__ int64_t walk_out_row(int64_t t, int64_t T_len) {
+  return kRev ? T_len - 1 - t : t;
+}
 
 // One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,
 // and the cp.async loads of a chunk's tiles into buffer `b` of layout L; zeros past T, K
@@ -122,17 +140,14 @@ struct walk_io {
     v = a.v + head * a.V + v0, o = a.o ? a.o + head * a.V + v0 : nullptr;
   }
   // The tensors' token of walk token t, and the token of its gate; −1 for none (zeros).
-  __device__ int64_t source(int64_t t) const {
-    if constexpr (kRev) return reversed::source_token(t, T_len, T_src);
-    return t < T_len ? t : -1;
-  }
+  __device__ int64_t source(int64_t t) const { return walk_source<kRev>(t, T_len, T_src); }
   __device__ int64_t gate_source(int64_t t) const {
     if constexpr (kRev) return reversed::gate_token(t, T_len, T_src);
     return source(t);
   }
-  __device__ bool has_source(int64_t t) const { return kRev ? source(t) >= 0 : t < T_len; }
+  __device__ bool has_source(int64_t t) const { return walk_has_source<kRev>(t, T_len, T_src); }
   // o's first element of the slab at walk token t's source (where has_source(t)).
-  __device__ T* out(int64_t t) const { return o + (kRev ? T_len - 1 - t : t) * vs; }
+  __device__ T* out(int64_t t) const { return o + walk_out_row<kRev>(t, T_len) * vs; }
   // The dS walk's v′ = v_scale·v, in place in buffer b once its chunk has landed; NTH
   // threads, `tid` among them.
   template <int NTH>
