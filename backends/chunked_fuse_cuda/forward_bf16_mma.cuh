@@ -41,8 +41,9 @@
 //
 // Precision: the diagonal blocks, whose decays are the weakest and terms the largest, take
 // the residual of each operand's bf16 rounding too (q̄_hi·k̄_hi + q̄_lo·k̄_hi + q̄_hi·k̄_lo);
-// states and scores enter o's products as two bf16 operands each, the rounding and its
-// residual (S_hi + S_lo, A_hi + A_lo).
+// the scores enter o's products as two bf16 operands, the rounding and its residual
+// (A_hi + A_lo); the state as one, its residual worth under 4 % of o's error
+// (bench/bf16_o_error_model.py).
 //
 // Long sequences with few heads: chunk_walk_segment_states_kernel below splits the
 // sequence (launch.cu: plan_walk_split).

@@ -38,8 +38,8 @@ struct layout {
   static constexpr uint32_t qbar = v + 2 * tile_v, qbar_lo = qbar + tile_k, qtil = qbar_lo + tile_k;
   static constexpr uint32_t khat = qtil + tile_k, kdiag_lo = khat + tile_k,
                             kbar = kdiag_lo + tile_k;
-  static constexpr uint32_t s_hi = kbar + kbar_row0(SUBS) * KROW, s_lo = s_hi + KP * VROW;
-  static constexpr uint32_t tots = s_lo + KP * VROW;             // float [SUBS][KP]
+  static constexpr uint32_t s = kbar + kbar_row0(SUBS) * KROW;
+  static constexpr uint32_t tots = s + KP * VROW;                // float [SUBS][KP]
   static constexpr uint32_t corr = tots + SUBS * KP * 4;         // float [SUBS][SUB][SUB]
   static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4;  // int [2], by chunk parity
   // rwkv6 (args::bonus), beside each v buffer: v's row after the tile and the bonus of the

@@ -8,7 +8,7 @@ namespace glabench::chunked::walk {
 
 // ---- stages 3 (output) and 5: combine ------------------------------------------------
 // o for rows of sub-chunk mt and the warp's 32 columns (lane_offsets::t_half):
-// q̃·(S_hi + S_lo) + (A_hi + A_lo)·v.
+// q̃·S + (A_hi + A_lo)·v.
 template <int MT>
 __device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const lane_offsets& lo,
                                              const float (&A)[8][4], float (&O)[4][4]) {
@@ -23,13 +23,10 @@ __device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const
 #pragma unroll
     for (int np = 0; np < 2; ++np) {
       const uint32_t off = lo.t_half[np] + kk * 16 * VROW;
-      uint32_t hi[4], lw[4];
-      tc::ldsm_x4_trans(hi, sm + layout::s_hi + off);
-      tc::ldsm_x4_trans(lw, sm + layout::s_lo + off);
-      tc::mma(O[2 * np], a, hi[0], hi[1]);
-      tc::mma(O[2 * np + 1], a, hi[2], hi[3]);
-      tc::mma(O[2 * np], a, lw[0], lw[1]);
-      tc::mma(O[2 * np + 1], a, lw[2], lw[3]);
+      uint32_t b[4];
+      tc::ldsm_x4_trans(b, sm + layout::s + off);
+      tc::mma(O[2 * np], a, b[0], b[1]);
+      tc::mma(O[2 * np + 1], a, b[2], b[3]);
     }
   }
 #pragma unroll
