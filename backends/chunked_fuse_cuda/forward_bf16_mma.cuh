@@ -34,10 +34,11 @@
 // strong_gates), each pair's decay a sum of its own gates. So a gate of −30 on a token,
 // −10⁴ over a chunk, or exactly 0 all stay exact.
 //
-// A mild chunk — every sub-chunk's gates sum to ≥ −kMildLog2 in every feature, so
-// 2^{−G[s]} ≤ 2^{4·kMildLog2} — takes one reference for the whole chunk instead:
-// q̃ = q·2^{G} and k̃ = k·2^{−G} are then the scores' operands for every sub-chunk row,
-// half the elementwise work (walk_prepare_qg_kg_mild).
+// A mild chunk — each half's gates (32 tokens) sum to ≥ −kMildLog2 in every feature —
+// takes one reference for the whole chunk instead, at its middle M: q̄ = q·2^{G − G_M} and
+// k̄ = k·2^{G_M − G}, each factor within 2^{±kMildLog2}, are then the scores' operands for
+// every sub-chunk row, with less elementwise work (walk_prepare_qg_kg_mild). fla's gates
+// and the cliff's −30s leave chunks mild; a strong feature never does.
 //
 // Precision: the diagonal blocks, whose decays are the weakest and terms the largest, take
 // the residual of each operand's bf16 rounding too (q̄_hi·k̄_hi + q̄_lo·k̄_hi + q̄_hi·k̄_lo);
@@ -159,8 +160,10 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     walk_decay_cumsum(smem, j, p, l0, l1);
     const bool strong0 = strong_feature(l0[SUB - 1]), strong1 = strong_feature(l1[SUB - 1]);
     if (strong0 || strong1) at<int>(smem, layout::flag + 4 * cur) = 1;
+    const float2 other = sub_chunk_total(smem, j ^ 1, p);  // the other sub-chunk of j's half
     // totals and flag written
-    const bool mild = __syncthreads_and(l0[SUB - 1] >= -kMildLog2 && l1[SUB - 1] >= -kMildLog2);
+    const bool mild = __syncthreads_and(l0[SUB - 1] + other.x >= -kMildLog2 &&
+                                        l1[SUB - 1] + other.y >= -kMildLog2);
     const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
     if (mild) {
       walk_prepare_qg_kg_mild(smem, j, p, l0, l1);

@@ -18,9 +18,10 @@ using bf16 = __nv_bfloat16;
 
 inline constexpr int KROW = KP * 2, VROW = BV * 2;  // bytes of a shared-memory row
 inline constexpr float kLog2e = 1.4426950408889634f;
-// A chunk whose every sub-chunk sums to ≥ −kMildLog2 in every feature is mild: one
-// reference for the whole chunk, 2^{−G} ≤ 2^64 (walk_prepare_qg_kg_mild).
-inline constexpr float kMildLog2 = 16.f;
+// A chunk whose every half (32 tokens) sums to ≥ −kMildLog2 in every feature is mild: one
+// reference for the whole chunk, at its middle, every factor within 2^{±64}
+// (walk_prepare_qg_kg_mild).
+inline constexpr float kMildLog2 = 64.f;
 
 // The first row of k̄⁽ⁱ⁾ (16(i+1) rows, tokens 0 … 16i+15) in the stacked array.
 __host__ __device__ constexpr int kbar_row0(int i) {
@@ -30,8 +31,8 @@ __host__ __device__ constexpr int kbar_row0(int i) {
 // The block's shared memory, byte offsets. v is double-buffered, loaded a chunk ahead;
 // q, k and g have one buffer each, refilled once stage 2 has read them. q̄ and the
 // diagonal blocks' k̄ carry the residual of their bf16 rounding (the *_lo arrays). A mild
-// chunk keeps q̃'s residual in qbar_lo and k̃ (and its residual) in kbar's first 64 rows
-// (and kdiag_lo); the backward's dS walk keeps q̃ in khat, the state update's operand.
+// chunk keeps its keys (and their residual) in kbar's first 64 rows (and kdiag_lo); the backward's
+// dS walk keeps q̃ in khat, the state update's operand.
 struct layout {
   static constexpr uint32_t tile_k = C * KROW, tile_v = C * VROW;
   static constexpr uint32_t q = 0, k = q + tile_k, g = k + tile_k, v = g + tile_k;

@@ -71,60 +71,46 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
   }
 }
 
-// One reference for the chunk: Γ_j, the gate before sub-chunk j, and G[C−1], the chunk's
-// summed gate, for feature pair p, from the sub-chunk totals at `tots` (summed in a fixed
-// order).
-__device__ __forceinline__ void chunk_references(const unsigned char* smem, uint32_t tots, int j,
-                                                 int p, float& G0, float& G1, float& end0,
-                                                 float& end1) {
-  G0 = 0.f, G1 = 0.f, end0 = 0.f, end1 = 0.f;
-#pragma unroll
-  for (int m = 0; m < SUBS; ++m) {
-    const float t0 = *reinterpret_cast<const float*>(smem + tots + (m * KP + 2 * p) * 4);
-    const float t1 = *reinterpret_cast<const float*>(smem + tots + (m * KP + 2 * p + 1) * 4);
-    if (m < j) G0 += t0, G1 += t1;
-    end0 += t0, end1 += t1;
-  }
-}
-
-// The chunk-reference operands of one token's feature pair, at byte offset `off` of
-// each tile: q̃ = q·2^{x} and k̃ = k·2^{−x} as bf16 (hi, lo) pairs, and k̂ = k̃·2^{G[C−1]}.
-struct reference_tiles {
-  uint32_t qt, qt_lo, kt, kt_lo, kh;
-};
-__device__ __forceinline__ void store_reference_operands(unsigned char* smem, uint32_t off,
-                                                         float2 q, float2 k, float x0, float x1,
-                                                         float E0, float E1,
-                                                         const reference_tiles& to) {
-  uint32_t hi, lo;
-  tc::split_bf16(q.x * tc::ex2(x0), q.y * tc::ex2(x1), hi, lo);
-  at<uint32_t>(smem, to.qt + off) = hi;
-  at<uint32_t>(smem, to.qt_lo + off) = lo;
-  const float k0 = k.x * tc::ex2(-x0), k1 = k.y * tc::ex2(-x1);
-  tc::split_bf16(k0, k1, hi, lo);
-  at<uint32_t>(smem, to.kt + off) = hi;
-  at<uint32_t>(smem, to.kt_lo + off) = lo;
-  at<uint32_t>(smem, to.kh + off) = tc::pack_bf16(k0 * E0, k1 * E1);
-}
-
-// Stage 2 for a mild chunk, where every sub-chunk's gates sum to ≥ −kMildLog2 in every
-// feature, so 2^{−G[s]} ≤ 2^{4·kMildLog2} from the chunk's start: one reference for the
-// whole chunk. q̃ (with its residual) is then also the scores' query operand, and
-// k̃[s] = k[s]·2^{−G[s]} (with its residual) the key operand of every sub-chunk row;
-// k̂ = k̃·2^{G[C−1]}. Half the work of the sub-chunk references.
+// Stage 2 for a mild chunk, where each half's gates (tokens 0–31, 32–63) sum to
+// ≥ −kMildLog2 in every feature: one reference for the whole chunk, at its middle M = Γ_2
+// (the gate before token 32). For token t of sub-chunk j, x[t] = R_j + l[t], its gate
+// from M as a sum of gates (R_0 = −(T_0 + T_1), R_1 = −T_1, R_2 = 0, R_3 = T_2), so that
+// |x| ≤ kMildLog2:
+//   q̄[t] = q[t]·2^{x[t]}   (hi and lo)  the scores' query operand for every sub-chunk row
+//   k̄[s] = k[s]·2^{−x[s]}  (hi and lo)  their key operand (k̄ rows 0 … 63)
+//   q̃[t] = q̄[t]·2^{T_0 + T_1}          stage 5's, from the chunk's start
+//   k̂[s] = k̄[s]·2^{T_2 + T_3}          stage 3's, to the chunk's end
+// Every factor lies within 2^{±kMildLog2}; q̄·k̄ᵀ holds 2^{x[t] − x[s]} ≤ 1 where s ≤ t.
+// A chunk with a strong feature is never mild (a sub-chunk below −kSafeLog2 < −kMildLog2).
 __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int j, int p,
                                                         const float (&l0)[SUB],
                                                         const float (&l1)[SUB]) {
-  float G0, G1, end0, end1;  // Γ_j and G[C−1]
-  chunk_references(smem, layout::tots, j, p, G0, G1, end0, end1);
-  const float E0 = tc::ex2(end0), E1 = tc::ex2(end1);
+  float T0[SUBS], T1[SUBS];
+#pragma unroll
+  for (int m = 0; m < SUBS; ++m) {
+    T0[m] = at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
+    T1[m] = at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
+  }
+  const float R0 = j == 0 ? -(T0[0] + T0[1]) : j == 1 ? -T0[1] : j == 2 ? 0.f : T0[2];
+  const float R1 = j == 0 ? -(T1[0] + T1[1]) : j == 1 ? -T1[1] : j == 2 ? 0.f : T1[2];
+  const float M0 = tc::ex2(T0[0] + T0[1]), M1 = tc::ex2(T1[0] + T1[1]);
+  const float E0 = tc::ex2(T0[2] + T0[3]), E1 = tc::ex2(T1[2] + T1[3]);
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const uint32_t off = pair_offset(SUB * j + u, p);
     const float2 q = pair_at(smem, layout::q + off), k = pair_at(smem, layout::k + off);
-    store_reference_operands(
-        smem, off, q, k, G0 + l0[u], G1 + l1[u], E0, E1,
-        {layout::qtil, layout::qbar_lo, layout::kbar, layout::kdiag_lo, layout::khat});
+    const float x0 = R0 + l0[u], x1 = R1 + l1[u];
+    uint32_t hi, lo;
+    const float q0 = q.x * tc::ex2(x0), q1 = q.y * tc::ex2(x1);
+    tc::split_bf16(q0, q1, hi, lo);
+    at<uint32_t>(smem, layout::qbar + off) = hi;
+    at<uint32_t>(smem, layout::qbar_lo + off) = lo;
+    at<uint32_t>(smem, layout::qtil + off) = tc::pack_bf16(q0 * M0, q1 * M1);
+    const float k0 = k.x * tc::ex2(-x0), k1 = k.y * tc::ex2(-x1);
+    tc::split_bf16(k0, k1, hi, lo);
+    at<uint32_t>(smem, layout::kbar + off) = hi;
+    at<uint32_t>(smem, layout::kdiag_lo + off) = lo;
+    at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(k0 * E0, k1 * E1);
   }
 }
 
