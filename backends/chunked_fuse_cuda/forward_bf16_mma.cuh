@@ -71,7 +71,7 @@ __device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t
                                              bool mild, bool strong_chunk, float (&O)[4][4]) {
   float A[8][4];
   walk_inner_chunk<MT>(smem, sm, lo, lane, mild, strong_chunk, A);
-  walk_combine<MT>(sm, v_tile, lo, A, O);
+  walk_combine<MT>(sm, v_tile, lo, mild, A, O);
 }
 
 // o of the lane's rows row and row + 8 of the chunk at t0, columns col + c2 + 8·jn of the
@@ -152,7 +152,6 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
       io.load_values<kBonus>(cur ^ 1, t0 + C);
       tc::cp_async_commit();
     }
-    walk_state_to_shared(smem, S, f, lane);
     reinterpret_cast<float4*>(smem + layout::corr)[tid] = make_float4(0.f, 0.f, 0.f, 0.f);
     if (tid == 0) at<int>(smem, layout::flag + 4 * (cur ^ 1)) = 0;
 
@@ -165,6 +164,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     const bool mild = __syncthreads_and(l0[SUB - 1] + other.x >= -kMildLog2 &&
                                         l1[SUB - 1] + other.y >= -kMildLog2);
     const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
+    if (mild) walk_state_to_middle(smem, S, f);
+    walk_state_to_shared(smem, S, f, lane);
     if (mild) {
       walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
     } else if (!strong_chunk) {  // the common case, its selects folded away
@@ -195,7 +196,10 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
         walk_outputs<3>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
         break;
     }
-    walk_state_update(smem, sm, v_tile, lo, S, f);
+    if (mild)
+      walk_state_update_mild(smem, sm, v_tile, lo, S, f);
+    else
+      walk_state_update(smem, sm, v_tile, lo, S, f);
     store_outputs<kNarrow, kBonus>(a, io, smem, cur, t0, 16 * mt + (lane >> 2), 32 * half, c2, O);
   }
 

@@ -76,11 +76,12 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
 // (the gate before token 32). For token t of sub-chunk j, x[t] = R_j + l[t], its gate
 // from M as a sum of gates (R_0 = −(T_0 + T_1), R_1 = −T_1, R_2 = 0, R_3 = T_2), so that
 // |x| ≤ kMildLog2:
-//   q̄[t] = q[t]·2^{x[t]}   (hi and lo)  the scores' query operand for every sub-chunk row
-//   k̄[s] = k[s]·2^{−x[s]}  (hi and lo)  their key operand (k̄ rows 0 … 63)
-//   q̃[t] = q̄[t]·2^{T_0 + T_1}          stage 5's, from the chunk's start
-//   k̂[s] = k̄[s]·2^{T_2 + T_3}          stage 3's, to the chunk's end
-// Every factor lies within 2^{±kMildLog2}; q̄·k̄ᵀ holds 2^{x[t] − x[s]} ≤ 1 where s ≤ t.
+//   q̄[t] = q[t]·2^{x[t]}   (hi and lo)  the scores' query operand for every sub-chunk row,
+//                                     and stage 5's against S on the same reference
+//   k̄[s] = k[s]·2^{−x[s]}  (hi and lo)  the scores' key operand (k̄ rows 0 … 63), and
+//                                     stage 3's (k̂ = k̄·2^{T_2 + T_3})
+// (../bf16_mma/stage3_state.cuh: walk_state_to_middle, walk_state_update_mild). Every factor
+// lies within 2^{±kMildLog2}; q̄·k̄ᵀ holds 2^{x[t] − x[s]} ≤ 1 where s ≤ t.
 // A chunk with a strong feature is never mild (a sub-chunk below −kSafeLog2 < −kMildLog2).
 __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int j, int p,
                                                         const float (&l0)[SUB],
@@ -93,24 +94,18 @@ __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int
   }
   const float R0 = j == 0 ? -(T0[0] + T0[1]) : j == 1 ? -T0[1] : j == 2 ? 0.f : T0[2];
   const float R1 = j == 0 ? -(T1[0] + T1[1]) : j == 1 ? -T1[1] : j == 2 ? 0.f : T1[2];
-  const float M0 = tc::ex2(T0[0] + T0[1]), M1 = tc::ex2(T1[0] + T1[1]);
-  const float E0 = tc::ex2(T0[2] + T0[3]), E1 = tc::ex2(T1[2] + T1[3]);
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const uint32_t off = pair_offset(SUB * j + u, p);
     const float2 q = pair_at(smem, layout::q + off), k = pair_at(smem, layout::k + off);
     const float x0 = R0 + l0[u], x1 = R1 + l1[u];
     uint32_t hi, lo;
-    const float q0 = q.x * tc::ex2(x0), q1 = q.y * tc::ex2(x1);
-    tc::split_bf16(q0, q1, hi, lo);
+    tc::split_bf16(q.x * tc::ex2(x0), q.y * tc::ex2(x1), hi, lo);
     at<uint32_t>(smem, layout::qbar + off) = hi;
     at<uint32_t>(smem, layout::qbar_lo + off) = lo;
-    at<uint32_t>(smem, layout::qtil + off) = tc::pack_bf16(q0 * M0, q1 * M1);
-    const float k0 = k.x * tc::ex2(-x0), k1 = k.y * tc::ex2(-x1);
-    tc::split_bf16(k0, k1, hi, lo);
+    tc::split_bf16(k.x * tc::ex2(-x0), k.y * tc::ex2(-x1), hi, lo);
     at<uint32_t>(smem, layout::kbar + off) = hi;
     at<uint32_t>(smem, layout::kdiag_lo + off) = lo;
-    at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(k0 * E0, k1 * E1);
   }
 }
 

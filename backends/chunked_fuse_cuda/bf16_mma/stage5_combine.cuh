@@ -8,14 +8,14 @@ namespace glabench::chunked::walk {
 
 // ---- stages 3 (output) and 5: combine ------------------------------------------------
 // o for rows of sub-chunk mt and the warp's 32 columns (lane_offsets::t_half):
-// q̃·S + (A_hi + A_lo)·v.
+// q̃·S + (A_hi + A_lo)·v; a mild chunk's q̄·S, S on the chunk's middle reference.
 template <int MT>
 __device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const lane_offsets& lo,
-                                             const float (&A)[8][4], float (&O)[4][4]) {
+                                             bool mild, const float (&A)[8][4], float (&O)[4][4]) {
   constexpr int mt = MT;
 #pragma unroll
   for (int jn = 0; jn < 4; ++jn) O[jn][0] = O[jn][1] = O[jn][2] = O[jn][3] = 0.f;
-  const uint32_t q_rows = layout::qtil + 16 * mt * KROW + lo.a_rows;
+  const uint32_t q_rows = (mild ? layout::qbar : layout::qtil) + 16 * mt * KROW + lo.a_rows;
 #pragma unroll
   for (int kk = 0; kk < KP / 16; ++kk) {
     uint32_t a[4];
