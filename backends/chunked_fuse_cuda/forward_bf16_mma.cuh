@@ -169,9 +169,9 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     if (mild) {
       walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
     } else if (!strong_chunk) {  // the common case, its selects folded away
-      walk_prepare_qg_kg(smem, j, p, l0, l1, false, false);
+      walk_prepare_qg_kg(smem, j, p, l0, l1, false, false, false);
     } else {
-      walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1);
+      walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1, true);
       if (__any_sync(0xffffffffu, strong0 || strong1))
         walk_inner_chunk_strong_gates(smem, j, p, strong0, strong1);
     }
@@ -198,6 +198,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     }
     if (mild)
       walk_state_update_mild(smem, sm, v_tile, lo, S, f);
+    else if (!strong_chunk)
+      walk_state_update_keys(smem, sm, v_tile, lo, S, f);
     else
       walk_state_update(smem, sm, v_tile, lo, S, f);
     store_outputs<kNarrow, kBonus>(a, io, smem, cur, t0, 16 * mt + (lane >> 2), 32 * half, c2, O);

@@ -16,10 +16,12 @@ namespace glabench::chunked::walk {
 // below −kSafeLog2, so its diagonal block is left to walk_inner_chunk_strong_gates
 // (k̄⁽ʲ⁾ = 0 there) and its keys decay to the sub-chunk's end by one exponential,
 // 2^{T_j − l}, as 2^{−l}·2^{T_j} would overflow. Inlined with both false (a chunk without
-// strong features), the selects and their exponentials, a third of them, drop out.
+// strong features), the selects and their exponentials, a third of them, drop out, and so
+// does k̂: stage 3 reads k̄⁽³⁾ instead (k̂ = k̄⁽³⁾·2^{T_3}, walk_state_update_keys), exact there
+// as no diagonal key is zeroed.
 __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, int p,
                                                    const float (&l0)[SUB], const float (&l1)[SUB],
-                                                   bool strong0, bool strong1) {
+                                                   bool strong0, bool strong1, bool with_khat) {
   float T0[SUBS], T1[SUBS];
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
@@ -67,7 +69,8 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
       if (i > j)
         at<uint32_t>(smem, layout::kbar + kbar_row0(i) * KROW + off) =
             tc::pack_bf16(kf0 * F0[i], kf1 * F1[i]);
-    at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(kf0 * F0[SUBS], kf1 * F1[SUBS]);
+    if (with_khat)
+      at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(kf0 * F0[SUBS], kf1 * F1[SUBS]);
   }
 }
 

@@ -68,6 +68,16 @@ __device__ __forceinline__ void walk_state_update(const unsigned char* smem, uin
   add_keys_values(sm + layout::khat, v_tile, lo, S);
 }
 
+// A chunk without strong features (walk_prepare_qg_kg, k̂ not written): S ←
+// 2^{T_3} ⊙ (2^{T_0 + T_1 + T_2} ⊙ S + k̄⁽³⁾ᵀ·v), k̄⁽³⁾ the keys decayed to sub-chunk 3's start.
+__device__ __forceinline__ void walk_state_update_keys(const unsigned char* smem, uint32_t sm,
+                                                       uint32_t v_tile, const lane_offsets& lo,
+                                                       float (&S)[8][4], state_rows f) {
+  decay_state(smem, S, f, 0, SUBS - 1);
+  add_keys_values(sm + layout::kbar + kbar_row0(SUBS - 1) * KROW, v_tile, lo, S);
+  decay_state(smem, S, f, SUBS - 1, SUBS);
+}
+
 // A mild chunk's state (walk_prepare_qg_kg_mild), on the chunk's middle reference:
 // walk_state_to_middle, S ← 2^{T_0 + T_1} ⊙ S, before walk_state_to_shared, so that stage 5
 // reads it beside q̄ (q̃·S_n = q̄·(2^{T_0 + T_1} ⊙ S_n)); walk_state_update_mild after
