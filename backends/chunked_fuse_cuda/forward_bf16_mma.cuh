@@ -34,11 +34,13 @@
 // strong_gates), each pair's decay a sum of its own gates. So a gate of −30 on a token,
 // −10⁴ over a chunk, or exactly 0 all stay exact.
 //
-// A mild chunk — each half's gates (32 tokens) sum to ≥ −kMildLog2 in every feature —
-// takes one reference for the whole chunk instead, at its middle M: q̄ = q·2^{G − G_M} and
-// k̄ = k·2^{G_M − G}, each factor within 2^{±kMildLog2}, are then the scores' operands for
-// every sub-chunk row, with less elementwise work (walk_prepare_qg_kg_mild). fla's gates
-// and the cliff's −30s leave chunks mild; a strong feature never does.
+// A mild chunk takes one reference for the whole chunk instead, at its start (every
+// sub-chunk's gates sum to ≥ −kMildLog2 in every feature) or its middle M (each half's to
+// ≥ −kMildHalfLog2): q̄ = q·2^{G − G_M} and k̄ = k·2^{G_M − G}, each factor within 2^{±64},
+// are then the scores' operands for every sub-chunk row, and stages 3 and 5 read them too,
+// with the state moved to the reference: a third less elementwise work
+// (walk_prepare_qg_kg_mild). fla's gates and the cliff's −30s leave chunks mild by halves;
+// a strong feature never does.
 //
 // Precision: the diagonal blocks, whose decays are the weakest and terms the largest, take
 // the residual of each operand's bf16 rounding too (q̄_hi·k̄_hi + q̄_lo·k̄_hi + q̄_hi·k̄_lo);
@@ -132,7 +134,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   io.load_keyed<kBonus>(static_cast<int64_t>(n0) * C, walk_io::kQ | walk_io::kK | walk_io::kG);
   io.load_values<kBonus>(0, static_cast<int64_t>(n0) * C);
   tc::cp_async_commit();
-  if (tid == 0) at<int>(smem, layout::flag) = 0;
+  if (tid == 0) at<int>(smem, layout::flag) = 0, at<int>(smem, layout::flag + 8) = 0;
 
   // Stages 1–2: sub-chunk j, feature pair p. Sub-chunk j writes 3 − j rows of the later
   // sub-chunks' keys; warps w and w+4 share a scheduler, so each pairs j = 0 with 3 or 1
@@ -154,20 +156,30 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     }
     reinterpret_cast<float4*>(smem + layout::corr)[tid] = make_float4(0.f, 0.f, 0.f, 0.f);
     if (tid == 0) at<int>(smem, layout::flag + 4 * (cur ^ 1)) = 0;
+    if (tid == 32) at<int>(smem, layout::flag + 8 + 4 * (cur ^ 1)) = 0;
 
     float l0[SUB], l1[SUB];
     walk_decay_cumsum(smem, j, p, l0, l1);
     const bool strong0 = strong_feature(l0[SUB - 1]), strong1 = strong_feature(l1[SUB - 1]);
     if (strong0 || strong1) at<int>(smem, layout::flag + 4 * cur) = 1;
-    const float2 other = sub_chunk_total(smem, j ^ 1, p);  // the other sub-chunk of j's half
-    // totals and flag written
-    const bool mild = __syncthreads_and(l0[SUB - 1] + other.x >= -kMildLog2 &&
-                                        l1[SUB - 1] + other.y >= -kMildLog2);
+    if (!(l0[SUB - 1] >= -kMildHalfLog2 && l1[SUB - 1] >= -kMildHalfLog2))
+      at<int>(smem, layout::flag + 8 + 4 * cur) = 1;  // j's half is not mild
+    // totals and flags written
+    const bool from_start =
+        __syncthreads_and(l0[SUB - 1] >= -kMildLog2 && l1[SUB - 1] >= -kMildLog2);
     const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
-    if (mild) walk_state_to_middle(smem, S, f);
+    // Mild by halves: one more barrier, for chunks that are neither mild from the start nor
+    // have a sub-chunk below −kMildHalfLog2 (block-uniform).
+    const uint32_t other = layout::tots + ((j ^ 1) * KP + 2 * p) * 4;
+    const bool middle =
+        !from_start && at<int>(smem, layout::flag + 8 + 4 * cur) == 0 &&
+        __syncthreads_and(l0[SUB - 1] + at<float>(smem, other) >= -kMildHalfLog2 &&
+                          l1[SUB - 1] + at<float>(smem, other + 4) >= -kMildHalfLog2);
+    const bool mild = from_start || middle;
+    if (middle) walk_state_to_middle(smem, S, f);
     walk_state_to_shared(smem, S, f, lane);
     if (mild) {
-      walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
+      walk_prepare_qg_kg_mild(smem, j, p, l0, l1, middle);
     } else if (!strong_chunk) {  // the common case, its selects folded away
       walk_prepare_qg_kg(smem, j, p, l0, l1, false, false, false);
     } else {
@@ -197,7 +209,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
         break;
     }
     if (mild)
-      walk_state_update_mild(smem, sm, v_tile, lo, S, f);
+      walk_state_update_mild(smem, sm, v_tile, lo, S, f, middle);
     else if (!strong_chunk)
       walk_state_update_keys(smem, sm, v_tile, lo, S, f);
     else

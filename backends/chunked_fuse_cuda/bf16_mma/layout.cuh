@@ -18,10 +18,10 @@ using bf16 = __nv_bfloat16;
 
 inline constexpr int KROW = KP * 2, VROW = BV * 2;  // bytes of a shared-memory row
 inline constexpr float kLog2e = 1.4426950408889634f;
-// A chunk whose every half (32 tokens) sums to ≥ −kMildLog2 in every feature is mild: one
-// reference for the whole chunk, at its middle, every factor within 2^{±64}
-// (walk_prepare_qg_kg_mild).
-inline constexpr float kMildLog2 = 64.f;
+// A mild chunk takes one reference for the whole chunk (walk_prepare_qg_kg_mild), every
+// factor within 2^{±64}: at its start where every sub-chunk's gates sum to ≥ −kMildLog2 in
+// every feature, else at its middle where each half's (32 tokens) do to ≥ −kMildHalfLog2.
+inline constexpr float kMildLog2 = 16.f, kMildHalfLog2 = 64.f;
 
 // The first row of k̄⁽ⁱ⁾ (16(i+1) rows, tokens 0 … 16i+15) in the stacked array.
 __host__ __device__ constexpr int kbar_row0(int i) {
@@ -40,9 +40,10 @@ struct layout {
   static constexpr uint32_t khat = qtil + tile_k, kdiag_lo = khat + tile_k,
                             kbar = kdiag_lo + tile_k;
   static constexpr uint32_t s = kbar + kbar_row0(SUBS) * KROW;
-  static constexpr uint32_t tots = s + KP * VROW;                // float [SUBS][KP]
-  static constexpr uint32_t corr = tots + SUBS * KP * 4;         // float [SUBS][SUB][SUB]
-  static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4;  // int [2], by chunk parity
+  static constexpr uint32_t tots = s + KP * VROW;         // float [SUBS][KP]
+  static constexpr uint32_t corr = tots + SUBS * KP * 4;  // float [SUBS][SUB][SUB]
+  // int [2][2] by chunk parity: a strong feature; a sub-chunk below −kMildHalfLog2
+  static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4;
   // rwkv6 (args::bonus), beside each v buffer: v's row after the tile and the bonus of the
   // tile's rows one on (float [C]).
   static constexpr uint32_t tile_next = VROW + C * 4;

@@ -27,18 +27,4 @@ __device__ __forceinline__ void walk_decay_cumsum(unsigned char* smem, int j, in
   at<float>(smem, tots + (j * KP + 2 * p + 1) * 4) = s1;
 }
 
-// Sub-chunk j's total T_j for feature pair p, summed as walk_decay_cumsum sums it (so
-// equal to the total thread (j, p) writes), without waiting for that thread.
-__device__ __forceinline__ float2 sub_chunk_total(const unsigned char* smem, int j, int p,
-                                                  uint32_t g_tile = layout::g) {
-  float s0 = 0.f, s1 = 0.f;
-#pragma unroll
-  for (int u = 0; u < SUB; ++u) {
-    const float2 g = pair_at(smem, g_tile + pair_offset(SUB * j + u, p));
-    s0 = fmaf(g.x, kLog2e, s0);
-    s1 = fmaf(g.y, kLog2e, s1);
-  }
-  return make_float2(s0, s1);
-}
-
 }  // namespace glabench::chunked::walk

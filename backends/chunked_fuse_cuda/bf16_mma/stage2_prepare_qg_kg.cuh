@@ -74,29 +74,38 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
   }
 }
 
-// Stage 2 for a mild chunk, where each half's gates (tokens 0–31, 32–63) sum to
-// ≥ −kMildLog2 in every feature: one reference for the whole chunk, at its middle M = Γ_2
-// (the gate before token 32). For token t of sub-chunk j, x[t] = R_j + l[t], its gate
-// from M as a sum of gates (R_0 = −(T_0 + T_1), R_1 = −T_1, R_2 = 0, R_3 = T_2), so that
-// |x| ≤ kMildLog2:
+// Stage 2 for a mild chunk: one reference for the whole chunk, at a sub-chunk boundary,
+// Γ_0 (its start) where every sub-chunk's gates sum to ≥ −kMildLog2 in every feature, Γ_2
+// (its middle, `middle`) where each half's (tokens 0–31, 32–63) do to ≥ −kMildHalfLog2.
+// For token t of sub-chunk j, x[t] = R_j + l[t] is its gate from the reference as a sum of
+// gates (from the start R_j = Γ_j; from the middle R_0 = −(T_0 + T_1), R_1 = −T_1,
+// R_2 = 0, R_3 = T_2), |x| ≤ 64 either way:
 //   q̄[t] = q[t]·2^{x[t]}   (hi and lo)  the scores' query operand for every sub-chunk row,
 //                                     and stage 5's against S on the same reference
 //   k̄[s] = k[s]·2^{−x[s]}  (hi and lo)  the scores' key operand (k̄ rows 0 … 63), and
-//                                     stage 3's (k̂ = k̄·2^{T_2 + T_3})
+//                                     stage 3's (k̂ = k̄·2^{G[C−1] − reference})
 // (../bf16_mma/stage3_state.cuh: walk_state_to_middle, walk_state_update_mild). Every factor
-// lies within 2^{±kMildLog2}; q̄·k̄ᵀ holds 2^{x[t] − x[s]} ≤ 1 where s ≤ t.
-// A chunk with a strong feature is never mild (a sub-chunk below −kSafeLog2 < −kMildLog2).
+// lies within 2^{±64}; q̄·k̄ᵀ holds 2^{x[t] − x[s]} ≤ 1 where s ≤ t. A chunk with a strong
+// feature is never mild (a sub-chunk below −kSafeLog2 < −kMildHalfLog2).
 __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int j, int p,
                                                         const float (&l0)[SUB],
-                                                        const float (&l1)[SUB]) {
+                                                        const float (&l1)[SUB], bool middle) {
   float T0[SUBS], T1[SUBS];
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
     T0[m] = at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
     T1[m] = at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
   }
-  const float R0 = j == 0 ? -(T0[0] + T0[1]) : j == 1 ? -T0[1] : j == 2 ? 0.f : T0[2];
-  const float R1 = j == 0 ? -(T1[0] + T1[1]) : j == 1 ? -T1[1] : j == 2 ? 0.f : T1[2];
+  float R0, R1;
+  if (middle) {
+    R0 = j == 0 ? -(T0[0] + T0[1]) : j == 1 ? -T0[1] : j == 2 ? 0.f : T0[2];
+    R1 = j == 0 ? -(T1[0] + T1[1]) : j == 1 ? -T1[1] : j == 2 ? 0.f : T1[2];
+  } else {
+    R0 = 0.f, R1 = 0.f;
+#pragma unroll
+    for (int m = 0; m < SUBS - 1; ++m)
+      if (m < j) R0 += T0[m], R1 += T1[m];
+  }
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const uint32_t off = pair_offset(SUB * j + u, p);

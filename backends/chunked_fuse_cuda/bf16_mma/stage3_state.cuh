@@ -78,10 +78,10 @@ __device__ __forceinline__ void walk_state_update_keys(const unsigned char* smem
   decay_state(smem, S, f, SUBS - 1, SUBS);
 }
 
-// A mild chunk's state (walk_prepare_qg_kg_mild), on the chunk's middle reference:
-// walk_state_to_middle, S ← 2^{T_0 + T_1} ⊙ S, before walk_state_to_shared, so that stage 5
-// reads it beside q̄ (q̃·S_n = q̄·(2^{T_0 + T_1} ⊙ S_n)); walk_state_update_mild after
-// stage 5, S ← 2^{T_2 + T_3} ⊙ (S + k̄ᵀ·v) on k̄'s rows 0 … 63 (k̂ = k̄·2^{T_2 + T_3}). Neither
+// A mild chunk's state (walk_prepare_qg_kg_mild), on the chunk's reference. From its
+// middle: walk_state_to_middle, S ← 2^{T_0 + T_1} ⊙ S, before walk_state_to_shared, so that
+// stage 5 reads it beside q̄ (q̃·S_n = q̄·(2^{T_0 + T_1} ⊙ S_n)). After stage 5,
+// walk_state_update_mild: S ← 2^{G[C−1] − reference} ⊙ (S + k̄ᵀ·v) on k̄'s rows 0 … 63. Neither
 // q̃ nor k̂ is written.
 __device__ __forceinline__ void walk_state_to_middle(const unsigned char* smem, float (&S)[8][4],
                                                      state_rows f) {
@@ -89,9 +89,13 @@ __device__ __forceinline__ void walk_state_to_middle(const unsigned char* smem, 
 }
 __device__ __forceinline__ void walk_state_update_mild(const unsigned char* smem, uint32_t sm,
                                                        uint32_t v_tile, const lane_offsets& lo,
-                                                       float (&S)[8][4], state_rows f) {
+                                                       float (&S)[8][4], state_rows f,
+                                                       bool middle) {
   add_keys_values(sm + layout::kbar, v_tile, lo, S);
-  decay_state(smem, S, f, SUBS / 2, SUBS);
+  if (middle)
+    decay_state(smem, S, f, SUBS / 2, SUBS);
+  else
+    decay_state(smem, S, f, 0, SUBS);
 }
 
 }  // namespace glabench::chunked::walk
