@@ -34,13 +34,12 @@
 // strong_gates), each pair's decay a sum of its own gates. So a gate of −30 on a token,
 // −10⁴ over a chunk, or exactly 0 all stay exact.
 //
-// A mild chunk takes one reference for the whole chunk instead, at its start (every
-// sub-chunk's gates sum to ≥ −kMildLog2 in every feature) or its middle M (each half's to
-// ≥ −kMildHalfLog2): q̄ = q·2^{G − G_M} and k̄ = k·2^{G_M − G}, each factor within 2^{±64},
-// are then the scores' operands for every sub-chunk row, and stages 3 and 5 read them too,
-// with the state moved to the reference: a third less elementwise work
-// (walk_prepare_qg_kg_mild). fla's gates and the cliff's −30s leave chunks mild by halves;
-// a strong feature never does.
+// A mild chunk — its gates sum to ≥ −kMildLog2 (96) over the chunk in every feature — takes
+// one reference for the whole chunk instead, its end: q̄ = q·2^{G − G[C−1]} ≤ |q|·2^96 and
+// k̂ = k·2^{G[C−1] − G} ≤ |k| are then the scores' operands for every sub-chunk row, stage 3's
+// keys, and (q̄) stage 5's beside the state decayed first: four operand tiles where the
+// sub-chunk references write six to eight (walk_prepare_qg_kg_mild). fla's gates and most
+// of the cliff's chunks are mild; a strong feature never is.
 //
 // Precision: the diagonal blocks, whose decays are the weakest and terms the largest, take
 // the residual of each operand's bf16 rounding too (q̄_hi·k̄_hi + q̄_lo·k̄_hi + q̄_hi·k̄_lo);
@@ -162,28 +161,25 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     walk_decay_cumsum(smem, j, p, l0, l1);
     const bool strong0 = strong_feature(l0[SUB - 1]), strong1 = strong_feature(l1[SUB - 1]);
     if (strong0 || strong1) at<int>(smem, layout::flag + 4 * cur) = 1;
-    if (!(l0[SUB - 1] >= -kMildHalfLog2 && l1[SUB - 1] >= -kMildHalfLog2))
-      at<int>(smem, layout::flag + 8 + 4 * cur) = 1;  // j's half is not mild
+    if (!(l0[SUB - 1] >= -kMildSubLog2 && l1[SUB - 1] >= -kMildSubLog2))
+      at<int>(smem, layout::flag + 8 + 4 * cur) = 1;  // steep: not mild
     // totals and flags written
-    const bool from_start =
-        __syncthreads_and(l0[SUB - 1] >= -kMildLog2 && l1[SUB - 1] >= -kMildLog2);
+    const bool quick =
+        __syncthreads_and(l0[SUB - 1] >= -kMildLog2 / 4 && l1[SUB - 1] >= -kMildLog2 / 4);
     const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
-    // Mild by halves: one more barrier, for chunks that are neither mild from the start nor
-    // have a sub-chunk below −kMildHalfLog2 (block-uniform).
-    const uint32_t other = layout::tots + ((j ^ 1) * KP + 2 * p) * 4;
-    const bool middle =
-        !from_start && at<int>(smem, layout::flag + 8 + 4 * cur) == 0 &&
-        __syncthreads_and(l0[SUB - 1] + at<float>(smem, other) >= -kMildHalfLog2 &&
-                          l1[SUB - 1] + at<float>(smem, other + 4) >= -kMildHalfLog2);
-    const bool mild = from_start || middle;
-    if (middle) walk_state_to_middle(smem, S, f);
+    // Otherwise the chunk's sums decide, past one more barrier, where no sub-chunk is steep
+    // (block-uniform).
+    const bool mild = quick || (at<int>(smem, layout::flag + 8 + 4 * cur) == 0 &&
+                                __syncthreads_and(chunk_gate_sum(smem, 2 * p) >= -kMildLog2 &&
+                                                  chunk_gate_sum(smem, 2 * p + 1) >= -kMildLog2));
+    if (mild) decay_state(smem, S, f);  // on the chunk end's reference
     walk_state_to_shared(smem, S, f, lane);
     if (mild) {
-      walk_prepare_qg_kg_mild(smem, j, p, l0, l1, middle);
+      walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
     } else if (!strong_chunk) {  // the common case, its selects folded away
-      walk_prepare_qg_kg(smem, j, p, l0, l1, false, false, false);
+      walk_prepare_qg_kg(smem, j, p, l0, l1, false, false);
     } else {
-      walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1, true);
+      walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1);
       if (__any_sync(0xffffffffu, strong0 || strong1))
         walk_inner_chunk_strong_gates(smem, j, p, strong0, strong1);
     }
@@ -209,9 +205,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
         break;
     }
     if (mild)
-      walk_state_update_mild(smem, sm, v_tile, lo, S, f, middle);
-    else if (!strong_chunk)
-      walk_state_update_keys(smem, sm, v_tile, lo, S, f);
+      add_keys_values(sm + layout::khat, v_tile, lo, S);
     else
       walk_state_update(smem, sm, v_tile, lo, S, f);
     store_outputs<kNarrow, kBonus>(a, io, smem, cur, t0, 16 * mt + (lane >> 2), 32 * half, c2, O);

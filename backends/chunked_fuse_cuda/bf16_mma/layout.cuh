@@ -18,10 +18,11 @@ using bf16 = __nv_bfloat16;
 
 inline constexpr int KROW = KP * 2, VROW = BV * 2;  // bytes of a shared-memory row
 inline constexpr float kLog2e = 1.4426950408889634f;
-// A mild chunk takes one reference for the whole chunk (walk_prepare_qg_kg_mild), every
-// factor within 2^{±64}: at its start where every sub-chunk's gates sum to ≥ −kMildLog2 in
-// every feature, else at its middle where each half's (32 tokens) do to ≥ −kMildHalfLog2.
-inline constexpr float kMildLog2 = 16.f, kMildHalfLog2 = 64.f;
+// A chunk whose gates sum to ≥ −kMildLog2 in every feature is mild: one reference for the
+// whole chunk, its end, q̄ ≤ |q|·2^96 (walk_prepare_qg_kg_mild). The walk tests the chunk's
+// sums only where no sub-chunk's fall below −kMildSubLog2 (a sure sign of a steep chunk),
+// and needs no test where every sub-chunk's stay ≥ −kMildLog2 / 4.
+inline constexpr float kMildLog2 = 96.f, kMildSubLog2 = 56.f;
 
 // The first row of k̄⁽ⁱ⁾ (16(i+1) rows, tokens 0 … 16i+15) in the stacked array.
 __host__ __device__ constexpr int kbar_row0(int i) {
@@ -31,7 +32,7 @@ __host__ __device__ constexpr int kbar_row0(int i) {
 // The block's shared memory, byte offsets. v is double-buffered, loaded a chunk ahead;
 // q, k and g have one buffer each, refilled once stage 2 has read them. q̄ and the
 // diagonal blocks' k̄ carry the residual of their bf16 rounding (the *_lo arrays). A mild
-// chunk keeps its keys (and their residual) in kbar's first 64 rows (and kdiag_lo); the backward's
+// chunk keeps k̂'s residual in kdiag_lo; the backward's
 // dS walk keeps q̃ in khat, the state update's operand.
 struct layout {
   static constexpr uint32_t tile_k = C * KROW, tile_v = C * VROW;
@@ -42,7 +43,7 @@ struct layout {
   static constexpr uint32_t s = kbar + kbar_row0(SUBS) * KROW;
   static constexpr uint32_t tots = s + KP * VROW;         // float [SUBS][KP]
   static constexpr uint32_t corr = tots + SUBS * KP * 4;  // float [SUBS][SUB][SUB]
-  // int [2][2] by chunk parity: a strong feature; a sub-chunk below −kMildHalfLog2
+  // int [2][2] by chunk parity: a strong feature; a sub-chunk below −kMildSubLog2
   static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4;
   // rwkv6 (args::bonus), beside each v buffer: v's row after the tile and the bonus of the
   // tile's rows one on (float [C]).
@@ -111,6 +112,13 @@ __device__ __forceinline__ T& at(unsigned char* smem, uint32_t off) {
 }
 __device__ __forceinline__ float2 pair_at(const unsigned char* smem, uint32_t off) {
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(smem + off));
+}
+
+// A chunk's summed log2 gate of state row (feature) `row`, from its sub-chunks' totals in
+// order: the order every state's decay takes.
+__device__ __forceinline__ float chunk_gate_sum(const unsigned char* smem, int row) {
+  const float* t = reinterpret_cast<const float*>(smem + layout::tots);
+  return ((t[row] + t[KP + row]) + t[2 * KP + row]) + t[3 * KP + row];
 }
 
 // The byte offset of feature pair p (features 2p, 2p+1) of row r in a K-wide tile.

@@ -26,11 +26,6 @@ __device__ __forceinline__ void carry_over_piece(const args& a, int m, state_row
   }
 }
 
-// A chunk's summed log2 gate of state row `row`, in the order walk_state_update decays by.
-__device__ __forceinline__ float chunk_gate_sum(const unsigned char* smem, int row) {
-  const float* t = reinterpret_cast<const float*>(smem + layout::tots);
-  return ((t[row] + t[KP + row]) + t[2 * KP + row]) + t[3 * KP + row];
-}
 // A piece's contribution and summed gates into the split's workspace.
 __device__ __forceinline__ void store_piece(const args& a, int piece, state_rows f, int lane,
                                             const float (&S)[8][4], float gate_lo, float gate_hi) {

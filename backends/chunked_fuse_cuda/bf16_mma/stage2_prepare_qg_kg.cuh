@@ -16,12 +16,10 @@ namespace glabench::chunked::walk {
 // below −kSafeLog2, so its diagonal block is left to walk_inner_chunk_strong_gates
 // (k̄⁽ʲ⁾ = 0 there) and its keys decay to the sub-chunk's end by one exponential,
 // 2^{T_j − l}, as 2^{−l}·2^{T_j} would overflow. Inlined with both false (a chunk without
-// strong features), the selects and their exponentials, a third of them, drop out, and so
-// does k̂: stage 3 reads k̄⁽³⁾ instead (k̂ = k̄⁽³⁾·2^{T_3}, walk_state_update_keys), exact there
-// as no diagonal key is zeroed.
+// strong features), the selects and their exponentials, a third of them, drop out.
 __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, int p,
                                                    const float (&l0)[SUB], const float (&l1)[SUB],
-                                                   bool strong0, bool strong1, bool with_khat) {
+                                                   bool strong0, bool strong1) {
   float T0[SUBS], T1[SUBS];
 #pragma unroll
   for (int m = 0; m < SUBS; ++m) {
@@ -69,43 +67,30 @@ __device__ __forceinline__ void walk_prepare_qg_kg(unsigned char* smem, int j, i
       if (i > j)
         at<uint32_t>(smem, layout::kbar + kbar_row0(i) * KROW + off) =
             tc::pack_bf16(kf0 * F0[i], kf1 * F1[i]);
-    if (with_khat)
-      at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(kf0 * F0[SUBS], kf1 * F1[SUBS]);
+    at<uint32_t>(smem, layout::khat + off) = tc::pack_bf16(kf0 * F0[SUBS], kf1 * F1[SUBS]);
   }
 }
 
-// Stage 2 for a mild chunk: one reference for the whole chunk, at a sub-chunk boundary,
-// Γ_0 (its start) where every sub-chunk's gates sum to ≥ −kMildLog2 in every feature, Γ_2
-// (its middle, `middle`) where each half's (tokens 0–31, 32–63) do to ≥ −kMildHalfLog2.
-// For token t of sub-chunk j, x[t] = R_j + l[t] is its gate from the reference as a sum of
-// gates (from the start R_j = Γ_j; from the middle R_0 = −(T_0 + T_1), R_1 = −T_1,
-// R_2 = 0, R_3 = T_2), |x| ≤ 64 either way:
-//   q̄[t] = q[t]·2^{x[t]}   (hi and lo)  the scores' query operand for every sub-chunk row,
-//                                     and stage 5's against S on the same reference
-//   k̄[s] = k[s]·2^{−x[s]}  (hi and lo)  the scores' key operand (k̄ rows 0 … 63), and
-//                                     stage 3's (k̂ = k̄·2^{G[C−1] − reference})
-// (../bf16_mma/stage3_state.cuh: walk_state_to_middle, walk_state_update_mild). Every factor
-// lies within 2^{±64}; q̄·k̄ᵀ holds 2^{x[t] − x[s]} ≤ 1 where s ≤ t. A chunk with a strong
-// feature is never mild (a sub-chunk below −kSafeLog2 < −kMildHalfLog2).
+// Stage 2 for a mild chunk, whose gates sum to ≥ −kMildLog2 over the chunk in every
+// feature: one reference for the whole chunk, its end G[C−1]. For token t of sub-chunk j,
+// x[t] = l[t] − (T_j + … + T_3) = G[t] − G[C−1] ≥ 0, its exponent a sum of gates:
+//   q̄[t] = q[t]·2^{x[t]} ≤ |q|·2^{kMildLog2}  (hi and lo) the scores' query operand for every
+//                                         sub-chunk row, and stage 5's against the state
+//                                         decayed to the chunk's end (decay_state)
+//   k̂[s] = k[s]·2^{−x[s]} ≤ |k|               (hi in khat, lo in kdiag_lo) the scores' key
+//                                         operand, and stage 3's
+// q̄·k̂ᵀ holds 2^{x[t] − x[s]} ≤ 1 where s ≤ t; the last token's k̂ is k itself. A chunk with a
+// strong feature is never mild (a sub-chunk below −kSafeLog2 ≤ −kMildLog2).
 __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int j, int p,
                                                         const float (&l0)[SUB],
-                                                        const float (&l1)[SUB], bool middle) {
-  float T0[SUBS], T1[SUBS];
+                                                        const float (&l1)[SUB]) {
+  float R0 = 0.f, R1 = 0.f;
 #pragma unroll
-  for (int m = 0; m < SUBS; ++m) {
-    T0[m] = at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
-    T1[m] = at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
-  }
-  float R0, R1;
-  if (middle) {
-    R0 = j == 0 ? -(T0[0] + T0[1]) : j == 1 ? -T0[1] : j == 2 ? 0.f : T0[2];
-    R1 = j == 0 ? -(T1[0] + T1[1]) : j == 1 ? -T1[1] : j == 2 ? 0.f : T1[2];
-  } else {
-    R0 = 0.f, R1 = 0.f;
-#pragma unroll
-    for (int m = 0; m < SUBS - 1; ++m)
-      if (m < j) R0 += T0[m], R1 += T1[m];
-  }
+  for (int m = 0; m < SUBS; ++m)
+    if (m >= j) {
+      R0 -= at<float>(smem, layout::tots + (m * KP + 2 * p) * 4);
+      R1 -= at<float>(smem, layout::tots + (m * KP + 2 * p + 1) * 4);
+    }
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const uint32_t off = pair_offset(SUB * j + u, p);
@@ -116,7 +101,7 @@ __device__ __forceinline__ void walk_prepare_qg_kg_mild(unsigned char* smem, int
     at<uint32_t>(smem, layout::qbar + off) = hi;
     at<uint32_t>(smem, layout::qbar_lo + off) = lo;
     tc::split_bf16(k.x * tc::ex2(-x0), k.y * tc::ex2(-x1), hi, lo);
-    at<uint32_t>(smem, layout::kbar + off) = hi;
+    at<uint32_t>(smem, layout::khat + off) = hi;
     at<uint32_t>(smem, layout::kdiag_lo + off) = lo;
   }
 }

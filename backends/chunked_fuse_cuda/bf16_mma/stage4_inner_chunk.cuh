@@ -12,7 +12,7 @@ namespace glabench::chunked::walk {
 // first 2(mt+1) used), causal mask on the diagonal block, plus the strong-gate terms.
 // The diagonal block, whose decays are the weakest and whose terms the largest, takes
 // the residuals too: q̄·k̄ = q̄_hi·k̄_hi + q̄_lo·k̄_hi + q̄_hi·k̄_lo.
-// A mild chunk (walk_prepare_qg_kg_mild) keeps its keys for every row in k̄ rows 0 … 63.
+// A mild chunk (walk_prepare_qg_kg_mild) keeps its keys for every row in k̂.
 // MT is the warp's row sub-chunk as a template argument: the loops over key blocks are
 // then straight code, with no branches around mma.sync.
 template <int MT>
@@ -23,7 +23,7 @@ __device__ __forceinline__ void walk_inner_chunk(const unsigned char* smem, uint
 #pragma unroll
   for (int jt = 0; jt < 8; ++jt) A[jt][0] = A[jt][1] = A[jt][2] = A[jt][3] = 0.f;
   const uint32_t q_rows = layout::qbar + 16 * mt * KROW + lo.a_rows;
-  const uint32_t k_rows = layout::kbar + (mild ? 0 : kbar_row0(mt) * KROW) + lo.b_rows;
+  const uint32_t k_rows = (mild ? layout::khat : layout::kbar + kbar_row0(mt) * KROW) + lo.b_rows;
   const uint32_t kd_rows = layout::kdiag_lo + 16 * mt * KROW + lo.b_rows;
 #pragma unroll
   for (int kk = 0; kk < KP / 16; ++kk) {

@@ -8,7 +8,7 @@ namespace glabench::chunked::walk {
 
 // ---- stages 3 (output) and 5: combine ------------------------------------------------
 // o for rows of sub-chunk mt and the warp's 32 columns (lane_offsets::t_half):
-// q̃·S + (A_hi + A_lo)·v; a mild chunk's q̄·S, S on the chunk's middle reference.
+// q̃·S + (A_hi + A_lo)·v; a mild chunk's q̄·S, S decayed to the chunk's end.
 template <int MT>
 __device__ __forceinline__ void walk_combine(uint32_t sm, uint32_t v_tile, const lane_offsets& lo,
                                              bool mild, const float (&A)[8][4], float (&O)[4][4]) {
