@@ -60,17 +60,23 @@ def split(x):
 
 def inputs(seed, T, K, V, gates="mild"):
     """One head's inputs; gates as bench's regimes (harness/src/gate_regime.hpp): model
-    log σ(N(0, 1))/16, mild log σ(N(2, 1)), fla log σ(N(0, 1)), strong −exp(N(−0.5, 1))."""
+    log σ(N(0, 1))/16, mild log σ(N(2, 1)), fla log σ(N(0, 1)), strong −exp(N(−0.5, 1)),
+    cliff mild with −30 at some tokens and 0 at some features."""
     rng = np.random.default_rng(seed)
     qk = K ** -0.25
     q = rb(rng.standard_normal((T, K)) * qk)
     k = rb(rng.standard_normal((T, K)) * qk)
     v = rb(rng.standard_normal((T, V)))
     x = rng.standard_normal((T, K))
-    g = rb({"model": lambda: -np.logaddexp(0.0, -x) / 16,
-            "mild": lambda: -np.logaddexp(0.0, -(x + 2.0)),
-            "fla": lambda: -np.logaddexp(0.0, -x),
-            "strong": lambda: -np.exp(x - 0.5)}[gates]())
+    g = {"model": lambda: -np.logaddexp(0.0, -x) / 16,
+         "mild": lambda: -np.logaddexp(0.0, -(x + 2.0)),
+         "fla": lambda: -np.logaddexp(0.0, -x),
+         "strong": lambda: -np.exp(x - 0.5),
+         "cliff": lambda: -np.logaddexp(0.0, -(x + 2.0))}[gates]()
+    if gates == "cliff":  # −30 at tokens t % 53 = 17, 0 at features k % 8 = 3
+        g[np.arange(T) % 53 == 17, :] = -30.0
+        g[:, np.arange(K) % 8 == 3] = 0.0
+    g = rb(g)
     h0 = rng.standard_normal((K, V)).astype(np.float32).astype(np.float64)
     do = rb(rng.standard_normal((T, V)))
     dht = rng.standard_normal((K, V)).astype(np.float32).astype(np.float64)
