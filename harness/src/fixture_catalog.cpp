@@ -83,6 +83,12 @@ void add_recurrent_set(std::vector<fixture_recipe>& out, op_kind op) {
                  "realistic; about -160 a token (-1e4 over a chunk); realistic with g = -30 "
                  "at one token of each chunk (7, 16, 47, 63 or 0); exactly 0. T = 80: two chunks",
                  make_problem(op, {1, 80, 1, 20, 8}), options(gate_kind::strong)});
+  out.push_back({n + "_reference_edges",
+                 "gates at the bounds of the bf16 walk's one reference a chunk: key rows 0 mod 4 "
+                 "sum their 16-token sub-chunks (log2) to -40, -10, -10, -10 (a chunk of -70); "
+                 "-30, -30, -20, -20 (-100); -60, -5, -5, -5 (a steep sub-chunk); -23.5 each "
+                 "(-94) by 64-token chunk, the other rows realistic. T = 260: five chunks",
+                 make_problem(op, {1, 260, 1, 4, 4}), options(gate_kind::reference_edges)});
 }
 
 // Packed variable-length batches (schema version 2): nine sequences of 1 to 300 tokens in

@@ -58,7 +58,8 @@ op_inputs make_random_inputs(const problem& p, const random_problem_options& opt
   if (p.has_gate()) {
     in.g = tensor(p.qk_shape());
     // The token's place in its sequence, which the gate kinds that depend on it (mixed,
-    // strong, cliff) read: in a packed batch each sequence counts from its own start.
+    // strong, reference_edges, cliff) read: in a packed batch each sequence counts from its own
+    // start.
     std::vector<int64_t> position(p.T);
     for (int64_t t = 0; t < p.T; ++t) position[t] = t;
     for (size_t n = 0; n + 1 < p.cu_seqlens.size(); ++n)
@@ -102,6 +103,15 @@ op_inputs make_random_inputs(const problem& p, const random_problem_options& opt
           if (cliff_reset_token(token)) g = -30.0;
           if (cliff_zero_feature(row)) g = 0.0;
           break;
+        case gate_kind::reference_edges: {
+          static constexpr double kSubChunkLog2[4][4] = {{-40, -10, -10, -10},
+                                                         {-30, -30, -20, -20},
+                                                         {-60, -5, -5, -5},
+                                                         {-23.5, -23.5, -23.5, -23.5}};
+          g = log_sigmoid(normal() + 2.0);
+          if (row % 4 == 0) g = kSubChunkLog2[token / 64 % 4][token % 64 / 16] * std::log(2.0) / 16;
+          break;
+        }
         case gate_kind::strong: {
           static constexpr int64_t kResetAt[] = {7, 16, 47, 63, 0};
           g = log_sigmoid(normal() + 2.0);

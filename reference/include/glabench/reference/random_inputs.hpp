@@ -44,6 +44,12 @@ enum class gate_kind {
                // 2 realistic but −30 at one token of each 64-token chunk, at 7, 16,
                // 47, 63 or 0 by the row's rank (mid, first and last of a sub-chunk,
                // last and first of a chunk); 3 exactly 0
+  reference_edges,  // at key rows ≡ 0 mod 4, by 64-token chunk c mod 4, the log2 sums of
+                    // its four 16-token sub-chunks: −40, −10, −10, −10 (a chunk of −70);
+                    // −30, −30, −20, −20 (−100); −60, −5, −5, −5 (one steep sub-chunk);
+                    // −23.5 each (−94); the other rows realistic. The bounds of the bf16
+                    // walk's one reference a chunk (≥ −96 over it; a sub-chunk below −56
+                    // or all above −24 decide alone)
   // The bench's gate regimes besides logsigmoid (harness/src/gate_regime.hpp names them):
   model,       // g = log σ(x) / 16, x ~ N(0,1): GLA's gate-logit normaliser, mean ≈ −0.05
   fla,         // g = log σ(x), x ~ N(0,1): fla's benchmarks and tests, mean ≈ −0.81
