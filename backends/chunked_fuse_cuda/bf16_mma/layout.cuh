@@ -32,8 +32,8 @@ __host__ __device__ constexpr int kbar_row0(int i) {
 // The block's shared memory, byte offsets. v is double-buffered, loaded a chunk ahead;
 // q, k and g have one buffer each, refilled once stage 2 has read them. q̄ and the
 // diagonal blocks' k̄ carry the residual of their bf16 rounding (the *_lo arrays). A mild
-// chunk keeps k̂'s residual in kdiag_lo; the backward's
-// dS walk keeps q̃ in khat, the state update's operand.
+// chunk keeps k̂'s residual in kdiag_lo; the backward's dS walk keeps q̃ in khat, the state
+// update's operand.
 struct layout {
   static constexpr uint32_t tile_k = C * KROW, tile_v = C * VROW;
   static constexpr uint32_t q = 0, k = q + tile_k, g = k + tile_k, v = g + tile_k;
