@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   io.load_keyed<kBonus>(static_cast<int64_t>(n0) * C, walk_io::kQ | walk_io::kK | walk_io::kG);
   io.load_values<kBonus>(0, static_cast<int64_t>(n0) * C);
   tc::cp_async_commit();
-  if (tid == 0) at<int>(smem, layout::flag) = 0, at<int>(smem, layout::flag + 8) = 0;
+  if (tid == 0) at<int>(smem, layout::flag) = 0, at<int>(smem, layout::steep) = 0;
 
   // Stages 1–2: sub-chunk j, feature pair p. Sub-chunk j writes 3 − j rows of the later
   // sub-chunks' keys; warps w and w+4 share a scheduler, so each pairs j = 0 with 3 or 1
@@ -155,21 +155,21 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     }
     reinterpret_cast<float4*>(smem + layout::corr)[tid] = make_float4(0.f, 0.f, 0.f, 0.f);
     if (tid == 0) at<int>(smem, layout::flag + 4 * (cur ^ 1)) = 0;
-    if (tid == 32) at<int>(smem, layout::flag + 8 + 4 * (cur ^ 1)) = 0;
+    if (tid == 32) at<int>(smem, layout::steep + 4 * (cur ^ 1)) = 0;
 
     float l0[SUB], l1[SUB];
     walk_decay_cumsum(smem, j, p, l0, l1);
     const bool strong0 = strong_feature(l0[SUB - 1]), strong1 = strong_feature(l1[SUB - 1]);
     if (strong0 || strong1) at<int>(smem, layout::flag + 4 * cur) = 1;
     if (!(l0[SUB - 1] >= -kMildSubLog2 && l1[SUB - 1] >= -kMildSubLog2))
-      at<int>(smem, layout::flag + 8 + 4 * cur) = 1;  // steep: not mild
+      at<int>(smem, layout::steep + 4 * cur) = 1;  // not mild
     // totals and flags written
     const bool quick =
         __syncthreads_and(l0[SUB - 1] >= -kMildLog2 / 4 && l1[SUB - 1] >= -kMildLog2 / 4);
     const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
     // Otherwise the chunk's sums decide, past one more barrier, where no sub-chunk is steep
     // (block-uniform).
-    const bool mild = quick || (at<int>(smem, layout::flag + 8 + 4 * cur) == 0 &&
+    const bool mild = quick || (at<int>(smem, layout::steep + 4 * cur) == 0 &&
                                 __syncthreads_and(chunk_gate_sum(smem, 2 * p) >= -kMildLog2 &&
                                                   chunk_gate_sum(smem, 2 * p + 1) >= -kMildLog2));
     if (mild) decay_state(smem, S, f);  // on the chunk end's reference
@@ -204,7 +204,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
         walk_outputs<3>(smem, sm, v_tile, lo, lane, mild, strong_chunk, O);
         break;
     }
-    if (mild)
+    if (mild)  // its decay was before stage 5
       add_keys_values(sm + layout::khat, v_tile, lo, S);
     else
       walk_state_update(smem, sm, v_tile, lo, S, f);

@@ -43,8 +43,9 @@ struct layout {
   static constexpr uint32_t s = kbar + kbar_row0(SUBS) * KROW;
   static constexpr uint32_t tots = s + KP * VROW;         // float [SUBS][KP]
   static constexpr uint32_t corr = tots + SUBS * KP * 4;  // float [SUBS][SUB][SUB]
-  // int [2][2] by chunk parity: a strong feature; a sub-chunk below −kMildSubLog2
-  static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4;
+  // int [2] each, by chunk parity: a strong feature (flag); a sub-chunk below
+  // −kMildSubLog2 (steep, the forward's)
+  static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4, steep = flag + 8;
   // rwkv6 (args::bonus), beside each v buffer: v's row after the tile and the bonus of the
   // tile's rows one on (float [C]).
   static constexpr uint32_t tile_next = VROW + C * 4;
