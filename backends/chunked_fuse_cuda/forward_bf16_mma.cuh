@@ -153,6 +153,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
       io.load_values<kBonus>(cur ^ 1, t0 + C);
       tc::cp_async_commit();
     }
+    // S's operand beside stage 1's latency-bound sums; a mild chunk rewrites it decayed.
+    walk_state_to_shared(smem, S, f, lane);
     reinterpret_cast<float4*>(smem + layout::corr)[tid] = make_float4(0.f, 0.f, 0.f, 0.f);
     if (tid == 0) at<int>(smem, layout::flag + 4 * (cur ^ 1)) = 0;
     if (tid == 32) at<int>(smem, layout::steep + 4 * (cur ^ 1)) = 0;
@@ -172,8 +174,10 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     const bool mild = quick || (at<int>(smem, layout::steep + 4 * cur) == 0 &&
                                 __syncthreads_and(chunk_gate_sum(smem, 2 * p) >= -kMildLog2 &&
                                                   chunk_gate_sum(smem, 2 * p + 1) >= -kMildLog2));
-    if (mild) decay_state(smem, S, f);  // on the chunk end's reference
-    walk_state_to_shared(smem, S, f, lane);
+    if (mild) {  // on the chunk end's reference
+      decay_state(smem, S, f);
+      walk_state_to_shared(smem, S, f, lane);
+    }
     if (mild) {
       walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
     } else if (!strong_chunk) {  // the common case, its selects folded away
