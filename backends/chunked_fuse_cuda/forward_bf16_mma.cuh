@@ -177,8 +177,6 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     if (mild) {  // on the chunk end's reference
       decay_state(smem, S, f);
       walk_state_to_shared(smem, S, f, lane);
-    }
-    if (mild) {
       walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
     } else if (!strong_chunk) {  // the common case, its selects folded away
       walk_prepare_qg_kg(smem, j, p, l0, l1, false, false);

@@ -71,9 +71,8 @@ def inputs(seed, T, K, V, gates="mild"):
     g = {"model": lambda: -np.logaddexp(0.0, -x) / 16,
          "mild": lambda: -np.logaddexp(0.0, -(x + 2.0)),
          "fla": lambda: -np.logaddexp(0.0, -x),
-         "strong": lambda: -np.exp(x - 0.5),
-         "cliff": lambda: -np.logaddexp(0.0, -(x + 2.0))}[gates]()
-    if gates == "cliff":  # −30 at tokens t % 53 = 17, 0 at features k % 8 = 3
+         "strong": lambda: -np.exp(x - 0.5)}["mild" if gates == "cliff" else gates]()
+    if gates == "cliff":  # mild, but −30 at tokens t % 53 = 17 and 0 at features k % 8 = 3
         g[np.arange(T) % 53 == 17, :] = -30.0
         g[:, np.arange(K) % 8 == 3] = 0.0
     g = rb(g)
