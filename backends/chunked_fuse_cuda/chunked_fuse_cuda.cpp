@@ -491,7 +491,10 @@ glabench_status collect(glabench_message* error) {
 
 // A split call's phases per rank (sequence_parallel.hpp's last_call_json).
 glabench_status last_call_report(glabench_message* json) {
-  const std::string text = chunked::sequence::last_call_json();
+  std::string text;
+  if (glabench_status s =
+          finish(chunked::sequence::last_call_json(&text), "split call report", json))
+    return s;
   if (text.empty()) return fail(json, GLABENCH_ERROR_UNSUPPORTED, "no split call yet");
   write_message(json, text);
   return GLABENCH_OK;

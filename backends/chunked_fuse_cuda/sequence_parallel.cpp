@@ -504,7 +504,7 @@ status prepare(const call& p, bool backward, const placement& where) {
     for (int b : where.devices) {
       int can = 0;
       if (a == b || cudaDeviceCanAccessPeer(&can, a, b) != cudaSuccess || !can) continue;
-      cudaSetDevice(a);
+      if (cudaError_t e = cudaSetDevice(a)) return cuda_error(e, "cudaSetDevice");
       if (cudaError_t e = cudaDeviceEnablePeerAccess(b, 0);
           e != cudaSuccess && e != cudaErrorPeerAccessAlreadyEnabled)
         return cuda_error(e, "cudaDeviceEnablePeerAccess");
@@ -613,31 +613,33 @@ status collect() {
 // Per rank: its groups' contributions, exchanges and carried walks summed, and the time its
 // stream waited for an exchange (exposed: from the later of its last contribution and the
 // walk before to the walk's start), so the exchange hidden is 1 − exposed / exchange.
-std::string last_call_json() {
+status last_call_json(std::string* text) {
   std::lock_guard<std::mutex> lock(state_lock);
+  text->clear();
   if (!state || !state->timed) return {};
   device_guard guard;
   std::string lists[5];
-  auto span = [](cudaEvent_t a, cudaEvent_t b, float* ms) {
-    return cudaEventElapsedTime(ms, a, b) == cudaSuccess;
-  };
   for (const rank_state& r : state->ranks) {
-    cudaSetDevice(r.device);
-    if (cudaEventSynchronize(r.groups.back().phase[walk_end]) != cudaSuccess) return {};
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaEventSynchronize(r.groups.back().phase[walk_end]),
+                      "cudaEventSynchronize");
     double sums[5] = {};  // contribution, exchange, carried walk, exposed
     for (size_t g = 0; g < r.groups.size(); ++g) {
       const group_state& s = r.groups[g];
-      float c, x, wk, exposed;
       // The stream's work just before this group's walk: the last contribution, or the
       // walk before.
       const cudaEvent_t before =
           g == 0 ? r.groups.back().phase[contribution_end] : r.groups[g - 1].phase[walk_end];
-      if (!span(s.phase[contribution_start], s.phase[contribution_end], &c) ||
-          !span(s.phase[exchange_start], s.phase[exchange_end], &x) ||
-          !span(s.phase[walk_start], s.phase[walk_end], &wk) ||
-          !span(before, s.phase[walk_start], &exposed))
-        return {};
-      sums[0] += c, sums[1] += x, sums[2] += wk, sums[3] += std::max(0.f, exposed);
+      const std::pair<cudaEvent_t, cudaEvent_t> spans[4] = {
+          {s.phase[contribution_start], s.phase[contribution_end]},
+          {s.phase[exchange_start], s.phase[exchange_end]},
+          {s.phase[walk_start], s.phase[walk_end]},
+          {before, s.phase[walk_start]}};
+      float ms[4];  // contribution, exchange, carried walk, exposed
+      for (int k = 0; k < 4; ++k)
+        GLABENCH_TRY_CUDA(cudaEventElapsedTime(&ms[k], spans[k].first, spans[k].second),
+                          "cudaEventElapsedTime");
+      sums[0] += ms[0], sums[1] += ms[1], sums[2] += ms[2], sums[3] += std::max(0.f, ms[3]);
     }
     sums[4] = sums[1] > 0 ? 1.0 - std::min(1.0, sums[3] / sums[1]) : 1.0;
     for (int k = 0; k < 5; ++k) {
@@ -647,14 +649,15 @@ std::string last_call_json() {
     }
   }
   const world_state& w = *state;
-  return "{\"ranks\":" + std::to_string(w.world) + ",\"processes\":\"" +
-         (w.one_process ? "one" : "one per rank") +
-         "\",\"first_rank\":" + std::to_string(w.ranks.front().index) +
-         ",\"head_groups\":" + std::to_string(w.groups) +
-         (w.one_process ? "" : ",\"nccl_version\":" + std::to_string(nccl::library_version())) +
-         ",\"contribution_ms\":[" + lists[0] + "],\"exchange_ms\":[" + lists[1] +
-         "],\"carried_ms\":[" + lists[2] + "],\"exposed_ms\":[" + lists[3] +
-         "],\"hidden_fraction\":[" + lists[4] + "]}";
+  *text = "{\"ranks\":" + std::to_string(w.world) + ",\"processes\":\"" +
+          (w.one_process ? "one" : "one per rank") +
+          "\",\"first_rank\":" + std::to_string(w.ranks.front().index) +
+          ",\"head_groups\":" + std::to_string(w.groups) +
+          (w.one_process ? "" : ",\"nccl_version\":" + std::to_string(nccl::library_version())) +
+          ",\"contribution_ms\":[" + lists[0] + "],\"exchange_ms\":[" + lists[1] +
+          "],\"carried_ms\":[" + lists[2] + "],\"exposed_ms\":[" + lists[3] +
+          "],\"hidden_fraction\":[" + lists[4] + "]}";
+  return {};
 }
 
 void release() {

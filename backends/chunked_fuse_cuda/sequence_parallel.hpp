@@ -72,9 +72,9 @@ status backward(const call& whole);
 status collect();
 // Per rank of this process, the last call's phases in ms (contribution, exchange, carried
 // walk, each summed over the groups; exposed: the time its stream waited for an exchange)
-// and the exchange hidden (1 − exposed ÷ exchange), as a JSON object; empty when none ran
-// or the call was captured.
-std::string last_call_json();
+// and the exchange hidden (1 − exposed ÷ exchange), as a JSON object into `text`; empty
+// when none ran or the call was captured. A failed read of its events is the status.
+status last_call_json(std::string* text);
 void release();
 
 }  // namespace glabench::chunked::sequence

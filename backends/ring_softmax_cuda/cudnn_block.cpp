@@ -54,7 +54,7 @@ const loaded& load_once() {
 cudnnHandle_t handle_for_current_device() {
   static std::map<int, cudnnHandle_t> handles;
   int device = 0;
-  cudaGetDevice(&device);
+  if (cudaGetDevice(&device) != cudaSuccess) return nullptr;
   auto it = handles.find(device);
   if (it != handles.end()) return it->second;
   cudnnHandle_t h = nullptr;
@@ -93,7 +93,7 @@ std::shared_ptr<fe::graph::Tensor_attributes> stats_tensor(fe::graph::Graph& g,
 using key = std::tuple<int, bool, int, int, int, int, int64_t, int64_t, int64_t, bool, float, bool>;
 key key_of(const pair_shape& s, bool backward) {
   int device = 0;
-  cudaGetDevice(&device);
+  if (cudaGetDevice(&device) != cudaSuccess) device = -1;  // never device 0's plan
   return {device,   backward,          s.B,     s.H,   s.D, s.V, s.T, s.q_len,
           s.kv_len, s.causal_diagonal, s.scale, s.fp16};
 }

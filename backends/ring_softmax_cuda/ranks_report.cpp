@@ -13,15 +13,18 @@
 namespace glabench::ring::ranks {
 namespace {
 
-float elapsed(cudaEvent_t a, cudaEvent_t b) {
-  float ms = 0;
-  if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) return 0;
-  return ms;
+status elapsed(cudaEvent_t a, cudaEvent_t b, float* ms) {
+  GLABENCH_TRY_CUDA(cudaEventElapsedTime(ms, a, b), "cudaEventElapsedTime");
+  return {};
 }
-float total(const std::vector<std::pair<cudaEvent_t, cudaEvent_t>>& spans) {
-  float sum = 0;
-  for (const auto& [a, b] : spans) sum += elapsed(a, b);
-  return sum;
+status total(const std::vector<std::pair<cudaEvent_t, cudaEvent_t>>& spans, float* sum) {
+  *sum = 0;
+  for (const auto& [a, b] : spans) {
+    float ms = 0;
+    GLABENCH_TRY(elapsed(a, b, &ms));
+    *sum += ms;
+  }
+  return {};
 }
 std::string list(const std::vector<float>& xs) {
   std::string s = "[";
@@ -32,18 +35,23 @@ std::string list(const std::vector<float>& xs) {
   }
   return s + "]";
 }
-std::string call_report(world_state& w, int m) {
+status call_report(world_state& w, int m, std::string* text) {
   std::vector<float> rank_ms, compute_ms, comm_ms, exposed_ms;
   std::vector<int> ids;
   float comm = 0, exposed = 0;
   for (rank_state& r : w.ranks) {
-    cudaSetDevice(r.device);
-    cudaEventSynchronize(r.clock[m].end);
+    GLABENCH_TRY_CUDA(cudaSetDevice(r.device), "cudaSetDevice");
+    GLABENCH_TRY_CUDA(cudaEventSynchronize(r.clock[m].end), "cudaEventSynchronize");
     ids.push_back(r.rank);
-    rank_ms.push_back(elapsed(r.clock[m].start, r.clock[m].end));
-    compute_ms.push_back(total(r.clock[m].computes));
-    comm_ms.push_back(total(r.clock[m].transfers));
-    exposed_ms.push_back(total(r.clock[m].stalls));
+    float ms[4];
+    GLABENCH_TRY(elapsed(r.clock[m].start, r.clock[m].end, &ms[0]));
+    GLABENCH_TRY(total(r.clock[m].computes, &ms[1]));
+    GLABENCH_TRY(total(r.clock[m].transfers, &ms[2]));
+    GLABENCH_TRY(total(r.clock[m].stalls, &ms[3]));
+    rank_ms.push_back(ms[0]);
+    compute_ms.push_back(ms[1]);
+    comm_ms.push_back(ms[2]);
+    exposed_ms.push_back(ms[3]);
     comm += comm_ms.back();
     exposed += exposed_ms.back();
   }
@@ -52,16 +60,18 @@ std::string call_report(world_state& w, int m) {
   std::snprintf(buf, sizeof buf, "%.4f", hidden);
   std::string ranks = "[";
   for (size_t i = 0; i < ids.size(); ++i) ranks += (i ? "," : "") + std::to_string(ids[i]);
-  return "{\"ranks\":" + ranks + "],\"rank_ms\":" + list(rank_ms) +
-         ",\"compute_ms\":" + list(compute_ms) + ",\"comm_ms\":" + list(comm_ms) +
-         ",\"exposed_comm_ms\":" + list(exposed_ms) + ",\"comm_hidden_fraction\":" + buf + "}";
+  *text = "{\"ranks\":" + ranks + "],\"rank_ms\":" + list(rank_ms) +
+          ",\"compute_ms\":" + list(compute_ms) + ",\"comm_ms\":" + list(comm_ms) +
+          ",\"exposed_comm_ms\":" + list(exposed_ms) + ",\"comm_hidden_fraction\":" + buf + "}";
+  return {};
 }
 
 }  // namespace
 
-std::string report_json() {
+status report_json(std::string* text) {
   std::lock_guard<std::mutex> guard(state_lock);
   cuda_plugin::device_guard keep;
+  text->clear();
   if (!state || !(state->called[0] || state->called[1])) return {};
   world_state& w = *state;
   std::string s =
@@ -75,9 +85,14 @@ std::string report_json() {
     std::snprintf(buf, sizeof buf, ",\"collect_ms\":%.4f", w.collect_ms);
     s += buf;
   }
-  if (w.called[0]) s += ",\"forward\":" + call_report(w, 0);
-  if (w.called[1]) s += ",\"backward\":" + call_report(w, 1);
-  return s + "}";
+  for (int m = 0; m < 2; ++m) {
+    if (!w.called[m]) continue;
+    std::string call;
+    GLABENCH_TRY(call_report(w, m, &call));
+    s += (m == 0 ? ",\"forward\":" : ",\"backward\":") + call;
+  }
+  *text = s + "}";
+  return {};
 }
 
 }  // namespace glabench::ring::ranks

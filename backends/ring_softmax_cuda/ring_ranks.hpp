@@ -52,8 +52,9 @@ status collect();
 // takes them all, else why not.
 status plan_cudnn_steps(const problem& p, bool backward, int64_t* most_workspace_bytes);
 // The last forward and backward: per-rank times, communication, and how much of it
-// compute hid, as a JSON object. Empty before the first call.
-std::string report_json();
+// compute hid, as a JSON object into `text` (empty before the first call). A failed read
+// of their events is the status.
+status report_json(std::string* text);
 // Frees what prepare kept (communicators stay for the process's life).
 void release();
 

@@ -146,7 +146,8 @@ block_decision decide_block(const ring::problem& base, glabench_mode mode, bool 
       decided;
   std::lock_guard<std::mutex> guard(m);
   int device = 0;
-  cudaGetDevice(&device);
+  if (cudaError_t e = cudaGetDevice(&device))
+    return {ring::block_kernel::own, glabench::cuda_plugin::cuda_error(e, "cudaGetDevice")};
   const auto key = std::make_tuple(device, int(base.dtype), base.B, base.H, base.D, base.V, base.T,
                                    base.causal, base.scale, mode == GLABENCH_MODE_BACKWARD,
                                    base.shards, int(base.chunking), across, base.num_seqs > 0);
@@ -455,7 +456,8 @@ glabench_status last_call_report(glabench_message* json) {
     if (!g_last.any) return fail(json, GLABENCH_ERROR_UNSUPPORTED, "no call yet");
     std::string text;
     if (g_last.across) {
-      text = ring::ranks::report_json();
+      if (glabench_status s = finish(ring::ranks::report_json(&text), "call report", json))
+        return s;
       if (text.empty()) return fail(json, GLABENCH_ERROR_UNSUPPORTED, "no call across GPUs yet");
     } else {
       const ring::problem& r = g_last.problem;
