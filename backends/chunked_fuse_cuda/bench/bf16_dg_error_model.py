@@ -24,7 +24,17 @@ Run here (2026-12-02, 8 heads), dg's rel_l2 against the exact model:
 The kernel takes both as hi + lo since 873c3a0. The H200 then measured dg 2.06e-3 at B4
 T2048, mild (reports/2026-12-03-h200-bf16-gradient-residuals/).
 
-Usage: python3 bf16_dg_error_model.py [heads]
+Run here (2026-12-05, 4 heads, K = V = 128; strong at K = V = 64, whose K = 128 draws hold
+strong features, which this model leaves out), the kernel since 873c3a0 against fla's model:
+model 2.34 / 2.22e-3, mild 2.22 / 2.15, fla 2.12 / 2.10, strong 2.06 / 2.03, cliff 1.87 /
+1.87. The largest rounding left is dS_n's, rounded once in v·dS_nᵀ (dk_inter, whose errors
+the prefix sums of k ⊙ dk_inter carry along the chunk); with dS_n as hi + lo the kernel gets
+1.95, 1.81, 1.73, 1.77, 1.83e-3, below fla's in every regime (and dv −19–25 %,
+bf16_dv_error_model.py). Not built: the gradient walk holds S_n and dS_n as 32 KB bf16 tiles
+and has 6 KB of shared memory left. Taking the prefix sums as the chunk's exact total less a
+suffix instead, from t = 32 or 48 on: up to 4× worse (cancellation; K = 64).
+
+Usage: python3 bf16_dg_error_model.py [heads] [regime …]   (default: mild)
 """
 import sys
 
@@ -213,8 +223,8 @@ def main():
     T, K, V = 1024, 64, 64
     s = K ** -0.5
     seeds = range(int(sys.argv[1]) if len(sys.argv) > 1 else 4)
-    for gates in ("mild",):
-        probs = [inputs(sd, T, K, V) for sd in seeds]
+    for gates in sys.argv[2:] or ("mild",):
+        probs = [inputs(sd, T, K, V, gates) for sd in seeds]
         exact = [chunked_dg(*p, s) for p in probs]
         if gates == "mild":
             for p, e in zip(probs, exact):
