@@ -28,12 +28,11 @@
 // k̄ ≤ |k|·2^{−T_mt} ≤ |k|·2^96 but for strong features, whose gates over a sub-chunk sum
 // below −kSafeLog2 (about 1 in 12 000 sub-chunk features under −exp(N(−0.5, 1)) gates, in
 // 4 % of chunks): their k̄ is zero (walk_prepare_grads), their terms of dv are added apart
-// (add_strong_features), and the dq, dk and dg of their 64-feature half of K, which need
-// that k̄, are left to the WMMA bodies (the warps of that half store none). A chunk with a
-// gate above 0 is left whole. The state walk lists both (walk_grads_listing,
-// backward_bf16_mma_states.cuh); the first blocks of this kernel's grid run the listed
-// items' WMMA bodies (backward_wmma.cuh's run_listed_chunks) while the rest walk, so their
-// time overlaps the walk's rather than following it.
+// (add_strong_features), and after the walk the block writes their columns' dq, dk and dg
+// again, pair by pair (rewrite_strong_features). A chunk with a gate above 0 or not finite
+// is left whole to the WMMA bodies: the state walk lists it (walk_grads_listing,
+// backward_bf16_mma_states.cuh), and the first blocks of this kernel's grid run the listed
+// items (backward_wmma.cuh's run_listed_chunks) while the rest walk.
 // Scores of pairs outside the causal mask can overflow; they are zeroed by selects, never
 // multiplied.
 //
@@ -353,6 +352,9 @@ struct grads_out {
     if (r < rows && c < cols)
       *reinterpret_cast<uint32_t*>(base + r * stride + c) = tc::pack_bf16(x, y);
   }
+  __device__ void store_one(int r, int c, float x) const {
+    if (r < rows && c < cols) base[r * stride + c] = __float2bfloat16_rn(x);
+  }
 };
 
 // The chunk's q and k in global memory (bf16, rows from the chunk's first token).
@@ -650,6 +652,131 @@ __device__ __forceinline__ void walk_grad_dg(unsigned char* smem, int mt, int la
   }
 }
 
+// ---- strong features: their dq, dk and dg again, pair by pair -----------------------
+// x(t, j) ≤ 0, the log2 decay from key j to row t ≥ j of the chunk as a sum of gates:
+// l[t] − l[j] inside one sub-chunk, else (Γ_m − Γ_{mj+1}) + (T_mj − l[j]) + l[t] for t in
+// sub-chunk m and j in mj (add_strong_features' exponents).
+__device__ __forceinline__ float pair_decay(const unsigned char* smem, int t, int j, int f) {
+  using L = grads_layout;
+  const float* l = reinterpret_cast<const float*>(smem + L::l);
+  const float* tots = reinterpret_cast<const float*>(smem + L::tots);
+  const float* gam = reinterpret_cast<const float*>(smem + L::gam);
+  const int m = t / SUB, mj = j / SUB;
+  const float lt = l[t * L::GLD + f], lj = l[j * L::GLD + f];
+  if (m == mj) return lt - lj;
+  return (gam[m * KP + f] - gam[(mj + 1) * KP + f]) + (tots[mj * KP + f] - lj) + lt;
+}
+
+// A feature whose gates over a sub-chunk sum below −kSafeLog2 (walk_prepare_grads's
+// `strong` bits) has k̄ = 0 in the walk, whose dq, dk and dg of that column are then
+// incomplete. After the walk the block writes that column's dq, dk and dg again for every
+// row of the chunk, as the recurrence defines them, each pair's decay 2^{x(t, j)}
+// (pair_decay):
+//   dq_t = s·2^{G_t}·do_t·S_nᵀ + Σ_{j≤t} dA[t][j]·k_j·2^{x(t, j)}
+//   dk_j = Σ_{t≥j} dA[t][j]·q_t·2^{x(t, j)} + 2^{G[C−1] − G_j}·v_j·dS_nᵀ
+//   dg_t = Σ_{r≥t} (q ⊙ dq' − k ⊙ dk'_intra)_r + Σ_{r<t} (k ⊙ dk_inter)_r + 2^{G[C−1]}·Y_n
+// (primes: without the pair j = t), G_t = Γ_m + l[t], dA = s·do·vᵀ in fp32 (on the tensor
+// cores, into the operand tiles the walk is done with), S_n and dS_n the walk's bf16
+// operands, q and k from global memory. A warp a feature, two rows a lane; these stores
+// follow the walk's past a barrier, so they are the ones that stay. Strong features are
+// rare (about 1 in 12 000 sub-chunk features under −exp(N(−0.5, 1)) gates), so the loops
+// stay rolled.
+__device__ void rewrite_strong_features(unsigned char* smem, uint32_t sm, const chunk_rows& x,
+                                        float scale, const grads_out& dq, const grads_out& dk,
+                                        const grads_out& dg) {
+  using L = grads_layout;
+  constexpr int kWarps = THREADS / 32, kLd = C + 1;  // dA's rows: kLd floats, no bank conflicts
+  const unsigned* bits = reinterpret_cast<const unsigned*>(smem + L::strong);  // [SUBS][KP / 32]
+  unsigned some = 0u;
+#pragma unroll
+  for (int i = 0; i < SUBS * KP / 32; ++i) some |= bits[i];
+  if (!some) return;  // the block's bits: uniform
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();  // the walk is done with q̄'s, k̄'s and k̆'s tiles
+  float* dA = reinterpret_cast<float*>(smem + L::qbar);  // [C][kLd], over q̄'s and k̄'s tiles
+  static_assert(L::kbar == L::qbar + L::tile && C * kLd * 4 <= 2 * L::tile);
+  {
+    const int mt = warp >> 1, half = warp & 1;  // rows of sub-chunk mt, keys of this half
+    float X[8][4] = {};
+#pragma unroll 1
+    for (int kb = 0; kb < KP / 16; ++kb) {
+      uint32_t a[4];
+      tc::ldsm_x4(a, sm + L::d_o + frag_a(16 * mt, 16 * kb, lane));
+      mma_scores(X, a, sm + L::v, kb, lane);
+    }
+#pragma unroll
+    for (int jt = 0; jt < 8; ++jt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int t = 16 * mt + (lane >> 2) + 8 * (e >> 1), j = 8 * jt + 2 * (lane & 3) + (e & 1);
+        if ((jt >> 2) == half) dA[t * kLd + j] = scale * X[jt][e];
+      }
+  }
+  float* qk = reinterpret_cast<float*>(smem + L::kend) + warp * 2 * C;  // the column's q, k
+  static_assert(kWarps * 2 * C * 4 <= L::tile);
+  const float* gam = reinterpret_cast<const float*>(smem + L::gam);
+  const float* y = reinterpret_cast<const float*>(smem + L::y);
+  __syncthreads();  // dA written
+  int n = 0;        // strong features so far: warp n % kWarps takes the n-th
+#pragma unroll 1
+  for (int f = 0; f < KP; ++f) {
+    unsigned word = 0u;  // feature f's bits, over the sub-chunks
+#pragma unroll
+    for (int m = 0; m < SUBS; ++m) word |= bits[m * (KP / 32) + f / 32];
+    if (!((word >> (f % 32)) & 1u) || n++ % kWarps != warp) continue;
+    qk[lane] = x.at(x.q, lane, f), qk[lane + 32] = x.at(x.q, lane + 32, f);
+    qk[C + lane] = x.at(x.k, lane, f), qk[C + lane + 32] = x.at(x.k, lane + 32, f);
+    __syncwarp();
+    float Tg[2], Pg[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int t = lane + 32 * h, m = t / SUB;
+      const float lt = reinterpret_cast<const float*>(smem + L::l)[t * L::GLD + f];
+      float sd = 0.f, vd = 0.f;  // do_t·S_n[f] and v_t·dS_n[f]
+#pragma unroll 4
+      for (int c = 0; c < KP; c += 2) {
+        const float2 d = pair_at(smem, L::d_o + tc::swizzle_elem<KROW>(t, c));
+        const float2 st = pair_at(smem, L::s + tc::swizzle_elem<KROW>(f, c));
+        const float2 v = pair_at(smem, L::v + tc::swizzle_elem<KROW>(t, c));
+        const float2 ds = pair_at(smem, L::ds + tc::swizzle_elem<KROW>(f, c));
+        sd = fmaf(d.y, st.y, fmaf(d.x, st.x, sd));
+        vd = fmaf(v.y, ds.y, fmaf(v.x, ds.x, vd));
+      }
+      float dqp = scale * tc::ex2(gam[m * KP + f] + lt) * sd;  // dq' (the pair t, t apart)
+#pragma unroll 1
+      for (int j = 0; j < t; ++j)
+        dqp = fmaf(dA[t * kLd + j] * qk[C + j], tc::ex2(pair_decay(smem, t, j, f)), dqp);
+      float dkp = 0.f;  // dk'_intra
+#pragma unroll 1
+      for (int u = t + 1; u < C; ++u)
+        dkp = fmaf(dA[u * kLd + t] * qk[u], tc::ex2(pair_decay(smem, u, t, f)), dkp);
+      const float inter = tc::ex2((gam[SUBS * KP + f] - gam[m * KP + f]) - lt) * vd;
+      const float qt = qk[t], kt = qk[C + t], dd = dA[t * kLd + t];
+      dq.store_one(t, f, fmaf(dd, kt, dqp));
+      dk.store_one(t, f, fmaf(dd, qt, dkp) + inter);
+      Tg[h] = qt * dqp - kt * dkp, Pg[h] = kt * inter;
+    }
+    // dg: suffix sums of Tg and exclusive prefix sums of Pg over the rows (lane, lane + 32)
+    float s0 = Tg[0], s1 = Tg[1], p0 = Pg[0], p1 = Pg[1];
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const float z0 = __shfl_down_sync(0xffffffffu, s0, off),
+                  z1 = __shfl_down_sync(0xffffffffu, s1, off);
+      const float y0 = __shfl_up_sync(0xffffffffu, p0, off),
+                  y1 = __shfl_up_sync(0xffffffffu, p1, off);
+      if (lane + off < 32) s0 += z0, s1 += z1;
+      if (lane >= off) p0 += y0, p1 += y1;
+    }
+    const float upper = __shfl_sync(0xffffffffu, s1, 0), lower = __shfl_sync(0xffffffffu, p0, 31);
+    float e0 = __shfl_up_sync(0xffffffffu, p0, 1), e1 = __shfl_up_sync(0xffffffffu, p1, 1);
+    if (lane == 0) e0 = 0.f, e1 = 0.f;
+    const float end = tc::ex2(gam[SUBS * KP + f]) * y[f];
+    dg.store_one(lane, f, (s0 + upper) + e0 + end);
+    dg.store_one(lane + 32, f, s1 + (lower + e1) + end);
+    __syncwarp();  // q and k read: the next feature's overwrite them
+  }
+}
+
 // ---- the kernel: the listed chunks' blocks, then one block per (chunk, head) ----------
 template <bool kNarrow>
 __global__ void __launch_bounds__(THREADS, 1)
@@ -696,17 +823,15 @@ __global__ void __launch_bounds__(THREADS, 1)
   __syncthreads();
   const int mt = warp >> 1, half = warp & 1;
   const int64_t rows = a.T - t0;
-  // A K slab (of the warp's half) that the state walk listed: its dq, dk and dg are the
-  // WMMA bodies'.
-  const int kcols = listing & (grads_listing::kSlab0 << half) ? 0 : a.K;
-  const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, kcols},
-      dk{w.dk + head * a.K + t0 * ks, ks, rows, kcols},
+  const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, a.K},
+      dk{w.dk + head * a.K + t0 * ks, ks, rows, a.K},
       dv{w.dv + head * a.V + t0 * vs, vs, rows, a.V},
-      dg{w.dg + head * a.K + t0 * ks, ks, rows, kcols};
+      dg{w.dg + head * a.K + t0 * ks, ks, rows, a.K};
   const chunk_rows x{a.q + head * a.K + t0 * ks, a.k + head * a.K + t0 * ks, ks, rows};
   float Tg[8][4], Pg[8][4];
   walk_grad_rows(smem, sm, mt, lane, half, a.scale, x, dq, dk, dv, Tg, Pg);
   walk_grad_dg(smem, mt, lane, half, dg, Tg, Pg);
+  rewrite_strong_features(smem, sm, x, a.scale, dq, dk, dg);
 }
 
 }  // namespace glabench::chunked::walk

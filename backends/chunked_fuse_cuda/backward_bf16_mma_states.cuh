@@ -28,11 +28,11 @@
 
 namespace glabench::chunked::walk {
 
-// The backward's workspace arrays, as backward_wmma.cuh lays them out, and what the
-// gradient walk leaves to the WMMA bodies (walk_grads_listing): listed[bh·NT + n], a chunk's
-// grads_listing code, and list = [count, items], its count zeroed before the state walk. An
-// item is (bh·NT + n)·(dv_items + k_items) + part: part < dv_items a dv slab of the chunk,
-// else its dq/dk/dg K slab part − dv_items (run_listed_chunks, backward_wmma.cuh).
+// The backward's workspace arrays, as backward_wmma.cuh lays them out, and the chunks the
+// gradient walk leaves whole to the WMMA bodies (walk_grads_listing): listed[bh·NT + n], a
+// chunk's grads_listing code, and list = [count, items], its count zeroed before the state
+// walk. An item is (bh·NT + n)·(dv_items + k_items) + part: part < dv_items a dv slab of the
+// chunk, else its dq/dk/dg K slab part − dv_items (run_listed_chunks, backward_wmma.cuh).
 struct state_arrays {
   float *states, *dstates, *ypart;
   int NT, Kp, Vp;
@@ -59,23 +59,14 @@ __device__ __forceinline__ void store_slot(float* base, const state_arrays& w, i
   }
 }
 
-// Chunk `chunk`'s listing code (walk_grads_listing's bits, ORed over the block) into
-// listed, and its items onto the list: every part of a whole chunk, else the K slabs whose
-// dq, dk and dg the gradient walk leaves.
+// Chunk `chunk`'s listing code (walk_grads_listing's, ORed over the block) into listed, and
+// every item of a chunk left whole onto the list.
 __device__ __forceinline__ void list_chunk(const state_arrays& w, int chunk, unsigned code) {
-  const bool whole = code & grads_listing::kWholeChunk;
-  unsigned parts = 0;  // bit i: item part i
-  if (whole)
-    parts = (1u << (w.dv_items + w.k_items)) - 1u;
-  else
-    for (int s = 0; s < w.k_items; ++s)
-      if (code & (grads_listing::kSlab0 << s)) parts |= 1u << (w.dv_items + s);
-  w.listed[chunk] = static_cast<unsigned char>(whole ? grads_listing::kWholeChunk : code);
-  if (!parts) return;
+  w.listed[chunk] = static_cast<unsigned char>(code);
+  if (!(code & grads_listing::kWholeChunk)) return;
   const int per_chunk = w.dv_items + w.k_items;
-  int at = 1 + atomicAdd(w.list, __popc(parts));
-  for (int part = 0; part < per_chunk; ++part)
-    if (parts & (1u << part)) w.list[at++] = chunk * per_chunk + part;
+  int at = 1 + atomicAdd(w.list, per_chunk);
+  for (int part = 0; part < per_chunk; ++part) w.list[at++] = chunk * per_chunk + part;
 }
 
 // Segment blockIdx.z of the sequence split (forward_bf16_mma.cuh), from h0 carried over the pieces
@@ -110,7 +101,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
     if (tid == 0) at<int>(smem, layout::flag + 4 * (cur ^ 1)) = 0;
     float l0[SUB], l1[SUB];
     walk_decay_cumsum(smem, j, p, l0, l1);
-    const unsigned code = __reduce_or_sync(0xffffffffu, walk_grads_listing(l0, l1, p));
+    const unsigned code = __reduce_or_sync(0xffffffffu, walk_grads_listing(l0, l1));
     if (lane == 0 && code) atomicOr(reinterpret_cast<int*>(smem + layout::flag + 4 * cur), code);
     __syncthreads();                  // the chunk's code
     if (blockIdx.x == 0 && tid == 0)  // one V slab lists the chunk

@@ -1,7 +1,6 @@
 // What the bf16 gradient walk leaves to the WMMA bodies (bf16_mma/strong_features.hpp), on
-// the CPU: nothing for gates that keep k̄ ≤ |k|·2^96 (a sub-chunk summing to exactly −96
-// included); the 64-feature half of K that holds a strong feature; the whole chunk for a
-// gate above 0 or one that is not finite.
+// the CPU: nothing for gates ≤ 0, strong ones included (the walk rewrites a strong feature's
+// columns itself); the whole chunk for a gate above 0 or one that is not finite.
 #define BOOST_TEST_MODULE strong_features
 #include "../bf16_mma/strong_features.hpp"
 
@@ -20,39 +19,33 @@ void fill(cumulative& l, float g, int at = -1, float there = 0.f) {
 }
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(gates_in_range_leave_nothing) {
+BOOST_AUTO_TEST_CASE(gates_at_or_below_0_leave_nothing) {
   cumulative a, b;
   fill(a, 0.f), fill(b, -0.5f);
-  BOOST_TEST(walk::walk_grads_listing(a, b, 0) == 0u);
+  BOOST_TEST(walk::walk_grads_listing(a, b) == 0u);
   fill(a, -6.f), fill(b, -1.f, 3, -30.f);  // −96 exactly (k̄ ≤ |k|·2^96 still); a −30 gate
   BOOST_TEST(a[walk::SUB - 1] == -96.f);
-  BOOST_TEST(walk::walk_grads_listing(a, b, 63) == 0u);
-}
-
-BOOST_AUTO_TEST_CASE(a_strong_feature_leaves_its_half_of_k) {
+  BOOST_TEST(walk::walk_grads_listing(a, b) == 0u);
   cumulative mild, strong;
-  fill(mild, -1.f), fill(strong, -6.5f);  // −104 over the sub-chunk
-  for (int p : {0, 31}) {                 // features 2p, 2p + 1 < 64
-    BOOST_TEST(walk::walk_grads_listing(strong, mild, p) == walk::grads_listing::kSlab0);
-    BOOST_TEST(walk::walk_grads_listing(mild, strong, p) == walk::grads_listing::kSlab0);
-  }
-  for (int p : {32, 63})
-    BOOST_TEST(walk::walk_grads_listing(mild, strong, p) == walk::grads_listing::kSlab1);
+  fill(mild, -1.f), fill(strong, -6.5f);  // −104 over the sub-chunk: strong, the walk's own
+  BOOST_TEST(walk::strong_feature(strong[walk::SUB - 1]));
+  BOOST_TEST(walk::walk_grads_listing(strong, mild) == 0u);
+  BOOST_TEST(walk::walk_grads_listing(mild, strong) == 0u);
   fill(strong, -1.f, 7, -1e4f);  // one token of −10⁴
-  BOOST_TEST(walk::walk_grads_listing(strong, strong, 40) == walk::grads_listing::kSlab1);
+  BOOST_TEST(walk::walk_grads_listing(strong, strong) == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_positive_or_non_finite_gate_leaves_the_whole_chunk) {
   cumulative mild, odd;
   fill(mild, -1.f);
   fill(odd, -1.f, 5, 0.25f);  // a gate above 0
-  BOOST_TEST(walk::walk_grads_listing(mild, odd, 0) == walk::grads_listing::kWholeChunk);
-  fill(odd, -200.f, 9, 1e-3f);  // above 0 inside a strong feature: whole, not a slab
-  BOOST_TEST(walk::walk_grads_listing(odd, mild, 40) == walk::grads_listing::kWholeChunk);
+  BOOST_TEST(walk::walk_grads_listing(mild, odd) == walk::grads_listing::kWholeChunk);
+  fill(odd, -200.f, 9, 1e-3f);  // above 0 inside a strong feature: whole
+  BOOST_TEST(walk::walk_grads_listing(odd, mild) == walk::grads_listing::kWholeChunk);
   fill(odd, -1.f, 2, std::numeric_limits<float>::quiet_NaN());
-  BOOST_TEST(walk::walk_grads_listing(mild, odd, 3) == walk::grads_listing::kWholeChunk);
+  BOOST_TEST(walk::walk_grads_listing(mild, odd) == walk::grads_listing::kWholeChunk);
   fill(odd, -1.f, 15, -std::numeric_limits<float>::infinity());
-  BOOST_TEST(walk::walk_grads_listing(odd, mild, 3) == walk::grads_listing::kWholeChunk);
+  BOOST_TEST(walk::walk_grads_listing(odd, mild) == walk::grads_listing::kWholeChunk);
 }
 
 BOOST_AUTO_TEST_CASE(the_threshold_is_strict) {
