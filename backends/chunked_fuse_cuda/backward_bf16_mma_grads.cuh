@@ -29,10 +29,12 @@
 // below −kSafeLog2 (about 1 in 12 000 sub-chunk features under −exp(N(−0.5, 1)) gates, in
 // 4 % of chunks): their k̄ is zero (walk_prepare_grads), their terms of dv are added apart
 // (add_strong_features), and after the walk the block writes their columns' dq, dk and dg
-// again, pair by pair (rewrite_strong_features). A chunk with a gate above 0 or not finite
-// is left whole to the WMMA bodies: the state walk lists it (walk_grads_listing,
-// backward_bf16_mma_states.cuh), and the first blocks of this kernel's grid run the listed
-// items (backward_wmma.cuh's run_listed_chunks) while the rest walk.
+// again, pair by pair (rewrite_strong_features) — up to kRewriteMost in a 64-feature half
+// of K; a half with more leaves its dq, dk and dg to the WMMA bodies (the warps of that half
+// store none), as does a whole chunk with a gate above 0 or not finite. The state walk lists
+// both (strong_features.hpp, backward_bf16_mma_states.cuh); the first blocks of this
+// kernel's grid run the listed items (backward_wmma.cuh's run_listed_chunks) while the rest
+// walk.
 // Scores of pairs outside the causal mask can overflow; they are zeroed by selects, never
 // multiplied.
 //
@@ -653,45 +655,41 @@ __device__ __forceinline__ void walk_grad_dg(unsigned char* smem, int mt, int la
 }
 
 // ---- strong features: their dq, dk and dg again, pair by pair -----------------------
-// x(t, j) ≤ 0, the log2 decay from key j to row t ≥ j of the chunk as a sum of gates:
-// l[t] − l[j] inside one sub-chunk, else (Γ_m − Γ_{mj+1}) + (T_mj − l[j]) + l[t] for t in
-// sub-chunk m and j in mj (add_strong_features' exponents).
-__device__ __forceinline__ float pair_decay(const unsigned char* smem, int t, int j, int f) {
-  using L = grads_layout;
-  const float* l = reinterpret_cast<const float*>(smem + L::l);
-  const float* tots = reinterpret_cast<const float*>(smem + L::tots);
-  const float* gam = reinterpret_cast<const float*>(smem + L::gam);
-  const int m = t / SUB, mj = j / SUB;
-  const float lt = l[t * L::GLD + f], lj = l[j * L::GLD + f];
-  if (m == mj) return lt - lj;
-  return (gam[m * KP + f] - gam[(mj + 1) * KP + f]) + (tots[mj * KP + f] - lj) + lt;
-}
-
+// x(t, j) ≤ 0 below is the log2 decay from key j to row t ≥ j of the chunk as a sum of
+// gates: l[t] − l[j] inside one sub-chunk, else (Γ_m − Γ_{mj+1}) + (T_mj − l[j]) + l[t] for
+// t in sub-chunk m and j in mj (add_strong_features' exponents).
 // A feature whose gates over a sub-chunk sum below −kSafeLog2 (walk_prepare_grads's
 // `strong` bits) has k̄ = 0 in the walk, whose dq, dk and dg of that column are then
-// incomplete. After the walk the block writes that column's dq, dk and dg again for every
-// row of the chunk, as the recurrence defines them, each pair's decay 2^{x(t, j)}
-// (pair_decay):
+// incomplete. Where its half of K was not left to the WMMA bodies (`listing`: at most
+// kRewriteMost strong features in the half, strong_features.hpp), the block writes that
+// column's dq, dk and dg again after the walk, for every row of the chunk, as the recurrence
+// defines them, each pair's decay 2^{x(t, j)} (above):
 //   dq_t = s·2^{G_t}·do_t·S_nᵀ + Σ_{j≤t} dA[t][j]·k_j·2^{x(t, j)}
 //   dk_j = Σ_{t≥j} dA[t][j]·q_t·2^{x(t, j)} + 2^{G[C−1] − G_j}·v_j·dS_nᵀ
 //   dg_t = Σ_{r≥t} (q ⊙ dq' − k ⊙ dk'_intra)_r + Σ_{r<t} (k ⊙ dk_inter)_r + 2^{G[C−1]}·Y_n
 // (primes: without the pair j = t), G_t = Γ_m + l[t], dA = s·do·vᵀ in fp32 (on the tensor
 // cores, into the operand tiles the walk is done with), S_n and dS_n the walk's bf16
-// operands, q and k from global memory. A warp a feature, two rows a lane; these stores
-// follow the walk's past a barrier, so they are the ones that stay. Strong features are
-// rare (about 1 in 12 000 sub-chunk features under −exp(N(−0.5, 1)) gates), so the loops
-// stay rolled.
+// operands, q and k from global memory. One feature at a time on the whole block: thread
+// (row t, quarter c) sums the pairs j ≡ c (mod 4) and a quarter of each dot product, the
+// quad adds them up; warp 0 scans dg. These stores follow the walk's past a barrier, so
+// they are the ones that stay.
 __device__ void rewrite_strong_features(unsigned char* smem, uint32_t sm, const chunk_rows& x,
-                                        float scale, const grads_out& dq, const grads_out& dk,
-                                        const grads_out& dg) {
+                                        float scale, unsigned listing, const grads_out& dq,
+                                        const grads_out& dk, const grads_out& dg) {
   using L = grads_layout;
-  constexpr int kWarps = THREADS / 32, kLd = C + 1;  // dA's rows: kLd floats, no bank conflicts
+  constexpr int kLd = C + 1;  // dA's rows: kLd floats, few bank conflicts
   const unsigned* bits = reinterpret_cast<const unsigned*>(smem + L::strong);  // [SUBS][KP / 32]
-  unsigned some = 0u;
+  static_assert(KP / 32 == 4, "four words of features");
+  unsigned mine[KP / 32];  // the strong features this block rewrites: not in a listed half
 #pragma unroll
-  for (int i = 0; i < SUBS * KP / 32; ++i) some |= bits[i];
-  if (!some) return;  // the block's bits: uniform
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int wd = 0; wd < KP / 32; ++wd) {
+    mine[wd] = 0u;
+#pragma unroll
+    for (int m = 0; m < SUBS; ++m) mine[wd] |= bits[m * (KP / 32) + wd];
+    if (listing & (grads_listing::kSlab0 << (wd / 2))) mine[wd] = 0u;
+  }
+  if (!(mine[0] | mine[1] | mine[2] | mine[3])) return;  // the block's bits: uniform
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   __syncthreads();  // the walk is done with q̄'s, k̄'s and k̆'s tiles
   float* dA = reinterpret_cast<float*>(smem + L::qbar);  // [C][kLd], over q̄'s and k̄'s tiles
   static_assert(L::kbar == L::qbar + L::tile && C * kLd * 4 <= 2 * L::tile);
@@ -712,68 +710,96 @@ __device__ void rewrite_strong_features(unsigned char* smem, uint32_t sm, const 
         if ((jt >> 2) == half) dA[t * kLd + j] = scale * X[jt][e];
       }
   }
-  float* qk = reinterpret_cast<float*>(smem + L::kend) + warp * 2 * C;  // the column's q, k
-  static_assert(kWarps * 2 * C * 4 <= L::tile);
+  // The feature's q, k and l down the chunk, then each row's Tg and Pg for dg's scans.
+  float* col = reinterpret_cast<float*>(smem + L::kend);
+  float *qf = col, *kf = col + C, *lf = col + 2 * C, *tg = col + 3 * C, *pg = col + 4 * C;
+  const float* l = reinterpret_cast<const float*>(smem + L::l);
+  const float* tots = reinterpret_cast<const float*>(smem + L::tots);
   const float* gam = reinterpret_cast<const float*>(smem + L::gam);
   const float* y = reinterpret_cast<const float*>(smem + L::y);
-  __syncthreads();  // dA written
-  int n = 0;        // strong features so far: warp n % kWarps takes the n-th
+  const int t = tid >> 2, c = tid & 3, m = t / SUB;
 #pragma unroll 1
-  for (int f = 0; f < KP; ++f) {
-    unsigned word = 0u;  // feature f's bits, over the sub-chunks
-#pragma unroll
-    for (int m = 0; m < SUBS; ++m) word |= bits[m * (KP / 32) + f / 32];
-    if (!((word >> (f % 32)) & 1u) || n++ % kWarps != warp) continue;
-    qk[lane] = x.at(x.q, lane, f), qk[lane + 32] = x.at(x.q, lane + 32, f);
-    qk[C + lane] = x.at(x.k, lane, f), qk[C + lane + 32] = x.at(x.k, lane + 32, f);
-    __syncwarp();
-    float Tg[2], Pg[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int t = lane + 32 * h, m = t / SUB;
-      const float lt = reinterpret_cast<const float*>(smem + L::l)[t * L::GLD + f];
-      float sd = 0.f, vd = 0.f;  // do_t·S_n[f] and v_t·dS_n[f]
-#pragma unroll 4
-      for (int c = 0; c < KP; c += 2) {
-        const float2 d = pair_at(smem, L::d_o + tc::swizzle_elem<KROW>(t, c));
-        const float2 st = pair_at(smem, L::s + tc::swizzle_elem<KROW>(f, c));
-        const float2 v = pair_at(smem, L::v + tc::swizzle_elem<KROW>(t, c));
-        const float2 ds = pair_at(smem, L::ds + tc::swizzle_elem<KROW>(f, c));
-        sd = fmaf(d.y, st.y, fmaf(d.x, st.x, sd));
-        vd = fmaf(v.y, ds.y, fmaf(v.x, ds.x, vd));
+  for (int wd = 0; wd < KP / 32; ++wd) {
+    // (selects, not mine[wd]: a register array indexed by a rolled loop lives in local memory)
+    const unsigned word = wd == 0 ? mine[0] : wd == 1 ? mine[1] : wd == 2 ? mine[2] : mine[3];
+#pragma unroll 1
+    for (unsigned b = word; b; b &= b - 1) {
+      const int f = 32 * wd + __ffs(b) - 1;
+      __syncthreads();  // dA written; the previous feature's columns read
+      if (tid < C) {
+        qf[tid] = x.at(x.q, tid, f), kf[tid] = x.at(x.k, tid, f);
+        lf[tid] = l[tid * L::GLD + f];
       }
-      float dqp = scale * tc::ex2(gam[m * KP + f] + lt) * sd;  // dq' (the pair t, t apart)
+      __syncthreads();
+      const float lt = lf[t];
+      float sd = 0.f, vd = 0.f;  // quarter c of do_t·S_n[f] and of v_t·dS_n[f]
+#pragma unroll 4
+      for (int v = 32 * c; v < 32 * c + 32; v += 2) {
+        const float2 d = pair_at(smem, L::d_o + tc::swizzle_elem<KROW>(t, v));
+        const float2 st = pair_at(smem, L::s + tc::swizzle_elem<KROW>(f, v));
+        const float2 vv = pair_at(smem, L::v + tc::swizzle_elem<KROW>(t, v));
+        const float2 ds = pair_at(smem, L::ds + tc::swizzle_elem<KROW>(f, v));
+        sd = fmaf(d.y, st.y, fmaf(d.x, st.x, sd));
+        vd = fmaf(vv.y, ds.y, fmaf(vv.x, ds.x, vd));
+      }
+      float dqp = 0.f, dkp = 0.f;  // quarter c of the pairs: keys j < t, and rows u > t
 #pragma unroll 1
-      for (int j = 0; j < t; ++j)
-        dqp = fmaf(dA[t * kLd + j] * qk[C + j], tc::ex2(pair_decay(smem, t, j, f)), dqp);
-      float dkp = 0.f;  // dk'_intra
+      for (int mj = 0; mj <= m; ++mj) {
+        const float between = gam[m * KP + f] - gam[(mj + 1) * KP + f], T = tots[mj * KP + f];
+        const int end = mj == m ? t : SUB * (mj + 1);
 #pragma unroll 1
-      for (int u = t + 1; u < C; ++u)
-        dkp = fmaf(dA[u * kLd + t] * qk[u], tc::ex2(pair_decay(smem, u, t, f)), dkp);
-      const float inter = tc::ex2((gam[SUBS * KP + f] - gam[m * KP + f]) - lt) * vd;
-      const float qt = qk[t], kt = qk[C + t], dd = dA[t * kLd + t];
-      dq.store_one(t, f, fmaf(dd, kt, dqp));
-      dk.store_one(t, f, fmaf(dd, qt, dkp) + inter);
-      Tg[h] = qt * dqp - kt * dkp, Pg[h] = kt * inter;
-    }
-    // dg: suffix sums of Tg and exclusive prefix sums of Pg over the rows (lane, lane + 32)
-    float s0 = Tg[0], s1 = Tg[1], p0 = Pg[0], p1 = Pg[1];
+        for (int j = SUB * mj + c; j < end; j += 4) {
+          const float lj = lf[j];
+          const float e = mj == m ? lt - lj : (between + (T - lj)) + lt;
+          dqp = fmaf(dA[t * kLd + j] * kf[j], tc::ex2(e), dqp);
+        }
+      }
+#pragma unroll 1
+      for (int mu = m; mu < SUBS; ++mu) {
+        const float between = gam[mu * KP + f] - gam[(m + 1) * KP + f], T = tots[m * KP + f];
+#pragma unroll 1
+        for (int u = (mu == m ? t + 1 : SUB * mu) + c; u < SUB * (mu + 1); u += 4) {
+          const float lu = lf[u];
+          const float e = mu == m ? lu - lt : (between + (T - lt)) + lu;
+          dkp = fmaf(dA[u * kLd + t] * qf[u], tc::ex2(e), dkp);
+        }
+      }
 #pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-      const float z0 = __shfl_down_sync(0xffffffffu, s0, off),
-                  z1 = __shfl_down_sync(0xffffffffu, s1, off);
-      const float y0 = __shfl_up_sync(0xffffffffu, p0, off),
-                  y1 = __shfl_up_sync(0xffffffffu, p1, off);
-      if (lane + off < 32) s0 += z0, s1 += z1;
-      if (lane >= off) p0 += y0, p1 += y1;
+      for (int off = 1; off < 4; off <<= 1) {  // the quad's quarters
+        sd += __shfl_xor_sync(0xffffffffu, sd, off);
+        vd += __shfl_xor_sync(0xffffffffu, vd, off);
+        dqp += __shfl_xor_sync(0xffffffffu, dqp, off);
+        dkp += __shfl_xor_sync(0xffffffffu, dkp, off);
+      }
+      if (c == 0) {
+        dqp = fmaf(scale * tc::ex2(gam[m * KP + f] + lt), sd, dqp);  // dq' (the pair t, t apart)
+        const float inter = tc::ex2((gam[SUBS * KP + f] - gam[m * KP + f]) - lt) * vd;
+        const float qt = qf[t], kt = kf[t], dd = dA[t * kLd + t];
+        dq.store_one(t, f, fmaf(dd, kt, dqp));
+        dk.store_one(t, f, fmaf(dd, qt, dkp) + inter);
+        tg[t] = qt * dqp - kt * dkp, pg[t] = kt * inter;
+      }
+      __syncthreads();  // every row's Tg and Pg
+      if (warp == 0) {  // dg: suffix sums of Tg, exclusive prefix sums of Pg (rows lane, +32)
+        float s0 = tg[lane], s1 = tg[lane + 32], p0 = pg[lane], p1 = pg[lane + 32];
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+          const float z0 = __shfl_down_sync(0xffffffffu, s0, off),
+                      z1 = __shfl_down_sync(0xffffffffu, s1, off);
+          const float y0 = __shfl_up_sync(0xffffffffu, p0, off),
+                      y1 = __shfl_up_sync(0xffffffffu, p1, off);
+          if (lane + off < 32) s0 += z0, s1 += z1;
+          if (lane >= off) p0 += y0, p1 += y1;
+        }
+        const float upper = __shfl_sync(0xffffffffu, s1, 0),
+                    lower = __shfl_sync(0xffffffffu, p0, 31);
+        float e0 = __shfl_up_sync(0xffffffffu, p0, 1), e1 = __shfl_up_sync(0xffffffffu, p1, 1);
+        if (lane == 0) e0 = 0.f, e1 = 0.f;
+        const float end = tc::ex2(gam[SUBS * KP + f]) * y[f];
+        dg.store_one(lane, f, (s0 + upper) + e0 + end);
+        dg.store_one(lane + 32, f, s1 + (lower + e1) + end);
+      }
     }
-    const float upper = __shfl_sync(0xffffffffu, s1, 0), lower = __shfl_sync(0xffffffffu, p0, 31);
-    float e0 = __shfl_up_sync(0xffffffffu, p0, 1), e1 = __shfl_up_sync(0xffffffffu, p1, 1);
-    if (lane == 0) e0 = 0.f, e1 = 0.f;
-    const float end = tc::ex2(gam[SUBS * KP + f]) * y[f];
-    dg.store_one(lane, f, (s0 + upper) + e0 + end);
-    dg.store_one(lane + 32, f, s1 + (lower + e1) + end);
-    __syncwarp();  // q and k read: the next feature's overwrite them
   }
 }
 
@@ -823,15 +849,20 @@ __global__ void __launch_bounds__(THREADS, 1)
   __syncthreads();
   const int mt = warp >> 1, half = warp & 1;
   const int64_t rows = a.T - t0;
-  const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, a.K},
-      dk{w.dk + head * a.K + t0 * ks, ks, rows, a.K},
+  // A K slab (of the warp's half) that the state walk listed: its dq, dk and dg are the
+  // WMMA bodies'.
+  const int kcols = listing & (grads_listing::kSlab0 << half) ? 0 : a.K;
+  const grads_out dq{w.dq + head * a.K + t0 * ks, ks, rows, kcols},
+      dk{w.dk + head * a.K + t0 * ks, ks, rows, kcols},
       dv{w.dv + head * a.V + t0 * vs, vs, rows, a.V},
-      dg{w.dg + head * a.K + t0 * ks, ks, rows, a.K};
+      dg{w.dg + head * a.K + t0 * ks, ks, rows, kcols};
   const chunk_rows x{a.q + head * a.K + t0 * ks, a.k + head * a.K + t0 * ks, ks, rows};
   float Tg[8][4], Pg[8][4];
   walk_grad_rows(smem, sm, mt, lane, half, a.scale, x, dq, dk, dv, Tg, Pg);
   walk_grad_dg(smem, mt, lane, half, dg, Tg, Pg);
-  rewrite_strong_features(smem, sm, x, a.scale, dq, dk, dg);
+  const grads_out all_q{dq.base, ks, rows, a.K}, all_k{dk.base, ks, rows, a.K},
+      all_g{dg.base, ks, rows, a.K};
+  rewrite_strong_features(smem, sm, x, a.scale, listing, all_q, all_k, all_g);
 }
 
 }  // namespace glabench::chunked::walk

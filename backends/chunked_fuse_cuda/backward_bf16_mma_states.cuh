@@ -28,11 +28,12 @@
 
 namespace glabench::chunked::walk {
 
-// The backward's workspace arrays, as backward_wmma.cuh lays them out, and the chunks the
-// gradient walk leaves whole to the WMMA bodies (walk_grads_listing): listed[bh·NT + n], a
-// chunk's grads_listing code, and list = [count, items], its count zeroed before the state
-// walk. An item is (bh·NT + n)·(dv_items + k_items) + part: part < dv_items a dv slab of the
-// chunk, else its dq/dk/dg K slab part − dv_items (run_listed_chunks, backward_wmma.cuh).
+// The backward's workspace arrays, as backward_wmma.cuh lays them out, and what the
+// gradient walk leaves to the WMMA bodies (strong_features.hpp's grads_listing):
+// listed[bh·NT + n], a chunk's grads_listing code, and list = [count, items], its count
+// zeroed before the state walk. An item is (bh·NT + n)·(dv_items + k_items) + part: part <
+// dv_items a dv slab of the chunk, else its dq/dk/dg K slab part − dv_items
+// (run_listed_chunks, backward_wmma.cuh).
 struct state_arrays {
   float *states, *dstates, *ypart;
   int NT, Kp, Vp;
@@ -59,15 +60,28 @@ __device__ __forceinline__ void store_slot(float* base, const state_arrays& w, i
   }
 }
 
-// Chunk `chunk`'s listing code (walk_grads_listing's, ORed over the block) into listed, and
-// every item of a chunk left whole onto the list.
+// Chunk `chunk`'s listing code into listed, and its items onto the list: every part of a
+// whole chunk, else the K slabs whose dq, dk and dg the gradient walk leaves.
 __device__ __forceinline__ void list_chunk(const state_arrays& w, int chunk, unsigned code) {
-  w.listed[chunk] = static_cast<unsigned char>(code);
-  if (!(code & grads_listing::kWholeChunk)) return;
+  const bool whole = code & grads_listing::kWholeChunk;
+  unsigned parts = 0;  // bit i: item part i
+  if (whole)
+    parts = (1u << (w.dv_items + w.k_items)) - 1u;
+  else
+    for (int s = 0; s < w.k_items; ++s)
+      if (code & (grads_listing::kSlab0 << s)) parts |= 1u << (w.dv_items + s);
+  w.listed[chunk] = static_cast<unsigned char>(whole ? grads_listing::kWholeChunk : code);
+  if (!parts) return;
   const int per_chunk = w.dv_items + w.k_items;
-  int at = 1 + atomicAdd(w.list, per_chunk);
-  for (int part = 0; part < per_chunk; ++part) w.list[at++] = chunk * per_chunk + part;
+  int at = 1 + atomicAdd(w.list, __popc(parts));
+  for (int part = 0; part < per_chunk; ++part)
+    if (parts & (1u << part)) w.list[at++] = chunk * per_chunk + part;
 }
+
+// The state walk's record of a chunk's strong features (strong_slabs' mask), by chunk
+// parity: unsigned [2][KP / 32] where the forward keeps q̄, which this walk does not write.
+constexpr uint32_t kStrongMask = layout::qbar;
+static_assert(KP / 32 == 4, "the mask's four words");
 
 // Segment blockIdx.z of the sequence split (forward_bf16_mma.cuh), from h0 carried over the pieces
 // of chunk_walk_segment_states_kernel before it.
@@ -87,6 +101,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
   io.load_values(0, static_cast<int64_t>(n0) * C);
   tc::cp_async_commit();
   if (tid == 0) at<int>(smem, layout::flag) = 0;
+  if (tid < KP / 32) at<unsigned>(smem, kStrongMask + 4 * tid) = 0u;
   const int j = tid >> 6, p = tid & 63;
   for (int n = n0; n < n1; ++n) {
     const int cur = (n - n0) & 1;
@@ -99,13 +114,22 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
     }
     store_slot(w.states, w, n, S, f, lane);
     if (tid == 0) at<int>(smem, layout::flag + 4 * (cur ^ 1)) = 0;
+    if (tid < KP / 32) at<unsigned>(smem, kStrongMask + 16 * (cur ^ 1) + 4 * tid) = 0u;
     float l0[SUB], l1[SUB];
     walk_decay_cumsum(smem, j, p, l0, l1);
     const unsigned code = __reduce_or_sync(0xffffffffu, walk_grads_listing(l0, l1));
     if (lane == 0 && code) atomicOr(reinterpret_cast<int*>(smem + layout::flag + 4 * cur), code);
-    __syncthreads();                  // the chunk's code
-    if (blockIdx.x == 0 && tid == 0)  // one V slab lists the chunk
-      list_chunk(w, blockIdx.y * a.NT + n, at<int>(smem, layout::flag + 4 * cur));
+    const bool strong0 = strong_feature(l0[SUB - 1]), strong1 = strong_feature(l1[SUB - 1]);
+    if (strong0 || strong1)  // features 2p, 2p + 1: word p / 16, bits 2(p % 16) and + 1
+      atomicOr(reinterpret_cast<unsigned*>(smem + kStrongMask + 16 * cur) + p / 16,
+               (strong0 ? 1u : 0u) << (2 * (p % 16)) | (strong1 ? 2u : 0u) << (2 * (p % 16)));
+    __syncthreads();                    // the chunk's code and strong features
+    if (blockIdx.x == 0 && tid == 0) {  // one V slab lists the chunk
+      const unsigned* mask = reinterpret_cast<const unsigned*>(smem + kStrongMask + 16 * cur);
+      const unsigned strong[KP / 32] = {mask[0], mask[1], mask[2], mask[3]};
+      list_chunk(w, blockIdx.y * a.NT + n,
+                 at<unsigned>(smem, layout::flag + 4 * cur) | strong_slabs(strong));
+    }
     walk_prepare_kg(smem, j, p, l0, l1);
     __syncthreads();
     if (n + 1 < n1) {

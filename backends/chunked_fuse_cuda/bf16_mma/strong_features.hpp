@@ -1,10 +1,11 @@
 // Strong features: a 16-token sub-chunk whose log2 gates in one key feature sum below
 // −kSafeLog2. Their k̄ = k·2^{−l} would pass |k|·2^96 on the tensor cores, so the bf16 walks
 // take them apart: the forward sums its diagonal block pair by pair
-// (walk_inner_chunk_strong_gates), the gradient walk zeroes its k̄ and writes their columns'
-// dq, dk and dg again pair by pair (rewrite_strong_features). Only a chunk with a gate above
-// 0 or not finite leaves the walk for the WMMA bodies (walk_grads_listing). Plain C++
-// besides the kernels: the CPU test tests/strong_features_test.cpp checks the listing.
+// (walk_inner_chunk_strong_gates), the gradient walk zeroes its k̄ and writes a few strong
+// features' columns of dq, dk and dg again pair by pair (rewrite_strong_features); a half of
+// K with more, or a chunk with a gate above 0 or not finite, goes to the WMMA bodies
+// (walk_grads_listing, strong_slabs). Plain C++ besides the kernels: the CPU test
+// tests/strong_features_test.cpp checks the listing.
 #pragma once
 
 #include <cmath>
@@ -18,16 +19,39 @@ namespace glabench::chunked::walk {
 // the queries' 2^{l} come near fp32's smallest normal numbers (2^-126) once q is small.
 inline constexpr float kSafeLog2 = 96.f;
 
-// What the gradient walk leaves to the WMMA bodies (backward_wmma.cuh's run_listed_chunks),
-// from a thread's sub-chunk and feature pair; the state walk ORs it over the chunk:
-//   kWholeChunk  a gate above 0, or not finite: every factor ≤ 1 but k̄'s no longer holds.
-// A strong feature is the walk's own (zero k̄, dv's terms apart, its columns rewritten).
+// What the gradient walk leaves to the WMMA bodies (backward_wmma.cuh's run_listed_chunks);
+// the state walk decides it for each chunk:
+//   kWholeChunk  a gate above 0, or not finite (walk_grads_listing, ORed over the chunk):
+//                every factor ≤ 1 but k̄'s no longer holds;
+//   kSlab0/1     more than kRewriteMost strong features in features 0–63 / 64–127
+//                (strong_slabs): the bodies take that half's dq, dk and dg, and the walk's
+//                warps of that half store none. Up to kRewriteMost the walk writes their
+//                columns again itself, each feature on the whole block, one after another.
+// The gradient walk zeroes every strong feature's k̄ and adds its terms of dv apart
+// (add_strong_features) in either case.
 struct grads_listing {
-  enum : unsigned { kWholeChunk = 0x80u };
+  enum : unsigned { kSlab0 = 1u, kSlab1 = 2u, kWholeChunk = 0x80u };
 };
+inline constexpr int kRewriteMost = 4;
 // `total`: a sub-chunk's summed log2 gates in one feature (NaN counts as strong).
 GLABENCH_WALK_HD inline bool strong_feature(float total) {
   return !(total >= -kSafeLog2);
+}
+// The K halves a chunk's strong features leave to the WMMA bodies: `mask` holds bit f % 32
+// of word f / 32 for each feature f strong in some sub-chunk.
+GLABENCH_WALK_HD inline unsigned strong_slabs(const unsigned (&mask)[KP / 32]) {
+  auto count = [](unsigned x) {
+#ifdef __CUDA_ARCH__
+    return __popc(x);
+#else
+    return __builtin_popcount(x);
+#endif
+  };
+  unsigned slabs = 0u;
+  for (int half = 0; half < 2; ++half)
+    if (count(mask[2 * half]) + count(mask[2 * half + 1]) > kRewriteMost)
+      slabs |= grads_listing::kSlab0 << half;
+  return slabs;
 }
 // l0, l1: the log2 gates of two features, cumulative over the sub-chunk.
 GLABENCH_WALK_HD inline unsigned walk_grads_listing(const float (&l0)[SUB],

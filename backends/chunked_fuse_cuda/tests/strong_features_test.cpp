@@ -1,6 +1,7 @@
 // What the bf16 gradient walk leaves to the WMMA bodies (bf16_mma/strong_features.hpp), on
-// the CPU: nothing for gates ≤ 0, strong ones included (the walk rewrites a strong feature's
-// columns itself); the whole chunk for a gate above 0 or one that is not finite.
+// the CPU: nothing for gates ≤ 0, strong ones included (the walk rewrites up to
+// kRewriteMost strong features' columns a half of K itself); a half of K with more; the whole
+// chunk for a gate above 0 or one that is not finite.
 #define BOOST_TEST_MODULE strong_features
 #include "../bf16_mma/strong_features.hpp"
 
@@ -33,6 +34,21 @@ BOOST_AUTO_TEST_CASE(gates_at_or_below_0_leave_nothing) {
   BOOST_TEST(walk::walk_grads_listing(mild, strong) == 0u);
   fill(strong, -1.f, 7, -1e4f);  // one token of −10⁴
   BOOST_TEST(walk::walk_grads_listing(strong, strong) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_half_with_more_strong_features_than_the_walk_rewrites_is_left) {
+  unsigned mask[walk::KP / 32] = {};
+  BOOST_TEST(walk::strong_slabs(mask) == 0u);
+  mask[0] = 0x80000001u, mask[1] = 0x00000300u;  // features 0, 31, 40, 41 of the first half
+  BOOST_TEST(walk::kRewriteMost == 4);
+  BOOST_TEST(walk::strong_slabs(mask) == 0u);
+  mask[1] |= 0x40000000u;  // a fifth: feature 62
+  BOOST_TEST(walk::strong_slabs(mask) == walk::grads_listing::kSlab0);
+  mask[3] = 0xffu;  // eight in the second half
+  BOOST_TEST(walk::strong_slabs(mask) ==
+             (walk::grads_listing::kSlab0 | walk::grads_listing::kSlab1));
+  mask[0] = mask[1] = 0u, mask[2] = 0x1u, mask[3] = 0x7u;  // four in the second half
+  BOOST_TEST(walk::strong_slabs(mask) == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_positive_or_non_finite_gate_leaves_the_whole_chunk) {
