@@ -124,7 +124,8 @@ struct backward_plan {
     }
     if constexpr (std::is_same_v<S, __nv_bfloat16>) {
       // Every item of every chunk at most (run_listed_chunks). The gradient walk's warps
-      // take K in two 64-feature halves, the K slabs a strong feature leaves.
+      // take K in two 64-feature halves, the K slabs it leaves (more strong features than it
+      // rewrites: strong_features.hpp).
       static_assert(Tr::BK == walk::KP / 2);
       leftover = w.take<int>(static_cast<size_t>(d.B) * d.H * d.NT * items_of<Tr>(d).total() + 1);
       listed = w.take<unsigned char>(static_cast<size_t>(d.B) * d.H * d.NT);
@@ -424,7 +425,7 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
 }
 
 // The gradient walk (backward_bf16_mma_grads.cuh) for heads the state walks took with V ≤ 128,
-// the chunks the state walk listed (strong gates) on the WMMA bodies in the same grid: a
+// the chunks the state walk listed (strong_features.hpp) on the WMMA bodies in the same grid: a
 // block an SM first, whose items run while the walk's blocks take the other SMs.
 template <class Tr>
 cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<Tr>& p) {
