@@ -199,6 +199,18 @@ __device__ __forceinline__ void mma_scores(float (&X)[8][4], const uint32_t (&a)
   }
 }
 
+// X += the 16-row strip mt of tile A against every row of tile B (scores of four key
+// blocks), over the tiles' 128 columns: both stored [row][k].
+__device__ __forceinline__ void mma_strip(float (&X)[8][4], uint32_t a_tile, uint32_t b_tile,
+                                          int mt, int lane) {
+#pragma unroll 2
+  for (int kb = 0; kb < KP / 16; ++kb) {
+    uint32_t a[4];
+    tc::ldsm_x4(a, a_tile + frag_a(16 * mt, 16 * kb, lane));
+    mma_scores(X, a, b_tile, kb, lane);
+  }
+}
+
 __device__ __forceinline__ void scale_tiles(float (&X)[8][4], float s) {
 #pragma unroll
   for (int jt = 0; jt < 8; ++jt)
@@ -565,12 +577,7 @@ __device__ __forceinline__ void walk_grad_rows(const unsigned char* smem, uint32
     float Ki[8][4] = {}, Kr[8][4] = {};
     {
       float dAt[8][4] = {};
-#pragma unroll 2
-      for (int kb = 0; kb < KP / 16; ++kb) {
-        uint32_t a[4];
-        tc::ldsm_x4(a, sm + L::v + frag_a(16 * mt, 16 * kb, lane));
-        mma_scores(dAt, a, sm + L::d_o, kb, lane);
-      }
+      mma_strip(dAt, sm + L::v, sm + L::d_o, mt, lane);
       scale_tiles(dAt, scale);
       mask_scores(
           dAt, mt, lane, [mt](int m) { return m > mt; }, [](int j, int t) { return t > j; });
@@ -696,12 +703,7 @@ __device__ void rewrite_strong_features(unsigned char* smem, uint32_t sm, const 
   {
     const int mt = warp >> 1, half = warp & 1;  // rows of sub-chunk mt, keys of this half
     float X[8][4] = {};
-#pragma unroll 1
-    for (int kb = 0; kb < KP / 16; ++kb) {
-      uint32_t a[4];
-      tc::ldsm_x4(a, sm + L::d_o + frag_a(16 * mt, 16 * kb, lane));
-      mma_scores(X, a, sm + L::v, kb, lane);
-    }
+    mma_strip(X, sm + L::d_o, sm + L::v, mt, lane);
 #pragma unroll
     for (int jt = 0; jt < 8; ++jt)
 #pragma unroll
