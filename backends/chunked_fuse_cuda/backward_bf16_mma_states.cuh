@@ -120,9 +120,8 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_states_kernel(args a, s
     const unsigned code = __reduce_or_sync(0xffffffffu, walk_grads_listing(l0, l1));
     if (lane == 0 && code) atomicOr(reinterpret_cast<int*>(smem + layout::flag + 4 * cur), code);
     const bool strong0 = strong_feature(l0[SUB - 1]), strong1 = strong_feature(l1[SUB - 1]);
-    if (strong0 || strong1)  // features 2p, 2p + 1: word p / 16, bits 2(p % 16) and + 1
-      atomicOr(reinterpret_cast<unsigned*>(smem + kStrongMask + 16 * cur) + p / 16,
-               (strong0 ? 1u : 0u) << (2 * (p % 16)) | (strong1 ? 2u : 0u) << (2 * (p % 16)));
+    mark_strong_pair(reinterpret_cast<unsigned*>(smem + kStrongMask + 16 * cur), p, strong0,
+                     strong1);
     __syncthreads();                    // the chunk's code and strong features
     if (blockIdx.x == 0 && tid == 0) {  // one V slab lists the chunk
       const unsigned* mask = reinterpret_cast<const unsigned*>(smem + kStrongMask + 16 * cur);

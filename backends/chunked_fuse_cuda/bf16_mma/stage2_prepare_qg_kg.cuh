@@ -178,9 +178,8 @@ __device__ __forceinline__ void walk_prepare_grads(unsigned char* smem, int j, i
   }
   const float T0 = l0[SUB - 1], T1 = l1[SUB - 1];
   const bool strong0 = strong_feature(T0), strong1 = strong_feature(T1);
-  if (strong0 || strong1)
-    atomicOr(reinterpret_cast<unsigned*>(smem + L::strong) + j * (KP / 32) + p / 16,
-             (strong0 ? 1u : 0u) << (2 * (p % 16)) | (strong1 ? 2u : 0u) << (2 * (p % 16)));
+  mark_strong_pair(reinterpret_cast<unsigned*>(smem + L::strong) + j * (KP / 32), p, strong0,
+                   strong1);
 #pragma unroll
   for (int u = 0; u < SUB; ++u) {
     const int t = SUB * j + u;

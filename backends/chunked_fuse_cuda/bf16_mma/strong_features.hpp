@@ -37,6 +37,16 @@ inline constexpr int kRewriteMost = 4;
 GLABENCH_WALK_HD inline bool strong_feature(float total) {
   return !(total >= -kSafeLog2);
 }
+#ifdef __CUDACC__
+// Features 2p and 2p + 1, where strong, into a mask of bit f % 32 of word f / 32 shared by
+// the block's threads.
+__device__ __forceinline__ void mark_strong_pair(unsigned* mask, int p, bool strong0,
+                                                 bool strong1) {
+  if (strong0 || strong1)
+    atomicOr(mask + p / 16, (strong0 ? 1u : 0u) << (2 * (p % 16)) | (strong1 ? 2u : 0u)
+                                                                        << (2 * (p % 16)));
+}
+#endif
 // The K halves a chunk's strong features leave to the WMMA bodies: `mask` holds bit f % 32
 // of word f / 32 for each feature f strong in some sub-chunk.
 GLABENCH_WALK_HD inline unsigned strong_slabs(const unsigned (&mask)[KP / 32]) {
