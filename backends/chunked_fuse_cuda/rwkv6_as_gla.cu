@@ -107,37 +107,61 @@ __device__ __forceinline__ int64_t first_row(const seq_index& s, int64_t n) {
 }
 
 // ---- the shift ----------------------------------------------------------------------
-// out row t = in row t + 1, zero at a sequence's last token; `units` of U a row.
+// out row t = in row t + 1, zero at a sequence's last token; `units` of U a row. One launch
+// shifts one tensor or two (the backward's q and do): tensor blockIdx.y.
 template <class U>
-__global__ void shift_kernel(const U* in, U* out, int64_t rows, int64_t units, seq_index s) {
-  const int64_t n = rows * units;
+struct shift_tensor {
+  const U* in;
+  U* out;
+  int64_t units;
+};
+template <class U>
+__global__ void shift_kernel(shift_tensor<U> x0, shift_tensor<U> x1, int64_t rows, seq_index s) {
+  const shift_tensor<U> x = blockIdx.y == 0 ? x0 : x1;
+  const int64_t n = rows * x.units;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t row = i / units;
-    U x{};
-    if (span_of(s, row).last != row) x = in[i + units];
-    out[i] = x;
+    const int64_t row = i / x.units;
+    U v{};
+    if (span_of(s, row).last != row) v = x.in[i + x.units];
+    x.out[i] = v;
   }
 }
 
+// A tensor to shift: its rows of `row_bytes` bytes.
+struct shift_rows_of {
+  const void* in;
+  void* out;
+  size_t row_bytes;
+};
 template <class U>
-cudaError_t shift_as(const void* in, void* out, int64_t rows, size_t row_bytes, seq_index s,
+cudaError_t shift_as(const shift_rows_of (&x)[2], int tensors, int64_t rows, seq_index s,
                      cudaStream_t stream) {
-  const int64_t units = static_cast<int64_t>(row_bytes / sizeof(U));
-  const int64_t n = rows * units;
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((n + 255) / 256, 1 << 20));
+  shift_tensor<U> t[2]{};
+  int64_t most = 0;
+  for (int i = 0; i < tensors; ++i) {
+    t[i] = {static_cast<const U*>(x[i].in), static_cast<U*>(x[i].out),
+            static_cast<int64_t>(x[i].row_bytes / sizeof(U))};
+    most = std::max(most, rows * t[i].units);
+  }
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((most + 255) / 256, 1 << 20));
   shift_kernel<U>
-      <<<blocks, 256, 0, stream>>>(static_cast<const U*>(in), static_cast<U*>(out), rows, units, s);
+      <<<dim3(blocks, static_cast<unsigned>(tensors)), 256, 0, stream>>>(t[0], t[1], rows, s);
   return cudaGetLastError();
 }
-cudaError_t shift_rows(const void* in, void* out, int64_t rows, size_t row_bytes, seq_index s,
+// The first `tensors` (1 or 2) of x shifted, in units every row and pointer is aligned to.
+cudaError_t shift_rows(const shift_rows_of (&x)[2], int tensors, int64_t rows, seq_index s,
                        cudaStream_t stream) {
-  auto aligned = [](const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; };
-  if (row_bytes % 16 == 0 && aligned(in, 16) && aligned(out, 16))
-    return shift_as<uint4>(in, out, rows, row_bytes, s, stream);
-  if (row_bytes % 4 == 0 && aligned(in, 4) && aligned(out, 4))
-    return shift_as<uint32_t>(in, out, rows, row_bytes, s, stream);
-  return shift_as<uint16_t>(in, out, rows, row_bytes, s, stream);  // 16-bit storage
+  auto fits = [&](size_t a) {
+    bool ok = true;
+    for (int i = 0; i < tensors; ++i)
+      ok = ok && x[i].row_bytes % a == 0 && reinterpret_cast<uintptr_t>(x[i].in) % a == 0 &&
+           reinterpret_cast<uintptr_t>(x[i].out) % a == 0;
+    return ok;
+  };
+  if (fits(16)) return shift_as<uint4>(x, tensors, rows, s, stream);
+  if (fits(4)) return shift_as<uint32_t>(x, tensors, rows, s, stream);
+  return shift_as<uint16_t>(x, tensors, rows, s, stream);  // 16-bit storage
 }
 
 // ---- the terms ----------------------------------------------------------------------
@@ -503,12 +527,9 @@ cudaError_t launch_before(const call& c, const shifted& s, const sequences& seqs
     });
   }
   const size_t elem = storage_bytes(c.dtype);
-  if (cudaError_t e = shift_rows(c.q, const_cast<void*>(s.gla.q), rows, size_t(c.H) * c.K * elem,
-                                 idx, c.stream))
-    return e;
-  if (!backward) return cudaSuccess;
-  return shift_rows(c.d_o, const_cast<void*>(s.gla.d_o), rows, size_t(c.H) * c.V * elem, idx,
-                    c.stream);
+  const shift_rows_of x[2] = {{c.q, const_cast<void*>(s.gla.q), size_t(c.H) * c.K * elem},
+                              {c.d_o, const_cast<void*>(s.gla.d_o), size_t(c.H) * c.V * elem}};
+  return shift_rows(x, backward ? 2 : 1, rows, idx, c.stream);  // q, and do backward
 }
 
 cudaError_t launch_forward_terms(const call& c, const shifted& s, const sequences& seqs,
