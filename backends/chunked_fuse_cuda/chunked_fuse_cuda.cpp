@@ -354,13 +354,16 @@ glabench_status run_gla(const glabench_problem* p, const chunked::call& c, size_
                 what, error);
 }
 
-// rwkv6's forward on the bf16 walk: launch_before (the bonus, o's first rows) on a side
-// stream while the walk's first pass runs; the walk itself waits for it.
-glabench_status forward_on_walk(const chunked::call& c, chunked::rwkv6::shifted s,
-                                const chunked::rwkv6::sequences& seqs, const void* u,
-                                glabench_message* error) {
+// rwkv6's gla call on the bf16 walks with launch_before on a side stream meanwhile: the
+// bonus and o's first rows beside the forward walk's first pass, or the shifted q and do
+// beside the backward's state walk. The gla call waits for it (call::walk_waits) where it
+// first reads them.
+glabench_status gla_beside_before(const chunked::call& c, chunked::rwkv6::shifted s,
+                                  const chunked::rwkv6::sequences& seqs, const void* u,
+                                  bool backward, glabench_message* error) {
   namespace cp = glabench::cuda_plugin;
-  const char* what = "rwkv6's bonus beside the walk's first pass";
+  const char* what = backward ? "rwkv6's shifted q and do beside the state walk"
+                              : "rwkv6's bonus beside the walk's first pass";
   chunked::side_streams* side = nullptr;
   if (glabench_status st = finish(chunked::side_streams_of_device(&side), what, error)) return st;
   if (glabench_status st = finish(cudaEventRecord(side->fork, c.stream), what, error)) return st;
@@ -369,8 +372,8 @@ glabench_status forward_on_walk(const chunked::call& c, chunked::rwkv6::shifted 
   cp::status failed;
   if (cudaError_t e = cudaStreamWaitEvent(before.stream, side->fork, 0))
     return finish(e, what, error);
-  if (cudaError_t e = chunked::rwkv6::launch_before(before, s, seqs, u, false))
-    failed = cp::cuda_error(e, "rwkv6's bonus");
+  if (cudaError_t e = chunked::rwkv6::launch_before(before, s, seqs, u, backward))
+    failed = cp::cuda_error(e, backward ? "rwkv6's shift" : "rwkv6's bonus");
   // Joined back whatever happened, so that no capture ends with the side stream open.
   if (cudaError_t e = cudaEventRecord(side->join[0], before.stream)) return finish(e, what, error);
   if (!failed.empty()) {
@@ -379,12 +382,13 @@ glabench_status forward_on_walk(const chunked::call& c, chunked::rwkv6::shifted 
     return finish(failed, what, error);
   }
   s.gla.walk_waits = side->join[0];
-  const cudaError_t launched = chunked::launch_forward(s.gla);
-  // The walk waited for the side stream; where the launch failed before the walk, this
+  const cudaError_t launched =
+      backward ? chunked::launch_backward(s.gla) : chunked::launch_forward(s.gla);
+  // The gla call waited for the side stream; where its launch failed before that, this
   // wait joins it instead (a second wait is harmless).
   if (cudaError_t e = cudaStreamWaitEvent(c.stream, side->join[0], 0))
     return finish(e, what, error);
-  return finish(launched, "forward launch", error);
+  return finish(launched, backward ? "backward launch" : "forward launch", error);
 }
 
 // rwkv6: gla on the queries shifted one token back, between the shift and the terms gla
@@ -401,14 +405,20 @@ glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, siz
   if (!backward && !at && chunked::decodes(c))  // one token: the decode kernel, bonus and all
     return finish(chunked::launch_decode(c, data_of<void>(u)), "rwkv6 decode", error);
   rwkv6::shifted s = rwkv6::plan(c, backward, at != nullptr);
-  if (!backward && s.on_walk) return forward_on_walk(c, s, seqs, data_of<void>(u), error);
-  if (glabench_status st = finish(rwkv6::launch_before(c, s, seqs, data_of<void>(u), backward),
-                                  "rwkv6's shifted queries or bonus", error))
-    return st;
-  // gla's workspace: what follows rwkv6's tensors.
-  const size_t carved =
-      static_cast<size_t>(static_cast<char*>(s.gla.workspace) - static_cast<char*>(c.workspace));
-  if (glabench_status st = run_gla(p, s.gla, bytes - carved, at, backward, error)) return st;
+  // Beside the gla call's first kernels where they read neither (one launch, not packed).
+  const bool beside = backward ? !at && chunked::backward_waits_for_inputs(s.gla) : s.on_walk;
+  if (beside) {
+    if (glabench_status st = gla_beside_before(c, s, seqs, data_of<void>(u), backward, error))
+      return st;
+  } else {
+    if (glabench_status st = finish(rwkv6::launch_before(c, s, seqs, data_of<void>(u), backward),
+                                    "rwkv6's shifted queries or bonus", error))
+      return st;
+    // gla's workspace: what follows rwkv6's tensors.
+    const size_t carved =
+        static_cast<size_t>(static_cast<char*>(s.gla.workspace) - static_cast<char*>(c.workspace));
+    if (glabench_status st = run_gla(p, s.gla, bytes - carved, at, backward, error)) return st;
+  }
   return finish(backward
                     ? rwkv6::launch_backward_terms(c, s, seqs, data_of<void>(u), data_of<void>(du))
                     : rwkv6::launch_forward_terms(c, s, seqs, data_of<void>(u)),

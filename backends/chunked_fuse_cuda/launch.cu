@@ -413,6 +413,8 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
           a.narrow ? walk::chunk_walk_states_kernel<true> : walk::chunk_walk_states_kernel<false>,
           grid, c.stream, a, w))
     return e;
+  if (c.walk_waits)  // the dS pass reads q and do
+    if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.walk_waits, 0)) return e;
   if (rank) {
     plan_walk_split(a, c, d.Vp, p.dsplit, walk::C, walk::BV, true);
     a.dfirst_seg = 0;
@@ -662,6 +664,10 @@ cudaError_t launch_forward(const call& c) {
 
 bool forward_takes_bonus(const call& c) {
   return c.dtype == storage::bf16 && !decodes(c) && on_walks(c);
+}
+
+bool backward_waits_for_inputs(const call& c) {
+  return c.dtype == storage::bf16 && on_walks(c);
 }
 
 cudaError_t launch_backward(const call& c) {

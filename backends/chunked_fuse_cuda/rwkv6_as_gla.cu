@@ -108,7 +108,8 @@ __device__ __forceinline__ int64_t first_row(const seq_index& s, int64_t n) {
 
 // ---- the shift ----------------------------------------------------------------------
 // out row t = in row t + 1, zero at a sequence's last token; `units` of U a row. One launch
-// shifts one tensor or two (the backward's q and do): tensor blockIdx.y.
+// shifts one tensor or two (the backward's q and do): tensor blockIdx.y. Its first block
+// also zeroes `zeros` counters at `zero` (the backward's du_counters).
 template <class U>
 struct shift_tensor {
   const U* in;
@@ -116,7 +117,10 @@ struct shift_tensor {
   int64_t units;
 };
 template <class U>
-__global__ void shift_kernel(shift_tensor<U> x0, shift_tensor<U> x1, int64_t rows, seq_index s) {
+__global__ void shift_kernel(shift_tensor<U> x0, shift_tensor<U> x1, int64_t rows, seq_index s,
+                             unsigned* zero, int zeros) {
+  if (blockIdx.x == 0 && blockIdx.y == 0)
+    for (int i = threadIdx.x; i < zeros; i += blockDim.x) zero[i] = 0u;
   const shift_tensor<U> x = blockIdx.y == 0 ? x0 : x1;
   const int64_t n = rows * x.units;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -136,7 +140,7 @@ struct shift_rows_of {
 };
 template <class U>
 cudaError_t shift_as(const shift_rows_of (&x)[2], int tensors, int64_t rows, seq_index s,
-                     cudaStream_t stream) {
+                     unsigned* zero, int zeros, cudaStream_t stream) {
   shift_tensor<U> t[2]{};
   int64_t most = 0;
   for (int i = 0; i < tensors; ++i) {
@@ -145,13 +149,13 @@ cudaError_t shift_as(const shift_rows_of (&x)[2], int tensors, int64_t rows, seq
     most = std::max(most, rows * t[i].units);
   }
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((most + 255) / 256, 1 << 20));
-  shift_kernel<U>
-      <<<dim3(blocks, static_cast<unsigned>(tensors)), 256, 0, stream>>>(t[0], t[1], rows, s);
+  shift_kernel<U><<<dim3(blocks, static_cast<unsigned>(tensors)), 256, 0, stream>>>(
+      t[0], t[1], rows, s, zero, zeros);
   return cudaGetLastError();
 }
 // The first `tensors` (1 or 2) of x shifted, in units every row and pointer is aligned to.
 cudaError_t shift_rows(const shift_rows_of (&x)[2], int tensors, int64_t rows, seq_index s,
-                       cudaStream_t stream) {
+                       unsigned* zero, int zeros, cudaStream_t stream) {
   auto fits = [&](size_t a) {
     bool ok = true;
     for (int i = 0; i < tensors; ++i)
@@ -159,9 +163,10 @@ cudaError_t shift_rows(const shift_rows_of (&x)[2], int tensors, int64_t rows, s
            reinterpret_cast<uintptr_t>(x[i].out) % a == 0;
     return ok;
   };
-  if (fits(16)) return shift_as<uint4>(x, tensors, rows, s, stream);
-  if (fits(4)) return shift_as<uint32_t>(x, tensors, rows, s, stream);
-  return shift_as<uint16_t>(x, tensors, rows, s, stream);  // 16-bit storage
+  if (fits(16)) return shift_as<uint4>(x, tensors, rows, s, zero, zeros, stream);
+  if (fits(8)) return shift_as<uint2>(x, tensors, rows, s, zero, zeros, stream);
+  if (fits(4)) return shift_as<uint32_t>(x, tensors, rows, s, zero, zeros, stream);
+  return shift_as<uint16_t>(x, tensors, rows, s, zero, zeros, stream);  // 16-bit storage
 }
 
 // ---- the terms ----------------------------------------------------------------------
@@ -216,31 +221,6 @@ __device__ __forceinline__ void for_warp_rows(const terms_args<S, St>& a, F f) {
   }
 }
 
-// o_t = o'_{t−1} + scale·(r_t·(u ⊙ k_t)) v_t but at a sequence's first token (first_token_
-// forward).
-template <class S, class St>
-__global__ void __launch_bounds__(kThreads)
-    forward_terms_kernel(terms_args<S, St> a, const S* __restrict__ o_prev, S* __restrict__ o) {
-  using A = acc_of<S>;
-  const int lane = threadIdx.x & 31;
-  A u[kMaxPerLane];
-  load_row(a.u + int64_t(blockIdx.y) * a.K, a.K, lane, u);
-  const A scale = static_cast<A>(a.scale);
-  for_warp_rows(a, [&](int64_t rh, bool first) {
-    if (first) return;
-    const int64_t tk = rh * a.K, tv = rh * a.V;
-    A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], prev[kMaxPerLane];
-    load_row(a.r + tk, a.K, lane, r);
-    load_row(a.k + tk, a.K, lane, k);
-    load_row(a.v + tv, a.V, lane, v);
-    load_row(o_prev + tv - int64_t(a.H) * a.V, a.V, lane, prev);
-    const A bonus = scale * bonus_of(r, u, k);
-#pragma unroll
-    for (int m = 0; m < kMaxPerLane; ++m) prev[m] += bonus * v[m];
-    store_row(o + tv, a.V, lane, prev);
-  });
-}
-
 // Sequence n's first token, a block on head blockIdx.y: o = scale·r (h0 + diag(u) kᵀ v)
 // (without h0, its bonus alone), columns over the threads.
 template <class S, class St>
@@ -281,10 +261,34 @@ __device__ __forceinline__ void first_token_forward(const terms_args<S, St>& a, 
     o[tv + j] = from<S>(static_cast<A>(a.scale) * sum);
   }
 }
+// o_t = o'_{t−1} + scale·(r_t·(u ⊙ k_t)) v_t, grid (row blocks + sequences, H): the blocks
+// past `row_blocks` each a sequence's first token (first_token_forward).
 template <class S, class St>
 __global__ void __launch_bounds__(kThreads)
-    first_token_forward_kernel(terms_args<S, St> a, S* __restrict__ o) {
-  first_token_forward(a, blockIdx.x, o);
+    forward_terms_kernel(terms_args<S, St> a, const S* __restrict__ o_prev, S* __restrict__ o,
+                         unsigned row_blocks) {
+  if (blockIdx.x >= row_blocks) {
+    first_token_forward(a, blockIdx.x - row_blocks, o);
+    return;
+  }
+  using A = acc_of<S>;
+  const int lane = threadIdx.x & 31;
+  A u[kMaxPerLane];
+  load_row(a.u + int64_t(blockIdx.y) * a.K, a.K, lane, u);
+  const A scale = static_cast<A>(a.scale);
+  for_warp_rows(a, [&](int64_t rh, bool first) {
+    if (first) return;
+    const int64_t tk = rh * a.K, tv = rh * a.V;
+    A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], prev[kMaxPerLane];
+    load_row(a.r + tk, a.K, lane, r);
+    load_row(a.k + tk, a.K, lane, k);
+    load_row(a.v + tv, a.V, lane, v);
+    load_row(o_prev + tv - int64_t(a.H) * a.V, a.V, lane, prev);
+    const A bonus = scale * bonus_of(r, u, k);
+#pragma unroll
+    for (int m = 0; m < kMaxPerLane; ++m) prev[m] += bonus * v[m];
+    store_row(o + tv, a.V, lane, prev);
+  });
 }
 
 // Before the bf16 walk that takes the bonus (launch.hpp's call::bonus; B sequences of T):
@@ -315,14 +319,88 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
-// dr (but a sequence's first token's with h0: first_token_backward_kernel), the bonus's
-// dk and dv; each block's share of du in `partials` [blocks][H][K], in the accumulator type.
+// A sequence's first token with h0, for sequence n, rows 8z … 8z + 7 of h0 (a warp each,
+// row i): dr_i = scale·h0_i·do plus the bonus's share, and dh0_i += scale·r_i do. (A block
+// per (sequence, head) looping over the rows took 45 µs at the seed's shape.)
+template <class S, class St>
+__device__ __forceinline__ void first_token_backward(const terms_args<S, St>& a, int64_t n, int z,
+                                                     S* __restrict__ dr, St* __restrict__ dh0) {
+  using A = acc_of<S>;
+  __shared__ A do_s[256];
+  const int h = blockIdx.y, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int64_t row = first_row(a.seqs, n);
+  const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
+  const A scale = static_cast<A>(a.scale);
+  A part = 0;
+  for (int j = threadIdx.x; j < a.V; j += blockDim.x) {
+    do_s[j] = to<A>(a.d_o[tv + j]);
+    part += do_s[j] * to<A>(a.v[tv + j]);
+  }
+  const A vdo = scale * block_sum(part);  // its barrier also publishes do_s
+  const int i = z * kWarps + warp;
+  if (i >= a.K) return;
+  const int64_t at = ((n * a.H + h) * a.K + i) * a.V;  // row i of the state
+  A acc = 0;
+  for (int j = lane; j < a.V; j += 32) acc += to<A>(a.h0[at + j]) * do_s[j];
+  acc = scale * warp_sum(acc);
+  if (lane == 0)
+    dr[tk + i] = from<S>(acc + vdo * to<A>(a.u[int64_t(h) * a.K + i]) * to<A>(a.k[tk + i]));
+  if (!dh0) return;
+  const A sr = scale * to<A>(a.r[tk + i]);
+  for (int j = lane; j < a.V; j += 32) dh0[at + j] = from<St>(to<A>(dh0[at + j]) + sr * do_s[j]);
+}
+
+// du[h][i] = Σ over the row blocks of partials, for head blockIdx.y: 32 features at a time,
+// warp w summing the blocks w, w + kWarps, …, then the warps in order. The same order
+// every call. The partials come from other blocks: read through L2.
+template <class S>
+__device__ __forceinline__ void sum_du(const acc_of<S>* partials, int64_t blocks, int H, int K,
+                                       S* __restrict__ du) {
+  using A = acc_of<S>;
+  __shared__ A sums[kWarps][32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
+  for (int i0 = 0; i0 < K; i0 += 32) {
+    const int i = i0 + lane;
+    A sum = 0;
+    if (i < K)
+      for (int64_t b = warp; b < blocks; b += kWarps) sum += __ldcg(partials + (b * H + h) * K + i);
+    sums[warp][lane] = sum;
+    __syncthreads();
+    if (warp == 0 && i < K) {
+      A total = 0;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) total += sums[w][lane];
+      du[int64_t(h) * K + i] = from<S>(total);
+    }
+    __syncthreads();
+  }
+}
+
+// What the backward's terms write, and du's bookkeeping.
+template <class S, class St>
+struct terms_out {
+  const S* __restrict__ dq_prev;  // the gla call's dq': row t − 1 of it enters dr_t
+  S* __restrict__ dr, * __restrict__ dk, * __restrict__ dv, * __restrict__ du;
+  St* __restrict__ dh0;
+  acc_of<S>* __restrict__ partials;   // [row blocks][H][K]
+  unsigned* __restrict__ counters;    // [H], zero before the launch
+  unsigned row_blocks, first_groups;  // first_groups: kWarps-row groups of h0 (0: no h0)
+};
+
+// The backward's terms in one launch, grid (row blocks + sequences·first_groups, H):
+//  - a row block: dr (but a sequence's first token's with h0), the bonus's dk and dv, and
+//    its share of du in `partials`; the head's last row block to finish (counters) sums du;
+//  - past them, a sequence's first token with h0 (first_token_backward).
 template <class S, class St>
 __global__ void __launch_bounds__(kThreads)
-    backward_terms_kernel(terms_args<S, St> a, const S* __restrict__ dq_prev, S* __restrict__ dr,
-                          S* __restrict__ dk, S* __restrict__ dv,
-                          acc_of<S>* __restrict__ partials) {
+    backward_terms_kernel(terms_args<S, St> a, terms_out<S, St> out) {
   using A = acc_of<S>;
+  if (blockIdx.x >= out.row_blocks) {
+    const unsigned j = blockIdx.x - out.row_blocks;
+    first_token_backward(a, j / out.first_groups, static_cast<int>(j % out.first_groups), out.dr,
+                         out.dh0);
+    return;
+  }
   __shared__ A du_warps[kWarps][256];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
   A u[kMaxPerLane], du[kMaxPerLane] = {};
@@ -336,9 +414,9 @@ __global__ void __launch_bounds__(kThreads)
     load_row(a.k + tk, a.K, lane, k);
     load_row(a.v + tv, a.V, lane, v);
     load_row(a.d_o + tv, a.V, lane, d_o);
-    load_row(dk + tk, a.K, lane, g_k);
-    load_row(dv + tv, a.V, lane, g_v);
-    if (!first) load_row(dq_prev + tk - int64_t(a.H) * a.K, a.K, lane, prev);
+    load_row(out.dk + tk, a.K, lane, g_k);
+    load_row(out.dv + tv, a.V, lane, g_v);
+    if (!first) load_row(out.dq_prev + tk - int64_t(a.H) * a.K, a.K, lane, prev);
     const A bonus = scale * bonus_of(r, u, k);
     A vdo = 0;
 #pragma unroll
@@ -351,9 +429,9 @@ __global__ void __launch_bounds__(kThreads)
       g_v[m] += bonus * d_o[m];
       du[m] += vdo * r[m] * k[m];
     }
-    if (!first || !a.h0) store_row(dr + tk, a.K, lane, prev);
-    store_row(dk + tk, a.K, lane, g_k);
-    store_row(dv + tv, a.V, lane, g_v);
+    if (!first || !a.h0) store_row(out.dr + tk, a.K, lane, prev);
+    store_row(out.dk + tk, a.K, lane, g_k);
+    store_row(out.dv + tv, a.V, lane, g_v);
   });
 #pragma unroll
   for (int m = 0; m < kMaxPerLane; ++m)
@@ -363,61 +441,18 @@ __global__ void __launch_bounds__(kThreads)
     A sum = 0;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) sum += du_warps[w][i];
-    partials[(int64_t(blockIdx.x) * a.H + h) * a.K + i] = sum;
+    out.partials[(int64_t(blockIdx.x) * a.H + h) * a.K + i] = sum;
   }
-}
-
-// A sequence's first token with h0, a block per (sequence, head, kWarps rows of h0), a warp
-// per row i: dr_i = scale·h0_i·do plus the bonus's share, and dh0_i += scale·r_i do. (A
-// block per (sequence, head) looping over the rows took 45 µs at the seed's shape.)
-template <class S, class St>
-__global__ void __launch_bounds__(kThreads)
-    first_token_backward_kernel(terms_args<S, St> a, S* __restrict__ dr, St* __restrict__ dh0) {
-  using A = acc_of<S>;
-  __shared__ A do_s[256];
-  const int h = blockIdx.y, n = blockIdx.x, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int64_t row = first_row(a.seqs, n);
-  const int64_t tk = (row * a.H + h) * a.K, tv = (row * a.H + h) * a.V;
-  const A scale = static_cast<A>(a.scale);
-  A part = 0;
-  for (int j = threadIdx.x; j < a.V; j += blockDim.x) {
-    do_s[j] = to<A>(a.d_o[tv + j]);
-    part += do_s[j] * to<A>(a.v[tv + j]);
-  }
-  const A vdo = scale * block_sum(part);  // its barrier also publishes do_s
-  const int i = static_cast<int>(blockIdx.z) * kWarps + warp;
-  if (i >= a.K) return;
-  const int64_t at = ((int64_t(n) * a.H + h) * a.K + i) * a.V;  // row i of the state
-  A acc = 0;
-  for (int j = lane; j < a.V; j += 32) acc += to<A>(a.h0[at + j]) * do_s[j];
-  acc = scale * warp_sum(acc);
-  if (lane == 0)
-    dr[tk + i] = from<S>(acc + vdo * to<A>(a.u[int64_t(h) * a.K + i]) * to<A>(a.k[tk + i]));
-  if (!dh0) return;
-  const A sr = scale * to<A>(a.r[tk + i]);
-  for (int j = lane; j < a.V; j += 32) dh0[at + j] = from<St>(to<A>(dh0[at + j]) + sr * do_s[j]);
-}
-
-// du[h][i] = Σ over blocks of partials: a block per (head, 32 features), warp w summing
-// the blocks w, w + kWarps, …, then the warps in order. The same order every call.
-template <class S>
-__global__ void __launch_bounds__(kThreads)
-    du_sum_kernel(const acc_of<S>* __restrict__ partials, int64_t blocks, int H, int K,
-                  S* __restrict__ du) {
-  using A = acc_of<S>;
-  __shared__ A sums[kWarps][32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
-  const int i = blockIdx.x * 32 + lane;
-  A sum = 0;
-  if (i < K)
-    for (int64_t b = warp; b < blocks; b += kWarps) sum += partials[(b * H + h) * K + i];
-  sums[warp][lane] = sum;
+  // The last row block of the head to get here sums du: every other block's partials are
+  // written and fenced before its count.
+  __shared__ unsigned arrived;
+  __threadfence();
   __syncthreads();
-  if (warp != 0 || i >= K) return;
-  A total = 0;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) total += sums[w][lane];
-  du[int64_t(h) * K + i] = from<S>(total);
+  if (threadIdx.x == 0) arrived = atomicAdd(out.counters + h, 1u);
+  __syncthreads();
+  if (arrived != out.row_blocks - 1) return;
+  __threadfence();
+  sum_du<S>(out.partials, out.row_blocks, a.H, a.K, out.du);
 }
 
 template <class F>
@@ -450,8 +485,8 @@ terms_args<S, St> terms_of(const call& c, const sequences& seqs, const void* u) 
 // The carving of workspace_bytes and plan, in one place. The forward's first region holds
 // the shift's q' or, on the walk that takes the bonus, the bonus: never both.
 struct carving {
-  void *q, *o_or_do, *dq, *partials, *rest;  // rest: the gla call's workspace
-  size_t used;                               // bytes before it
+  void *q, *o_or_do, *dq, *partials, *counters, *rest;  // rest: the gla call's workspace
+  size_t used;                                          // bytes before it
 };
 carving carve(const call& c, bool backward, char* base) {
   carver w{base};
@@ -464,6 +499,7 @@ carving carve(const call& c, bool backward, char* base) {
   if (backward) {
     k.dq = w.take<char>(rows * c.H * c.K * elem);
     k.partials = w.take<char>(row_blocks(rows) * size_t(c.H) * c.K * acc_bytes(c.dtype));
+    k.counters = w.take<unsigned>(size_t(c.H));
   }
   k.used = w.used;
   k.rest = base ? base + w.used : nullptr;
@@ -503,6 +539,7 @@ shifted plan(const call& c, bool backward, bool packed) {
     s.gla.dq = k.dq;
     s.o_prev = k.dq;
     s.partials = k.partials;
+    s.counters = static_cast<unsigned*>(k.counters);
   }
   return s;
 }
@@ -529,23 +566,21 @@ cudaError_t launch_before(const call& c, const shifted& s, const sequences& seqs
   const size_t elem = storage_bytes(c.dtype);
   const shift_rows_of x[2] = {{c.q, const_cast<void*>(s.gla.q), size_t(c.H) * c.K * elem},
                               {c.d_o, const_cast<void*>(s.gla.d_o), size_t(c.H) * c.V * elem}};
-  return shift_rows(x, backward ? 2 : 1, rows, idx, c.stream);  // q, and do backward
+  // q, and backward do, the terms' counters zeroed.
+  return shift_rows(x, backward ? 2 : 1, rows, idx, backward ? s.counters : nullptr,
+                    backward ? c.H : 0, c.stream);
 }
 
 cudaError_t launch_forward_terms(const call& c, const shifted& s, const sequences& seqs,
                                  const void* u) {
   if (s.on_walk) return cudaSuccess;  // the walk and launch_before wrote o
-  const dim3 grid(row_blocks(rows_of(c)), static_cast<unsigned>(c.H));
+  const unsigned blocks = row_blocks(rows_of(c));
+  const dim3 grid(blocks + sequence_count(c, seqs), static_cast<unsigned>(c.H));
   return with_types(c.dtype, c.state_fp32, [&](auto x, auto st) {
     using S = decltype(x);
     using St = decltype(st);
-    const terms_args<S, St> a = terms_of<S, St>(c, seqs, u);
-    S* o = static_cast<S*>(c.o);
-    forward_terms_kernel<S, St>
-        <<<grid, kThreads, 0, c.stream>>>(a, static_cast<const S*>(s.o_prev), o);
-    if (cudaError_t e = cudaGetLastError()) return e;
-    first_token_forward_kernel<S, St>
-        <<<dim3(sequence_count(c, seqs), c.H), kThreads, 0, c.stream>>>(a, o);
+    forward_terms_kernel<S, St><<<grid, kThreads, 0, c.stream>>>(
+        terms_of<S, St>(c, seqs, u), static_cast<const S*>(s.o_prev), static_cast<S*>(c.o), blocks);
     return cudaGetLastError();
   });
 }
@@ -553,24 +588,23 @@ cudaError_t launch_forward_terms(const call& c, const shifted& s, const sequence
 cudaError_t launch_backward_terms(const call& c, const shifted& s, const sequences& seqs,
                                   const void* u, void* du) {
   const unsigned blocks = row_blocks(rows_of(c));
+  const unsigned groups = c.h0 ? static_cast<unsigned>((c.K + kWarps - 1) / kWarps) : 0;
+  const dim3 grid(blocks + sequence_count(c, seqs) * groups, static_cast<unsigned>(c.H));
   return with_types(c.dtype, c.state_fp32, [&](auto x, auto st) {
     using S = decltype(x);
     using St = decltype(st);
     using A = acc_of<S>;
-    const terms_args<S, St> a = terms_of<S, St>(c, seqs, u);
-    S* dr = static_cast<S*>(c.dq);
-    backward_terms_kernel<S, St><<<dim3(blocks, c.H), kThreads, 0, c.stream>>>(
-        a, static_cast<const S*>(s.o_prev), dr, static_cast<S*>(c.dk), static_cast<S*>(c.dv),
-        static_cast<A*>(s.partials));
-    if (cudaError_t e = cudaGetLastError()) return e;
-    if (c.h0) {
-      const dim3 grid(sequence_count(c, seqs), c.H, (c.K + kWarps - 1) / kWarps);
-      first_token_backward_kernel<S, St>
-          <<<grid, kThreads, 0, c.stream>>>(a, dr, static_cast<St*>(c.dh0));
-      if (cudaError_t e = cudaGetLastError()) return e;
-    }
-    du_sum_kernel<S><<<dim3((c.K + 31) / 32, c.H), kThreads, 0, c.stream>>>(
-        static_cast<const A*>(s.partials), blocks, c.H, c.K, static_cast<S*>(du));
+    const terms_out<S, St> out{static_cast<const S*>(s.o_prev),
+                               static_cast<S*>(c.dq),
+                               static_cast<S*>(c.dk),
+                               static_cast<S*>(c.dv),
+                               static_cast<S*>(du),
+                               static_cast<St*>(c.dh0),
+                               static_cast<A*>(s.partials),
+                               s.counters,
+                               blocks,
+                               groups};
+    backward_terms_kernel<S, St><<<grid, kThreads, 0, c.stream>>>(terms_of<S, St>(c, seqs, u), out);
     return cudaGetLastError();
   });
 }

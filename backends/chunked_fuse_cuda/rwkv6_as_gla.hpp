@@ -34,7 +34,7 @@ struct sequences {
 };
 
 // The workspace ahead of the gla call's own (`gla_bytes`): the shifted queries or the
-// bonus, o' or the shifted cotangent and dq', du's partial sums.
+// bonus, o' or the shifted cotangent and dq', du's partial sums and counters.
 size_t workspace_bytes(const call& c, bool backward, size_t gla_bytes);
 
 // The gla call that computes rwkv6's c (c.q is r, c.g is w) with c.workspace carved as
@@ -50,14 +50,15 @@ struct shifted {
   bool on_walk;
   void* o_prev;  // o' (forward, not on the walk) or dq' (backward)
   void* partials;
+  unsigned* counters;  // backward: a head's row blocks done (launch_before zeroes them)
 };
 shifted plan(const call& c, bool backward, bool packed);
 cudaError_t launch_before(const call& c, const shifted& s, const sequences& seqs, const void* u,
                           bool backward);
 
-// After the gla call: o (forward; nothing on the walk); dr, the bonus's share of dk and dv,
-// du, the first token's share of dh0 (backward). u is [H,K], du [H,K], both in the storage
-// dtype.
+// After the gla call, one launch each: o (forward; nothing on the walk); dr, the bonus's
+// share of dk and dv, du, the first token's share of dh0 (backward; du summed by each head's
+// last block, in a fixed order). u is [H,K], du [H,K], both in the storage dtype.
 cudaError_t launch_forward_terms(const call& c, const shifted& s, const sequences& seqs,
                                  const void* u);
 cudaError_t launch_backward_terms(const call& c, const shifted& s, const sequences& seqs,
