@@ -182,29 +182,26 @@ struct terms_args {
 
 // A warp's row of a head: lane l holds elements l, l + 32, … (K, V ≤ 256), loaded all at
 // once so that the loads are in flight together.
-template <class A, class X>
-__device__ __forceinline__ void load_row(const X* __restrict__ p, int n, int lane,
-                                         A (&x)[kMaxPerLane]) {
+template <class A, class X, int N>
+__device__ __forceinline__ void load_row(const X* __restrict__ p, int n, int lane, A (&x)[N]) {
 #pragma unroll
-  for (int m = 0; m < kMaxPerLane; ++m) {
+  for (int m = 0; m < N; ++m) {
     const int i = lane + 32 * m;
     x[m] = i < n ? to<A>(p[i]) : A(0);
   }
 }
-template <class X, class A>
-__device__ __forceinline__ void store_row(X* __restrict__ p, int n, int lane,
-                                          const A (&x)[kMaxPerLane]) {
+template <class X, class A, int N>
+__device__ __forceinline__ void store_row(X* __restrict__ p, int n, int lane, const A (&x)[N]) {
 #pragma unroll
-  for (int m = 0; m < kMaxPerLane; ++m)
+  for (int m = 0; m < N; ++m)
     if (lane + 32 * m < n) p[lane + 32 * m] = from<X>(x[m]);
 }
 // Σ_i r_i u_i k_i over the warp's row.
-template <class A>
-__device__ __forceinline__ A bonus_of(const A (&r)[kMaxPerLane], const A (&u)[kMaxPerLane],
-                                      const A (&k)[kMaxPerLane]) {
+template <class A, int N>
+__device__ __forceinline__ A bonus_of(const A (&r)[N], const A (&u)[N], const A (&k)[N]) {
   A b = 0;
 #pragma unroll
-  for (int m = 0; m < kMaxPerLane; ++m) b += r[m] * u[m] * k[m];
+  for (int m = 0; m < N; ++m) b += r[m] * u[m] * k[m];
   return warp_sum(b);
 }
 
@@ -263,7 +260,7 @@ __device__ __forceinline__ void first_token_forward(const terms_args<S, St>& a, 
 }
 // o_t = o'_{t−1} + scale·(r_t·(u ⊙ k_t)) v_t, grid (row blocks + sequences, H): the blocks
 // past `row_blocks` each a sequence's first token (first_token_forward).
-template <class S, class St>
+template <class S, class St, int N>
 __global__ void __launch_bounds__(kThreads)
     forward_terms_kernel(terms_args<S, St> a, const S* __restrict__ o_prev, S* __restrict__ o,
                          unsigned row_blocks) {
@@ -273,20 +270,20 @@ __global__ void __launch_bounds__(kThreads)
   }
   using A = acc_of<S>;
   const int lane = threadIdx.x & 31;
-  A u[kMaxPerLane];
+  A u[N];
   load_row(a.u + int64_t(blockIdx.y) * a.K, a.K, lane, u);
   const A scale = static_cast<A>(a.scale);
   for_warp_rows(a, [&](int64_t rh, bool first) {
     if (first) return;
     const int64_t tk = rh * a.K, tv = rh * a.V;
-    A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], prev[kMaxPerLane];
+    A r[N], k[N], v[N], prev[N];
     load_row(a.r + tk, a.K, lane, r);
     load_row(a.k + tk, a.K, lane, k);
     load_row(a.v + tv, a.V, lane, v);
     load_row(o_prev + tv - int64_t(a.H) * a.V, a.V, lane, prev);
     const A bonus = scale * bonus_of(r, u, k);
 #pragma unroll
-    for (int m = 0; m < kMaxPerLane; ++m) prev[m] += bonus * v[m];
+    for (int m = 0; m < N; ++m) prev[m] += bonus * v[m];
     store_row(o + tv, a.V, lane, prev);
   });
 }
@@ -351,19 +348,29 @@ __device__ __forceinline__ void first_token_backward(const terms_args<S, St>& a,
 }
 
 // du[h][i] = Σ over the row blocks of partials, for head blockIdx.y: 32 features at a time,
-// warp w summing the blocks w, w + kWarps, …, then the warps in order. The same order
-// every call. The partials come from other blocks: read through L2.
+// warp w summing the blocks w, w + kWarps, … (kInFlight loads at once), then the warps in
+// order. The same order every call. The partials come from other blocks: read through L2.
 template <class S>
 __device__ __forceinline__ void sum_du(const acc_of<S>* partials, int64_t blocks, int H, int K,
                                        S* __restrict__ du) {
   using A = acc_of<S>;
   __shared__ A sums[kWarps][32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
+  constexpr int kInFlight = 8;  // loads a thread has in flight, added in order
   for (int i0 = 0; i0 < K; i0 += 32) {
     const int i = i0 + lane;
     A sum = 0;
     if (i < K)
-      for (int64_t b = warp; b < blocks; b += kWarps) sum += __ldcg(partials + (b * H + h) * K + i);
+      for (int64_t b0 = warp; b0 < blocks; b0 += kInFlight * kWarps) {
+        A x[kInFlight];
+#pragma unroll
+        for (int j = 0; j < kInFlight; ++j) {
+          const int64_t b = b0 + j * kWarps;
+          x[j] = b < blocks ? __ldcg(partials + (b * H + h) * K + i) : A(0);
+        }
+#pragma unroll
+        for (int j = 0; j < kInFlight; ++j) sum += x[j];
+      }
     sums[warp][lane] = sum;
     __syncthreads();
     if (warp == 0 && i < K) {
@@ -391,8 +398,8 @@ struct terms_out {
 //  - a row block: dr (but a sequence's first token's with h0), the bonus's dk and dv, and
 //    its share of du in `partials`; the head's last row block to finish (counters) sums du;
 //  - past them, a sequence's first token with h0 (first_token_backward).
-template <class S, class St>
-__global__ void __launch_bounds__(kThreads)
+template <class S, class St, int N>
+__global__ void __launch_bounds__(kThreads, N == 4 ? 4 : 1)
     backward_terms_kernel(terms_args<S, St> a, terms_out<S, St> out) {
   using A = acc_of<S>;
   if (blockIdx.x >= out.row_blocks) {
@@ -403,13 +410,13 @@ __global__ void __launch_bounds__(kThreads)
   }
   __shared__ A du_warps[kWarps][256];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
-  A u[kMaxPerLane], du[kMaxPerLane] = {};
+  A u[N], du[N] = {};
   load_row(a.u + int64_t(h) * a.K, a.K, lane, u);
   const A scale = static_cast<A>(a.scale);
   for_warp_rows(a, [&](int64_t rh, bool first) {
     const int64_t tk = rh * a.K, tv = rh * a.V;
-    A r[kMaxPerLane], k[kMaxPerLane], v[kMaxPerLane], d_o[kMaxPerLane];
-    A g_k[kMaxPerLane], g_v[kMaxPerLane], prev[kMaxPerLane] = {};
+    A r[N], k[N], v[N], d_o[N];
+    A g_k[N], g_v[N], prev[N] = {};
     load_row(a.r + tk, a.K, lane, r);
     load_row(a.k + tk, a.K, lane, k);
     load_row(a.v + tv, a.V, lane, v);
@@ -420,10 +427,10 @@ __global__ void __launch_bounds__(kThreads)
     const A bonus = scale * bonus_of(r, u, k);
     A vdo = 0;
 #pragma unroll
-    for (int m = 0; m < kMaxPerLane; ++m) vdo += v[m] * d_o[m];
+    for (int m = 0; m < N; ++m) vdo += v[m] * d_o[m];
     vdo = scale * warp_sum(vdo);
 #pragma unroll
-    for (int m = 0; m < kMaxPerLane; ++m) {
+    for (int m = 0; m < N; ++m) {
       prev[m] += vdo * u[m] * k[m];
       g_k[m] += vdo * u[m] * r[m];
       g_v[m] += bonus * d_o[m];
@@ -434,7 +441,7 @@ __global__ void __launch_bounds__(kThreads)
     store_row(out.dv + tv, a.V, lane, g_v);
   });
 #pragma unroll
-  for (int m = 0; m < kMaxPerLane; ++m)
+  for (int m = 0; m < N; ++m)
     if (lane + 32 * m < a.K) du_warps[warp][lane + 32 * m] = du[m];
   __syncthreads();
   for (int i = threadIdx.x; i < a.K; i += blockDim.x) {
@@ -504,6 +511,16 @@ carving carve(const call& c, bool backward, char* base) {
   k.used = w.used;
   k.rest = base ? base + w.used : nullptr;
   return k;
+}
+
+// f(std::integral_constant<int, N>), N a lane's elements of a row in the terms kernels: 4
+// where K and V ≤ 128 (half the registers: twice the blocks an SM), else kMaxPerLane.
+template <class F>
+void per_lane(const call& c, F f) {
+  if (std::max(c.K, c.V) <= 128)
+    f(std::integral_constant<int, 4>{});
+  else
+    f(std::integral_constant<int, kMaxPerLane>{});
 }
 
 // Sequences in a call: B, or a packed batch's N.
@@ -579,8 +596,11 @@ cudaError_t launch_forward_terms(const call& c, const shifted& s, const sequence
   return with_types(c.dtype, c.state_fp32, [&](auto x, auto st) {
     using S = decltype(x);
     using St = decltype(st);
-    forward_terms_kernel<S, St><<<grid, kThreads, 0, c.stream>>>(
-        terms_of<S, St>(c, seqs, u), static_cast<const S*>(s.o_prev), static_cast<S*>(c.o), blocks);
+    per_lane(c, [&](auto n) {
+      forward_terms_kernel<S, St, decltype(n)::value><<<grid, kThreads, 0, c.stream>>>(
+          terms_of<S, St>(c, seqs, u), static_cast<const S*>(s.o_prev), static_cast<S*>(c.o),
+          blocks);
+    });
     return cudaGetLastError();
   });
 }
@@ -604,7 +624,10 @@ cudaError_t launch_backward_terms(const call& c, const shifted& s, const sequenc
                                s.counters,
                                blocks,
                                groups};
-    backward_terms_kernel<S, St><<<grid, kThreads, 0, c.stream>>>(terms_of<S, St>(c, seqs, u), out);
+    per_lane(c, [&](auto n) {
+      backward_terms_kernel<S, St, decltype(n)::value>
+          <<<grid, kThreads, 0, c.stream>>>(terms_of<S, St>(c, seqs, u), out);
+    });
     return cudaGetLastError();
   });
 }
