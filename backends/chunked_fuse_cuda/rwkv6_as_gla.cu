@@ -399,7 +399,7 @@ struct terms_out {
 //    its share of du in `partials`; the head's last row block to finish (counters) sums du;
 //  - past them, a sequence's first token with h0 (first_token_backward).
 template <class S, class St, int N>
-__global__ void __launch_bounds__(kThreads, N == 4 ? 3 : 1)
+__global__ void __launch_bounds__(kThreads, N == 4 ? 4 : 1)
     backward_terms_kernel(terms_args<S, St> a, terms_out<S, St> out) {
   using A = acc_of<S>;
   if (blockIdx.x >= out.row_blocks) {
