@@ -1,7 +1,7 @@
 // rwkv6 as gla with shifted queries (rwkv6_as_gla.hpp): the shift (or, before the bf16
-// forward walk, the bonus) before the gla call, and the terms after it. Memory-bound
-// kernels: a warp per (token row, head), four rows a warp, eight warps a block on one head;
-// a sequence's first token a block of its own.
+// forward walk, the bonus) before the gla call, and the terms after it, a launch each.
+// Memory-bound kernels: a warp per (token row, head), four rows a warp, eight warps a block
+// on one head; a sequence's first token a block of its own, past the row blocks.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
