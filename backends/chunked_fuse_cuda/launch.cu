@@ -657,20 +657,34 @@ size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, i
   return with_storage(dtype, [&](auto x) { return backward_bytes<decltype(x)>(B, T, H, K, V); });
 }
 
+namespace {
+// The bf16 walks, which wait for call::walk_waits inside (launch_walk,
+// launch_backward_walks); every other path waits before its first kernel.
+bool on_bf16_walks(const call& c) {
+  return c.dtype == storage::bf16 && on_walks(c);
+}
+cudaError_t wait_unless_on_bf16_walks(const call& c) {
+  if (!c.walk_waits || on_bf16_walks(c)) return cudaSuccess;
+  return cudaStreamWaitEvent(c.stream, c.walk_waits, 0);
+}
+}  // namespace
+
 cudaError_t launch_forward(const call& c) {
+  if (cudaError_t e = wait_unless_on_bf16_walks(c)) return e;
   if (c.dtype == storage::fp16) return launch_forward_fp16(c);
   return with_storage(c.dtype, [&](auto x) { return forward<decltype(x)>(c); });
 }
 
 bool forward_takes_bonus(const call& c) {
-  return c.dtype == storage::bf16 && !decodes(c) && on_walks(c);
+  return !decodes(c) && on_bf16_walks(c);
 }
 
 bool backward_waits_for_inputs(const call& c) {
-  return c.dtype == storage::bf16 && on_walks(c);
+  return on_bf16_walks(c);
 }
 
 cudaError_t launch_backward(const call& c) {
+  if (cudaError_t e = wait_unless_on_bf16_walks(c)) return e;
   if (c.dtype == storage::fp16) return launch_backward_fp16(c);
   return with_storage(c.dtype, [&](auto x) { return backward<decltype(x)>(c); });
 }

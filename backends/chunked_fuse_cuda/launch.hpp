@@ -34,8 +34,9 @@ struct call {
   const float* bonus;
   // Null, or an event the stream waits for before the first kernel that reads q (and d_o):
   // on the bf16 forward walk, before the walk itself (not its first pass); on the bf16
-  // backward walks (backward_waits_for_inputs), before the dS pass (not the state walk).
-  // rwkv6's bonus or shifted q and do, computed on a side stream meanwhile.
+  // backward walks (backward_waits_for_inputs), before the dS pass (not the state walk);
+  // on any other path, before its first kernel. rwkv6's bonus or shifted q and do, computed
+  // on a side stream meanwhile.
   cudaEvent_t walk_waits;
   void* workspace;
   cudaStream_t stream;
@@ -62,7 +63,7 @@ cudaError_t launch_backward(const call& c);
 // Whether launch_forward(c) honours c.bonus: bf16 on the chunk walk, T > 1.
 bool forward_takes_bonus(const call& c);
 // Whether launch_backward(c) runs kernels that read neither q nor d_o before it waits for
-// c.walk_waits: bf16 on the walks.
+// c.walk_waits (bf16 on the walks): where not, a side stream gains nothing.
 bool backward_waits_for_inputs(const call& c);
 
 // Decoding, T = 1 (a packed batch's one-token sequences too): no chunk to walk, so the
