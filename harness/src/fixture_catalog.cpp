@@ -194,6 +194,10 @@ std::vector<fixture_recipe> fixture_recipes(std::string_view preset) {
                      make_problem(op, {2, 1024, 4, 128, 128}), options(gate_kind::decay_tail)});
       out.push_back({n + "_k256_t130", "K = V = 256 over three 64-token chunks (the last of 2)",
                      make_problem(op, {1, 130, 2, 256, 256}), options()});
+      out.push_back({n + "_b3_t100_d16",
+                     "three sequences of 100 tokens (the last chunk of 36), h0, do and dht: a "
+                     "GPU walk's rows past one sequence's end beside the next one's first",
+                     make_problem(op, {3, 100, 2, 16, 16}), options()});
       out.push_back({n + "_t1000_h2_d64",
                      "two heads over 1000 tokens (the last chunk of 40): a GPU backend with few "
                      "blocks splits the sequence, and a segment ends on the ragged chunk",
