@@ -33,8 +33,9 @@ So even with exact factors, fp32 arithmetic leaves about 1.0e-7. That is U's rou
 q̃'s and k̃'s rounding, o's rounding to fp32, and the fp32 sum over K. The target needs
 the state or the sum over K in extended precision, in the per-element loop. On the
 H200 the fp64 forward kernels take 0.96 ms at B4 T2048 H16 D128 at best (the wide
-geometry; ../../../reports/2026-11-22-h200-parallel_scan_cuda/sweeps/
-fp64_target.txt), against 0.41 ms for fp32 and a target of 0.6.
+geometry; sweeps/fp64_target.txt in
+../../../reports/2026-11-22-h200-parallel_scan_cuda/files.tar.xz), against 0.41 ms for
+fp32 and a target of 0.6.
 
 Measured since: the fp32 forward with an fp64 state (launch.cu's precise mode,
 PARALLEL_SCAN_CUDA_FP32_STATE=64) gives o rel_l2 2.53e-8 at this shape on the H200 and
