@@ -119,11 +119,17 @@ void serve(store* s, int fd) {
   } else if (std::string(token, sizeof token) != s->token) {
     reply = bad_token;
   } else if (op == 'P') {
+    // The putter's reply goes out before the value is published: a getter in the store's
+    // own process (rank 0) may take the value and end that process at once, before this
+    // thread could have answered, and the putter would read no reply.
+    write_all(fd, &reply, 1);
+    close(fd);
     {
       std::lock_guard<std::mutex> guard(s->m);
       s->values[key].push_back(std::move(value));
     }
     s->put.notify_all();
+    return;
   } else {
     // A get takes a value only for a client still there: one that hung up while it waited
     // leaves the value to its rank's next get.
