@@ -1,8 +1,9 @@
 // The backward's gradient walk for bf16: dq, dk, dv and dg of one chunk in one block, on
 // mma.sync with the score matrices going from their accumulators straight into the next
 // product's A operand. It reads what the state and dS walks
-// (backward_bf16_mma_states.cuh) left: S_n, the state before chunk n, dS_n, the gradient of
-// the state after it, and Y_n = Σ_v S_n ⊙ dS_n. It replaces chunk_dv_kernel and
+// (backward_bf16_mma_states.cuh) left: S_n, the state before chunk n, and dS_n, the gradient
+// of the state after it, and sums Y_n = Σ_v S_n ⊙ dS_n from them (state_operands_and_y; so
+// the two walks need not wait for each other). It replaces chunk_dv_kernel and
 // chunk_dq_dk_dg_kernel (backward_wmma.cuh) for the chunks it takes: the same terms, summed
 // in another order with other roundings.
 //
@@ -67,7 +68,7 @@ namespace glabench::chunked::walk {
 struct grad_args {
   const bf16* d_o;
   bf16 *dq, *dk, *dv, *dg;
-  const float *states, *dstates, *ypart;  // [B·H][NT+1][Kp][Vp] ×2, [B·H][NT][NVs][Kp]
+  const float *states, *dstates;  // [B·H][NT+1][Kp][Vp] ×2 (Y_n: state_operands_and_y)
   int Kp, Vp, NVs;
   const unsigned char* listed;  // [B·H·NT]: chunk bh·NT + n's grads_listing code
 };
@@ -81,24 +82,48 @@ struct listed_chunks {
   int blocks;
 };
 
-// An fp32 state [Kp][Vp] (rows past Kp zero) as a 128 × 128 bf16 operand tile. Each
-// thread's 16 loads are all in flight before it converts any: one memory latency.
-__device__ __forceinline__ void state_operand(unsigned char* smem, uint32_t dst, const float* src,
-                                              int Kp, int Vp) {
+// The fp32 states S_n and dS_n [Kp][Vp] (rows past Kp zero) as 128 × 128 bf16 operand
+// tiles, and Y_n = Σ_v S_n ⊙ dS_n in fp32 into `y` [KP]. Thread i of a pass takes row
+// warp + 8·it, columns 4·lane …: each state's 16 loads are all in flight before it converts
+// any, and the warp sums its 16 rows' products by sum_rows.
+__device__ __forceinline__ void state_operands_and_y(unsigned char* smem, uint32_t s_dst,
+                                                     uint32_t ds_dst, uint32_t y, const float* s,
+                                                     const float* ds, int Kp, int Vp) {
   constexpr int kLoads = KP * KP / 4 / THREADS;
-  float4 x[kLoads];
+  static_assert(kLoads == SUB, "a warp's rows, one sum_rows");
+  float4 x[kLoads], sv[kLoads];
+  float prod[kLoads];
+  auto load = [&](const float* src) {
 #pragma unroll
-  for (int it = 0; it < kLoads; ++it) {
-    const int i = threadIdx.x + it * THREADS, f = i >> 5, c4 = (i & 31) << 2;
-    x[it] = f < Kp ? __ldg(reinterpret_cast<const float4*>(src + static_cast<int64_t>(f) * Vp + c4))
-                   : make_float4(0.f, 0.f, 0.f, 0.f);
-  }
+    for (int it = 0; it < kLoads; ++it) {
+      const int i = threadIdx.x + it * THREADS, f = i >> 5, c4 = (i & 31) << 2;
+      x[it] = f < Kp
+                  ? __ldg(reinterpret_cast<const float4*>(src + static_cast<int64_t>(f) * Vp + c4))
+                  : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  };
+  auto store = [&](uint32_t dst) {
 #pragma unroll
-  for (int it = 0; it < kLoads; ++it) {
-    const int i = threadIdx.x + it * THREADS, f = i >> 5, c4 = (i & 31) << 2;
-    at<uint2>(smem, dst + tc::swizzle<KROW>(f, c4 >> 3) + ((c4 & 7) << 1)) =
-        make_uint2(tc::pack_bf16(x[it].x, x[it].y), tc::pack_bf16(x[it].z, x[it].w));
-  }
+    for (int it = 0; it < kLoads; ++it) {
+      const int i = threadIdx.x + it * THREADS, f = i >> 5, c4 = (i & 31) << 2;
+      at<uint2>(smem, dst + tc::swizzle<KROW>(f, c4 >> 3) + ((c4 & 7) << 1)) =
+          make_uint2(tc::pack_bf16(x[it].x, x[it].y), tc::pack_bf16(x[it].z, x[it].w));
+    }
+  };
+  load(s);
+  store(s_dst);
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it) sv[it] = x[it];  // S's values, kept for Y
+  load(ds);
+  store(ds_dst);
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it)
+    prod[it] = fmaf(sv[it].x, x[it].x,
+                    fmaf(sv[it].y, x[it].y, fmaf(sv[it].z, x[it].z, sv[it].w * x[it].w)));
+  const int lane = threadIdx.x & 31;
+  const float total = sum_rows(prod, lane);
+  if (!(lane & 1))
+    at<float>(smem, y + 4 * ((threadIdx.x >> 5) + (THREADS / 32) * ((lane >> 1) & 15))) = total;
 }
 
 // The warps run one code path, with their row sub-chunk mt a runtime value: every score
@@ -811,7 +836,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     chunk_walk_grads_kernel(args a, grad_args w, listed_chunks l) {
   using L = grads_layout;
   if (static_cast<int>(blockIdx.x) < l.blocks) {
-    run_listed_chunks<bf16>(l.x, l.d, w.states, w.dstates, w.ypart, l.scale, l.list,
+    run_listed_chunks<bf16>(l.x, l.d, w.states, w.dstates, l.scale, l.list,
                             static_cast<int>(blockIdx.x), l.blocks);
     return;
   }
@@ -830,15 +855,9 @@ __global__ void __launch_bounds__(THREADS, 1)
   load_rows128(sm + L::v, a.v + head * a.V, t0, a.T, vs, a.V, kNarrow);
   load_rows128(sm + L::d_o, w.d_o + head * a.V, t0, a.T, vs, a.V, kNarrow);
   tc::cp_async_commit();
-  const int64_t slot = (static_cast<int64_t>(bh) * (a.NT + 1) + n) * w.Kp * w.Vp;
-  state_operand(smem, L::s, w.states + slot, w.Kp, w.Vp);
-  state_operand(smem, L::ds, w.dstates + slot, w.Kp, w.Vp);
-  if (tid < KP) {
-    float y = 0.f;
-    if (tid < w.Kp)
-      for (int s = 0; s < w.NVs; ++s)
-        y += w.ypart[((static_cast<int64_t>(bh) * a.NT + n) * w.NVs + s) * w.Kp + tid];
-    at<float>(smem, L::y + 4 * tid) = y;
+  {
+    const int64_t slot = (static_cast<int64_t>(bh) * (a.NT + 1) + n) * w.Kp * w.Vp;
+    state_operands_and_y(smem, L::s, L::ds, L::y, w.states + slot, w.dstates + slot, w.Kp, w.Vp);
   }
   if (tid < SUBS * KP / 32) at<unsigned>(smem, L::strong + 4 * tid) = 0u;
   tc::cp_async_wait_all();

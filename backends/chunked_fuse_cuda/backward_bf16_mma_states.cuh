@@ -5,8 +5,9 @@
 //                              of the forward without the outputs; it also lists the
 //                              chunks the gradient walk leaves to WMMA;
 //   chunk_walk_dstates_kernel  backwards over the chunks: dS_n, the gradient of the state
-//                              after chunk n, Y_n = Σ_v S_n ⊙ dS_n per V slab, and dh0,
-//                              with dS ← 2^{G[C−1]} ⊙ dS + scale·q̃ᵀ·do.
+//                              after chunk n, and dh0, with dS ← 2^{G[C−1]} ⊙ dS +
+//                              scale·q̃ᵀ·do; for the WMMA kernels also Y_n = Σ_v S_n ⊙ dS_n
+//                              per V slab, which makes it follow the state walk.
 //
 // Long sequences with few heads take the forward's sequence split
 // (bf16_mma/split_pieces.cuh): the state walk's segments start from h0 carried over
@@ -190,7 +191,9 @@ __global__ void __launch_bounds__(THREADS, 1)
   store_piece(a, piece, f, lane, dS, gate_lo, gate_hi);
 }
 
-template <bool kNarrow>
+// kY: and Y_n per V slab into w.ypart, from S_n (for the WMMA kernels; the gradient walk sums
+// its own, so that this walk need not follow the state walk).
+template <bool kNarrow, bool kY>
 __global__ void __launch_bounds__(THREADS, 1)
     chunk_walk_dstates_kernel(args a, state_arrays w, const bf16* d_o, const void* dht, void* dh0) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -222,33 +225,35 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     // dS_n and this slab's Y_n = Σ_v S_n ⊙ dS_n (the four lanes of a row sum their pairs).
     store_slot(w.dstates, w, n, dS, f, lane);
-    float y_lo = 0.f, y_hi = 0.f;
-    if (f.lo < w.Kp) {
-      const float* s = slot_row(w.states, w, n, f.lo) + c2;
+    if constexpr (kY) {
+      float y_lo = 0.f, y_hi = 0.f;
+      if (f.lo < w.Kp) {
+        const float* s = slot_row(w.states, w, n, f.lo) + c2;
 #pragma unroll
-      for (int jn = 0; jn < 8; ++jn) {
-        const float2 x = *reinterpret_cast<const float2*>(s + 8 * jn);
-        y_lo = fmaf(x.x, dS[jn][0], y_lo), y_lo = fmaf(x.y, dS[jn][1], y_lo);
+        for (int jn = 0; jn < 8; ++jn) {
+          const float2 x = *reinterpret_cast<const float2*>(s + 8 * jn);
+          y_lo = fmaf(x.x, dS[jn][0], y_lo), y_lo = fmaf(x.y, dS[jn][1], y_lo);
+        }
       }
-    }
-    if (f.hi < w.Kp) {
-      const float* s = slot_row(w.states, w, n, f.hi) + c2;
+      if (f.hi < w.Kp) {
+        const float* s = slot_row(w.states, w, n, f.hi) + c2;
 #pragma unroll
-      for (int jn = 0; jn < 8; ++jn) {
-        const float2 x = *reinterpret_cast<const float2*>(s + 8 * jn);
-        y_hi = fmaf(x.x, dS[jn][2], y_hi), y_hi = fmaf(x.y, dS[jn][3], y_hi);
+        for (int jn = 0; jn < 8; ++jn) {
+          const float2 x = *reinterpret_cast<const float2*>(s + 8 * jn);
+          y_hi = fmaf(x.x, dS[jn][2], y_hi), y_hi = fmaf(x.y, dS[jn][3], y_hi);
+        }
       }
-    }
 #pragma unroll
-    for (int m = 1; m <= 2; m <<= 1) {
-      y_lo += __shfl_xor_sync(0xffffffffu, y_lo, m);
-      y_hi += __shfl_xor_sync(0xffffffffu, y_hi, m);
-    }
-    if ((lane & 3) == 0) {
-      float* y =
-          w.ypart + ((static_cast<int64_t>(blockIdx.y) * w.NT + n) * gridDim.x + blockIdx.x) * w.Kp;
-      if (f.lo < w.Kp) y[f.lo] = y_lo;
-      if (f.hi < w.Kp) y[f.hi] = y_hi;
+      for (int m = 1; m <= 2; m <<= 1) {
+        y_lo += __shfl_xor_sync(0xffffffffu, y_lo, m);
+        y_hi += __shfl_xor_sync(0xffffffffu, y_hi, m);
+      }
+      if ((lane & 3) == 0) {
+        float* y = w.ypart +
+                   ((static_cast<int64_t>(blockIdx.y) * w.NT + n) * gridDim.x + blockIdx.x) * w.Kp;
+        if (f.lo < w.Kp) y[f.lo] = y_lo;
+        if (f.hi < w.Kp) y[f.hi] = y_hi;
+      }
     }
     float l0[SUB], l1[SUB];
     walk_decay_cumsum(smem, j, p, l0, l1);

@@ -177,8 +177,9 @@ struct grads_smem {
 };
 
 // dq, dk and dg of chunk n of head bh, features [k0, k0 + BK). dS_n and Y_n come from
-// chunk_dstates_kernel (dstates, ypart).
-template <class S, class Tr = traits<S>>
+// chunk_dstates_kernel (dstates, ypart); kSumY (the bf16 walks' listed chunks, whose dS walk
+// leaves no Y): Y_n summed here from S_n and dS_n, a warp a row, and ypart unread.
+template <class S, class Tr = traits<S>, bool kSumY = false>
 __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& d,
                                                const typename Tr::acc_t* states,
                                                const typename Tr::acc_t* dstates,
@@ -238,10 +239,23 @@ __device__ __forceinline__ void dq_dk_dg_chunk(const tensors<S>& x, const dims& 
   load_slab<kChunk, BK>(s.q, G_::ld, hq, t0, k0, convert_to_acc{});
   load_slab<kChunk, BK>(s.k, G_::ld, hk, t0, k0, convert_to_acc{});
   load_gates<Tr>(s.G, s.E, G_::ld, hg, t0, k0);
-  for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
-    acc_t sum = 0;
-    for (int vs = 0; vs < d.NVs; ++vs) sum += y_partials(ypart, d, bh, n, vs)[k0 + cc];
-    s.Y[cc] = sum;
+  if constexpr (!kSumY) {
+    for (int cc = threadIdx.x; cc < BK; cc += kThreads) {
+      acc_t sum = 0;
+      for (int vs = 0; vs < d.NVs; ++vs) sum += y_partials(ypart, d, bh, n, vs)[k0 + cc];
+      s.Y[cc] = sum;
+    }
+  } else {
+    const int lane = threadIdx.x & 31;
+    for (int cc = threadIdx.x >> 5; cc < BK; cc += kThreads / 32) {
+      const acc_t* sr = state_tile(states, d, bh, n, k0 + cc, 0);
+      const acc_t* dr = state_tile(dstates, d, bh, n, k0 + cc, 0);
+      acc_t sum = 0;
+      if (k0 + cc < d.Kp)
+        for (int v = lane; v < d.Vp; v += 32) sum += sr[v] * dr[v];
+      for (int off = 16; off > 0; off >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+      if (lane == 0) s.Y[cc] = sum;
+    }
   }
   // dA ← scale·dA, and as operand.
   for (int i = threadIdx.x; i < kChunk * kChunk; i += kThreads) {
@@ -331,12 +345,12 @@ __host__ __device__ chunk_items items_of(const dims& d) {
 // The items of `list` ([0] the count, then (bh·NT + n)·items_of(d).total() + part each:
 // part < dv slabs a dv slab of chunk n of head bh, else a dq/dk/dg K slab), run by
 // `blocks` blocks of a grid they share with other work: block `block` takes items block,
-// block + blocks, … Every thread of the block calls it.
+// block + blocks, … Every thread of the block calls it. Y_n is summed from the states (the
+// bf16 walks leave no ypart).
 template <class S, class Tr = traits<S>>
 __device__ void run_listed_chunks(const tensors<S>& x, const dims& d,
                                   const typename Tr::acc_t* states,
-                                  const typename Tr::acc_t* dstates,
-                                  const typename Tr::acc_t* ypart, double scale, const int* list,
+                                  const typename Tr::acc_t* dstates, double scale, const int* list,
                                   int block, int blocks) {
   const int dv_slabs = items_of<Tr>(d).dv, per_chunk = items_of<Tr>(d).total();
   for (int i = block; i < list[0]; i += blocks) {
@@ -345,7 +359,8 @@ __device__ void run_listed_chunks(const tensors<S>& x, const dims& d,
     if (part < dv_slabs)
       dv_chunk<S>(x, d, dstates, scale, n, bh, part * Tr::BV_out);
     else
-      dq_dk_dg_chunk<S>(x, d, states, dstates, ypart, scale, n, bh, (part - dv_slabs) * Tr::BK);
+      dq_dk_dg_chunk<S, Tr, true>(x, d, states, dstates, nullptr, scale, n, bh,
+                                  (part - dv_slabs) * Tr::BK);
     __syncthreads();  // the next item reuses shared memory
   }
 }

@@ -432,8 +432,15 @@ glabench_status run_one_rank(const glabench_problem* p, const chunked::call& c, 
   sequence_offsets read;
   const sequence_offsets* at = nullptr;
   if (glabench_status s = packed_offsets(p, cu, c.stream, read, at, error)) return s;
-  if (p->op == GLABENCH_OP_RWKV6) return run_rwkv6(p, c, bytes, cu, at, u, du, backward, error);
-  return run_gla(p, c, bytes, at, backward, error);
+  chunked::call one = c;
+  if (backward && !at) {  // the state and dS walks side by side (a packed batch's calls are)
+    chunked::side_streams* side = nullptr;
+    if (glabench_status s = finish(chunked::side_streams_of_device(&side), "side streams", error))
+      return s;
+    one.pair = {side->streams[1], side->fork, side->join[1]};
+  }
+  if (p->op == GLABENCH_OP_RWKV6) return run_rwkv6(p, one, bytes, cu, at, u, du, backward, error);
+  return run_gla(p, one, bytes, at, backward, error);
 }
 
 glabench_status forward(const glabench_problem* p, const glabench_forward_args* f,
@@ -472,12 +479,11 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode,
       chunked::sequence::release();
       const DLTensor* cu = f ? cu_seqlens_of(*f) : bw ? cu_seqlens_of(*bw) : nullptr;
       void* stream = f ? f->stream : bw ? bw->stream : nullptr;
-      // A packed batch's calls and rwkv6's bonus run on side streams: made before a capture.
+      // A packed batch's calls, rwkv6's bonus and the backward's dS walk run on side
+      // streams: made before a capture.
       chunked::side_streams* side = nullptr;
-      if (packed_sequences(p) > 0 || p->op == GLABENCH_OP_RWKV6)
-        if (glabench_status s =
-                finish(chunked::side_streams_of_device(&side), "side streams", error))
-          return s;
+      if (glabench_status s = finish(chunked::side_streams_of_device(&side), "side streams", error))
+        return s;
       return finish(keep_offsets(p, cu, static_cast<cudaStream_t>(stream)), "packed prepare",
                     error);
     }

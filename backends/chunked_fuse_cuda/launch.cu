@@ -96,8 +96,8 @@ struct backward_plan {
   // bf16 only: the chunks the gradient walk leaves to the WMMA bodies (a list and a flag
   // per chunk, backward_bf16_mma_states.cuh), and the state walks' sequence split
   // (walk_plan.hpp).
-  // A sequence-parallel rank keeps the dS walk's pieces apart (dsplit), both passes' over
-  // every segment; otherwise the dS pass reuses the state pass's (dsplit = split).
+  // The dS walk's pieces are apart (dsplit): a sequence-parallel rank's, both passes' over
+  // every segment, or the dS walk's beside the state walk (call::pair).
   int* leftover = nullptr;
   unsigned char* listed = nullptr;
   float *split = nullptr, *dsplit = nullptr;
@@ -133,7 +133,7 @@ struct backward_plan {
           walk::split_workspace_bytes(d.B, d.T, d.H, d.Vp, walk::C, 4, 4, walk::BV, sequence_rank) /
           sizeof(float);
       split = w.take<float>(pieces);
-      dsplit = sequence_rank ? w.take<float>(pieces) : split;
+      dsplit = w.take<float>(pieces);  // a rank's, or the dS walk's beside the state walk's
     }
   }
 };
@@ -275,11 +275,12 @@ struct walk_split {
 };
 template <class A>
 walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk = walk::C,
-                           int first_slab = walk::BV, bool every_segment = false) {
+                           int first_slab = walk::BV, bool every_segment = false,
+                           int sm_share = 1) {
   // The SM count is asked once per device (0 if unreadable: no split), not every call
-  // (../common/device_attributes.hpp).
+  // (../common/device_attributes.hpp); `sm_share` walks run side by side on them.
   const walk::plan plan =
-      walk::plan_launch(c.B, c.H, cols, c.T, cuda_plugin::sm_count(), chunk, first_slab);
+      walk::plan_launch(c.B, c.H, cols, c.T, cuda_plugin::sm_count() / sm_share, chunk, first_slab);
   a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs,
   a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (cols + walk::BV - 1) / walk::BV;
@@ -395,18 +396,58 @@ cudaError_t launch_dstate_pieces(const walk::args& a, dim3 grid, unsigned pieces
                             dim3(grid.x, grid.y, pieces), s, a, d_o);
 }
 
+template <bool kY>
+cudaError_t launch_dstates_walk(const walk::args& a, dim3 grid, const walk::state_arrays& w,
+                                const call& c, cudaStream_t stream) {
+  return launch_walk_kernel(a.narrow ? walk::chunk_walk_dstates_kernel<true, kY>
+                                     : walk::chunk_walk_dstates_kernel<false, kY>,
+                            grid, stream, a, w, static_cast<const __nv_bfloat16*>(c.d_o), c.dht,
+                            c.dh0);
+}
+
+// The state walk and the dS walk side by side (call::pair; the gradient walk sums Y_n, so
+// the dS walk need not follow the state walk), each planned for half the SMs: the state walk
+// on c.stream, the dS walk on c.pair.stream, joined back whatever happened.
 template <class Tr>
-cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
+cudaError_t launch_state_walks_paired(const call& c, const dims& d, const backward_plan<Tr>& p,
+                                      walk::state_arrays w) {
+  walk::args a = walk_args_of(c), ad = a;
+  const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, false, 2);
+  plan_walk_split(ad, c, d.Vp, p.dsplit, walk::C, walk::BV, false, 2);
+  if (cudaError_t e = cudaEventRecord(c.pair.fork, c.stream)) return e;
+  if (cudaError_t e = cudaStreamWaitEvent(c.pair.stream, c.pair.fork, 0)) return e;
+  cudaError_t failed = cudaSuccess;
+  if (c.walk_waits)  // the dS pass reads q and do
+    failed = cudaStreamWaitEvent(c.pair.stream, c.walk_waits, 0);
+  if (!failed)
+    failed = launch_dstate_pieces(ad, grid, pieces, static_cast<const __nv_bfloat16*>(c.d_o),
+                                  c.pair.stream);
+  if (!failed) failed = launch_dstates_walk<false>(ad, grid, w, c, c.pair.stream);
+  if (!failed) failed = launch_state_pieces(a, grid, pieces, c.stream);
+  if (!failed)
+    failed = launch_walk_kernel(
+        a.narrow ? walk::chunk_walk_states_kernel<true> : walk::chunk_walk_states_kernel<false>,
+        grid, c.stream, a, w);
+  if (cudaError_t e = cudaEventRecord(c.pair.join, c.pair.stream)) return e;
+  if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.pair.join, 0)) return e;
+  return failed;
+}
+
+// kY: the dS walk also sums Y_n per V slab (the WMMA kernels' ypart), after the state walk.
+template <class Tr>
+cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p,
+                                  bool kY) {
   using bf16 = __nv_bfloat16;
   const bool rank = c.sequence_rank;
-  walk::args a = walk_args_of(c);
-  const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, rank);
   walk::state_arrays w{p.states, p.dstates, p.ypart, d.NT, d.Kp, d.Vp, p.leftover, p.listed};
   w.dv_items = items_of<Tr>(d).dv, w.k_items = items_of<Tr>(d).k;
   if (cudaError_t e = cudaMemsetAsync(p.leftover, 0, sizeof(int), c.stream)) return e;
+  if (!rank && !kY && c.pair.stream) return launch_state_walks_paired(c, d, p, w);
+  walk::args a = walk_args_of(c);
+  const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, rank);
   const bf16* d_o = static_cast<const bf16*>(c.d_o);
-  // Each pass's pieces, then its walk; the dS pass reuses the pieces' arrays. A
-  // sequence-parallel rank's pieces are phase 1's, the dS pass's in arrays of their own.
+  // Each pass's pieces, then its walk. A sequence-parallel rank's pieces are phase 1's, the
+  // dS pass's in arrays of their own.
   if (!rank)
     if (cudaError_t e = launch_state_pieces(a, grid, pieces, c.stream)) return e;
   if (cudaError_t e = launch_walk_kernel(
@@ -418,12 +459,12 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
   if (rank) {
     plan_walk_split(a, c, d.Vp, p.dsplit, walk::C, walk::BV, true);
     a.dfirst_seg = 0;
-  } else if (cudaError_t e = launch_dstate_pieces(a, grid, pieces, d_o, c.stream)) {
-    return e;
+  } else {
+    plan_walk_split(a, c, d.Vp, p.dsplit, walk::C, walk::BV);
+    if (cudaError_t e = launch_dstate_pieces(a, grid, pieces, d_o, c.stream)) return e;
   }
-  return launch_walk_kernel(
-      a.narrow ? walk::chunk_walk_dstates_kernel<true> : walk::chunk_walk_dstates_kernel<false>,
-      grid, c.stream, a, w, d_o, c.dht, c.dh0);
+  return kY ? launch_dstates_walk<true>(a, grid, w, c, c.stream)
+            : launch_dstates_walk<false>(a, grid, w, c, c.stream);
 }
 
 // The gradient walk (backward_bf16_mma_grads.cuh) for heads the state walks took with V ≤ 128,
@@ -436,7 +477,7 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   w.d_o = static_cast<const bf16*>(c.d_o);
   w.dq = static_cast<bf16*>(c.dq), w.dk = static_cast<bf16*>(c.dk);
   w.dv = static_cast<bf16*>(c.dv), w.dg = static_cast<bf16*>(c.dg);
-  w.states = p.states, w.dstates = p.dstates, w.ypart = p.ypart;
+  w.states = p.states, w.dstates = p.dstates;
   w.Kp = d.Kp, w.Vp = d.Vp, w.NVs = d.NVs, w.listed = p.listed;
   const int64_t chunks = static_cast<int64_t>(d.NT) * d.B * d.H;
   const int64_t items = chunks * items_of<Tr>(d).total();
@@ -550,9 +591,10 @@ cudaError_t backward(const call& c) {
   bool walked = false;
   if constexpr (std::is_same_v<S, __nv_bfloat16>) {
     if (on_walks(c)) {
-      if (cudaError_t e = launch_backward_walks(c, d, p)) return e;
+      const bool grads_walk = grads_walk_fits(c, d);  // else WMMA, which reads the dS walk's Y
+      if (cudaError_t e = launch_backward_walks(c, d, p, !grads_walk)) return e;
       walked = true;
-      if (grads_walk_fits(c, d)) return launch_grads_walk(c, d, p);
+      if (grads_walk) return launch_grads_walk(c, d, p);
     }
   } else if (fp_backward_walks_fit<S>(c)) {
     if (cudaError_t e = launch_fp_backward_walks<S>(c, d, p)) return e;
@@ -630,8 +672,9 @@ size_t any_length_bytes(stages path, bool backward, int64_t T, int H, int K, int
            : walk::pieces_workspace_bytes(walk::kMostPieces, 1, H, V, sizeof(S), sizeof(double));
   if (backward) {
     backward_plan<traits<S>> p(w, d);
-    if constexpr (std::is_same_v<S, __nv_bfloat16>)
-      return w.used - walk::split_workspace_bytes(1, T, H, d.Vp) + pieces + carver::kAlign;
+    if constexpr (std::is_same_v<S, __nv_bfloat16>)  // the state and dS walks' pieces
+      return w.used - 2 * walk::split_workspace_bytes(1, T, H, d.Vp) +
+             2 * (pieces + carver::kAlign);
     // The fp walks' split (carved last) for any T' ≤ T: a plan's pieces do not grow with T.
     return w.used - p.fp_split_bytes + (p.fp_walks ? pieces + carver::kAlign : 0);
   }

@@ -32,6 +32,13 @@ struct call {
   // to the caller. bonus: fp32 [B·H][walk::bonus_stride(T)], 16-byte aligned, head b·H + h's
   // row t the bonus of token t + 1 (the rows from T − 1 on loaded, never used). Null: gla.
   const float* bonus;
+  // The bf16 backward's state and dS walks side by side (launch_backward, where the gradient
+  // walk takes the chunks; not a sequence rank): a second stream and the events that fork it
+  // from `stream` and join it back. Null stream: one after the other.
+  struct pair_streams {
+    cudaStream_t stream;
+    cudaEvent_t fork, join;
+  } pair{};
   // Null, or an event the stream waits for before the first kernel that reads q (and d_o):
   // on the bf16 forward walk, before the walk itself (not its first pass); on the bf16
   // backward walks (backward_waits_for_inputs), before the dS pass (not the state walk);

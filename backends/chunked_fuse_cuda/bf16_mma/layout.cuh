@@ -115,6 +115,26 @@ __device__ __forceinline__ float2 pair_at(const unsigned char* smem, uint32_t of
   return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(smem + off));
 }
 
+// A warp's 32 lanes each holding 16 partial sums (of 16 rows): the sums over the lanes by a
+// transposing reduction, 16 shuffles (rwkv6's bonus, the gradient walk's Y).
+// Lanes l and l ^ 2N each keep N of their 2N sums — the upper lane the upper N — and add the
+// other's: after N = 8, 4, 2, 1, lane l holds row (l >> 1) & 15's sum over the lanes l, l ^ 2,
+// … (16 of them), with its row's other half in lane l ^ 1.
+template <int N>
+__device__ __forceinline__ void fold_rows(float (&acc)[SUB], int lane) {
+  const bool upper = lane & (2 * N);
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const float send = upper ? acc[i] : acc[i + N], keep = upper ? acc[i + N] : acc[i];
+    acc[i] = keep + __shfl_xor_sync(0xffffffffu, send, 2 * N);
+  }
+  if constexpr (N > 1) fold_rows<N / 2>(acc, lane);
+}
+__device__ __forceinline__ float sum_rows(float (&acc)[SUB], int lane) {
+  fold_rows<SUB / 2>(acc, lane);
+  return acc[0] + __shfl_xor_sync(0xffffffffu, acc[0], 1);  // row (lane >> 1) & 15
+}
+
 // A chunk's summed log2 gate of state row (feature) `row`, from its sub-chunks' totals in
 // order: the order every state's decay takes.
 __device__ __forceinline__ float chunk_gate_sum(const unsigned char* smem, int row) {
