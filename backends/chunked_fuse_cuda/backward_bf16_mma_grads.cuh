@@ -69,7 +69,7 @@ struct grad_args {
   const bf16* d_o;
   bf16 *dq, *dk, *dv, *dg;
   const float *states, *dstates;  // [B·H][NT+1][Kp][Vp] ×2 (Y_n: state_operands_and_y)
-  int Kp, Vp, NVs;
+  int Kp, Vp;
   const unsigned char* listed;  // [B·H·NT]: chunk bh·NT + n's grads_listing code
 };
 

@@ -478,7 +478,7 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   w.dq = static_cast<bf16*>(c.dq), w.dk = static_cast<bf16*>(c.dk);
   w.dv = static_cast<bf16*>(c.dv), w.dg = static_cast<bf16*>(c.dg);
   w.states = p.states, w.dstates = p.dstates;
-  w.Kp = d.Kp, w.Vp = d.Vp, w.NVs = d.NVs, w.listed = p.listed;
+  w.Kp = d.Kp, w.Vp = d.Vp, w.listed = p.listed;
   const int64_t chunks = static_cast<int64_t>(d.NT) * d.B * d.H;
   const int64_t items = chunks * items_of<Tr>(d).total();
   const int sms = cuda_plugin::sm_count();
