@@ -855,10 +855,8 @@ __global__ void __launch_bounds__(THREADS, 1)
   load_rows128(sm + L::v, a.v + head * a.V, t0, a.T, vs, a.V, kNarrow);
   load_rows128(sm + L::d_o, w.d_o + head * a.V, t0, a.T, vs, a.V, kNarrow);
   tc::cp_async_commit();
-  {
-    const int64_t slot = (static_cast<int64_t>(bh) * (a.NT + 1) + n) * w.Kp * w.Vp;
-    state_operands_and_y(smem, L::s, L::ds, L::y, w.states + slot, w.dstates + slot, w.Kp, w.Vp);
-  }
+  const int64_t slot = (static_cast<int64_t>(bh) * (a.NT + 1) + n) * w.Kp * w.Vp;
+  state_operands_and_y(smem, L::s, L::ds, L::y, w.states + slot, w.dstates + slot, w.Kp, w.Vp);
   if (tid < SUBS * KP / 32) at<unsigned>(smem, L::strong + 4 * tid) = 0u;
   tc::cp_async_wait_all();
   __syncthreads();

@@ -116,7 +116,7 @@ __device__ __forceinline__ float2 pair_at(const unsigned char* smem, uint32_t of
 }
 
 // A warp's 32 lanes each holding 16 partial sums (of 16 rows): the sums over the lanes by a
-// transposing reduction, 16 shuffles (rwkv6's bonus, the gradient walk's Y).
+// transposing reduction, 16 shuffles (the gradient walk's Y_n).
 // Lanes l and l ^ 2N each keep N of their 2N sums — the upper lane the upper N — and add the
 // other's: after N = 8, 4, 2, 1, lane l holds row (l >> 1) & 15's sum over the lanes l, l ^ 2,
 // … (16 of them), with its row's other half in lane l ^ 1.
