@@ -354,16 +354,16 @@ glabench_status run_gla(const glabench_problem* p, const chunked::call& c, size_
                 what, error);
 }
 
-// rwkv6's gla call on the bf16 walks with launch_before on a side stream meanwhile: the
-// bonus and o's first rows beside the forward walk's first pass, or the shifted q and do
-// beside the backward's state walk. The gla call waits for it (call::walk_waits) where it
+// rwkv6's gla call on the bf16 walks with launch_before on a side stream meanwhile: o's
+// first rows beside the forward walk (which writes the others), or the shifted q and do
+// beside the backward's state walk, which the gla call waits for (call::walk_waits) where it
 // first reads them.
 glabench_status gla_beside_before(const chunked::call& c, chunked::rwkv6::shifted s,
                                   const chunked::rwkv6::sequences& seqs, const void* u,
                                   bool backward, glabench_message* error) {
   namespace cp = glabench::cuda_plugin;
   const char* what = backward ? "rwkv6's shifted q and do beside the state walk"
-                              : "rwkv6's bonus beside the walk's first pass";
+                              : "rwkv6's first rows beside the walk";
   chunked::side_streams* side = nullptr;
   if (glabench_status st = finish(chunked::side_streams_of_device(&side), what, error)) return st;
   if (glabench_status st = finish(cudaEventRecord(side->fork, c.stream), what, error)) return st;
@@ -373,7 +373,7 @@ glabench_status gla_beside_before(const chunked::call& c, chunked::rwkv6::shifte
   if (cudaError_t e = cudaStreamWaitEvent(before.stream, side->fork, 0))
     return finish(e, what, error);
   if (cudaError_t e = chunked::rwkv6::launch_before(before, s, seqs, u, backward))
-    failed = cp::cuda_error(e, backward ? "rwkv6's shift" : "rwkv6's bonus");
+    failed = cp::cuda_error(e, backward ? "rwkv6's shift" : "rwkv6's first rows");
   // Joined back whatever happened, so that no capture ends with the side stream open.
   if (cudaError_t e = cudaEventRecord(side->join[0], before.stream)) return finish(e, what, error);
   if (!failed.empty()) {
@@ -381,7 +381,7 @@ glabench_status gla_beside_before(const chunked::call& c, chunked::rwkv6::shifte
       return finish(e, what, error);
     return finish(failed, what, error);
   }
-  s.gla.walk_waits = side->join[0];
+  if (backward) s.gla.walk_waits = side->join[0];
   const cudaError_t launched =
       backward ? chunked::launch_backward(s.gla) : chunked::launch_forward(s.gla);
   // The gla call waited for the side stream; where its launch failed before that, this
@@ -404,7 +404,7 @@ glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, siz
   if (at) seqs = {data_of<void>(cu), p->seqlens_dtype.bits == 64, packed_sequences(p)};
   if (!backward && !at && chunked::decodes(c))  // one token: the decode kernel, bonus and all
     return finish(chunked::launch_decode(c, data_of<void>(u)), "rwkv6 decode", error);
-  rwkv6::shifted s = rwkv6::plan(c, backward, at != nullptr);
+  rwkv6::shifted s = rwkv6::plan(c, backward, at != nullptr, data_of<void>(u));
   // Beside the gla call's first kernels where they read neither (one launch, not packed).
   const bool beside = backward ? !at && chunked::backward_waits_for_inputs(s.gla) : s.on_walk;
   if (beside) {
@@ -412,7 +412,7 @@ glabench_status run_rwkv6(const glabench_problem* p, const chunked::call& c, siz
       return st;
   } else {
     if (glabench_status st = finish(rwkv6::launch_before(c, s, seqs, data_of<void>(u), backward),
-                                    "rwkv6's shifted queries or bonus", error))
+                                    "rwkv6's shifted queries", error))
       return st;
     // gla's workspace: what follows rwkv6's tensors.
     const size_t carved =
@@ -480,8 +480,8 @@ glabench_status prepare(const glabench_problem* p, glabench_mode mode,
       chunked::sequence::release();
       const DLTensor* cu = f ? cu_seqlens_of(*f) : bw ? cu_seqlens_of(*bw) : nullptr;
       void* stream = f ? f->stream : bw ? bw->stream : nullptr;
-      // A packed batch's calls, rwkv6's bonus and the backward's dS walk run on side
-      // streams: made before a capture.
+      // A packed batch's calls, rwkv6's first rows or shift and the backward's dS walk run
+      // on side streams: made before a capture.
       chunked::side_streams* side = nullptr;
       if (glabench_status s = finish(chunked::side_streams_of_device(&side), "side streams", error))
         return s;

@@ -51,8 +51,9 @@
 // sequence (launch.cu: plan_walk_split).
 //
 // rwkv6 (kBonus, rwkv6_as_gla.hpp): the same walk on q read one token on, each row of o
-// written one row on with its bonus added before the one rounding (store_outputs); v's next
-// row and the bonus arrive by cp.async with v's tile, so the epilogue reads shared memory.
+// written one row on with its bonus added before the one rounding (store_outputs); v's and
+// k's next rows arrive by cp.async with v's tile, and the walk takes the bonus itself beside
+// stage 1 (walk_bonus_half), so the epilogue reads shared memory.
 #pragma once
 
 #include "bf16_mma/layout.cuh"
@@ -75,10 +76,32 @@ __device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t
   walk_combine<MT>(sm, v_tile, lo, mild, A, O);
 }
 
+// rwkv6: the bonus of the chunk's rows one on, β[t] = scale·r_{t+1}·(u ⊙ k_{t+1}), t = 0 … C − 1,
+// for the slot beside v buffer `cur` that store_outputs reads. Thread (j, p) of stages 1–2 sums
+// its feature pair over sub-chunk j's 16 rows — r_{t+1} the q tile's row t (q read one token
+// on), k_{t+1} the k tile's next row, past the tile the row load_values staged beside v
+// buffer `cur` (at `next`) — and its warp's 32 pairs by a transposing reduction (16
+// shuffles): lanes 2i and 2i + 1 hold row 16j + i's sum over the warp's half of K. u2: the
+// thread's pair of u.
+__device__ __forceinline__ float walk_bonus_half(const unsigned char* smem, uint32_t next, int j,
+                                                 int p, float2 u2) {
+  float acc[SUB];
+#pragma unroll
+  for (int t = 0; t < SUB; ++t) {
+    const int row = SUB * j + t;
+    const float2 q = pair_at(smem, layout::q + pair_offset(row, p));
+    const float2 k = row + 1 < C ? pair_at(smem, layout::k + pair_offset(row + 1, p))
+                                 : pair_at(smem, next + layout::next_k + 4 * p);
+    acc[t] = fmaf(q.x * u2.x, k.x, q.y * u2.y * k.y);
+  }
+  fold_rows<SUB / 2>(acc, threadIdx.x & 31);
+  return acc[0] + __shfl_xor_sync(0xffffffffu, acc[0], 1);  // row (lane >> 1) & 15
+}
+
 // o of the lane's rows row and row + 8 of the chunk at t0, columns col + c2 + 8·jn of the
-// slab (c2: the lane's column pair), scaled. rwkv6 (args::bonus): the walk's row r is o's
+// slab (c2: the lane's column pair), scaled. rwkv6 (args::u): the walk's row r is o's
 // row r + 1 less its bonus, bonus·v_{r+1}, added before the one rounding from what
-// load_values staged beside v buffer `cur`; o's row 0 is the caller's.
+// walk_bonus_half and load_values left beside v buffer `cur`; o's row 0 is the caller's.
 template <bool kNarrow, bool kBonus>
 __device__ __forceinline__ void store_outputs(const args& a, const walk_io& io, unsigned char* smem,
                                               int cur, int64_t t0, int row, int col, int c2,
@@ -87,8 +110,8 @@ __device__ __forceinline__ void store_outputs(const args& a, const walk_io& io, 
   const uint32_t next = layout::next + cur * layout::tile_next;
   float beta[2] = {0.f, 0.f};
   if (kBonus) {
-    beta[0] = at<float>(smem, next + VROW + 4 * row);
-    beta[1] = at<float>(smem, next + VROW + 4 * (row + 8));
+    beta[0] = at<float>(smem, next + layout::next_bonus + 4 * row);
+    beta[1] = at<float>(smem, next + layout::next_bonus + 4 * (row + 8));
   }
 #pragma unroll
   for (int jn = 0; jn < 4; ++jn) {
@@ -113,7 +136,7 @@ __device__ __forceinline__ void store_outputs(const args& a, const walk_io& io, 
 }
 
 // ---- the walk ------------------------------------------------------------------------
-// kBonus: rwkv6's walk, args::bonus set.
+// kBonus: rwkv6's walk, args::u set.
 template <bool kNarrow, bool kBonus>
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   extern __shared__ __align__(128) unsigned char smem[];
@@ -143,6 +166,10 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   // the larger mt; warps w and w+4 share a scheduler, so each pairs mt = 0 with 3 or 1
   // with 2.
   const int mt = (0x22331100 >> (4 * warp)) & 3, half = warp & 1;
+  // rwkv6: the thread's pair of u (features 2p, 2p + 1; zero past K, a multiple of 4).
+  float2 u2 = make_float2(0.f, 0.f);
+  if (kBonus && 2 * p < a.K)
+    u2 = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(io.u + 2 * p));
   for (int n = n0; n < n1; ++n) {
     const int cur = (n - n0) & 1;
     const int64_t t0 = static_cast<int64_t>(n) * C;
@@ -161,6 +188,16 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
 
     float l0[SUB], l1[SUB];
     walk_decay_cumsum(smem, j, p, l0, l1);
+    // rwkv6: the bonus's sums over each K half; the odd warp of a sub-chunk's pair stores its
+    // half before the barrier below, the even one adds its own after it, in that order.
+    float bonus = 0.f;
+    const uint32_t next = layout::next + cur * layout::tile_next;
+    float* bonus_at = reinterpret_cast<float*>(smem + next + layout::next_bonus) + SUB * j +
+                      ((lane >> 1) & (SUB - 1));
+    if constexpr (kBonus) {
+      bonus = walk_bonus_half(smem, next, j, p, u2);
+      if ((warp & 1) && !(lane & 1)) *bonus_at = bonus;
+    }
     const bool strong0 = strong_feature(l0[SUB - 1]), strong1 = strong_feature(l1[SUB - 1]);
     if (strong0 || strong1) at<int>(smem, layout::flag + 4 * cur) = 1;
     if (!(l0[SUB - 1] >= -kMildSubLog2 && l1[SUB - 1] >= -kMildSubLog2))
@@ -168,6 +205,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
     // totals and flags written
     const bool quick =
         __syncthreads_and(l0[SUB - 1] >= -kMildLog2 / 4 && l1[SUB - 1] >= -kMildLog2 / 4);
+    if (kBonus && !(warp & 1) && !(lane & 1)) *bonus_at = a.scale * (bonus + *bonus_at);
     const bool strong_chunk = at<int>(smem, layout::flag + 4 * cur) != 0;
     // Otherwise the chunk's sums decide, past one more barrier, where no sub-chunk is steep
     // (block-uniform).

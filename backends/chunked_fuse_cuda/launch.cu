@@ -240,7 +240,7 @@ walk::args walk_args_of(const call& c) {
   a.segs = 1;
   a.dfirst_seg = 1;
   a.narrow = !rows_aligned(c, 8, 16);
-  a.bonus = c.bonus;
+  a.u = static_cast<const __nv_bfloat16*>(c.u);
   return a;
 }
 
@@ -303,10 +303,10 @@ cudaError_t launch_walk(const call& c) {
                                                     : walk::chunk_walk_segment_states_kernel<false>,
                                            dim3(grid.x, grid.y, pieces), c.stream, a))
       return e;
-  const auto kernel = a.bonus ? (a.narrow ? walk::chunk_walk_bf16_kernel<true, true>
-                                          : walk::chunk_walk_bf16_kernel<false, true>)
-                              : (a.narrow ? walk::chunk_walk_bf16_kernel<true, false>
-                                          : walk::chunk_walk_bf16_kernel<false, false>);
+  const auto kernel = a.u ? (a.narrow ? walk::chunk_walk_bf16_kernel<true, true>
+                                      : walk::chunk_walk_bf16_kernel<false, true>)
+                          : (a.narrow ? walk::chunk_walk_bf16_kernel<true, false>
+                                      : walk::chunk_walk_bf16_kernel<false, false>);
   if (c.walk_waits)
     if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.walk_waits, 0)) return e;
   return launch_walk_kernel(kernel, grid, c.stream, a);

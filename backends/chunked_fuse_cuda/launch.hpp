@@ -26,12 +26,12 @@ struct call {
   // Device pointers; optional ones null (h0, ht, dht, dh0).
   const void *q, *k, *v, *g, *h0, *d_o, *dht;
   void *o, *ht, *dq, *dk, *dv, *dg, *dh0;
-  // rwkv6 on the bf16 walk (rwkv6_as_gla.hpp), forward only, where forward_takes_bonus: the
-  // walk reads q one token on (q'_t = q_{t+1}, zero at a sequence's last token) and writes
-  // its row t into o's row t + 1 plus bonus[t]·v_{t+1}, rounded once; o's first row is left
-  // to the caller. bonus: fp32 [B·H][walk::bonus_stride(T)], 16-byte aligned, head b·H + h's
-  // row t the bonus of token t + 1 (the rows from T − 1 on loaded, never used). Null: gla.
-  const float* bonus;
+  // rwkv6 on the bf16 walk (rwkv6_as_gla.hpp), forward only, where forward_takes_bonus: u,
+  // rwkv6's [H][K] (4-byte aligned). The walk reads q one token on (q'_t = q_{t+1}, zero at a
+  // sequence's last token) and writes its row t into o's row t + 1 plus the bonus
+  // scale·(q_{t+1}·(u ⊙ k_{t+1}))·v_{t+1}, which it takes itself, rounded once; o's first row is
+  // left to the caller. Null: gla.
+  const void* u;
   // The bf16 backward's state and dS walks side by side (launch_backward, where the gradient
   // walk takes the chunks; not a sequence rank): a second stream and the events that fork it
   // from `stream` and join it back. Null stream: one after the other.
@@ -42,8 +42,8 @@ struct call {
   // Null, or an event the stream waits for before the first kernel that reads q (and d_o):
   // on the bf16 forward walk, before the walk itself (not its first pass); on the bf16
   // backward walks (backward_waits_for_inputs), before the dS pass (not the state walk);
-  // on any other path, before its first kernel. rwkv6's bonus or shifted q and do, computed
-  // on a side stream meanwhile.
+  // on any other path, before its first kernel. rwkv6's shifted q and do, computed on a side
+  // stream meanwhile.
   cudaEvent_t walk_waits;
   void* workspace;
   cudaStream_t stream;
@@ -67,7 +67,7 @@ size_t any_length_workspace_bytes(storage dtype, stages path, bool backward, int
 
 cudaError_t launch_forward(const call& c);
 cudaError_t launch_backward(const call& c);
-// Whether launch_forward(c) honours c.bonus: bf16 on the chunk walk, T > 1.
+// Whether launch_forward(c) honours c.u: bf16 on the chunk walk, T > 1.
 bool forward_takes_bonus(const call& c);
 // Whether launch_backward(c) runs kernels that read neither q nor d_o before it waits for
 // c.walk_waits (bf16 on the walks): where not, a side stream gains nothing.

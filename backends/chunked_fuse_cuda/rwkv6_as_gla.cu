@@ -1,5 +1,6 @@
-// rwkv6 as gla with shifted queries (rwkv6_as_gla.hpp): the shift (or, before the bf16
-// forward walk, the bonus) before the gla call, and the terms after it, a launch each.
+// rwkv6 as gla with shifted queries (rwkv6_as_gla.hpp): the shift (or, beside the bf16
+// forward walk, the first rows of o) before the gla call, and the terms after it, a launch
+// each.
 // Memory-bound kernels: a warp per (token row, head), four rows a warp, eight warps a block
 // on one head; a sequence's first token a block of its own, past the row blocks.
 #include <cuda_bf16.h>
@@ -288,32 +289,12 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
-// Before the bf16 walk that takes the bonus (launch.hpp's call::bonus; B sequences of T):
-// each token's bonus scale·r·(u ⊙ k), one row back in its head's row of `bonus` (blocks
-// below row_blocks), and each sequence's first row of o, which the walk leaves (a block
-// each, past them).
+// Beside the bf16 walk that takes the bonus (launch.hpp's call::u): each sequence's first
+// row of o, a block each (the walk writes the other rows).
 template <class St>
 __global__ void __launch_bounds__(kThreads)
-    walk_prologue_kernel(terms_args<__nv_bfloat16, St> a, float* __restrict__ bonus,
-                         __nv_bfloat16* __restrict__ o, unsigned row_blocks) {
-  if (blockIdx.x >= row_blocks) {
-    first_token_forward(a, blockIdx.x - row_blocks, o);
-    return;
-  }
-  const int lane = threadIdx.x & 31;
-  float u[kMaxPerLane];
-  load_row(a.u + int64_t(blockIdx.y) * a.K, a.K, lane, u);
-  const float scale = static_cast<float>(a.scale);
-  const int64_t stride = walk::bonus_stride(a.seqs.T);
-  for_warp_rows(a, [&](int64_t rh, bool first) {
-    if (first) return;
-    float r[kMaxPerLane], k[kMaxPerLane];
-    load_row(a.r + rh * a.K, a.K, lane, r);
-    load_row(a.k + rh * a.K, a.K, lane, k);
-    const float b = scale * bonus_of(r, u, k);
-    const int64_t row = rh / a.H, seq = row / a.seqs.T;
-    if (lane == 0) bonus[(seq * a.H + blockIdx.y) * stride + row - seq * a.seqs.T - 1] = b;
-  });
+    first_rows_kernel(terms_args<__nv_bfloat16, St> a, __nv_bfloat16* __restrict__ o) {
+  first_token_forward(a, blockIdx.x, o);
 }
 
 // A sequence's first token with h0, for sequence n, rows 8z … 8z + 7 of h0 (a warp each,
@@ -489,8 +470,8 @@ terms_args<S, St> terms_of(const call& c, const sequences& seqs, const void* u) 
   return a;
 }
 
-// The carving of workspace_bytes and plan, in one place. The forward's first region holds
-// the shift's q' or, on the walk that takes the bonus, the bonus: never both.
+// The carving of workspace_bytes and plan, in one place (the forward's q' unused on the walk
+// that takes the bonus).
 struct carving {
   void *q, *o_or_do, *dq, *partials, *counters, *rest;  // rest: the gla call's workspace
   size_t used;                                          // bytes before it
@@ -500,8 +481,7 @@ carving carve(const call& c, bool backward, char* base) {
   const size_t rows = rows_of(c), elem = storage_bytes(c.dtype);
   carving k{};
   const size_t q_bytes = rows * c.H * c.K * elem;
-  const size_t bonus_bytes = size_t(c.B) * c.H * walk::bonus_stride(c.T) * sizeof(float);
-  k.q = w.take<char>(backward ? q_bytes : std::max(q_bytes, bonus_bytes));
+  k.q = w.take<char>(q_bytes);
   k.o_or_do = w.take<char>(rows * c.H * c.V * elem);
   if (backward) {
     k.dq = w.take<char>(rows * c.H * c.K * elem);
@@ -534,16 +514,16 @@ size_t workspace_bytes(const call& c, bool backward, size_t gla_bytes) {
   return carve(c, backward, nullptr).used + gla_bytes;
 }
 
-shifted plan(const call& c, bool backward, bool packed) {
+shifted plan(const call& c, bool backward, bool packed, const void* u) {
   const carving k = carve(c, backward, static_cast<char*>(c.workspace));
   shifted s{};
   s.gla = c;
   s.gla.workspace = k.rest;
   if (!backward) {
-    // The walk's cp.async reads the bonus 16 bytes at a time (the workspace's base carves it).
-    s.on_walk = !packed && reinterpret_cast<uintptr_t>(k.q) % 16 == 0 && forward_takes_bonus(c);
+    // The walk reads u two elements at a time.
+    s.on_walk = !packed && reinterpret_cast<uintptr_t>(u) % 4 == 0 && forward_takes_bonus(c);
     if (s.on_walk) {  // r and o as they are
-      s.gla.bonus = static_cast<const float*>(k.q);
+      s.gla.u = u;
       return s;
     }
     s.gla.q = k.q;
@@ -566,15 +546,13 @@ cudaError_t launch_before(const call& c, const shifted& s, const sequences& seqs
   const seq_index idx = index_of(c, seqs);
   const int64_t rows = static_cast<int64_t>(rows_of(c));
   if (s.on_walk) {
-    const unsigned blocks = row_blocks(rows);
-    const dim3 grid(blocks + sequence_count(c, seqs), static_cast<unsigned>(c.H));
+    const dim3 grid(sequence_count(c, seqs), static_cast<unsigned>(c.H));
     return with_types(c.dtype, c.state_fp32, [&](auto x, auto st) {
       using S = decltype(x);
       using St = decltype(st);
       if constexpr (std::is_same_v<S, __nv_bfloat16>) {
-        walk_prologue_kernel<St><<<grid, kThreads, 0, c.stream>>>(terms_of<S, St>(c, seqs, u),
-                                                                  const_cast<float*>(s.gla.bonus),
-                                                                  static_cast<S*>(c.o), blocks);
+        first_rows_kernel<St>
+            <<<grid, kThreads, 0, c.stream>>>(terms_of<S, St>(c, seqs, u), static_cast<S*>(c.o));
         return cudaGetLastError();
       }
       return cudaErrorInvalidValue;  // forward_takes_bonus: bf16 only

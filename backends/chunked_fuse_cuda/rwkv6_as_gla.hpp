@@ -33,15 +33,15 @@ struct sequences {
   int64_t count = 0;
 };
 
-// The workspace ahead of the gla call's own (`gla_bytes`): the shifted queries or the
-// bonus, o' or the shifted cotangent and dq', du's partial sums and counters.
+// The workspace ahead of the gla call's own (`gla_bytes`): the shifted queries, o' or the
+// shifted cotangent and dq', du's partial sums and counters.
 size_t workspace_bytes(const call& c, bool backward, size_t gla_bytes);
 
 // The gla call that computes rwkv6's c (c.q is r, c.g is w) with c.workspace carved as
 // workspace_bytes says. Two ways:
 //  - on the bf16 walk (forward, not packed, where forward_takes_bonus; `on_walk`): the
-//    walk reads r one token on itself and writes o from its o' and the bonus, rounded once;
-//    launch_before computes the bonus and each sequence's first row of o;
+//    walk reads r one token on itself, takes the bonus and writes o, rounded once;
+//    launch_before writes each sequence's first row of o, which the walk leaves;
 //  - else gla on the shifted queries (and, backward, cotangent) that launch_before writes,
 //    then the terms (launch_forward_terms, launch_backward_terms), o' in the storage dtype:
 //    16-bit o is rounded twice there (packed batches, fp16, r or o rows not 8-byte aligned).
@@ -52,7 +52,7 @@ struct shifted {
   void* partials;
   unsigned* counters;  // backward: a head's row blocks done (launch_before zeroes them)
 };
-shifted plan(const call& c, bool backward, bool packed);
+shifted plan(const call& c, bool backward, bool packed, const void* u);
 cudaError_t launch_before(const call& c, const shifted& s, const sequences& seqs, const void* u,
                           bool backward);
 

@@ -21,11 +21,6 @@ namespace glabench::chunked::walk {
 // the block's threads.
 inline constexpr int C = 64, SUB = 16, SUBS = C / SUB, KP = 128, BV = 64, THREADS = 256;
 
-// A head's row of rwkv6's bonus (launch.hpp's call::bonus): T rounded up to whole chunks.
-GLABENCH_WALK_HD inline int64_t bonus_stride(int64_t T) {
-  return (T + C - 1) / C * C;
-}
-
 // The sequence split: the walk runs `segs` segments of `seg_chunks` chunks, one block
 // each; a first pass walks every segment but the last in `subs` pieces of `sub_chunks`
 // chunks, from a zero state, for the state each piece adds. Enough (V slab, head,

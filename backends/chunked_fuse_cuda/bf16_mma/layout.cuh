@@ -46,9 +46,10 @@ struct layout {
   // int [2] each, by chunk parity: a strong feature (flag); a sub-chunk below
   // −kMildSubLog2 (steep, the forward's)
   static constexpr uint32_t flag = corr + SUBS * SUB * SUB * 4, steep = flag + 8;
-  // rwkv6 (args::bonus), beside each v buffer: v's row after the tile and the bonus of the
-  // tile's rows one on (float [C]).
-  static constexpr uint32_t tile_next = VROW + C * 4;
+  // rwkv6 (args::u), beside each v buffer: v's row after the tile, the bonus of the tile's
+  // rows one on (float [C]), which the walk takes itself, and k's row after the tile.
+  static constexpr uint32_t next_bonus = VROW, next_k = VROW + C * 4;
+  static constexpr uint32_t tile_next = next_k + KROW;
   static constexpr uint32_t next = flag + 16;
   static constexpr uint32_t bytes = next + 2 * tile_next;
 };
@@ -82,9 +83,9 @@ static_assert(grads_layout::bytes <= 227 * 1024, "one block per SM");
 struct args {
   const bf16 *q, *k, *v, *g;
   bf16* o;
-  // rwkv6 (launch.hpp's call::bonus): q read one token on, o's row t + 1 written from row t
-  // plus bonus·v_{t+1}. Null: gla.
-  const float* bonus;
+  // rwkv6 (launch.hpp's call::u, its u [H][K]): q read one token on, o's row t + 1 written
+  // from row t plus the bonus scale·r_{t+1}·(u ⊙ k_{t+1}) times v_{t+1}. Null: gla.
+  const bf16* u;
   // States (h0, ht; the backward's dht, dh0 alike): bf16, or fp32 where state_fp32.
   const void* h0;
   void* ht;
@@ -219,8 +220,8 @@ __device__ __forceinline__ int cols8_in(bool row_in, int c, int cols) {
 struct walk_io {
   enum : int { kQ = 1, kK = 2, kG = 4 };
   const bf16 *q, *k, *g, *v;
-  const float* bonus;  // the head's row of args::bonus, or null
-  int64_t o_at;        // the head's column v0 of args::o, as an element offset
+  const bf16* u;  // the head's row of args::u, or null
+  int64_t o_at;   // the head's column v0 of args::o, as an element offset
   int64_t ks, vs, T;
   int K, V, v0;
   bool narrow;
@@ -241,10 +242,10 @@ struct walk_io {
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
     o_at = head * a.V + v0;
     v = (values ? values : a.v) + o_at;
-    bonus = a.bonus ? a.bonus + bh * bonus_stride(a.T) : nullptr;
+    u = a.u ? a.u + static_cast<int64_t>(bh % a.H) * a.K : nullptr;
   }
   // The K-wide tiles `which` (kQ | kK | kG) of the chunk at t0. kBonus: the forward walk
-  // that takes rwkv6's bonus (args::bonus), q read one token on (rows to T − 1, zeros after);
+  // that takes rwkv6's bonus (args::u), q read one token on (rows to T − 1, zeros after);
   // a constant, so that gla's walks keep none of it.
   template <bool kBonus = false>
   __device__ void load_keyed(int64_t t0, int which) const {
@@ -290,7 +291,7 @@ struct walk_io {
       tc::cp_async16(dst, in ? v + (t0 + r) * vs + c * 8 : v, in ? 16 : 0);
     }
     if (!kBonus) return;
-    // rwkv6: v's row t0 + C (threads 0–7) and the bonus of rows t0 … t0 + C − 1 (8–23).
+    // rwkv6: v's row t0 + C (threads 0–7) and k's (8–23), rows of 16-byte vectors.
     const int c = threadIdx.x;
     const uint32_t next = sm + layout::next + buf * layout::tile_next;
     const int64_t r = t0 + C;
@@ -302,8 +303,16 @@ struct walk_io {
         const bool in = r < T && v0 + c * 8 < V;
         tc::cp_async16(next + 16 * c, in ? v + r * vs + c * 8 : v, in ? 16 : 0);
       }
-    } else if (c < 8 + C / 4) {  // inside the row's padding (bonus_stride)
-      tc::cp_async16(next + VROW + 16 * (c - 8), bonus + t0 + 4 * (c - 8), 16);
+    } else if (c < 8 + KROW / 16) {
+      const int ck = c - 8;
+      const uint32_t dst = next + layout::next_k + 16 * ck;
+      if (narrow) {
+        const int n = cols8_in(r < T, ck, K);
+        cp_async_cols8(dst, k + (n ? r * ks : 0), ck, n, k);
+      } else {
+        const bool in = r < T && ck * 8 < K;
+        tc::cp_async16(dst, in ? k + r * ks + ck * 8 : k, in ? 16 : 0);
+      }
     }
   }
 };

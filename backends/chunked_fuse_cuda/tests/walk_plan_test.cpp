@@ -3,8 +3,7 @@
 // but the last, and the dS walk's pieces every segment but the first, each carried in the
 // order the walks apply them; neither pass asks for more blocks than the GPU has SMs; and
 // the workspace holds the pieces of every GPU, so a launch never writes past it. Each
-// holds for the bf16 walk's 64-token chunks and the fp32/fp64 walk's 32 and 16. And rwkv6's
-// bonus rows (bonus_stride) hold every chunk's 16-byte loads.
+// holds for the bf16 walk's 64-token chunks and the fp32/fp64 walk's 32 and 16.
 #define BOOST_TEST_MODULE walk_plan
 #include "../walk_plan.hpp"
 
@@ -171,21 +170,4 @@ BOOST_AUTO_TEST_CASE(no_plan_makes_more_than_the_most_pieces) {
             BOOST_TEST_REQUIRE(
                 walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab).pieces() <=
                 walk::kMostPieces);
-}
-
-// The rwkv6 walk stages the bonus of rows t0 … t0 + C − 1 of every chunk it walks, 16 bytes
-// (4 floats) a copy, from a head's row of bonus_stride(T) floats that starts 16-byte aligned:
-// the row must be whole chunks, hold every chunk's rows, and keep the next head's aligned.
-BOOST_AUTO_TEST_CASE(the_bonus_rows_hold_every_chunks_loads) {
-  for (int64_t T = 1; T <= 1000; ++T) {
-    const int64_t stride = walk::bonus_stride(T);
-    BOOST_TEST_REQUIRE(stride % walk::C == 0);
-    BOOST_TEST_REQUIRE(stride >= T);
-    BOOST_TEST_REQUIRE(stride * 4 % 16 == 0);
-    const int64_t last_t0 = (chunks(T) - 1) * int64_t(walk::C);
-    BOOST_TEST_REQUIRE(last_t0 + walk::C <= stride);  // the last chunk's last copy
-  }
-  BOOST_TEST(walk::bonus_stride(64) == 64);
-  BOOST_TEST(walk::bonus_stride(65) == 128);
-  BOOST_TEST(walk::bonus_stride(int64_t(1) << 20) == int64_t(1) << 20);
 }
