@@ -384,8 +384,8 @@ glabench_status gla_beside_before(const chunked::call& c, chunked::rwkv6::shifte
   if (backward) s.gla.walk_waits = side->join[0];
   const cudaError_t launched =
       backward ? chunked::launch_backward(s.gla) : chunked::launch_forward(s.gla);
-  // The gla call waited for the side stream; where its launch failed before that, this
-  // wait joins it instead (a second wait is harmless).
+  // The backward's gla call waited for the side stream (walk_waits); the forward's, and one
+  // whose launch failed before that, joins it here (a second wait is harmless).
   if (cudaError_t e = cudaStreamWaitEvent(c.stream, side->join[0], 0))
     return finish(e, what, error);
   return finish(launched, backward ? "backward launch" : "forward launch", error);

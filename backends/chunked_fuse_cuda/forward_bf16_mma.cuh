@@ -76,13 +76,13 @@ __device__ __forceinline__ void walk_outputs(const unsigned char* smem, uint32_t
   walk_combine<MT>(sm, v_tile, lo, mild, A, O);
 }
 
-// rwkv6: the bonus of the chunk's rows one on, β[t] = scale·r_{t+1}·(u ⊙ k_{t+1}), t = 0 … C − 1,
-// for the slot beside v buffer `cur` that store_outputs reads. Thread (j, p) of stages 1–2 sums
-// its feature pair over sub-chunk j's 16 rows — r_{t+1} the q tile's row t (q read one token
-// on), k_{t+1} the k tile's next row, past the tile the row load_values staged beside v
-// buffer `cur` (at `next`) — and its warp's 32 pairs by a transposing reduction (16
-// shuffles): lanes 2i and 2i + 1 hold row 16j + i's sum over the warp's half of K. u2: the
-// thread's pair of u.
+// rwkv6: half of the bonus of the chunk's rows one on, β[t] = scale·r_{t+1}·(u ⊙ k_{t+1}),
+// t = 0 … C − 1, unscaled: the sum over the warp's half of K (the caller adds the halves and
+// scales, into the slot beside v buffer `cur` that store_outputs reads). Thread (j, p) of
+// stages 1–2 sums its feature pair over sub-chunk j's 16 rows — r_{t+1} the q tile's row t (q
+// read one token on), k_{t+1} the k tile's next row, past the tile the row load_values staged
+// beside v buffer `cur` (at `next`) — and its warp's 32 pairs by sum_rows: lanes 2i and
+// 2i + 1 hold row 16j + i's sum. u2: the thread's pair of u.
 __device__ __forceinline__ float walk_bonus_half(const unsigned char* smem, uint32_t next, int j,
                                                  int p, float2 u2) {
   float acc[SUB];
@@ -94,8 +94,7 @@ __device__ __forceinline__ float walk_bonus_half(const unsigned char* smem, uint
                                  : pair_at(smem, next + layout::next_k + 4 * p);
     acc[t] = fmaf(q.x * u2.x, k.x, q.y * u2.y * k.y);
   }
-  fold_rows<SUB / 2>(acc, threadIdx.x & 31);
-  return acc[0] + __shfl_xor_sync(0xffffffffu, acc[0], 1);  // row (lane >> 1) & 15
+  return sum_rows(acc, threadIdx.x & 31);
 }
 
 // o of the lane's rows row and row + 8 of the chunk at t0, columns col + c2 + 8·jn of the

@@ -2,7 +2,8 @@
 // forward walk, the first rows of o) before the gla call, and the terms after it, a launch
 // each.
 // Memory-bound kernels: a warp per (token row, head), four rows a warp, eight warps a block
-// on one head; a sequence's first token a block of its own, past the row blocks.
+// on one head; a sequence's first token a block of its own, past the row blocks (beside the
+// walk, those blocks alone).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -12,7 +13,6 @@
 
 #include "../common/workspace_carver.hpp"
 #include "rwkv6_as_gla.hpp"
-#include "walk_plan.hpp"
 
 namespace glabench::chunked::rwkv6 {
 namespace {
@@ -470,8 +470,8 @@ terms_args<S, St> terms_of(const call& c, const sequences& seqs, const void* u) 
   return a;
 }
 
-// The carving of workspace_bytes and plan, in one place (the forward's q' unused on the walk
-// that takes the bonus).
+// The carving of workspace_bytes and plan, in one place (the forward's q' and o' unused on the
+// walk that takes the bonus: workspace_bytes cannot know whether u is aligned for it).
 struct carving {
   void *q, *o_or_do, *dq, *partials, *counters, *rest;  // rest: the gla call's workspace
   size_t used;                                          // bytes before it
