@@ -96,8 +96,9 @@ struct backward_plan {
   // bf16 only: the chunks the gradient walk leaves to the WMMA bodies (a list and a flag
   // per chunk, backward_bf16_mma_states.cuh), and the state walks' sequence split
   // (walk_plan.hpp).
-  // The dS walk's pieces are apart (dsplit): a sequence-parallel rank's, both passes' over
-  // every segment, or the dS walk's beside the state walk (call::pair).
+  // The dS walk's pieces apart (dsplit) where both passes' are live at once: a
+  // sequence-parallel rank's, over every segment, or the dS walk's beside the state walk
+  // (call::pair); one after the other on a stream, the dS pass reuses the state pass's.
   int* leftover = nullptr;
   unsigned char* listed = nullptr;
   float *split = nullptr, *dsplit = nullptr;
@@ -307,8 +308,6 @@ cudaError_t launch_walk(const call& c) {
                                       : walk::chunk_walk_bf16_kernel<false, true>)
                           : (a.narrow ? walk::chunk_walk_bf16_kernel<true, false>
                                       : walk::chunk_walk_bf16_kernel<false, false>);
-  if (c.walk_waits)
-    if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.walk_waits, 0)) return e;
   return launch_walk_kernel(kernel, grid, c.stream, a);
 }
 
@@ -396,6 +395,13 @@ cudaError_t launch_dstate_pieces(const walk::args& a, dim3 grid, unsigned pieces
                             dim3(grid.x, grid.y, pieces), s, a, d_o);
 }
 
+cudaError_t launch_states_walk(const walk::args& a, dim3 grid, const walk::state_arrays& w,
+                               cudaStream_t stream) {
+  return launch_walk_kernel(
+      a.narrow ? walk::chunk_walk_states_kernel<true> : walk::chunk_walk_states_kernel<false>, grid,
+      stream, a, w);
+}
+
 template <bool kY>
 cudaError_t launch_dstates_walk(const walk::args& a, dim3 grid, const walk::state_arrays& w,
                                 const call& c, cudaStream_t stream) {
@@ -424,10 +430,7 @@ cudaError_t launch_state_walks_paired(const call& c, const dims& d, const backwa
                                   c.pair.stream);
   if (!failed) failed = launch_dstates_walk<false>(ad, grid, w, c, c.pair.stream);
   if (!failed) failed = launch_state_pieces(a, grid, pieces, c.stream);
-  if (!failed)
-    failed = launch_walk_kernel(
-        a.narrow ? walk::chunk_walk_states_kernel<true> : walk::chunk_walk_states_kernel<false>,
-        grid, c.stream, a, w);
+  if (!failed) failed = launch_states_walk(a, grid, w, c.stream);
   if (cudaError_t e = cudaEventRecord(c.pair.join, c.pair.stream)) return e;
   if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.pair.join, 0)) return e;
   return failed;
@@ -446,22 +449,18 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
   walk::args a = walk_args_of(c);
   const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, rank);
   const bf16* d_o = static_cast<const bf16*>(c.d_o);
-  // Each pass's pieces, then its walk. A sequence-parallel rank's pieces are phase 1's, the
-  // dS pass's in arrays of their own.
+  // Each pass's pieces, then its walk; the dS pass reuses the pieces' arrays. A
+  // sequence-parallel rank's pieces are phase 1's, the dS pass's in arrays of their own.
   if (!rank)
     if (cudaError_t e = launch_state_pieces(a, grid, pieces, c.stream)) return e;
-  if (cudaError_t e = launch_walk_kernel(
-          a.narrow ? walk::chunk_walk_states_kernel<true> : walk::chunk_walk_states_kernel<false>,
-          grid, c.stream, a, w))
-    return e;
+  if (cudaError_t e = launch_states_walk(a, grid, w, c.stream)) return e;
   if (c.walk_waits)  // the dS pass reads q and do
     if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.walk_waits, 0)) return e;
   if (rank) {
     plan_walk_split(a, c, d.Vp, p.dsplit, walk::C, walk::BV, true);
     a.dfirst_seg = 0;
-  } else {
-    plan_walk_split(a, c, d.Vp, p.dsplit, walk::C, walk::BV);
-    if (cudaError_t e = launch_dstate_pieces(a, grid, pieces, d_o, c.stream)) return e;
+  } else if (cudaError_t e = launch_dstate_pieces(a, grid, pieces, d_o, c.stream)) {
+    return e;
   }
   return kY ? launch_dstates_walk<true>(a, grid, w, c, c.stream)
             : launch_dstates_walk<false>(a, grid, w, c, c.stream);
@@ -701,19 +700,12 @@ size_t backward_workspace_bytes(storage dtype, int B, int64_t T, int H, int K, i
 }
 
 namespace {
-// The bf16 walks, which wait for call::walk_waits inside (launch_walk,
-// launch_backward_walks); every other path waits before its first kernel.
 bool on_bf16_walks(const call& c) {
   return c.dtype == storage::bf16 && on_walks(c);
-}
-cudaError_t wait_unless_on_bf16_walks(const call& c) {
-  if (!c.walk_waits || on_bf16_walks(c)) return cudaSuccess;
-  return cudaStreamWaitEvent(c.stream, c.walk_waits, 0);
 }
 }  // namespace
 
 cudaError_t launch_forward(const call& c) {
-  if (cudaError_t e = wait_unless_on_bf16_walks(c)) return e;
   if (c.dtype == storage::fp16) return launch_forward_fp16(c);
   return with_storage(c.dtype, [&](auto x) { return forward<decltype(x)>(c); });
 }
@@ -727,7 +719,10 @@ bool backward_waits_for_inputs(const call& c) {
 }
 
 cudaError_t launch_backward(const call& c) {
-  if (cudaError_t e = wait_unless_on_bf16_walks(c)) return e;
+  // The bf16 walks wait for call::walk_waits inside (launch_backward_walks); every other path
+  // before its first kernel.
+  if (c.walk_waits && !on_bf16_walks(c))
+    if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.walk_waits, 0)) return e;
   if (c.dtype == storage::fp16) return launch_backward_fp16(c);
   return with_storage(c.dtype, [&](auto x) { return backward<decltype(x)>(c); });
 }

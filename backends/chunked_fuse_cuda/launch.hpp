@@ -39,10 +39,9 @@ struct call {
     cudaStream_t stream;
     cudaEvent_t fork, join;
   } pair{};
-  // Null, or an event the stream waits for before the first kernel that reads q (and d_o):
-  // on the bf16 forward walk, before the walk itself (not its first pass); on the bf16
-  // backward walks (backward_waits_for_inputs), before the dS pass (not the state walk);
-  // on any other path, before its first kernel. rwkv6's backward: its shifted q and do,
+  // Backward only: null, or an event the stream waits for before the first kernel that reads
+  // q and d_o: on the bf16 walks (backward_waits_for_inputs), before the dS pass (not the
+  // state walk); on any other path, before its first kernel. rwkv6's shifted q and do,
   // computed on a side stream meanwhile.
   cudaEvent_t walk_waits;
   void* workspace;
