@@ -121,13 +121,13 @@ void serve(store* s, int fd) {
   } else if (op == 'P') {
     // The putter's reply goes out before the value is published: a getter in the store's
     // own process (rank 0) may take the value and end that process at once, before this
-    // thread could have answered, and the putter would read no reply.
+    // thread could have answered, and the putter would read no reply. Both happen under
+    // the lock, so a put is published before its putter can make the next request: a
+    // putter's puts stay in order, and a get made after a put returned sees it.
+    std::lock_guard<std::mutex> guard(s->m);
     write_all(fd, &reply, 1);
     close(fd);
-    {
-      std::lock_guard<std::mutex> guard(s->m);
-      s->values[key].push_back(std::move(value));
-    }
+    s->values[key].push_back(std::move(value));
     s->put.notify_all();
     return;
   } else {
