@@ -59,10 +59,15 @@ struct fixture_read_options {
   // The most memory a fixture's datasets may need, computed from its attributes before
   // anything is allocated; a larger fixture is refused (`--max-fixture-bytes`).
   uint64_t max_bytes = default_max_fixture_bytes();
+  // Read the file in a child process first (contained_run.hpp), so that one that crashes
+  // libhdf5 is refused; off only for a file this run has already read so.
+  bool in_child_first = true;
 };
 
 // Throws fixture_error. Opens only regular files (never a FIFO, device or socket), and
-// only fixtures whose datasets are hard links to data stored in the file itself.
+// only fixtures whose datasets are hard links to data stored in the file itself. Reads the
+// file in a child process first (fixture_read_options::in_child_first): one that crashes
+// libhdf5 is refused, not a crash here.
 fixture read_fixture(const std::string& path, const fixture_read_options& options = {});
 
 // Writes to a temporary file beside `path` and renames it into place, so a failed

@@ -392,10 +392,11 @@ int run_worker() {
           f = from_json_by<fixture>(req->at("fixture"), worker_protocol::fixture_fields);
         } else {
           // Too large to send (the parent has read and checked it, its size limit
-          // included): read again, by absolute path.
-          fixture_read_options no_limit;
-          no_limit.max_bytes = UINT64_MAX;
-          f = read_fixture(req->at("fixture_path").get<std::string>(), no_limit);
+          // included, in a child first): read again, by absolute path.
+          fixture_read_options checked;
+          checked.max_bytes = UINT64_MAX;
+          checked.in_child_first = false;
+          f = read_fixture(req->at("fixture_path").get<std::string>(), checked);
         }
         reply = {{"ok", true}, {"result", to_json(verify_case(b, f, *d, opts))}};
       } else if (type == "decode_drift") {

@@ -2,7 +2,7 @@
 # Every malformed fixture must make `glabench verify` exit 2 with a message naming
 # the file, the field and the rule, and write no results file.
 set -u
-glabench=$1 write_bad=$2 dir=$3
+glabench=$1 write_bad=$2 dir=$3 hostile=$4
 rm -rf "$dir" && mkdir -p "$dir"
 "$write_bad" "$dir" || { echo "write_bad_fixtures failed"; exit 1; }
 failures=0 checked=0
@@ -46,6 +46,11 @@ expect_refusal "fixtures show FIFO" "$special/pipe.h5: (file): is a FIFO" \
   "$glabench" fixtures show "$special/pipe.h5"
 expect_refusal "device" "/dev/null: (file): is a character device, not a regular file" \
   "$glabench" fixtures show /dev/null
+# A file on which libhdf5 1.10 itself segfaults (found by fuzzing): refused, not a crash.
+expect_refusal "a file that crashes libhdf5" "$hostile/libhdf5_segfault.h5: (file): " \
+  "$glabench" verify --backend naive_recurrent --fixture "$hostile/libhdf5_segfault.h5" --json "$dir/results.json"
+expect_refusal "fixtures show, a file that crashes libhdf5" "$hostile/libhdf5_segfault.h5: (file): " \
+  "$glabench" fixtures show "$hostile/libhdf5_segfault.h5"
 # --max-fixture-bytes: gla_t1 needs 1664 bytes; the limit is named in the refusal.
 expect_refusal "over the memory limit" \
   "gla_t1.h5: (file): needs 1664 bytes (1.6 KiB) of memory for its datasets (B=1 T=1 H=2 K=4 V=4), over the limit of 1000 bytes (--max-fixture-bytes)" \

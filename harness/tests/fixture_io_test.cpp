@@ -248,6 +248,16 @@ BOOST_AUTO_TEST_CASE(a_missing_file_is_an_error) {
   BOOST_TEST(e.rule() == "does not exist");
 }
 
+// A 5.5 KB file, found by fuzzing, on which libhdf5 1.10 (Debian 12) itself segfaults while
+// listing a group's links: refused, whether this libhdf5 crashes on it (read in a child
+// first) or catches it.
+BOOST_AUTO_TEST_CASE(a_file_that_crashes_libhdf5_is_refused) {
+  const std::string path = HOSTILE_FIXTURE_DIR "/libhdf5_segfault.h5";
+  const fixture_error e = refusal(path);
+  BOOST_TEST(e.file() == path);
+  BOOST_TEST_MESSAGE(e.what());
+}
+
 // gla_basic: B2 T16 H2 K8 V8 with h0, do and dht, so six [B,T,H,K] datasets (q, k, g, dq,
 // dk, dg), four [B,T,H,V] (v, do, o, dv) and four [B,H,K,V] (h0, dht, ht, dh0).
 BOOST_AUTO_TEST_CASE(the_memory_a_fixture_needs_is_checked_against_the_limit) {
