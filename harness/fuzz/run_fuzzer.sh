@@ -47,11 +47,16 @@ export ASAN_OPTIONS="allocator_may_return_null=1:max_allocation_size_mb=2048:sup
 export LSAN_OPTIONS="suppressions=$here/lsan_suppressions.txt${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 echo "run_fuzzer: $(basename "$fuzzer") for ${seconds}s from $n seeds; corpus $work/corpus"
 # The fixture fuzzer reads in this process, which is fast (read_fixture's child costs a
-# fork an input). A crash there that the same read in a child (GLABENCH_FUZZ_CONTAINED=1)
-# turns into a refusal is libhdf5 crashing on the file, which glabench refuses: the input
-# is kept in WORKDIR/libhdf5_crashes/ (its stack, in the log above, says where it crashed)
-# and fuzzing goes on for the time left. Any other finding ends the run with the
+# fork an input). A crash there is libhdf5's own where the sanitizer's report starts in
+# libhdf5 (its first frame that is neither libc nor an interceptor), or where the same
+# read in a child (GLABENCH_FUZZ_CONTAINED=1) turns it into a refusal; glabench refuses
+# such a file. The input is kept in WORKDIR/libhdf5_crashes/ (its report is in the log
+# above) and fuzzing goes on for the time left. Any other finding ends the run with the
 # fuzzer's exit code.
+first_own_frame() {
+  awk '/ERROR: AddressSanitizer/ { on = 1; next }
+       on && /^ *#[0-9]+ / { if ($0 ~ /__interceptor_|libc\.so|sysdeps\/|string\//) next; print; exit }' "$1"
+}
 end=$((SECONDS + seconds))
 while :; do
   left=$((end - SECONDS))
@@ -59,10 +64,13 @@ while :; do
   rm -f "$work"/artifacts/crash-*
   rc=0
   "$fuzzer" -max_total_time="$left" -rss_limit_mb=2048 -timeout=60 -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" "$work/corpus" "$work/seeds" || rc=$?
+    -artifact_prefix="$work/artifacts/" "$work/corpus" "$work/seeds" 2>"$work/round.log" || rc=$?
+  cat "$work/round.log" >&2
   ((rc != 0)) || exit 0
   crash=$(ls -t "$work"/artifacts/crash-* 2>/dev/null | head -1 || true)
-  if [[ $ext == h5 && -n $crash ]] && GLABENCH_FUZZ_CONTAINED=1 "$fuzzer" "$crash" >/dev/null 2>&1; then
+  if [[ $ext == h5 && -n $crash ]] &&
+    { [[ $(first_own_frame "$work/round.log") == *libhdf5* ]] ||
+      GLABENCH_FUZZ_CONTAINED=1 "$fuzzer" "$crash" >/dev/null 2>&1; }; then
     mkdir -p "$work/libhdf5_crashes"
     mv "$crash" "$work/libhdf5_crashes/"
     # Out of the inputs the next round starts from (libFuzzer names both by SHA-1).
