@@ -328,39 +328,42 @@ __device__ __forceinline__ void first_token_backward(const terms_args<S, St>& a,
   for (int j = lane; j < a.V; j += 32) dh0[at + j] = from<St>(to<A>(dh0[at + j]) + sr * do_s[j]);
 }
 
-// du[h][i] = Σ over the row blocks of partials, for head blockIdx.y: 32 features at a time,
-// warp w summing the blocks w, w + kWarps, … (kInFlight loads at once), then the warps in
-// order. The same order every call. The partials come from other blocks: read through L2.
-template <class S>
+// du[h][i] = Σ over the row blocks of partials, for head blockIdx.y: warp w sums the blocks
+// w, w + kWarps, … for the lane's N features, all of them at once (16 loads a thread in
+// flight, 8 in fp64: more spill at 64 registers), then the warps in order through `sums`
+// (the caller's shared memory). The same order every call. The partials come from other
+// blocks: read through L2.
+template <class S, int N>
 __device__ __forceinline__ void sum_du(const acc_of<S>* partials, int64_t blocks, int H, int K,
-                                       S* __restrict__ du) {
+                                       acc_of<S> (&sums)[kWarps][256], S* __restrict__ du) {
   using A = acc_of<S>;
-  __shared__ A sums[kWarps][32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, h = blockIdx.y;
-  constexpr int kInFlight = 8;  // loads a thread has in flight, added in order
-  for (int i0 = 0; i0 < K; i0 += 32) {
-    const int i = i0 + lane;
-    A sum = 0;
-    if (i < K)
-      for (int64_t b0 = warp; b0 < blocks; b0 += kInFlight * kWarps) {
-        A x[kInFlight];
+  constexpr int kInFlight = (sizeof(A) == 8 ? 8 : 16) / N;  // blocks, added in order
+  A sum[N] = {};
+  for (int64_t b0 = warp; b0 < blocks; b0 += kInFlight * kWarps) {
+    A x[kInFlight][N];
 #pragma unroll
-        for (int j = 0; j < kInFlight; ++j) {
-          const int64_t b = b0 + j * kWarps;
-          x[j] = b < blocks ? __ldcg(partials + (b * H + h) * K + i) : A(0);
-        }
+    for (int j = 0; j < kInFlight; ++j)
 #pragma unroll
-        for (int j = 0; j < kInFlight; ++j) sum += x[j];
+      for (int m = 0; m < N; ++m) {
+        const int64_t b = b0 + j * kWarps;
+        const int i = lane + 32 * m;
+        x[j][m] = b < blocks && i < K ? __ldcg(partials + (b * H + h) * K + i) : A(0);
       }
-    sums[warp][lane] = sum;
-    __syncthreads();
-    if (warp == 0 && i < K) {
-      A total = 0;
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) total += sums[w][lane];
-      du[int64_t(h) * K + i] = from<S>(total);
-    }
-    __syncthreads();
+    for (int j = 0; j < kInFlight; ++j)
+#pragma unroll
+      for (int m = 0; m < N; ++m) sum[m] += x[j][m];
+  }
+#pragma unroll
+  for (int m = 0; m < N; ++m)
+    if (lane + 32 * m < K) sums[warp][lane + 32 * m] = sum[m];
+  __syncthreads();
+  for (int i = threadIdx.x; i < K; i += blockDim.x) {
+    A total = 0;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) total += sums[w][i];
+    du[int64_t(h) * K + i] = from<S>(total);
   }
 }
 
@@ -440,7 +443,7 @@ __global__ void __launch_bounds__(kThreads, N == 4 ? 4 : 1)
   __syncthreads();
   if (arrived != out.row_blocks - 1) return;
   __threadfence();
-  sum_du<S>(out.partials, out.row_blocks, a.H, a.K, out.du);
+  sum_du<S, N>(out.partials, out.row_blocks, a.H, a.K, du_warps, out.du);
 }
 
 template <class F>
