@@ -12,7 +12,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cstring>
+
+#include "child_status.hpp"
 
 namespace glabench {
 
@@ -73,10 +74,7 @@ contained_outcome run_contained(const std::function<void()>& work, double limit_
   }
   if (timed_out) return {false, fmt::format("did not end within {:g} s", limit_s)};
   if (answered && WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-  if (WIFSIGNALED(status))
-    return {false, fmt::format("was killed by signal {} ({})", WTERMSIG(status),
-                               strsignal(WTERMSIG(status)))};
-  if (WIFEXITED(status)) return {false, fmt::format("exited with code {}", WEXITSTATUS(status))};
+  if (WIFSIGNALED(status) || WIFEXITED(status)) return {false, how_child_ended(status)};
   return {false, "ended without answering"};
 }
 

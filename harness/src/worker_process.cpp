@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "child_status.hpp"
 #include "worker_channel.hpp"
 
 namespace glabench {
@@ -191,16 +192,10 @@ std::string worker_process::stop() {
     }
   if (r == 0) return fmt::format("did not end within {:g} s of SIGKILL", kReapSeconds);
   if (r < 0) return "vanished";
-  if (WIFSIGNALED(status))
-    return fmt::format("was killed by signal {} ({})", WTERMSIG(status),
-                       strsignal(WTERMSIG(status)));
   if (WIFEXITED(status) && WEXITSTATUS(status) == kWorkerLostPipeExit)
-    return fmt::format(
-        "exited with code {}: the descriptors of its pipe to glabench were closed or replaced "
-        "(by the backend)",
-        kWorkerLostPipeExit);
-  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
-  return "ended";
+    return how_child_ended(status) +
+           ": the descriptors of its pipe to glabench were closed or replaced (by the backend)";
+  return how_child_ended(status);
 }
 
 worker_reply worker_process::request(const nlohmann::json& req, const worker_limits& limits) {
