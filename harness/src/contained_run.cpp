@@ -12,12 +12,31 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 
 #include "child_status.hpp"
 
 namespace glabench {
 
-contained_outcome run_contained(const std::function<void()>& work, double limit_s) {
+namespace {
+
+constexpr size_t kMaxMessage = 64 << 10;
+
+// This process's address space in bytes (/proc/self/statm), 0 where it cannot be read.
+uint64_t address_space_bytes() {
+  unsigned long long pages = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  const bool read = std::fscanf(f, "%llu", &pages) == 1;
+  std::fclose(f);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  return read && page > 0 ? pages * static_cast<uint64_t>(page) : 0;
+}
+
+}  // namespace
+
+contained_outcome run_contained(const std::function<std::string()>& work, double limit_s,
+                                uint64_t max_more_bytes) {
   int done[2];
   if (pipe2(done, O_CLOEXEC) != 0) return {};
   const pid_t parent = getpid();
@@ -37,19 +56,29 @@ contained_outcome run_contained(const std::function<void()>& work, double limit_
       std::signal(s, SIG_DFL);
     const rlimit no_core{0, 0};  // a crash leaves no core file behind
     setrlimit(RLIMIT_CORE, &no_core);
+    if (max_more_bytes > 0)
+      if (const uint64_t now = address_space_bytes(); now > 0) {
+        const rlimit room{now + max_more_bytes, now + max_more_bytes};
+        setrlimit(RLIMIT_AS, &room);
+      }
+    std::string answer = "K";  // then what the work returned
     try {
-      work();
+      answer += work().substr(0, kMaxMessage);
     } catch (...) {
       // an exception is a normal end: the caller's own run throws it again
     }
-    const char ok = 'K';
-    while (write(done[1], &ok, 1) < 0 && errno == EINTR) {
+    for (size_t at = 0; at < answer.size();) {
+      const ssize_t n = write(done[1], answer.data() + at, answer.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
     }
     _exit(0);
   }
   close(done[1]);
   const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit_s);
-  bool answered = false, timed_out = false;
+  bool timed_out = false;
+  std::string answer;  // 'K' and the work's message, read until the child closes the pipe
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         until - std::chrono::steady_clock::now());
@@ -60,22 +89,23 @@ contained_outcome run_contained(const std::function<void()>& work, double limit_
     pollfd p{done[0], POLLIN, 0};
     const int r = poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
     if (r == 0 || (r < 0 && errno == EINTR)) continue;
-    char got = 0;
-    ssize_t n = 0;
-    while ((n = read(done[0], &got, 1)) < 0 && errno == EINTR) {
-    }
-    answered = n == 1 && got == 'K';  // n == 0: the child ended without answering
-    break;
+    char buf[4096];
+    const ssize_t n = read(done[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the child closed the pipe: it ended
+    if (answer.size() <= kMaxMessage) answer.append(buf, static_cast<size_t>(n));
   }
+  const bool answered = !answer.empty() && answer[0] == 'K';
   close(done[0]);
   if (timed_out) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (timed_out) return {false, fmt::format("did not end within {:g} s", limit_s)};
-  if (answered && WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-  if (WIFSIGNALED(status) || WIFEXITED(status)) return {false, how_child_ended(status)};
-  return {false, "ended without answering"};
+  if (timed_out) return {false, fmt::format("did not end within {:g} s", limit_s), ""};
+  if (answered && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return {true, "", answer.substr(1)};
+  if (WIFSIGNALED(status) || WIFEXITED(status)) return {false, how_child_ended(status), ""};
+  return {false, "ended without answering", ""};
 }
 
 }  // namespace glabench

@@ -11,6 +11,7 @@
 // child a crash is not caught by any handler: the child is killed by its signal.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -19,11 +20,16 @@ namespace glabench {
 struct contained_outcome {
   bool ended_normally = true;  // the work returned or threw (in the child), or ran unguarded
   std::string how;             // else how the child ended: "was killed by signal 11 (...)"
+  std::string message;         // what the work returned in the child (at most 64 KiB)
 };
 
-// Runs `work` in a child and waits for it, killing it after `limit_s` seconds. Where no
-// child can be started (pipe or fork fails), nothing runs and the outcome is normal: the
-// caller's own run is then unguarded.
-contained_outcome run_contained(const std::function<void()>& work, double limit_s);
+// Runs `work` in a child and waits for it, killing it after `limit_s` seconds. With
+// `max_more_bytes` > 0 the child's address space may grow by that much beyond what it
+// had when it started (RLIMIT_AS), so work that allocates without bound (libhdf5 on some
+// malformed files) fails there instead of taking the machine's memory. Where no child can
+// be started (pipe or fork fails), nothing runs and the outcome is normal, with no
+// message: the caller's own run is then unguarded.
+contained_outcome run_contained(const std::function<std::string()>& work, double limit_s,
+                                uint64_t max_more_bytes = 0);
 
 }  // namespace glabench

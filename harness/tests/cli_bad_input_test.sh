@@ -51,6 +51,11 @@ expect_refusal "a file that crashes libhdf5" "$hostile/libhdf5_segfault.h5: (fil
   "$glabench" verify --backend naive_recurrent --fixture "$hostile/libhdf5_segfault.h5" --json "$dir/results.json"
 expect_refusal "fixtures show, a file that crashes libhdf5" "$hostile/libhdf5_segfault.h5: (file): " \
   "$glabench" fixtures show "$hostile/libhdf5_segfault.h5"
+# A file on which libhdf5 1.10 allocates without bound (found by fuzzing: 24 GB, all of the
+# machine's memory, before): the child that reads it first may grow by the datasets' limit
+# and 1 GiB, so it fails there; refused, quickly at a small limit (expect_refusal's 30 s).
+expect_refusal "a file on which libhdf5 allocates without bound" "$hostile/libhdf5_unbounded_alloc.h5: " \
+  "$glabench" fixtures show --max-fixture-bytes 67108864 "$hostile/libhdf5_unbounded_alloc.h5"
 # --max-fixture-bytes: gla_t1 needs 1664 bytes; the limit is named in the refusal.
 expect_refusal "over the memory limit" \
   "gla_t1.h5: (file): needs 1664 bytes (1.6 KiB) of memory for its datasets (B=1 T=1 H=2 K=4 V=4), over the limit of 1000 bytes (--max-fixture-bytes)" \
