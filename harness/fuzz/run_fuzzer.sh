@@ -51,12 +51,10 @@ echo "run_fuzzer: $(basename "$fuzzer") for ${seconds}s from $n seeds; corpus $w
 # libhdf5 (its first frame that is neither libc nor an interceptor), or where the same
 # read in a child (GLABENCH_FUZZ_CONTAINED=1) turns it into a refusal; glabench refuses
 # such a file. The input is kept in WORKDIR/libhdf5_crashes/ (its report is in the log
-# above) and fuzzing goes on for the time left; so is an out-of-memory finding made by
-# libhdf5's own allocations (oom_in_libhdf5). Any other finding ends the run with the
-# fuzzer's exit code.
-# An out-of-memory finding is libhdf5's where its largest live allocations were made by
-# libhdf5 (frame #1 over malloc): libhdf5 allocates without bound on some files, which
-# glabench's contained read bounds and refuses (contained_run.hpp).
+# above) and fuzzing goes on for the time left. So is an out-of-memory finding whose
+# largest live allocations libhdf5 made (frame #1 over malloc): libhdf5 allocates without
+# bound on some files, which glabench's contained read bounds and refuses. Any other
+# finding ends the run with the fuzzer's exit code.
 oom_in_libhdf5() {
   awk '/^Live Heap Allocations/ { on = 1; next }
        on && /^ *#1 / { found = ($0 ~ /libhdf5/); exit }
@@ -89,7 +87,7 @@ while :; do
     for f in "$work"/seeds/*; do
       [[ $(sha1sum <"$f") != "$sha "* ]] || rm -f "$f"
     done
-    echo "run_fuzzer: libhdf5 crashed on $(basename "$crash"), which read_fixture refuses" \
+    echo "run_fuzzer: libhdf5 failed on $(basename "$crash"), which read_fixture refuses" \
       "(read in a child first): kept in $work/libhdf5_crashes/; fuzzing goes on"
     continue
   fi

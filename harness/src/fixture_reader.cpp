@@ -869,7 +869,8 @@ fixture read_fixture(const std::string& path, const fixture_read_options& option
           return e.field() + '\n' + e.rule();
         } catch (const std::bad_alloc&) {
           return "(file)\nneeds more memory to read than its datasets' limit (--max-fixture-bytes) "
-                 "and 1 GiB for the HDF5 library allow: malformed";
+                 "and " +
+                 bytes_string(kContainedSlackBytes) + " for the HDF5 library allow: malformed";
         }
         return "";
       },
