@@ -9,19 +9,29 @@ import re
 import sys
 
 
+def short_name(signature):
+    """A kernel's name without its namespaces, template arguments and parameters:
+    `glabench::(anonymous namespace)::k<T>(args)` (ncu writes `unnamed>::k<…>(…)`) is k."""
+    signature = signature.replace("(anonymous namespace)", "")
+    cut = min((i for i in (signature.find("<"), signature.find("(")) if i >= 0),
+              default=len(signature))
+    return signature[:cut].split("::")[-1]
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     name = None
     with open(sys.argv[1], errors="replace") as f:
         for line in f:
-            m = re.match(r"\s+void (\w+)<.*?\) (\([\d, ]+\))x", line)
+            m = re.match(r"\s+(?:void )?(.+?) (\([\d, ]+\))x\([\d, ]+\), Context", line)
             if m:
-                name = (m.group(1), m.group(2))
+                name = (short_name(m.group(1)), m.group(2))
                 continue
             t = re.search(r"gpu__time_duration.sum\s+(\w+)\s+([\d.,]+)", line)
             if t and name:
-                us = float(t.group(2).replace(",", "")) * (1000 if t.group(1) == "ms" else 1)
+                scale = {"ms": 1000, "us": 1, "ns": 1e-3}.get(t.group(1), 1)
+                us = float(t.group(2).replace(",", "")) * scale
                 print(f"{name[0]:28s} {name[1]:16s} {us:9.1f} us")
                 name = None
 
