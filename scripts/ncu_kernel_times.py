@@ -11,8 +11,10 @@ import sys
 
 def short_name(signature):
     """A kernel's name without its namespaces, template arguments and parameters:
-    `glabench::(anonymous namespace)::k<T>(args)` (ncu writes `unnamed>::k<…>(…)`) is k."""
-    signature = signature.replace("(anonymous namespace)", "")
+    `glabench::(anonymous namespace)::k<T>(args)` is k, as ncu's `rwkv6::<unnamed>::k<…>(…)`
+    and `unnamed>::k<…>(…)` are."""
+    for anonymous in ("(anonymous namespace)", "<unnamed>", "unnamed>"):
+        signature = signature.replace(anonymous, "")
     cut = min((i for i in (signature.find("<"), signature.find("(")) if i >= 0),
               default=len(signature))
     return signature[:cut].split("::")[-1]

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""ncu_kernel_times.py (Python alone) on the lines ncu 2025 writes: a kernel in an anonymous
-namespace (`unnamed>::`), a namespaced template, a plain C name (cuBLAS's), units of ms, us
-and ns; lines that are neither a launch nor its time are skipped; each time goes with the
-launch above it."""
+"""ncu_kernel_times.py (Python alone) on the lines ncu 2025 writes: kernels in anonymous
+namespaces (`unnamed>::`, `<unnamed>::`, `(anonymous namespace)::`), a namespaced template, a
+plain C name (cuBLAS's), units of ms, us and ns; lines that are neither a launch nor its time
+are skipped; each time goes with the launch above it."""
 import os
 import subprocess
 import sys
@@ -31,7 +31,9 @@ LOG = ("==PROF== Connected to process 2068\n"
        launch("sm90_xmma_gemm_f64f64_f64f64_f64_nn_n_tilesize128x64x16_execute_kernel__5x_cublas",
               "(64, 128, 1)", "ns", "950") +
        launch("void (anonymous namespace)::shift_kernel<uint4>(shift_tensor<uint4>)", "(64, 2, 1)",
-              "us", "6.10"))
+              "us", "6.10") +
+       launch("void rwkv6::<unnamed>::first_rows_kernel<float>(rwkv6::<unnamed>::terms_args"
+              "<__nv_bfloat16, T1>, __nv_bfloat16 *)", "(4, 4, 1)", "us", "12.5"))
 
 
 def main():
@@ -47,9 +49,9 @@ def main():
             ("chunk_walk_grads_kernel", "(16, 4, 4)", 1076200.0),
             ("sm90_xmma_gemm_f64f64_f64f64_f64_nn_n_tilesize128x64x16_execute_kernel__5x_cublas",
              "(64, 128, 1)", 1.0),  # 950 ns, to 0.1 us
-            ("shift_kernel", "(64, 2, 1)", 6.1)]
+            ("shift_kernel", "(64, 2, 1)", 6.1), ("first_rows_kernel", "(4, 4, 1)", 12.5)]
     assert got == want, f"\n got {got}\nwant {want}"
-    print("ncu_kernel_times: 4 launches named and timed")
+    print("ncu_kernel_times: 5 launches named and timed")
 
 
 if __name__ == "__main__":
