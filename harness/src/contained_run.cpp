@@ -37,6 +37,9 @@ uint64_t address_space_bytes() {
 
 contained_outcome run_contained(const std::function<std::string()>& work, double limit_s,
                                 uint64_t max_more_bytes) {
+  // The child's bound, from this process's size before the fork (the child's at its start):
+  // the child does not read files, nor allocate, before its work.
+  const uint64_t now = max_more_bytes > 0 ? address_space_bytes() : 0;
   int done[2];
   if (pipe2(done, O_CLOEXEC) != 0) return {};
   const pid_t parent = getpid();
@@ -56,11 +59,10 @@ contained_outcome run_contained(const std::function<std::string()>& work, double
       std::signal(s, SIG_DFL);
     const rlimit no_core{0, 0};  // a crash leaves no core file behind
     setrlimit(RLIMIT_CORE, &no_core);
-    if (max_more_bytes > 0)
-      if (const uint64_t now = address_space_bytes(); now > 0) {
-        const rlimit room{now + max_more_bytes, now + max_more_bytes};
-        setrlimit(RLIMIT_AS, &room);
-      }
+    if (now > 0) {
+      const rlimit room{now + max_more_bytes, now + max_more_bytes};
+      setrlimit(RLIMIT_AS, &room);
+    }
     std::string answer = "K";  // then what the work returned
     try {
       answer += work().substr(0, kMaxMessage);
