@@ -138,6 +138,11 @@ __device__ __forceinline__ void store_outputs(const args& a, const walk_io& io, 
 // kBonus: rwkv6's walk, args::u set.
 template <bool kNarrow, bool kBonus>
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
+  // One stage 2 for every chunk that is not mild in rwkv6's narrow walk: with the common
+  // case's copy besides, its code passes the instruction cache (132 KB against 115 KB;
+  // H100, the seed's shape: strong fwd −4 to −6 %; reports/2026-12-06-h100-walks-strong-
+  // feature-code).
+  constexpr bool kGeneralStage2 = kNarrow && kBonus;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -215,7 +220,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
       decay_state(smem, S, f);
       walk_state_to_shared(smem, S, f, lane);
       walk_prepare_qg_kg_mild(smem, j, p, l0, l1);
-    } else if (!strong_chunk) {  // the common case, its selects folded away
+    } else if (!strong_chunk && !kGeneralStage2) {  // the common case, its selects folded away
       walk_prepare_qg_kg(smem, j, p, l0, l1, false, false);
     } else {
       walk_prepare_qg_kg(smem, j, p, l0, l1, strong0, strong1);
