@@ -138,10 +138,12 @@ __device__ __forceinline__ void store_outputs(const args& a, const walk_io& io, 
 // kBonus: rwkv6's walk, args::u set.
 template <bool kNarrow, bool kBonus>
 __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
-  // One stage 2 for every chunk that is not mild in rwkv6's narrow walk: with the common
-  // case's copy besides, its code passes the instruction cache (132 KB against 115 KB;
-  // H100, the seed's shape: strong fwd −4 to −6 %; reports/2026-12-06-h100-walks-strong-
-  // feature-code).
+  // rwkv6's narrow walk takes stage 2 with the strong selects on every chunk that is not
+  // mild. With the selects' folded copy besides, its code is 132 KB, the one walk past
+  // 128 KiB (115 KB without), and the blocks that met a strong feature ran slowest: H100,
+  // strong fwd −6 to −8 % at B4 / B2 T1024 H4 D100, −1.7 to +0.8 % at T 2048 and 8192. The
+  // other walks keep the copy: one stage 2 there cost +1–3 % under strong gates.
+  // (reports/2026-12-06-h100-walks-strong-feature-code)
   constexpr bool kGeneralStage2 = kNarrow && kBonus;
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sm = tc::smem_addr(smem);
