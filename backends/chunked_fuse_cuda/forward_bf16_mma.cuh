@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(THREADS, 1) chunk_walk_bf16_kernel(args a) {
   // mild. With the selects' folded copy besides, its code is 132 KB, the one walk past
   // 128 KiB (115 KB without), and the blocks that met a strong feature ran slowest: H100,
   // strong fwd −6 to −8 % at B4 / B2 T1024 H4 D100, −1.7 to +0.8 % at T 2048 and 8192. The
-  // other walks keep the copy: one stage 2 there cost +1–3 % under strong gates.
+  // other walks keep the copy: one stage 2 there cost 0–3 % under strong gates.
   // (reports/2026-12-06-h100-walks-strong-feature-code)
   constexpr bool kGeneralStage2 = kNarrow && kBonus;
   extern __shared__ __align__(128) unsigned char smem[];
