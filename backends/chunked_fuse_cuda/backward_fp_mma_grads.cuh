@@ -20,8 +20,8 @@
 //      dg's summands T = q ⊙ dq − k ⊙ dk_intra and P = k ⊙ dk_inter in place of q and k;
 //   7. dg's suffix and prefix sums (dg_sums), stored from shared memory.
 // R_n = e^{−g[first token of chunk n+1]} ⊙ dS_n by rows (reversed_tokens.hpp), so dk_inter
-// and Y take that factor per feature after their sums. 97 KB of shared memory: fp32 runs
-// two blocks an SM (≤ 128 registers); fp64, whose accumulators take twice the registers, one.
+// and Y take that factor per feature after their sums. 97 KB of shared memory (fp32), 113 KB
+// (fp64): two blocks an SM, ≤ 128 registers (fp64 at one block an SM: fwd+bwd ×1.16, H100).
 #pragma once
 
 #include <cstdint>
@@ -44,8 +44,8 @@ struct sizes {
   using P = walk_fp::mma_policy<T>;
   static constexpr int BK = traits<T>::BK;  // 64 fp32, 32 fp64: the WMMA kernels' Kp slabs
   static constexpr int BVS = 128 / static_cast<int>(sizeof(T));  // the V loop's slab: 32, 16
-  static constexpr int RB = kSub / P::TM;    // a warp's row blocks: 1 fp32, 2 fp64
-  static constexpr int CK = BK / 2 / P::TN;  // its dq and dk column tiles: 4, 2
+  static constexpr int RB = kSub / P::TM;                        // a warp's row blocks: 1
+  static constexpr int CK = BK / 2 / P::TN;                      // its dq and dk column tiles: 4, 2
   static_assert(kWarps == 2 * kSubs && CK >= 2 && CK % 2 == 0);
   // A cluster of kCluster blocks: a block's dA columns, a warp's column tiles of them.
   template <int kCluster>
@@ -80,7 +80,7 @@ __device__ __forceinline__ T exp_of(double x) {
 // kCluster: the cluster's blocks along grid y (the launch's), 1 where each block takes all
 // of dA.
 template <class T, int kCluster>
-__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
+__global__ void __launch_bounds__(kThreads, 2)
     chunk_fp_grads_kernel(tensors<T> x, dims d, const T* states, const T* dstates, double scale) {
   using Z = sizes<T>;
   using L = layout<T>;

@@ -1,5 +1,5 @@
 // The fp64 forward in one pass: the chunk walk of forward_bf16_mma.cuh on the FP64 tensor
-// cores (DMMA, m8n8k4). The kernel is written for fp32 too (3×TF32,
+// cores (DMMA, m16n8k4). The kernel is written for fp32 too (3×TF32,
 // fp32_fp64_mma/mma.cuh), which took it until the pipelined walk
 // (forward_fp32_3xtf32.cuh) replaced it; only fp64 launches it now.
 // One block per (V slab of 64 columns, head) walks the chunks in order and keeps its
@@ -34,17 +34,18 @@
 
 namespace glabench::chunked::walk_fp {
 
-// o's element pairs of a warp's two column tiles (stage 5's layout), scaled, past T and V
+// o's element pairs of a warp's OT column tiles (stage 5's layout), scaled, past T and V
 // left out.
 template <class T, bool kRev>
 __device__ __forceinline__ void fp_store_outputs(const walk_io<T, sizes<T>, layout<T>, kRev>& io,
                                                  int64_t t0, int warp, int lane, T scale,
-                                                 const T (&O)[2][mma_policy<T>::NACC]) {
+                                                 const T (&O)[sizes<T>::OT][mma_policy<T>::NACC]) {
+  using Z = sizes<T>;
   using P = mma_policy<T>;
   using T2 = std::conditional_t<sizeof(T) == 4, float2, double2>;
-  const int r0 = (warp >> 2) * P::TM, n0 = 2 * (warp & 3) * P::TN;
+  const int r0 = (warp / Z::OUT_WARPS) * P::TM, n0 = Z::OT * (warp % Z::OUT_WARPS) * P::TN;
 #pragma unroll
-  for (int j = 0; j < 2; ++j)
+  for (int j = 0; j < Z::OT; ++j)
 #pragma unroll
     for (int e = 0; e < P::NACC; e += 2) {
       const int64_t t = t0 + r0 + acc_row(lane, e);
@@ -76,14 +77,21 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
   fp_load_state(a.h0, a, S, warp, lane);
   for (int m = 0; m < seg * a.subs; ++m) fp_carry_over_piece(a, m, S, warp, lane);
   const bool outputs = !kSlots || a.o;  // o null: a state pass (args::slots)
-  io.load(0, static_cast<int64_t>(n0) * Z::C);
+  // A state pass reads no queries.
+  auto load = [&](int b, int64_t t) {
+    if (outputs)
+      io.load(b, t);
+    else
+      io.template load<Z::THREADS, false>(b, t, tid);
+  };
+  load(0, static_cast<int64_t>(n0) * Z::C);
   for (int n = n0; n < n1; ++n) {
     const int cur = (n - n0) & 1;
     T* buf = smem + cur * L::buf;
     const int64_t t0 = static_cast<int64_t>(n) * Z::C;
     tc::cp_async_wait_all();
     __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
-    if (n + 1 < n1) io.load(cur ^ 1, t0 + Z::C);
+    if (n + 1 < n1) load(cur ^ 1, t0 + Z::C);
     io.template scale_v<Z::THREADS>(buf, tid);  // read after stage 1's barrier
     if (kSlots && t0 % 64 == 0) fp_store_slot<T>(a.slots, static_cast<int>(t0 / 64), S, warp, lane);
     if (outputs) fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
@@ -93,7 +101,10 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     const bool mild = __syncthreads_and(fp_decay_cumsum(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
     if (outputs && !mild)
       fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, smem + L::A_lo, warp, lane);
-    fp_prepare_qg_kg(buf, smem + L::q_lo, smem + L::k_lo, E, tots, f, h, l, mild);
+    if (outputs)
+      fp_prepare_qg_kg(buf, smem + L::q_lo, smem + L::k_lo, E, tots, f, h, l, mild);
+    else  // a state pass: k̂ and E alone
+      fp_prepare_kg(buf, E, tots, f, h, l);
     __syncthreads();  // operands written
     if (outputs && mild)
       fp_inner_chunk(buf, smem + L::q_lo, smem + L::k_lo, smem + L::A, smem + L::A_lo, warp, lane);
@@ -103,7 +114,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     __syncthreads();  // scores written
     if (!outputs) continue;
 
-    T O[2][P::NACC];
+    T O[Z::OT][P::NACC];
     fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::St_lo, smem + L::A, smem + L::A_lo,
                warp, lane, O);
     fp_store_outputs(io, t0, warp, lane, a.scale, O);
@@ -132,13 +143,14 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1)
   const walk::chunk_span span = walk::state_piece(piece, a.sub_chunks, a.NT);
   state_regs<T> S = {};
   double gate = 0.0;  // the piece's summed gates of feature f, in chunk order
-  io.load(0, static_cast<int64_t>(span.first) * Z::C);
+  io.template load<Z::THREADS, false>(0, static_cast<int64_t>(span.first) * Z::C, tid);
   for (int n = span.first; n < span.last; ++n) {
     const int cur = (n - span.first) & 1;
     T* buf = smem + cur * L::buf;
     tc::cp_async_wait_all();
     __syncthreads();
-    if (n + 1 < span.last) io.load(cur ^ 1, static_cast<int64_t>(n + 1) * Z::C);
+    if (n + 1 < span.last)
+      io.template load<Z::THREADS, false>(cur ^ 1, static_cast<int64_t>(n + 1) * Z::C, tid);
     io.template scale_v<Z::THREADS>(buf, tid);
     double l[Z::C / 2];
     fp_decay_cumsum(buf, tots, f, h, l);

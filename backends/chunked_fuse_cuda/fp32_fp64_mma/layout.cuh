@@ -11,17 +11,21 @@
 
 namespace glabench::chunked::walk_fp {
 
-// Tokens a chunk (32 in fp32, 16 in fp64: two row blocks of the tensor-core tile, and
-// every input double-buffered within 227 KB), the padded key width (K ≤ KP), the V slab
-// of a block, the block's threads and warps.
+// Tokens a chunk (32 in fp32, 16 in fp64: every input double-buffered within 227 KB), the
+// padded key width (K ≤ KP), the V slab of a block, the block's threads and warps.
 template <class T>
 struct sizes {
   using P = mma_policy<T>;
-  static constexpr int C = 2 * P::TM, KP = 128, BV = 64, THREADS = 256, WARPS = THREADS / 32;
+  static constexpr int C = sizeof(T) == 4 ? 32 : 16, KP = 128, BV = 64, THREADS = 256,
+                       WARPS = THREADS / 32;
   // Warp w holds state rows 16w … 16w+15: RB row blocks of the tile, 8 column tiles.
   static constexpr int RB = 16 / P::TM, CT = BV / P::TN;
-  // The scores' tiles (C×C), one a warp; in fp64 warps 4–7 have none (they run the
-  // state update, beside the scores).
+  // The outputs (stage 5): warp w takes row block w / OUT_WARPS of the chunk and OT column
+  // tiles from OT·(w % OUT_WARPS): fp32 two, fp64 (one row block) one.
+  static constexpr int ROW_BLOCKS = C / P::TM, OUT_WARPS = WARPS / ROW_BLOCKS, OT = CT / OUT_WARPS;
+  static_assert(ROW_BLOCKS * OUT_WARPS == WARPS && OT * OUT_WARPS == CT, "a warp's outputs");
+  // The scores' tiles (C×C), one a warp: fp32 eight, fp64 two; the warps without one run
+  // the state update beside them.
   static constexpr int SCORE_TILES = (C / P::TM) * (C / P::TN);
   static_assert(SCORE_TILES <= WARPS, "a warp a score tile");
   // A chunk whose two halves' log2 gates each sum to ≥ −kMildLog2/2 in every feature is
