@@ -308,11 +308,18 @@ __global__ void __launch_bounds__(kThreads, 2)
         [&](int j, int c) {
           return k_s[at_k(j, c)] * exp_of<T>(G_s[at_G(a0, c)] - G_s[at_G(j, c)]);
         });
+    // e^{G[r]} = e^{G[r] − G[a0]}·e^{G[a0]}, both ≤ 1: one exponential an element, one a
+    // column.
+    T head_of[CK][2];
+#pragma unroll
+    for (int ct = 0; ct < CK; ++ct)
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+        head_of[ct][i] = exp_of<T>(G_s[at_G(a0, colK + ct * P::TN + acc_col(lane, i))]);
     for_each(dq_dk_tiles{}, colK, [&](int rb, int ct, int e, int r, int c) {
-      const double Gr = G_s[at_G(r, c)];
-      T v = sc * acc_q[rb][ct][e] * exp_of<T>(Gr) + Xq[at_k(r, c)];
-      if (a0 > 0) v += exp_of<T>(Gr - G_s[at_G(a0, c)]) * t[rb][ct][e];
-      acc_q[rb][ct][e] = v;
+      const T w = exp_of<T>(G_s[at_G(r, c)] - G_s[at_G(a0, c)]);
+      acc_q[rb][ct][e] = sc * acc_q[rb][ct][e] * (w * head_of[ct][e % 2]) + Xq[at_k(r, c)] +
+                         (a0 > 0 ? w * t[rb][ct][e] : T(0));
     });
   }
   // 5. dk's rows against the queries after the sub-chunk, q[i]·e^{G[i] − G[b1]} (b1 its
@@ -327,10 +334,19 @@ __global__ void __launch_bounds__(kThreads, 2)
       [&](int i, int c) {
         return q_s[at_k(i, c)] * exp_of<T>(G_s[at_G(i, c)] - G_s[at_G(b1, c)]);
       });
+  // e^{G[C−1] − G[r]} = e^{G[C−1] − G[b1]}·e^{G[b1] − G[r]}, both ≤ 1.
+  T tail_of[CK][2];
+#pragma unroll
+  for (int ct = 0; ct < CK; ++ct)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int c = colK + ct * P::TN + acc_col(lane, i);
+      tail_of[ct][i] = factor[c] * exp_of<T>(G_s[at_G(kChunk - 1, c)] - G_s[at_G(b1, c)]);
+    }
   for_each(dq_dk_tiles{}, colK, [&](int rb, int ct, int e, int r, int c) {
-    const double Gr = G_s[at_G(r, c)];
-    acc_k[rb][ct][e] *= factor[c] * exp_of<T>(G_s[at_G(kChunk - 1, c)] - Gr);
-    t[rb][ct][e] = b1 < kChunk - 1 ? exp_of<T>(G_s[at_G(b1, c)] - Gr) * t[rb][ct][e] : T(0);
+    const T w = exp_of<T>(G_s[at_G(b1, c)] - G_s[at_G(r, c)]);
+    acc_k[rb][ct][e] *= tail_of[ct][e % 2] * w;
+    t[rb][ct][e] = b1 < kChunk - 1 ? w * t[rb][ct][e] : T(0);
   });
   __syncthreads();  // every warp's products have read q and k
   // 6. dk; dg's summands T = q ⊙ dq − k ⊙ dk_intra and P = k ⊙ dk_inter in place of q and

@@ -23,14 +23,16 @@ __device__ __forceinline__ T exp2_of(double x) {
     return exp2f(static_cast<float>(x - n)) * pow2i(n);
   }
 }
-// For |x| ≤ 96 only (a mild chunk's G). fp32, off the fp64 pipe but for one add: x + 1.5·2^29
+// For |x| ≤ 96 (fp32) or 480 (fp64) only: a mild chunk's G. fp64: 2^{−x} as the reciprocal
+// of 2^x (rounded to nearest: 1.5 ulp from 2^{−x}, at a third of an exponential's cost).
+// fp32, off the fp64 pipe but for one add: x + 1.5·2^29
 // leaves round(x·2^23) in its low word (fixed point, 2^-24 from x), whose top bits are
 // n = ⌊x⌋ and whose low 23 bits are r = x − n ∈ [0, 1) as a float's mantissa; 2^{±n} is
 // then added to the exponent bits of 2^{±r} (ex2.approx, 2 ulp), which stays normal.
 template <class T>
 __device__ __forceinline__ void exp2_both(double x, T& up, T& down) {
   if constexpr (sizeof(T) == 8) {
-    up = exp2(x), down = exp2(-x);
+    up = exp2(x), down = __drcp_rn(up);
   } else {
     constexpr double kFix = 805306368.0;  // 1.5·2^29: ulp 2^-23
     const int fixed = __double2loint(x + kFix), n = fixed >> 23;
