@@ -4,8 +4,9 @@
 // what differs is where they are held.
 //
 // A block per (64-token chunk n, K slab of BK features, head), 8 warps; a chunk's K slabs
-// form clusters of kCluster blocks (launch.cu: two where K takes an even count), which
-// share dA: block r of a cluster computes dA's columns W·r … (W = C/kCluster).
+// form clusters of kCluster blocks (launch.cu: fp64 four where K takes a multiple of four,
+// else two where an even count), which share dA: block r of a cluster computes dA's
+// columns W·r … (W = C/kCluster).
 // Warp w owns rows 16·(w/2) … of the chunk (its sub-chunk) and, of every C×BK product, the
 // columns (BK/2)·(w%2) …, of the block's W columns of dA the half (W/2)·(w%2) …:
 //   1. the V loop: dA = do·vᵀ, dq_inter = do·S_nᵀ and dk_inter = v·R_nᵀ accumulate in
@@ -89,7 +90,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   using bfrag = typename P::bfrag;
   constexpr int BK = Z::BK, BVS = Z::BVS, RB = Z::RB, CK = Z::CK, NACC = P::NACC;
   constexpr int W = Z::template dA_cols<kCluster>, CA = Z::template CA<kCluster>;
-  static_assert(CA >= 2 && CA % 2 == 0 && kChunk % kCluster == 0);
+  static_assert((CA == 1 || CA % 2 == 0) && kChunk % kCluster == 0);
   extern __shared__ __align__(128) unsigned char smem[];
   T* q_s = reinterpret_cast<T*>(smem + L::q);
   T* k_s = reinterpret_cast<T*>(smem + L::k);
@@ -179,6 +180,10 @@ __global__ void __launch_bounds__(kThreads, 2)
     // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load.
     auto row_products = [&](auto& acc, const afrag& a, const T* tile, int col0, int kk) {
       constexpr int tiles = sizeof(acc) / sizeof(acc[0]);
+      if constexpr (tiles == 1) {  // fp64 in clusters of four: one column tile of dA
+        P::mma_rn(acc[0], a, P::template lds_b<BVS>(tile, nullptr, col0, kk, lane));
+        return;
+      }
 #pragma unroll
       for (int ct = 0; ct < tiles; ct += 2) {
         bfrag b[2];

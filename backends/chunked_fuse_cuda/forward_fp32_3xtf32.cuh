@@ -136,7 +136,8 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     if (pt == 0) reinterpret_cast<int*>(buf)[L::kind] = mixed ? kMixed : mild ? kMild : kPairs;
     if (scores && (mild || mixed)) {
       psync();  // operands written
-      fp_inner_chunk_by_quarters<Z, L>(buf, buf + L::part, pw, lane);
+      fp_inner_chunk_by_quarters<float, Z, L>(buf, buf + L::q_lo, buf + L::k_lo, buf + L::part, pw,
+                                              lane);
     }
     bar::arrive(full + b);
   }

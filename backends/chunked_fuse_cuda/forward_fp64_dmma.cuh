@@ -8,7 +8,7 @@
 //   stage 1  fp_decay_cumsum    G, the cumulative log2 gates
 //   stage 2  fp_prepare_qg_kg   q̃, k̂ (and k̃): the operands with their decays, in place
 //   stage 3  fp_state_update    S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
-//   stage 4  fp_inner_chunk     the masked scores A
+//   stage 4  fp_inner_chunk_by_quarters   the masked scores (mild chunks; else by pairs)
 //   stage 5  fp_combine         o = scale·(q̃·S + A·v)
 //
 // each in fp32_fp64_mma/stageN_*.cuh, shared with the fp32 walk, on the tiles of
@@ -107,16 +107,17 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
       fp_prepare_kg(buf, E, tots, f, h, l);
     __syncthreads();  // operands written
     if (outputs && mild)
-      fp_inner_chunk(buf, smem + L::q_lo, smem + L::k_lo, smem + L::A, smem + L::A_lo, warp, lane);
-    // The state update reads only k̂, v and E: it runs beside the scores, which leave some
-    // warps idle (S_n is already in its tile for stage 5).
+      fp_inner_chunk_by_quarters<T, Z, L>(buf, smem + L::q_lo, smem + L::k_lo, smem + L::pairs,
+                                          warp, lane);
+    // The state update reads only k̂, v and E: each warp runs it after its share of the
+    // scores (S_n is already in its tile for stage 5).
     fp_state_update(buf, E, S, warp, lane);
     __syncthreads();  // scores written
     if (!outputs) continue;
 
     T O[Z::OT][P::NACC];
     fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::St_lo, smem + L::A, smem + L::A_lo,
-               warp, lane, O);
+               mild ? smem + L::pairs : nullptr, warp, lane, O);
     fp_store_outputs(io, t0, warp, lane, a.scale, O);
   }
   if (seg == a.segs - 1) fp_store_state(a.ht, a, S, warp, lane);

@@ -597,16 +597,14 @@ cudaError_t backward(const call& c) {
     }
   } else if (fp_backward_walks_fit<S>(c)) {
     if (cudaError_t e = launch_fp_backward_walks<S>(c, d, p)) return e;
-    // A chunk's K slabs in clusters of two that share dA, where the kernel has sm_90 code
-    // (fp64's four in one cluster were slower: one block an SM, so clusters of 4 leave SMs
-    // of a GPC idle).
+    // A chunk's K slabs in clusters that share dA, where the kernel has sm_90 code: fp64's
+    // four slabs in one (at two blocks an SM; fwd+bwd −1.8 %, H100), fp32's in pairs.
     static cuda_plugin::per_device sm90{};
-    const unsigned cluster =
-        nk % 2 == 0 && cuda_plugin::runs_sm90_code(sm90, reinterpret_cast<const void*>(
-                                                             fp_grads::chunk_fp_grads_kernel<S, 2>))
-            ? 2
-            : 1;
-    auto kernel = cluster == 2 ? fp_grads::chunk_fp_grads_kernel<S, 2>
+    const bool sm90_code = cuda_plugin::runs_sm90_code(
+        sm90, reinterpret_cast<const void*>(fp_grads::chunk_fp_grads_kernel<S, 2>));
+    const unsigned cluster = !sm90_code || nk % 2 ? 1 : sizeof(S) == 8 && nk % 4 == 0 ? 4 : 2;
+    auto kernel = cluster == 4 ? fp_grads::chunk_fp_grads_kernel < S, sizeof(S) == 8 ? 4 : 2 >
+        : cluster == 2         ? fp_grads::chunk_fp_grads_kernel<S, 2>
                                : fp_grads::chunk_fp_grads_kernel<S, 1>;
     return launch_clusters(kernel, dim3(nt, nk, heads), cluster, fp_grads::layout<S>::bytes,
                            c.stream, x, d, static_cast<const acc_t*>(p.states),

@@ -24,10 +24,10 @@ struct sizes {
   // tiles from OT·(w % OUT_WARPS): fp32 two, fp64 (one row block) one.
   static constexpr int ROW_BLOCKS = C / P::TM, OUT_WARPS = WARPS / ROW_BLOCKS, OT = CT / OUT_WARPS;
   static_assert(ROW_BLOCKS * OUT_WARPS == WARPS && OT * OUT_WARPS == CT, "a warp's outputs");
-  // The scores' tiles (C×C), one a warp: fp32 eight, fp64 two; the warps without one run
-  // the state update beside them.
-  static constexpr int SCORE_TILES = (C / P::TM) * (C / P::TN);
-  static_assert(SCORE_TILES <= WARPS, "a warp a score tile");
+  // A mild chunk's score partials (fp_inner_chunk_by_quarters, fp64: four C×C, one a
+  // feature quarter): rows of PS elements, C + 4 so that a fragment's eight rows lie on
+  // different banks.
+  static constexpr int PS = C + 4;
   // A chunk whose two halves' log2 gates each sum to ≥ −kMildLog2/2 in every feature is
   // mild: one reference for the whole chunk, 2^{±G} ≤ 2^{kMildLog2}, inside T's range. In
   // fp32, 2^{96}·|k| leaves 2^{31} below the largest float for a chunk's sums, and q·2^{−96}
@@ -38,12 +38,13 @@ inline constexpr double kLog2e = 1.4426950408889634;
 
 // The block's shared memory, in elements of T. q, k, g and v are double-buffered and the
 // next chunk loads while this one computes; stage 2 writes the operands in place over
-// this chunk's buffer (q → q̃, k → k̃, g → k̂). St is the state before the chunk,
-// transposed ([V][K]: stage 5's B operand), A the masked scores, `pairs` the strong-gate
-// path's partial scores (one tile per quarter of the features), E = 2^{G[C−1]} per feature, and
-// each half's summed log2 gates per feature (fp64, tots [2][KP]). fp32 keeps the operands q̃, k̃, St
-// and A split for 3×TF32 (mma.cuh): the tiles above hold hi, their *_lo twins lo (k̃'s twin shares
-// `pairs`, which only other chunks use).
+// this chunk's buffer (q → q̃, k → k̃, g → k̂). St is the state before the chunk
+// (stage 5's B operand: fp32 transposed, [V][K]; fp64 [K][V]), A the masked scores, `pairs` the
+// partial scores (one tile per quarter of the features: a mild chunk's on the tensor cores,
+// the others' pair by pair), E = 2^{G[C−1]} per
+// feature, and each half's summed log2 gates per feature (fp64, tots [2][KP]). fp32 keeps the
+// operands q̃, k̃, St and A split for 3×TF32 (mma.cuh): the tiles above hold hi, their *_lo twins lo
+// (k̃'s twin shares `pairs`, which only other chunks use).
 template <class T>
 struct layout {
   using Z = sizes<T>;
@@ -54,7 +55,7 @@ struct layout {
   static constexpr int A_lo = A + Z::C * Z::C, q_lo = A_lo + split * Z::C * Z::C;
   static constexpr int pairs = q_lo + split * tile_k, k_lo = pairs;
   static constexpr int pairs_size =
-      split * tile_k > 4 * Z::C* Z::C ? split* tile_k : 4 * Z::C* Z::C;
+      split * tile_k > 4 * Z::C* Z::PS ? split* tile_k : 4 * Z::C* Z::PS;
   static constexpr int E = pairs + pairs_size;
   static constexpr int tots_bytes = (E + Z::KP) * static_cast<int>(sizeof(T));  // double [2][KP]
   static constexpr int bytes = tots_bytes + 2 * Z::KP * 8;

@@ -29,13 +29,23 @@ __device__ __forceinline__ void each_state_element(int warp, int lane, F f) {
 }
 
 // ---- stage 3: the state -------------------------------------------------------------
-// S_n, transposed, into the operand tiles stage 5 reads (St, and St_lo in fp32).
+// S_n into the operand tiles stage 5 reads: fp32 transposed ([BV][KP], St and St_lo, for
+// ldmatrix), fp64 as it is ([KP][BV], St alone: adjacent columns a 16-byte store).
 template <class T>
 __device__ __forceinline__ void fp_state_to_shared(T* St, T* St_lo, const state_regs<T>& S,
                                                    int warp, int lane) {
-  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-    mma_policy<T>::store_op(St, St_lo, swz<T, sizes<T>::KP>(col, row), S[r][j][e]);
-  });
+  using Z = sizes<T>;
+  if constexpr (mma_policy<T>::kSplit) {
+    each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
+      mma_policy<T>::store_op(St, St_lo, swz<T, Z::KP>(col, row), S[r][j][e]);
+    });
+  } else {
+    each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
+      if (e % 2 == 0)
+        *reinterpret_cast<double2*>(St + swz<T, Z::BV>(row, col)) =
+            double2{S[r][j][e], S[r][j][e + 1]};
+    });
+  }
 }
 
 // S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v (k̂ᵀ read transposed from its tile).

@@ -1,43 +1,15 @@
 // Stage 4 of the fp32/fp64 chunk walk — the seed's `fwd_inner_chunk`: the chunk's masked
 // scores A[t][s] = Σ_f q[t,f]·k[s,f]·2^{G[t,f] − G[s,f]} (s ≤ t) into shared memory, on
-// the tensor cores for a mild chunk, pair by pair for the others.
+// the tensor cores for a mild chunk (four partial tiles), pair by pair for the others.
 #pragma once
+
+#include <type_traits>
 
 #include "layout.cuh"
 
 namespace glabench::chunked::walk_fp {
 
 // ---- stage 4: fwd_inner_chunk --------------------------------------------------------
-// A mild chunk: A = q̃·k̃ᵀ, one reference for the chunk. Each product q̃[t]·k̃[s] with
-// s ≤ t is q·k·2^{G[t]−G[s]} ≤ |q·k|; the products above the diagonal, up to 2^{kMildLog2}
-// larger, are masked by a select. Warp w < SCORE_TILES takes score tile w; two
-// accumulators, even and odd k-steps, keep two products in flight.
-template <class T>
-__device__ __forceinline__ void fp_inner_chunk(const T* buf, const T* q_lo, const T* k_lo, T* A,
-                                               T* A_lo, int warp, int lane) {
-  using Z = sizes<T>;
-  using P = mma_policy<T>;
-  using L = layout<T>;
-  constexpr int tiles_n = Z::C / P::TN;
-  if (warp >= Z::SCORE_TILES) return;
-  const int r0 = (warp / tiles_n) * P::TM, c0 = (warp % tiles_n) * P::TN;
-  T acc[2][P::NACC] = {};
-  if (c0 <= r0 + P::TM - 1) {
-#pragma unroll
-    for (int k0 = 0; k0 < Z::KP; k0 += 2 * P::TK) {
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        P::mma(acc[i], P::template lds_a<Z::KP>(buf + L::q, q_lo, r0, k0 + i * P::TK, lane),
-               P::template lds_b<Z::KP>(buf + L::k, k_lo, c0, k0 + i * P::TK, lane));
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < P::NACC; ++e) {
-    const int t = r0 + acc_row(lane, e), s = c0 + acc_col(lane, e);
-    P::store_op(A, A_lo, swz<T, Z::C>(t, s), s > t ? T(0) : acc[0][e] + acc[1][e]);
-  }
-}
-
 // Any chunk: each score as a sum over features of q[t,f]·k[s,f]·2^{d}, d the pair's own
 // gates g[s+1] + … + g[t] (log2, fp64, ≤ 0) summed in order — no reference, so no factor
 // above 1, whatever the gates. Warp w of 8 takes features 32·(w%4) … and the keys s of
@@ -104,30 +76,32 @@ __device__ __forceinline__ void fp_strong_feature_pairs(float* buf, const unsign
   buf[L::pairs + t * Z::PS + s] = s <= t ? static_cast<float>(sum) : 0.f;
 }
 
-// The pipelined fp32 walk's scores of a mild chunk (fp32_pipeline.cuh: C = 16, one
-// m16 row block): q̃·k̃ᵀ as in fp_inner_chunk, split over its 8 producer warps — warp w
-// takes key columns 8·(w%2) … and features 32·(w/2) …, four k-steps, into the partial
-// part[w/2][t][s] (rows of Z::PS). The consumers sum the four in order and mask the
-// diagonal's upper side (fp_combine_t_scores), as for fp_pair_partials'.
-template <class Z, class L>
-__device__ __forceinline__ void fp_inner_chunk_by_quarters(const float* buf, float* part, int warp,
+// A mild chunk's scores, one reference for the chunk (C = 16, one m16 row block): q̃·k̃ᵀ,
+// split over 8 warps — warp w takes key columns 8·(w%2) … and features 32·(w/2) …, into
+// the partial part[w/2][t][s] (rows of Z::PS). Each product q̃[t]·k̃[s] with s ≤ t is
+// q·k·2^{G[t]−G[s]} ≤ |q·k|; those above the diagonal, up to 2^{kMildLog2} larger, are
+// masked where the four partials are summed in order: stage 5 (fp_combine's A fragments,
+// the pipelined fp32 walk's fp_combine_t_scores). q̃ and k̃ in the walk's operand tiles
+// (fp32: hi in buf, lo in q_lo and k_lo).
+template <class T, class Z, class L>
+__device__ __forceinline__ void fp_inner_chunk_by_quarters(const T* buf, const T* q_lo,
+                                                           const T* k_lo, T* part, int warp,
                                                            int lane) {
-  using P = mma_policy<float>;
-  static_assert(Z::C == P::TM && Z::PRODUCERS == 8 && Z::KP == 4 * 32,
-                "two key tiles, four quarters");
+  using P = mma_policy<T>;
+  using T2 = std::conditional_t<sizeof(T) == 4, float2, double2>;
+  static_assert(Z::C == P::TM && Z::KP == 4 * 32, "two key tiles, four quarters");
   const int c0 = (warp & 1) * P::TN, fq = warp >> 1;
-  float acc[2][P::NACC] = {};
+  T acc[2][P::NACC] = {};
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 32 / P::TK; ++i) {
     const int k0 = 32 * fq + i * P::TK;
-    P::mma(acc[i & 1], P::template lds_a<Z::KP>(buf + L::q, buf + L::q_lo, 0, k0, lane),
-           P::template lds_b<Z::KP>(buf + L::k, buf + L::k_lo, c0, k0, lane));
+    P::mma(acc[i & 1], P::template lds_a<Z::KP>(buf + L::q, q_lo, 0, k0, lane),
+           P::template lds_b<Z::KP>(buf + L::k, k_lo, c0, k0, lane));
   }
 #pragma unroll
   for (int e = 0; e < P::NACC; e += 2)
-    *reinterpret_cast<float2*>(part + (fq * Z::C + acc_row(lane, e)) * Z::PS + c0 +
-                               acc_col(lane, e)) =
-        float2{acc[0][e] + acc[1][e], acc[0][e + 1] + acc[1][e + 1]};
+    *reinterpret_cast<T2*>(part + (fq * Z::C + acc_row(lane, e)) * Z::PS + c0 + acc_col(lane, e)) =
+        T2{acc[0][e] + acc[1][e], acc[0][e + 1] + acc[1][e + 1]};
 }
 
 }  // namespace glabench::chunked::walk_fp

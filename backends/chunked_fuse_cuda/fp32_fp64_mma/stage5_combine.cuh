@@ -9,11 +9,12 @@ namespace glabench::chunked::walk_fp {
 // ---- stages 3 (output) and 5: combine ------------------------------------------------
 // Warp w: row block w / OUT_WARPS of the chunk, the OT column tiles of the V slab from
 // OT·(w % OUT_WARPS) (sizes). A's columns s > t are zero, so for row block rb A·v stops at
-// its last row's column.
+// its last row's column. The scores: A, or where `quarters` is not null its four partial
+// tiles (fp_inner_chunk_by_quarters), summed in order and masked as they are read.
 template <class T>
 __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T* St, const T* St_lo,
-                                           const T* A, const T* A_lo, int warp, int lane,
-                                           T (&O)[sizes<T>::OT][mma_policy<T>::NACC]) {
+                                           const T* A, const T* A_lo, const T* quarters, int warp,
+                                           int lane, T (&O)[sizes<T>::OT][mma_policy<T>::NACC]) {
   using Z = sizes<T>;
   using P = mma_policy<T>;
   using L = layout<T>;
@@ -21,6 +22,13 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
   const int r0 = (warp / Z::OUT_WARPS) * P::TM, n0 = OT * (warp % Z::OUT_WARPS) * P::TN;
   const T* v = buf + L::v;
   auto vx = [&](int kk, int n) { return v[swz<T, Z::BV>(kk, n)]; };
+  // S_n's B fragment at (kk, n) from its tile (fp_state_to_shared's layout).
+  auto state_b = [&](int n, int kk) {
+    if constexpr (P::kSplit)
+      return P::template lds_b<Z::KP>(St, St_lo, n, kk, lane);
+    else
+      return P::load_b([&](int k, int c) { return St[swz<T, Z::BV>(k, c)]; }, kk, n, lane);
+  };
   // q̃·S over KP in NP parts, each into its own accumulators: four chains of products in
   // flight.
   constexpr int NP = 4 / OT, PK = Z::KP / NP;
@@ -32,8 +40,7 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
       const int kk = k0 + p * PK;
       const typename P::afrag af = P::template lds_a<Z::KP>(buf + L::q, q_lo, r0, kk, lane);
 #pragma unroll
-      for (int j = 0; j < OT; ++j)
-        P::mma(part[p][j], af, P::template lds_b<Z::KP>(St, St_lo, n0 + j * P::TN, kk, lane));
+      for (int j = 0; j < OT; ++j) P::mma(part[p][j], af, state_b(n0 + j * P::TN, kk));
     }
   }
 #pragma unroll
@@ -45,8 +52,15 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
       for (int p = 1; p < NP; ++p) sum += part[p][j][e];
       O[j][e] = sum;
     }
+  constexpr int Q = Z::C * Z::PS;
+  auto score = [&](int t, int s) {
+    const int i = t * Z::PS + s;
+    return s > t ? T(0)
+                 : ((quarters[i] + quarters[Q + i]) + quarters[2 * Q + i]) + quarters[3 * Q + i];
+  };
   for (int k0 = 0; k0 < r0 + P::TM; k0 += P::TK) {
-    const typename P::afrag af = P::template lds_a<Z::C>(A, A_lo, r0, k0, lane);
+    const typename P::afrag af =
+        quarters ? P::load_a(score, r0, k0, lane) : P::template lds_a<Z::C>(A, A_lo, r0, k0, lane);
 #pragma unroll
     for (int j = 0; j < OT; ++j) P::mma(O[j], af, P::load_b(vx, k0, n0 + j * P::TN, lane));
   }
