@@ -1,8 +1,9 @@
 // The fp32/fp64 chunk walk's tile swizzle (fp32_fp64_mma/swizzle.hpp), on the CPU: each row's
 // columns are a permutation of the row, 16-byte groups stay whole (cp.async writes them),
 // and the warp-wide fragment reads of fp32_fp64_mma/mma.cuh hit distinct banks — as stored and
-// transposed, for the m16n8k8 (fp32) and m8n8k4 (fp64) fragments and fp32's ldmatrix —
-// at every row and column offset the walk uses, in every tile width it has.
+// transposed, for the m16n8k8 (fp32) and m16n8k4 (fp64: each A register an 8-row read)
+// fragments and fp32's ldmatrix — at every row and column offset the walk uses, in every
+// tile width it has.
 #define BOOST_TEST_MODULE walk_fp_swizzle
 #include <boost/test/included/unit_test.hpp>
 #include <set>
@@ -45,6 +46,7 @@ bool conflict_free(At at) {
 
 template <class T, int ROWS, int COLS>
 void fragment_reads_are_conflict_free() {
+  // fp64: the 8 rows that one A register of m16n8k4 reads.
   constexpr int TM = sizeof(T) == 4 ? 16 : 8, TK = sizeof(T) == 4 ? 8 : 4;
   for (int r0 = 0; r0 + TM <= ROWS; r0 += 8)
     for (int k0 = 0; k0 + TK <= COLS; k0 += 4) {
@@ -74,7 +76,8 @@ void ldmatrix_rows_are_conflict_free() {
 
 }  // namespace
 
-// The tiles: q, k, g (C × 128), v (C × 64), S_nᵀ (64 × 128), A (C × C); C = 32 (fp32), 16 (fp64).
+// The tiles: q, k, g (C × 128), v (C × 64), S_nᵀ (64 × 128: fp32) or S_n (128 × 64: fp64),
+// A (C × C); C = 32 (fp32), 16 (fp64).
 BOOST_AUTO_TEST_CASE(rows_permute_and_keep_16_byte_groups) {
   rows_are_permutations_with_whole_groups<float, 128>();
   rows_are_permutations_with_whole_groups<float, 64>();
@@ -131,6 +134,17 @@ BOOST_AUTO_TEST_CASE(fp32_pair_loads_are_conflict_free) {
 BOOST_AUTO_TEST_CASE(fp64_fragments_are_conflict_free) {
   fragment_reads_are_conflict_free<double, 16, 128>();
   fragment_reads_are_conflict_free<double, 16, 64>();
-  fragment_reads_are_conflict_free<double, 64, 128>();
+  fragment_reads_are_conflict_free<double, 128, 64>();
   fragment_reads_are_conflict_free<double, 16, 16>();
+}
+
+// fp64's score quarters (fp_inner_chunk_by_quarters): four unswizzled C × C tiles in rows of
+// sizes<double>::PS = C + 4 = 20 doubles (fp32_fp64_mma/layout.cuh), which stage 5 reads as
+// A fragments (rows r0 + g, columns k0 + c) on distinct banks.
+BOOST_AUTO_TEST_CASE(fp64_score_quarters_are_conflict_free) {
+  constexpr int C = 16, PS = C + 4;
+  for (int r0 = 0; r0 + 8 <= C; r0 += 8)
+    for (int k0 = 0; k0 + 4 <= C; k0 += 4)
+      BOOST_TEST_REQUIRE(
+          conflict_free<double>([&](int g, int c) { return (r0 + g) * PS + k0 + c; }));
 }
