@@ -8,7 +8,7 @@
 //   stage 1  fp_decay_cumsum    G, the cumulative log2 gates
 //   stage 2  fp_prepare_qg_kg   q̃, k̂ (and k̃): the operands with their decays, in place
 //   stage 3  fp_state_update    S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
-//   stage 4  fp_inner_chunk_by_quarters   the masked scores (mild chunks; else by pairs)
+//   stage 4  fp_inner_chunk_by_quarters  the masked scores A (mild chunks; else _by_pairs)
 //   stage 5  fp_combine         o = scale·(q̃·S + A·v)
 //
 // each in fp32_fp64_mma/stageN_*.cuh, shared with the fp32 walk, on the tiles of
