@@ -182,14 +182,14 @@ __global__ void __launch_bounds__(kThreads, 2)
       constexpr int tiles = sizeof(acc) / sizeof(acc[0]);
       if constexpr (tiles == 1) {  // fp64 in clusters of four: one column tile of dA
         P::mma_rn(acc[0], a, P::template lds_b<BVS>(tile, nullptr, col0, kk, lane));
-        return;
-      }
+      } else {
 #pragma unroll
-      for (int ct = 0; ct < tiles; ct += 2) {
-        bfrag b[2];
-        P::template lds_b2_unsplit<BVS>(b, tile, col0 + ct * P::TN, kk, lane);
-        P::mma_rn(acc[ct], a, b[0]);
-        P::mma_rn(acc[ct + 1], a, b[1]);
+        for (int ct = 0; ct < tiles; ct += 2) {
+          bfrag b[2];
+          P::template lds_b2_unsplit<BVS>(b, tile, col0 + ct * P::TN, kk, lane);
+          P::mma_rn(acc[ct], a, b[0]);
+          P::mma_rn(acc[ct + 1], a, b[1]);
+        }
       }
     };
     // A k-step's products one operand at a time: the accumulators take 48 of fp32's 128
