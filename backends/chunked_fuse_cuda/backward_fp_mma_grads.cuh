@@ -4,8 +4,8 @@
 // what differs is where they are held.
 //
 // A block per (64-token chunk n, K slab of BK features, head), 8 warps; a chunk's K slabs
-// form clusters of kCluster blocks (launch.cu: fp64 four where K takes a multiple of four,
-// else two where an even count), which share dA: block r of a cluster computes dA's
+// form clusters of kCluster blocks (launch.cu: fp64 four where there are four slabs, Kp =
+// 128; else two where an even count), which share dA: block r of a cluster computes dA's
 // columns W·r … (W = C/kCluster).
 // Warp w owns rows 16·(w/2) … of the chunk (its sub-chunk) and, of every C×BK product, the
 // columns (BK/2)·(w%2) …, of the block's W columns of dA the half (W/2)·(w%2) …:
@@ -22,7 +22,8 @@
 //   7. dg's suffix and prefix sums (dg_sums), stored from shared memory.
 // R_n = e^{−g[first token of chunk n+1]} ⊙ dS_n by rows (reversed_tokens.hpp), so dk_inter
 // and Y take that factor per feature after their sums. 97 KB of shared memory (fp32), 113 KB
-// (fp64): two blocks an SM, ≤ 128 registers (fp64 at one block an SM: fwd+bwd ×1.16, H100).
+// (fp64): two blocks an SM, ≤ 128 registers (fp64 spills 92–132 bytes; at one block an SM
+// its fwd+bwd took ×1.16 on the H100).
 #pragma once
 
 #include <cstdint>
@@ -177,7 +178,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     const T* v = dO + L::stage_tokens;
     const T* S_n = v + L::stage_tokens;
     const T* R_n = S_n + L::stage_state;
-    // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load.
+    // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load (one
+    // where there is one).
     auto row_products = [&](auto& acc, const afrag& a, const T* tile, int col0, int kk) {
       constexpr int tiles = sizeof(acc) / sizeof(acc[0]);
       if constexpr (tiles == 1) {  // fp64 in clusters of four: one column tile of dA

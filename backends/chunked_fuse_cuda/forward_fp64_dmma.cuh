@@ -1,7 +1,8 @@
 // The fp64 forward in one pass: the chunk walk of forward_bf16_mma.cuh on the FP64 tensor
-// cores (DMMA, m16n8k4). The kernel is written for fp32 too (3×TF32,
-// fp32_fp64_mma/mma.cuh), which took it until the pipelined walk
-// (forward_fp32_3xtf32.cuh) replaced it; only fp64 launches it now.
+// cores (DMMA, m16n8k4). fp32 ran it (3×TF32, fp32_fp64_mma/mma.cuh) until the pipelined
+// walk (forward_fp32_3xtf32.cuh) replaced it; since a mild chunk's scores take four feature
+// quarters of one m16 row block (C = 16), it is fp64's alone. The stages keep their fp32
+// forms where the pipelined walk shares them.
 // One block per (V slab of 64 columns, head) walks the chunks in order and keeps its
 // 128×64 state in registers; every stage of a chunk runs inside the walk:
 //
@@ -14,14 +15,13 @@
 // each in fp32_fp64_mma/stageN_*.cuh, shared with the fp32 walk, on the tiles of
 // fp32_fp64_mma/layout.cuh.
 //
-// A chunk is 32 tokens in fp32 and 16 in fp64, so that every input tile is
-// double-buffered: the next chunk's q, k, g and v load (cp.async) during this one.
+// A chunk is 16 tokens, so that every input tile is double-buffered: the next chunk's q,
+// k, g and v load (cp.async) during this one.
 //
 // Gates: every exponent is ≤ 0 — G[t] for q̃, G[C−1] − G[t] for k̂ — except k̃'s −G[t],
-// which only a mild chunk takes (G ≥ −kMildLog2 throughout: 2^{96} in fp32, 2^{480} in
-// fp64). Any other chunk sums its scores pair by pair from the pair's own gates
-// (fp_inner_chunk_by_pairs), so a gate of −30, chunk sums of −10⁴ and exact zeros all stay
-// accurate and finite. G is summed in fp64 in both dtypes.
+// which only a mild chunk takes (G ≥ −kMildLog2 throughout: 2^{480}). Any other chunk sums
+// its scores pair by pair from the pair's own gates (fp_inner_chunk_by_pairs), so a gate of
+// −30, chunk sums of −10⁴ and exact zeros all stay accurate and finite.
 #pragma once
 
 #include "fp32_fp64_mma/split_pieces.cuh"

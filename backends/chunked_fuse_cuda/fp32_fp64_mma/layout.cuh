@@ -43,8 +43,8 @@ inline constexpr double kLog2e = 1.4426950408889634;
 // partial scores (one tile per quarter of the features: a mild chunk's on the tensor
 // cores, the others' pair by pair), E = 2^{G[C−1]} per feature, and each half's summed log2
 // gates per feature (fp64, tots [2][KP]). fp32 keeps the operands q̃, k̃, St and A split for
-// 3×TF32 (mma.cuh): the tiles above hold hi, their *_lo twins lo (k̃'s twin shares `pairs`,
-// which only other chunks use).
+// 3×TF32 (mma.cuh): the tiles above hold hi, their *_lo twins lo (k̃'s twin shares `pairs`:
+// fp32's one-pass layout, which no walk runs now; fp64 writes no lo tile).
 template <class T>
 struct layout {
   using Z = sizes<T>;
