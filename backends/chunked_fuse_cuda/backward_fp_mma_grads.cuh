@@ -230,6 +230,14 @@ __global__ void __launch_bounds__(kThreads, 2)
         for (int e = 0; e < NACC; ++e)
           f(rb, ct, e, row0 + rb * P::TM + acc_row(lane, e), col0 + ct * P::TN + acc_col(lane, e));
   };
+  // out[ct][i] = f(column) for the lane's two columns of each of its CK dq and dk tiles (the
+  // columns of its accumulator elements i and i + 2).
+  auto per_column = [&](auto& out, auto f) {
+#pragma unroll
+    for (int ct = 0; ct < CK; ++ct)
+#pragma unroll
+      for (int i = 0; i < 2; ++i) out[ct][i] = f(colK + ct * P::TN + acc_col(lane, i));
+  };
   using dA_tiles = std::integral_constant<int, CA>;
   using dq_dk_tiles = std::integral_constant<int, CK>;
 
@@ -318,11 +326,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     // e^{G[r]} = e^{G[r] − G[a0]}·e^{G[a0]}, both ≤ 1: one exponential an element, one a
     // column.
     T head_of[CK][2];
-#pragma unroll
-    for (int ct = 0; ct < CK; ++ct)
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-        head_of[ct][i] = exp_of<T>(G_s[at_G(a0, colK + ct * P::TN + acc_col(lane, i))]);
+    per_column(head_of, [&](int c) { return exp_of<T>(G_s[at_G(a0, c)]); });
     for_each(dq_dk_tiles{}, colK, [&](int rb, int ct, int e, int r, int c) {
       const T w = exp_of<T>(G_s[at_G(r, c)] - G_s[at_G(a0, c)]);
       acc_q[rb][ct][e] = sc * acc_q[rb][ct][e] * (w * head_of[ct][e % 2]) + Xq[at_k(r, c)] +
@@ -343,13 +347,9 @@ __global__ void __launch_bounds__(kThreads, 2)
       });
   // e^{G[C−1] − G[r]} = e^{G[C−1] − G[b1]}·e^{G[b1] − G[r]}, both ≤ 1.
   T tail_of[CK][2];
-#pragma unroll
-  for (int ct = 0; ct < CK; ++ct)
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int c = colK + ct * P::TN + acc_col(lane, i);
-      tail_of[ct][i] = factor[c] * exp_of<T>(G_s[at_G(kChunk - 1, c)] - G_s[at_G(b1, c)]);
-    }
+  per_column(tail_of, [&](int c) {
+    return factor[c] * exp_of<T>(G_s[at_G(kChunk - 1, c)] - G_s[at_G(b1, c)]);
+  });
   for_each(dq_dk_tiles{}, colK, [&](int rb, int ct, int e, int r, int c) {
     const T w = exp_of<T>(G_s[at_G(b1, c)] - G_s[at_G(r, c)]);
     acc_k[rb][ct][e] *= tail_of[ct][e % 2] * w;

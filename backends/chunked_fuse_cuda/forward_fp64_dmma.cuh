@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     if (n + 1 < n1) load(cur ^ 1, t0 + Z::C);
     io.template scale_v<Z::THREADS>(buf, tid);  // read after stage 1's barrier
     if (kSlots && t0 % 64 == 0) fp_store_slot<T>(a.slots, static_cast<int>(t0 / 64), S, warp, lane);
-    if (outputs) fp_state_to_shared(smem + L::St, smem + L::St_lo, S, warp, lane);
+    if (outputs) fp_state_to_shared(smem + L::St, S, warp, lane);
 
     double l[Z::C / 2];
     // Mild: each half's gates sum to ≥ −kMildLog2/2 in every feature (tots written).
@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     if (!outputs) continue;
 
     T O[Z::OT][P::NACC];
-    fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::St_lo, smem + L::A, smem + L::A_lo,
+    fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::A, smem + L::A_lo,
                mild ? smem + L::pairs : nullptr, warp, lane, O);
     fp_store_outputs(io, t0, warp, lane, a.scale, O);
   }

@@ -602,10 +602,11 @@ cudaError_t backward(const call& c) {
     static cuda_plugin::per_device sm90{};
     const bool sm90_code = cuda_plugin::runs_sm90_code(
         sm90, reinterpret_cast<const void*>(fp_grads::chunk_fp_grads_kernel<S, 2>));
-    const unsigned cluster = !sm90_code || nk % 2 ? 1 : sizeof(S) == 8 && nk % 4 == 0 ? 4 : 2;
-    auto kernel = cluster == 4 ? fp_grads::chunk_fp_grads_kernel < S, sizeof(S) == 8 ? 4 : 2 >
-        : cluster == 2         ? fp_grads::chunk_fp_grads_kernel<S, 2>
-                               : fp_grads::chunk_fp_grads_kernel<S, 1>;
+    constexpr unsigned kWide = sizeof(S) == 8 ? 4 : 2;
+    const unsigned cluster = !sm90_code || nk % 2 ? 1 : nk % kWide == 0 ? kWide : 2;
+    auto kernel = cluster == kWide ? fp_grads::chunk_fp_grads_kernel<S, kWide>
+                  : cluster == 2   ? fp_grads::chunk_fp_grads_kernel<S, 2>
+                                   : fp_grads::chunk_fp_grads_kernel<S, 1>;
     return launch_clusters(kernel, dim3(nt, nk, heads), cluster, fp_grads::layout<S>::bytes,
                            c.stream, x, d, static_cast<const acc_t*>(p.states),
                            static_cast<const acc_t*>(p.dstates), c.scale);

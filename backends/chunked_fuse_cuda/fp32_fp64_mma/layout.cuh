@@ -39,7 +39,7 @@ inline constexpr double kLog2e = 1.4426950408889634;
 // The block's shared memory, in elements of T. q, k, g and v are double-buffered and the
 // next chunk loads while this one computes; stage 2 writes the operands in place over
 // this chunk's buffer (q → q̃, k → k̃, g → k̂). St is the state before the chunk (stage 5's
-// B operand: fp32 transposed, [V][K]; fp64 [K][V]), A the masked scores, `pairs` the
+// B operand, [K][V]), A the masked scores, `pairs` the
 // partial scores (one tile per quarter of the features: a mild chunk's on the tensor
 // cores, the others' pair by pair), E = 2^{G[C−1]} per feature, and each half's summed log2
 // gates per feature (fp64, tots [2][KP]). fp32 keeps the operands q̃, k̃, St and A split for

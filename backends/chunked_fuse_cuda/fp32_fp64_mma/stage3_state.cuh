@@ -29,23 +29,17 @@ __device__ __forceinline__ void each_state_element(int warp, int lane, F f) {
 }
 
 // ---- stage 3: the state -------------------------------------------------------------
-// S_n into the operand tiles stage 5 reads: fp32 transposed ([BV][KP], St and St_lo, for
-// ldmatrix), fp64 as it is ([KP][BV], St alone: adjacent columns a 16-byte store).
+// S_n into the tile stage 5 reads as its B operand, as it is ([KP][BV]). The one-pass walk
+// is fp64's alone (../forward_fp64_dmma.cuh).
 template <class T>
-__device__ __forceinline__ void fp_state_to_shared(T* St, T* St_lo, const state_regs<T>& S,
-                                                   int warp, int lane) {
-  using Z = sizes<T>;
-  if constexpr (mma_policy<T>::kSplit) {
-    each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-      mma_policy<T>::store_op(St, St_lo, swz<T, Z::KP>(col, row), S[r][j][e]);
-    });
-  } else {
-    each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-      if (e % 2 == 0)
-        *reinterpret_cast<double2*>(St + swz<T, Z::BV>(row, col)) =
-            double2{S[r][j][e], S[r][j][e + 1]};
-    });
-  }
+__device__ __forceinline__ void fp_state_to_shared(T* St, const state_regs<T>& S, int warp,
+                                                   int lane) {
+  static_assert(!mma_policy<T>::kSplit, "the one-pass walk's state tile: fp64");
+  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
+    if (e % 2 == 0)  // adjacent columns, one 16-byte store
+      *reinterpret_cast<double2*>(St + swz<T, sizes<T>::BV>(row, col)) =
+          double2{S[r][j][e], S[r][j][e + 1]};
+  });
 }
 
 // S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v (k̂ᵀ read transposed from its tile).
@@ -156,7 +150,9 @@ __device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane,
 
 // The state before 64-token chunk m into its slot (args::state_slots): the block's V slab
 // of sizes<T>::BV columns, in either walk's state layout; the one-pass walk's accumulator
-// pairs (adjacent columns) as one store each.
+// pairs (adjacent columns) as one store each. (Vp, a multiple of the WMMA kernels' BV_out,
+// is always even: the element-wise branch is never taken. Dropping it changes the walks'
+// SASS, so it waits for a GPU run.)
 template <class T, class St>
 __device__ __forceinline__ void fp_store_slot(const typename args<T>::state_slots& s, int m,
                                               const St& S, int warp, int lane) {

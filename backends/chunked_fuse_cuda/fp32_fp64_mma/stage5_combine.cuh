@@ -12,9 +12,9 @@ namespace glabench::chunked::walk_fp {
 // its last row's column. The scores: A, or where `quarters` is not null its four partial
 // tiles (fp_inner_chunk_by_quarters), summed in order and masked as they are read.
 template <class T>
-__device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T* St, const T* St_lo,
-                                           const T* A, const T* A_lo, const T* quarters, int warp,
-                                           int lane, T (&O)[sizes<T>::OT][mma_policy<T>::NACC]) {
+__device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T* St, const T* A,
+                                           const T* A_lo, const T* quarters, int warp, int lane,
+                                           T (&O)[sizes<T>::OT][mma_policy<T>::NACC]) {
   using Z = sizes<T>;
   using P = mma_policy<T>;
   using L = layout<T>;
@@ -22,12 +22,9 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
   const int r0 = (warp / Z::OUT_WARPS) * P::TM, n0 = OT * (warp % Z::OUT_WARPS) * P::TN;
   const T* v = buf + L::v;
   auto vx = [&](int kk, int n) { return v[swz<T, Z::BV>(kk, n)]; };
-  // S_n's B fragment at (kk, n) from its tile (fp_state_to_shared's layout).
+  // S_n's B fragment at (kk, n) from its tile ([KP][BV]: fp_state_to_shared).
   auto state_b = [&](int n, int kk) {
-    if constexpr (P::kSplit)
-      return P::template lds_b<Z::KP>(St, St_lo, n, kk, lane);
-    else
-      return P::load_b([&](int k, int c) { return St[swz<T, Z::BV>(k, c)]; }, kk, n, lane);
+    return P::load_b([&](int k, int c) { return St[swz<T, Z::BV>(k, c)]; }, kk, n, lane);
   };
   // q̃·S over KP in NP parts, each into its own accumulators: four chains of products in
   // flight.
