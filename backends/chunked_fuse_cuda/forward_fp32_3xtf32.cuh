@@ -22,6 +22,9 @@
 // the update, from a zero state, leaving each piece's state and summed gates. A first-pass
 // block covers 128 columns of V (pipe_first_sizes: 8 consumer warps), two of the walk's
 // slabs, so its producers' stages run once for both.
+//
+// fp16 storage (In = __half) runs the same walk: the producers widen each chunk's halves in
+// shared memory as it lands (walk_io::widen), the consumers round o as they store it.
 #pragma once
 
 #include "fp32_fp64_mma/fp32_pipeline.cuh"
@@ -64,15 +67,15 @@ struct pipe_operands {
 // The producers of tokens [t_first, t_first + 16·count). `full` and `empty`: the buffers'
 // mbarriers (pipe_layout::bars_bytes). The first pass (kStates) leaves the span's summed
 // gates in the split's workspace (piece blockIdx.z; slab 0's block, a thread a feature).
-template <bool kStates, bool kSlots, bool kRev>
-__device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, uint64_t* full,
+template <bool kStates, bool kSlots, bool kRev, class In>
+__device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* smem, uint64_t* full,
                                              uint64_t* empty, int64_t t_first, int count) {
   using Z = pipe_sizes_for<kStates>;
   using L = pipe_layout_for<kStates>;
   const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
   const int f = pt % Z::KP, h = pt / Z::KP;  // stages 1–2: feature, half of the chunk
   double* tots = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::tots_bytes);
-  const walk_io<float, Z, L, kRev> io(a, smem);
+  const walk_io<float, Z, L, kRev, In> io(a, smem);
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
   double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
   const bool scores = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
@@ -97,6 +100,10 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
     psync();  // chunk i has landed for every producer; chunk i−1's tots are read
     const int b = i % Z::NBUF;
     float* buf = smem + b * L::buf;
+    if constexpr (!std::is_same_v<In, float>) {  // fp16: the floats, then every producer's
+      io.template widen<Z::PTHREADS, !kStates>(buf, pt, psync);
+      psync();
+    }
     io.template scale_v<Z::PTHREADS>(buf, pt);  // the consumers' alone, after `full`
     double l[Z::C / 2];
     constexpr double kHalf = -Z::kMildLog2 / 2;
@@ -146,7 +153,8 @@ __device__ __forceinline__ void fp32_produce(const args<float>& a, float* smem, 
 
 // The first pass's piece: the block's state, 128 columns, into the split's workspace,
 // whose tiles are the walk's 64-column slabs (split_state's layout, slabs of a.V).
-__device__ __forceinline__ void fp32_store_first_piece(const args<float>& a, int piece,
+template <class In>
+__device__ __forceinline__ void fp32_store_first_piece(const args<float, In>& a, int piece,
                                                        const state_t_regs<pipe_first_sizes>& S,
                                                        int cw, int lane) {
   constexpr int BV = sizes<float>::BV, KP = sizes<float>::KP;
@@ -160,8 +168,8 @@ __device__ __forceinline__ void fp32_store_first_piece(const args<float>& a, int
 
 // The consumers of the same span: the walk (o, and ht after the last segment) or the
 // first pass (kStates: the span's state into the split's workspace, piece blockIdx.z).
-template <bool kStates, bool kSlots, bool kRev>
-__device__ __forceinline__ void fp32_consume(const args<float>& a, const float* smem,
+template <bool kStates, bool kSlots, bool kRev, class In>
+__device__ __forceinline__ void fp32_consume(const args<float, In>& a, const float* smem,
                                              uint64_t* full, uint64_t* empty, int64_t t_first,
                                              int count) {
   using Z = pipe_sizes_for<kStates>;
@@ -180,7 +188,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
   const int64_t head = head_row(blockIdx.y, a.H, T_src), vs = static_cast<int64_t>(a.H) * a.V;
   const int v0 = blockIdx.x * Z::BV;
   const bool outputs = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
-  float* o = outputs ? a.o + head * a.V + v0 : nullptr;
+  In* o = outputs ? a.o + head * a.V + v0 : nullptr;
   auto has_source = [&](int64_t t) { return walk_has_source<kRev>(t, a.T_len, T_src); };
   for (int i = 0; i < count; ++i) {
     const int b = i % Z::NBUF;
@@ -209,7 +217,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
     // in a ragged chunk or slab.
     const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C + 2 * (lane & 3);
     const int vr = 16 * cw + (lane >> 2);
-    float* out = o + walk_out_row<kRev>(t0, a.T_len) * vs + vr;
+    In* out = o + walk_out_row<kRev>(t0, a.T_len) * vs + vr;
     const int64_t step = kRev ? -vs : vs;
     const bool whole =
         (kRev ? has_source(t0 - 2 * (lane & 3)) : t0 - 2 * (lane & 3) + Z::C <= a.T_len) &&
@@ -220,7 +228,7 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
       for (int e = 0; e < 4; ++e) {
         const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
         if (whole || (has_source(t0 + dt) && v0 + vr + dv < a.V))
-          out[dt * step + dv] = a.scale * O[nt][e];
+          out[dt * step + dv] = storage_of<In>(a.scale * O[nt][e]);
       }
   }
   if constexpr (kStates)
@@ -230,8 +238,8 @@ __device__ __forceinline__ void fp32_consume(const args<float>& a, const float* 
 }
 
 // Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
-template <bool kStates, bool kSlots = false, bool kRev = false>
-__device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_first,
+template <bool kStates, bool kSlots, bool kRev, class In>
+__device__ __forceinline__ void fp32_pipeline(const args<float, In>& a, int64_t t_first,
                                               int64_t t_end) {
   using Z = pipe_sizes_for<kStates>;
   extern __shared__ __align__(128) unsigned char raw[];
@@ -244,33 +252,33 @@ __device__ __forceinline__ void fp32_pipeline(const args<float>& a, int64_t t_fi
       bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
   __syncthreads();
   if (threadIdx.x < 32 * Z::CONSUMERS)
-    fp32_consume<kStates, kSlots, kRev>(a, smem, full, empty, t_first, count);
+    fp32_consume<kStates, kSlots, kRev, In>(a, smem, full, empty, t_first, count);
   else
-    fp32_produce<kStates, kSlots, kRev>(a, smem, full, empty, t_first, count);
+    fp32_produce<kStates, kSlots, kRev, In>(a, smem, full, empty, t_first, count);
 }
 
 // The walk. Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments);
 // pipe_sizes::THREADS threads, pipe_layout::bytes of shared memory. kSlots: the backward's
 // state passes (args::slots); kRev: its dS walk, on the tokens backwards (args::rev).
-template <bool kSlots, bool kRev = false>
+template <bool kSlots, bool kRev = false, class In = float>
 __global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
-    chunk_walk_fp32_pipelined_kernel(args<float> a) {
+    chunk_walk_fp32_pipelined_kernel(args<float, In> a) {
   constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
   const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
-  fp32_pipeline<false, kSlots, kRev>(
+  fp32_pipeline<false, kSlots, kRev, In>(
       a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
 }
 
 // The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z;
 // grid x the 128-column blocks of V, pipe_first_sizes::THREADS threads, pipe_first_layout::bytes.
-template <bool kRev = false>
+template <bool kRev = false, class In = float>
 __global__ void __launch_bounds__(pipe_first_sizes::THREADS, 1)
-    chunk_walk_fp32_pipelined_states_kernel(args<float> a) {
+    chunk_walk_fp32_pipelined_states_kernel(args<float, In> a) {
   constexpr int plan_chunk = sizes<float>::C;
   const walk::chunk_span span = walk::state_piece(blockIdx.z, a.sub_chunks, a.NT);
   const int64_t t_first = static_cast<int64_t>(span.first) * plan_chunk;
-  fp32_pipeline<true, false, kRev>(a, t_first,
-                                   min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk));
+  fp32_pipeline<true, false, kRev, In>(a, t_first,
+                                       min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk));
 }
 
 }  // namespace glabench::chunked::walk_fp

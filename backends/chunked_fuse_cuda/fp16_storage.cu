@@ -1,9 +1,11 @@
-// fp16 storage: the call's tensors widened to fp32 in the workspace, the fp32 paths run on
-// them (the pipelined 3×TF32 walk; the separate path as asked),
-// and the outputs rounded back to fp16. States already in fp32 (ABI 1.5's STATE_FP32,
-// which the plugin declares) are used as they are. Decoding (T = 1, the fused path) reads
-// fp16 directly (the shared decode kernel). The bf16 walks are not used: their operands, scaled by
-// 2^{±l} per sub-chunk, would leave fp16's range under strong gates.
+// fp16 storage on the fp32 paths. The forward on fp32's pipelined 3×TF32 walk reads and
+// writes fp16 itself (launch_fp16_walk: the walk widens each chunk in shared memory); every
+// other call has its tensors widened to fp32 in the workspace, the fp32 paths run on them
+// (the backward; the separate path as asked), and the outputs rounded back to fp16. States
+// already in fp32 (ABI 1.5's STATE_FP32, which the plugin declares) are used as they are,
+// others widened. Decoding (T = 1, the fused path) reads fp16 directly (the shared decode
+// kernel). The bf16 walks are not used: their operands, scaled by 2^{±l} per sub-chunk,
+// would leave fp16's range under strong gates.
 #include <cuda_fp16.h>
 
 #include <vector>
@@ -24,28 +26,30 @@ struct conversion {
 
 // The fp32 call and its conversions: fp32 copies carved from the head of c.workspace
 // (sizing: every tensor counted, c.workspace null), the inner call's workspace after them.
+// `all` false: the states alone, the tokens' tensors left in fp16 (an fp16 call with
+// fp32 states).
 struct widened_call {
   call inner;
   std::vector<conversion> widen, narrow;
   size_t bytes = 0;
 };
 
-widened_call widened(const call& c, bool backward, bool sizing) {
+widened_call widened(const call& c, bool backward, bool sizing, bool all = true) {
   widened_call x{c, {}, {}, 0};
-  x.inner.dtype = storage::fp32;
-  x.inner.state_fp32 = false;  // fp32 storage: states in fp32 either way
+  x.inner.dtype = all ? storage::fp32 : storage::fp16;
+  x.inner.state_fp32 = !all;  // fp32 either way (fp32 storage: its own)
   carver w{static_cast<char*>(c.workspace)};
   const size_t tokens = static_cast<size_t>(c.B) * c.T * c.H;
   const size_t nk = tokens * c.K, nv = tokens * c.V,
                ns = static_cast<size_t>(c.B) * c.H * c.K * c.V;
   auto in = [&](const void* p, size_t n, bool state) -> const void* {
-    if ((!p && !sizing) || (state && c.state_fp32)) return p;
+    if ((!p && !sizing) || (state && c.state_fp32) || (!state && !all)) return p;
     float* f = w.take<float>(n);
     if (!sizing) x.widen.push_back({p, f, n});
     return f;
   };
   auto out = [&](void* p, size_t n, bool state) -> void* {
-    if ((!p && !sizing) || (state && c.state_fp32)) return p;
+    if ((!p && !sizing) || (state && c.state_fp32) || (!state && !all)) return p;
     float* f = w.take<float>(n);
     if (!sizing) x.narrow.push_back({f, p, n});
     return f;
@@ -83,8 +87,8 @@ unsigned blocks_for(size_t n) {
 }
 
 template <class Launch>
-cudaError_t run_widened(const call& c, bool backward, Launch launch) {
-  const widened_call x = widened(c, backward, false);
+cudaError_t run_widened(const call& c, bool backward, bool all, Launch launch) {
+  const widened_call x = widened(c, backward, false, all);
   for (const conversion& v : x.widen) {
     widen_kernel<<<blocks_for(v.n), kThreads, 0, c.stream>>>(static_cast<const __half*>(v.from),
                                                              static_cast<float*>(v.to), v.n);
@@ -115,11 +119,12 @@ size_t fp16_widened_bytes(bool backward, int B, int64_t T, int H, int K, int V) 
 
 cudaError_t launch_forward_fp16(const call& c) {
   if (decodes(c)) return launch_decode(c);  // fp16 read directly
-  return run_widened(c, false, launch_forward);
+  if (fp16_walk_fits(c)) return run_widened(c, false, false, launch_fp16_walk);
+  return run_widened(c, false, true, launch_forward);
 }
 
 cudaError_t launch_backward_fp16(const call& c) {
-  return run_widened(c, true, launch_backward);
+  return run_widened(c, true, true, launch_backward);
 }
 
 }  // namespace glabench::chunked

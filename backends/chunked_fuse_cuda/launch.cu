@@ -221,13 +221,14 @@ bool grads_walk_fits(const call& c, const dims& d) {
   return d.Vp == walk::KP && aligned4(c.dq) && aligned4(c.dk) && aligned4(c.dv) && aligned4(c.dg);
 }
 
-// The forward's tensors and head sizes of a call, into a walk's arguments A (of storage S).
-template <class S, class A>
+// The forward's tensors and head sizes of a call, into a walk's arguments A: the tokens'
+// in storage In, the states in S.
+template <class S, class In = S, class A>
 void take_forward_tensors(A& a, const call& c) {
-  a.q = static_cast<const S*>(c.q), a.k = static_cast<const S*>(c.k);
-  a.v = static_cast<const S*>(c.v), a.g = static_cast<const S*>(c.g);
+  a.q = static_cast<const In*>(c.q), a.k = static_cast<const In*>(c.k);
+  a.v = static_cast<const In*>(c.v), a.g = static_cast<const In*>(c.g);
   a.h0 = static_cast<const S*>(c.h0);
-  a.o = static_cast<S*>(c.o), a.ht = static_cast<S*>(c.ht);
+  a.o = static_cast<In*>(c.o), a.ht = static_cast<S*>(c.ht);
   a.H = c.H, a.K = c.K, a.V = c.V;
 }
 
@@ -313,22 +314,23 @@ cudaError_t launch_walk(const call& c) {
 
 // The fp walks (forward_fp64_dmma.cuh, forward_fp32_3xtf32.cuh) take heads with
 // K ≤ 128 whose rows are whole 16-byte vectors at 16-byte-aligned addresses, as the bf16
-// walk does.
-template <class S>
+// walk does (In: the tokens' storage, fp16 for fp32's walk read in fp16).
+template <class S, class In = S>
 bool fp_walk_fits(const call& c) {
-  constexpr int vec = 16 / sizeof(S);
+  constexpr int vec = 16 / sizeof(In);
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   return c.K <= walk_fp::sizes<S>::KP && c.K % vec == 0 && c.V % vec == 0 && c.T > 0 &&
          aligned(c.q) && aligned(c.k) && aligned(c.v) && aligned(c.g) && aligned(c.o);
 }
 
-// `slots`: the backward's state passes (backward_fp_walks.cuh); none in the forward.
-template <class S>
-cudaError_t launch_fp_walk(const call& c, typename walk_fp::args<S>::state_slots slots = {},
-                           const typename walk_fp::args<S>::reversal* rev = nullptr) {
+// `slots`: the backward's state passes (backward_fp_walks.cuh); none in the forward. In:
+// the tokens' storage (fp16 on fp32's pipelined walk).
+template <class S, class In = S>
+cudaError_t launch_fp_walk(const call& c, walk_fp::state_slots<S> slots = {},
+                           const walk_fp::reversal<S>* rev = nullptr) {
   using Z = walk_fp::sizes<S>;
-  walk_fp::args<S> a{};
-  take_forward_tensors<S>(a, c);
+  walk_fp::args<S, In> a{};
+  take_forward_tensors<S, In>(a, c);
   a.slots = slots;
   a.slots.reversed = rev != nullptr;  // the dS walk's slots, from the last chunk back
   if (rev) a.rev = *rev;
@@ -345,16 +347,17 @@ cudaError_t launch_fp_walk(const call& c, typename walk_fp::args<S>::state_slots
     const dim3 first_pass((c.V + F::BV - 1) / F::BV, grid.y, pieces);
     if (pieces > 0)
       if (cudaError_t e = launch_walk_kernel_threads(
-              rev ? walk_fp::chunk_walk_fp32_pipelined_states_kernel<true>
-                  : walk_fp::chunk_walk_fp32_pipelined_states_kernel<false>,
+              rev ? walk_fp::chunk_walk_fp32_pipelined_states_kernel<true, In>
+                  : walk_fp::chunk_walk_fp32_pipelined_states_kernel<false, In>,
               first_pass, F::THREADS, walk_fp::pipe_first_layout::bytes, c.stream, a))
         return e;
     return launch_walk_kernel_threads(
-        rev            ? walk_fp::chunk_walk_fp32_pipelined_kernel<true, true>
-        : slots.states ? walk_fp::chunk_walk_fp32_pipelined_kernel<true>
-                       : walk_fp::chunk_walk_fp32_pipelined_kernel<false>,
+        rev            ? walk_fp::chunk_walk_fp32_pipelined_kernel<true, true, In>
+        : slots.states ? walk_fp::chunk_walk_fp32_pipelined_kernel<true, false, In>
+                       : walk_fp::chunk_walk_fp32_pipelined_kernel<false, false, In>,
         grid, walk_fp::pipe_sizes::THREADS, walk_fp::pipe_layout::bytes, c.stream, a);
   } else {
+    static_assert(std::is_same_v<In, S>, "fp64 in its own storage");
     const dim3 first_pass(grid.x, grid.y, pieces);
     constexpr size_t smem = walk_fp::layout<S>::bytes;
     if (pieces > 0)
@@ -565,7 +568,7 @@ cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backwar
   rev.T = reversed::padded_length(c.T, kChunk), rev.scale = 1.0;
   rev.q = c.k, rev.k = c.q, rev.v = c.d_o, rev.h0 = c.dht;
   rev.o = c.dv, rev.ht = c.dh0, rev.workspace = p.fp_split;
-  const typename walk_fp::args<S>::reversal backwards{c.T, static_cast<S>(c.scale)};
+  const walk_fp::reversal<S> backwards{c.T, static_cast<S>(c.scale)};
   if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp}, &backwards)) return e;
   if (!c.dh0) return cudaSuccess;
   // 3: dh0 = e^{g_0} ⊙ the walk's final state
@@ -703,6 +706,13 @@ bool on_bf16_walks(const call& c) {
   return c.dtype == storage::bf16 && on_walks(c);
 }
 }  // namespace
+
+bool fp16_walk_fits(const call& c) {
+  return c.path == stages::fused && fp_walk_fits<float, __half>(c);
+}
+cudaError_t launch_fp16_walk(const call& c) {
+  return launch_fp_walk<float, __half>(c);
+}
 
 cudaError_t launch_forward(const call& c) {
   if (c.dtype == storage::fp16) return launch_forward_fp16(c);

@@ -86,6 +86,10 @@ cudaError_t launch_decode(const call& c, const void* u = nullptr);
 // them, the outputs rounded back.
 size_t fp16_widened_bytes(bool backward, int B, int64_t T, int H, int K, int V);
 cudaError_t launch_forward_fp16(const call& c);
+// fp32's pipelined walk on fp16 tokens, read and written in fp16 (states in fp32): where
+// the walk takes the call (fused path, K ≤ 128, rows of whole 16-byte vectors).
+bool fp16_walk_fits(const call& c);
+cudaError_t launch_fp16_walk(const call& c);
 cudaError_t launch_backward_fp16(const call& c);
 
 // ---- Sequence parallelism (sequence_parallel.hpp) ----------------------------------------

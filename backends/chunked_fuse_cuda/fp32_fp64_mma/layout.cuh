@@ -2,7 +2,10 @@
 // layout, the kernel arguments and the cp.async loads of a chunk's tiles.
 #pragma once
 
+#include <cuda_fp16.h>
+
 #include <cstdint>
+#include <type_traits>
 
 #include "../ptx_primitives.cuh"
 #include "../reversed_tokens.hpp"
@@ -63,10 +66,35 @@ struct layout {
 static_assert(layout<float>::bytes <= 227 * 1024 && layout<double>::bytes <= 227 * 1024,
               "one block per SM");
 
+// The backward's state passes (../backward_fp_walks.cuh): where not null, the state
+// before every 64-token chunk m (the WMMA kernels' chunks, `chunks` of them) goes to slot
+// m of states [B·H][chunks + 1][Kp][Vp] (rows ≥ Kp, columns ≥ Vp left out), or to slot
+// chunks − 1 − m where `reversed` (the dS walk's, set with `rev` by the launch).
 template <class T>
+struct state_slots {
+  T* states;
+  int chunks, Kp, Vp;
+  bool reversed;
+};
+// The backward's dS walk (../backward_fp_walks.cuh), the kernels' kRev: the walk's T_len
+// tokens are the tensors' `tokens` backwards, padded at the front (../reversed_tokens.hpp),
+// each read from its source token — q, k and v from there, g from the token after — and
+// v scaled by v_scale as it lands; o goes to the source tokens.
+template <class T>
+struct reversal {
+  int64_t tokens;
+  T v_scale;
+};
+
+// A walk's arguments: the tokens' tensors (q, k, v, g, o) in storage type In — T, or fp16
+// that fp32's pipelined walk widens as it lands (walk_io) and rounds as it stores — and
+// the states (h0, ht) in T.
+template <class T, class In = T>
 struct args {
-  const T *q, *k, *v, *g, *h0;
-  T *o, *ht;
+  const In *q, *k, *v, *g;
+  const T* h0;
+  In* o;
+  T* ht;
   int H, K, V, NT;
   int64_t T_len;
   T scale;
@@ -78,24 +106,9 @@ struct args {
   int segs, seg_chunks, subs, sub_chunks;
   T* dstate;
   double* dgate;
-  // The backward's state passes (../backward_fp_walks.cuh): where not null, the state
-  // before every 64-token chunk m (the WMMA kernels' chunks, `chunks` of them) goes to slot
-  // m of states [B·H][chunks + 1][Kp][Vp] (rows ≥ Kp, columns ≥ Vp left out), or to slot
-  // chunks − 1 − m where `reversed` (the dS walk's, set with `rev` by the launch). o null: the
-  // outputs, and the scores only they need, are skipped.
-  struct state_slots {
-    T* states;
-    int chunks, Kp, Vp;
-    bool reversed;
-  } slots;
-  // The backward's dS walk (../backward_fp_walks.cuh), the kernels' kRev: the walk's T_len
-  // tokens are the tensors' `tokens` backwards, padded at the front (../reversed_tokens.hpp),
-  // each read from its source token — q, k and v from there, g from the token after — and
-  // v scaled by v_scale as it lands; o goes to the source tokens.
-  struct reversal {
-    int64_t tokens;
-    T v_scale;
-  } rev;
+  // o null: the outputs, and the scores only they need, are skipped.
+  state_slots<T> slots;
+  reversal<T> rev;
 };
 
 // Where the walk's token t lies in the tensors, which hold T_src tokens a sequence: the
@@ -116,20 +129,35 @@ __device__ __forceinline__ int64_t walk_out_row(int64_t t, int64_t T_len) {
   return kRev ? T_len - 1 - t : t;
 }
 
+// An output element in its storage type: T's own, or fp16 rounded to nearest.
+template <class In, class T>
+__device__ __forceinline__ In storage_of(T x) {
+  if constexpr (std::is_same_v<In, __half>)
+    return __float2half_rn(x);
+  else
+    return x;
+}
+
 // One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,
 // and the cp.async loads of a chunk's tiles into buffer `b` of layout L; zeros past T, K
 // and V. NTH threads share a load, `tid` among them (the whole block by default). kRev:
 // the dS walk's tokens, backwards (args::rev).
-template <class T, class Z = sizes<T>, class L = layout<T>, bool kRev = false>
+// fp16 storage (In = __half, fp32's pipelined walk): a tile's halves land unswizzled in the
+// first half of its own float tile, and `widen` — by the same threads, once the copies
+// have landed — turns them into the swizzled floats the stages read, the dS walk's v′
+// scaled there.
+template <class T, class Z = sizes<T>, class L = layout<T>, bool kRev = false, class In = T>
 struct walk_io {
-  static constexpr int kVec = 16 / sizeof(T);
-  const T *q, *k, *g, *v;
-  T* o;
+  static constexpr bool kHalf = !std::is_same_v<In, T>;
+  static_assert(!kHalf || (std::is_same_v<T, float> && sizeof(In) == 2), "fp16 into fp32 tiles");
+  static constexpr int kVec = 16 / sizeof(In);
+  const In *q, *k, *g, *v;
+  In* o;
   int64_t ks, vs, T_len, T_src;
   int K, V, v0;
   T v_scale;
   uint32_t sm;
-  __device__ walk_io(const args<T>& a, const T* smem)
+  __device__ walk_io(const args<T, In>& a, const T* smem)
       : ks(static_cast<int64_t>(a.H) * a.K),
         vs(static_cast<int64_t>(a.H) * a.V),
         T_len(a.T_len),
@@ -152,12 +180,12 @@ struct walk_io {
   }
   __device__ bool has_source(int64_t t) const { return walk_has_source<kRev>(t, T_len, T_src); }
   // o's first element of the slab at walk token t's source (where has_source(t)).
-  __device__ T* out(int64_t t) const { return o + walk_out_row<kRev>(t, T_len) * vs; }
+  __device__ In* out(int64_t t) const { return o + walk_out_row<kRev>(t, T_len) * vs; }
   // The dS walk's v′ = v_scale·v, in place in buffer b once its chunk has landed; NTH
-  // threads, `tid` among them.
+  // threads, `tid` among them (fp16: `widen` scales).
   template <int NTH>
   __device__ void scale_v(T* buf, int tid) const {
-    if constexpr (kRev) {
+    if constexpr (kRev && !kHalf) {
       static_assert(Z::C * Z::BV % NTH == 0, "whole rounds");
 #pragma unroll
       for (int i = tid; i < Z::C * Z::BV; i += NTH) buf[L::v + i] *= v_scale;
@@ -166,14 +194,26 @@ struct walk_io {
   __device__ void load(int b, int64_t t0) const {
     load<Z::THREADS>(b, t0, threadIdx.x);
   }
+  // Where a 16-byte vector of tile row r, column c lands: the swizzled tile's own, or fp16's
+  // unswizzled staging, in bytes from the tile's start.
+  template <int COLS>
+  static __device__ int landing(int r, int c) {
+    if constexpr (kHalf) return (r * COLS + c) * static_cast<int>(sizeof(In));
+    return swz<T, COLS>(r, c) * static_cast<int>(sizeof(T));
+  }
   // kWithQ = false: q is left out (a pass that needs the keys alone).
   template <int NTH, bool kWithQ = true>
   __device__ void load(int b, int64_t t0, int tid) const {
     constexpr int per_row = Z::KP / kVec, per_vrow = Z::BV / kVec;
-    static_assert(Z::C * per_row % NTH == 0 && Z::C * per_vrow % NTH == 0, "whole rounds of loads");
+    constexpr int k_rounds = (Z::C * per_row + NTH - 1) / NTH;
+    constexpr int v_rounds = (Z::C * per_vrow + NTH - 1) / NTH;
+    static_assert(kHalf || (Z::C * per_row % NTH == 0 && Z::C * per_vrow % NTH == 0),
+                  "whole rounds of loads");
+    const uint32_t base = sm + b * L::buf * static_cast<uint32_t>(sizeof(T));
 #pragma unroll
-    for (int it = 0; it < Z::C * per_row / NTH; ++it) {
+    for (int it = 0; it < k_rounds; ++it) {
       const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
+      if (Z::C * per_row % NTH != 0 && i >= Z::C * per_row) break;
       bool in, gin;
       int64_t src, gsrc;
       if constexpr (kRev) {
@@ -184,20 +224,80 @@ struct walk_io {
         in = gin = t0 + r < T_len && c < K;
         src = gsrc = in ? (t0 + r) * ks + c : 0;
       }
-      const uint32_t dst = sm + (b * L::buf + swz<T, Z::KP>(r, c)) * sizeof(T);
+      const uint32_t dst = base + landing<Z::KP>(r, c);
       if (kWithQ) tc::cp_async16(dst + L::q * sizeof(T), q + src, in ? 16 : 0);
       tc::cp_async16(dst + L::k * sizeof(T), k + src, in ? 16 : 0);
       tc::cp_async16(dst + L::g * sizeof(T), g + gsrc, gin ? 16 : 0);
     }
 #pragma unroll
-    for (int it = 0; it < Z::C * per_vrow / NTH; ++it) {
+    for (int it = 0; it < v_rounds; ++it) {
       const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
+      if (Z::C * per_vrow % NTH != 0 && i >= Z::C * per_vrow) break;
       const int64_t s = kRev ? source(t0 + r) : t0 + r;
       const bool in = (kRev ? s >= 0 : s < T_len) && v0 + c < V;
-      tc::cp_async16(sm + (b * L::buf + L::v + swz<T, Z::BV>(r, c)) * sizeof(T),
-                     in ? v + s * vs + c : v, in ? 16 : 0);
+      tc::cp_async16(base + L::v * sizeof(T) + landing<Z::BV>(r, c), in ? v + s * vs + c : v,
+                     in ? 16 : 0);
     }
     tc::cp_async_commit();
+  }
+  // fp16: buffer b's halves, landed by this thread's own `load` (the same NTH, tid and
+  // kWithQ), into its swizzled float tiles; `sync` the NTH threads' barrier, between every
+  // thread's reads and the writes over them. A no-op in T's own storage.
+  template <int NTH, bool kWithQ = true, class Sync>
+  __device__ void widen(T* buf, int tid, Sync sync) const {
+    if constexpr (kHalf) {
+      constexpr int per_row = Z::KP / kVec, per_vrow = Z::BV / kVec;
+      constexpr int k_rounds = (Z::C * per_row + NTH - 1) / NTH;
+      constexpr int v_rounds = (Z::C * per_vrow + NTH - 1) / NTH;
+      uint4 x[k_rounds][3], y[v_rounds];
+      auto staged = [&](int tile, int at) {
+        return *reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(buf + tile) +
+                                               at);
+      };
+#pragma unroll
+      for (int it = 0; it < k_rounds; ++it) {
+        const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
+        if (Z::C * per_row % NTH != 0 && i >= Z::C * per_row) break;
+        if (kWithQ) x[it][0] = staged(L::q, landing<Z::KP>(r, c));
+        x[it][1] = staged(L::k, landing<Z::KP>(r, c));
+        x[it][2] = staged(L::g, landing<Z::KP>(r, c));
+      }
+#pragma unroll
+      for (int it = 0; it < v_rounds; ++it) {
+        const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
+        if (Z::C * per_vrow % NTH != 0 && i >= Z::C * per_vrow) break;
+        y[it] = staged(L::v, landing<Z::BV>(r, c));
+      }
+      sync();
+      // 8 halves into two swizzled 4-float vectors at (r, c) and (r, c + 4), times `mul`.
+      auto put = [&](int tile, int r, int c, const uint4& h, int cols, float mul) {
+        const __half2* p = reinterpret_cast<const __half2*>(&h);
+        float f[8];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const float2 w = __half22float2(p[j]);
+          f[2 * j] = mul * w.x, f[2 * j + 1] = mul * w.y;
+        }
+        const int a0 = cols == Z::KP ? swz<T, Z::KP>(r, c) : swz<T, Z::BV>(r, c);
+        const int a1 = cols == Z::KP ? swz<T, Z::KP>(r, c + 4) : swz<T, Z::BV>(r, c + 4);
+        *reinterpret_cast<float4*>(buf + tile + a0) = make_float4(f[0], f[1], f[2], f[3]);
+        *reinterpret_cast<float4*>(buf + tile + a1) = make_float4(f[4], f[5], f[6], f[7]);
+      };
+#pragma unroll
+      for (int it = 0; it < k_rounds; ++it) {
+        const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
+        if (Z::C * per_row % NTH != 0 && i >= Z::C * per_row) break;
+        if (kWithQ) put(L::q, r, c, x[it][0], Z::KP, 1.f);
+        put(L::k, r, c, x[it][1], Z::KP, 1.f);
+        put(L::g, r, c, x[it][2], Z::KP, 1.f);
+      }
+#pragma unroll
+      for (int it = 0; it < v_rounds; ++it) {
+        const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
+        if (Z::C * per_vrow % NTH != 0 && i >= Z::C * per_vrow) break;
+        put(L::v, r, c, y[it], Z::BV, kRev ? v_scale : 1.f);
+      }
+    }
   }
 };
 

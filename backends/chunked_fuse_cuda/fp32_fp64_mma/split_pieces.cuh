@@ -11,20 +11,20 @@
 namespace glabench::chunked::walk_fp {
 
 // A piece's state tile and summed gates in the split's workspace.
-template <class T>
-__device__ __forceinline__ T* split_state(const args<T>& a, int piece) {
+template <class T, class In>
+__device__ __forceinline__ T* split_state(const args<T, In>& a, int piece) {
   using Z = sizes<T>;
   return a.dstate +
          ((static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * Z::KP *
              Z::BV;
 }
-template <class T>
-__device__ __forceinline__ double* split_gate(const args<T>& a, int piece) {
+template <class T, class In>
+__device__ __forceinline__ double* split_gate(const args<T, In>& a, int piece) {
   return a.dgate + (static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * sizes<T>::KP;
 }
 // S ← 2^{dgate}·S + dstate across piece m (either walk's state layout).
-template <class T, class St>
-__device__ __forceinline__ void fp_carry_over_piece(const args<T>& a, int m, St& S, int warp,
+template <class T, class In, class St>
+__device__ __forceinline__ void fp_carry_over_piece(const args<T, In>& a, int m, St& S, int warp,
                                                     int lane) {
   const T* ds = split_state(a, m);
   const double* dg = split_gate(a, m);
@@ -33,9 +33,9 @@ __device__ __forceinline__ void fp_carry_over_piece(const args<T>& a, int m, St&
   });
 }
 // The first pass's piece: its state into the split's workspace.
-template <class T, class St>
-__device__ __forceinline__ void fp_store_piece(const args<T>& a, int piece, const St& S, int warp,
-                                               int lane) {
+template <class T, class In, class St>
+__device__ __forceinline__ void fp_store_piece(const args<T, In>& a, int piece, const St& S,
+                                               int warp, int lane) {
   T* ds = split_state(a, piece);
   for_each_state(S, warp, lane,
                  [&](const T& s, int row, int col) { ds[row * sizes<T>::BV + col] = s; });

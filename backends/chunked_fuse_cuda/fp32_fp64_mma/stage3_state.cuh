@@ -150,27 +150,20 @@ __device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane,
 
 // The state before 64-token chunk m into its slot (args::state_slots): the block's V slab
 // of sizes<T>::BV columns, in either walk's state layout; the one-pass walk's accumulator
-// pairs (adjacent columns) as one store each. (Vp, a multiple of the WMMA kernels' BV_out,
-// is always even: the element-wise branch is never taken. Dropping it changes the walks'
-// SASS, so it waits for a GPU run.)
+// pairs (adjacent columns) as one store each — Vp, a multiple of the WMMA kernels' BV_out,
+// is even, so a pair starting at an even column below Vp ends below it, 2·sizeof(T) aligned.
 template <class T, class St>
-__device__ __forceinline__ void fp_store_slot(const typename args<T>::state_slots& s, int m,
-                                              const St& S, int warp, int lane) {
+__device__ __forceinline__ void fp_store_slot(const state_slots<T>& s, int m, const St& S, int warp,
+                                              int lane) {
   const int slot = s.reversed ? reversed::chunk_of_state(m, s.chunks) : m;
   const int v0 = blockIdx.x * sizes<T>::BV;
   T* dst = s.states + (static_cast<int64_t>(blockIdx.y) * (s.chunks + 1) + slot) * s.Kp * s.Vp;
   if constexpr (std::rank_v<St> == 3) {
     using T2 = std::conditional_t<sizeof(T) == 4, float2, double2>;
-    const bool pairs = s.Vp % 2 == 0;  // every pair's first column even: 2·sizeof(T) aligned
     each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-      if (e % 2 || row >= s.Kp || v0 + col >= s.Vp) return;
-      T* at = dst + static_cast<int64_t>(row) * s.Vp + v0 + col;
-      if (pairs && v0 + col + 1 < s.Vp)
-        *reinterpret_cast<T2*>(at) = T2{S[r][j][e], S[r][j][e + 1]};
-      else {
-        at[0] = S[r][j][e];
-        if (v0 + col + 1 < s.Vp) at[1] = S[r][j][e + 1];
-      }
+      if (e % 2 == 0 && row < s.Kp && v0 + col < s.Vp)
+        *reinterpret_cast<T2*>(dst + static_cast<int64_t>(row) * s.Vp + v0 + col) =
+            T2{S[r][j][e], S[r][j][e + 1]};
     });
   } else {
     for_each_state(S, warp, lane, [&](const T& x, int row, int col) {
@@ -181,8 +174,8 @@ __device__ __forceinline__ void fp_store_slot(const typename args<T>::state_slot
 
 // The state tile of the ABI's [B·H][K][V] layout (h0, ht) as the warp's part of the state:
 // zeros outside K and V, or when absent.
-template <class T, class St>
-__device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, St& S, int warp,
+template <class T, class In, class St>
+__device__ __forceinline__ void fp_load_state(const T* src, const args<T, In>& a, St& S, int warp,
                                               int lane) {
   const int v0 = blockIdx.x * sizes<T>::BV;
   for_each_state(S, warp, lane, [&](T& s, int row, int col) {
@@ -190,8 +183,8 @@ __device__ __forceinline__ void fp_load_state(const T* src, const args<T>& a, St
     s = in ? src[(static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + v0 + col] : T(0);
   });
 }
-template <class T, class St>
-__device__ __forceinline__ void fp_store_state(T* dst, const args<T>& a, const St& S, int warp,
+template <class T, class In, class St>
+__device__ __forceinline__ void fp_store_state(T* dst, const args<T, In>& a, const St& S, int warp,
                                                int lane) {
   if (!dst) return;
   const int v0 = blockIdx.x * sizes<T>::BV;
