@@ -3,7 +3,7 @@
 // and the warp-wide fragment reads of fp32_fp64_mma/mma.cuh hit distinct banks — as stored and
 // transposed, for the m16n8k8 (fp32) and m16n8k4 (fp64: each A register an 8-row read)
 // fragments and fp32's ldmatrix — at every row and column offset the walk uses, in every
-// tile width it has.
+// tile width it has; and fp16's halves, widened in place, cover each fp32 tile once.
 #define BOOST_TEST_MODULE walk_fp_swizzle
 #include <boost/test/included/unit_test.hpp>
 #include <set>
@@ -147,4 +147,29 @@ BOOST_AUTO_TEST_CASE(fp64_score_quarters_are_conflict_free) {
     for (int k0 = 0; k0 + 4 <= C; k0 += 4)
       BOOST_TEST_REQUIRE(
           conflict_free<double>([&](int g, int c) { return (r0 + g) * PS + k0 + c; }));
+}
+
+// fp16 storage on fp32's pipelined walk (walk_io::widen): a tile's halves land unswizzled,
+// 8 to a 16-byte vector (r, c), in the first half of its float tile; each vector widens
+// into the 4-float groups at swz(r, c) and swz(r, c + 4). Together they write every float
+// of the tile once, and stay within the tile.
+template <int ROWS, int COLS>
+void half_vectors_widen_onto_the_whole_tile() {
+  std::set<int> written;
+  for (int v = 0; v < ROWS * COLS / 8; ++v) {
+    const int r = v / (COLS / 8), c = v % (COLS / 8) * 8;
+    BOOST_TEST_REQUIRE((r * COLS + c) * 2 + 16 <= ROWS * COLS * 4 / 2);  // staging: first half
+    for (int half = 0; half < 2; ++half) {
+      const int at = wf::swz<float, COLS>(r, c + 4 * half);
+      BOOST_TEST_REQUIRE(at % 4 == 0);  // a whole 16-byte group
+      for (int j = 0; j < 4; ++j) BOOST_TEST_REQUIRE(written.insert(at + j).second);
+    }
+  }
+  BOOST_TEST_REQUIRE(written.size() == static_cast<size_t>(ROWS * COLS));
+  BOOST_TEST_REQUIRE(*written.rbegin() == ROWS * COLS - 1);
+}
+
+BOOST_AUTO_TEST_CASE(fp16_halves_widen_onto_whole_fp32_tiles) {
+  half_vectors_widen_onto_the_whole_tile<16, 128>();  // q, k, g (KP); the first pass's v
+  half_vectors_widen_onto_the_whole_tile<16, 64>();   // the walk's v slab (BV)
 }
