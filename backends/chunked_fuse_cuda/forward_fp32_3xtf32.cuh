@@ -100,7 +100,9 @@ __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* sm
     psync();  // chunk i has landed for every producer; chunk i−1's tots are read
     const int b = i % Z::NBUF;
     float* buf = smem + b * L::buf;
-    if constexpr (!std::is_same_v<In, float>) {  // fp16: the floats, then every producer's
+    // fp16: the halves become floats (a barrier between every producer's reads and the
+    // writes), which every producer sees after one more.
+    if constexpr (!std::is_same_v<In, float>) {
       io.template widen<Z::PTHREADS, !kStates>(buf, pt, psync);
       psync();
     }
