@@ -7,6 +7,13 @@
 namespace glabench::chunked::walk_fp {
 
 // ---- stages 3 (output) and 5: combine ------------------------------------------------
+// Score i of a mild chunk: its four feature quarters' partial tiles (C rows of PS each,
+// fp_inner_chunk_by_quarters) summed in order.
+template <class Z, class T>
+__device__ __forceinline__ T quarters_sum(const T* part, int i) {
+  constexpr int Q = Z::C * Z::PS;
+  return ((part[i] + part[Q + i]) + part[2 * Q + i]) + part[3 * Q + i];
+}
 // Warp w: row block w / OUT_WARPS of the chunk, the OT column tiles of the V slab from
 // OT·(w % OUT_WARPS) (sizes). A's columns s > t are zero, so for row block rb A·v stops at
 // its last row's column. The scores: A, or where `quarters` is not null its four partial
@@ -49,11 +56,8 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
       for (int p = 1; p < NP; ++p) sum += part[p][j][e];
       O[j][e] = sum;
     }
-  constexpr int Q = Z::C * Z::PS;
   auto score = [&](int t, int s) {
-    const int i = t * Z::PS + s;
-    return s > t ? T(0)
-                 : ((quarters[i] + quarters[Q + i]) + quarters[2 * Q + i]) + quarters[3 * Q + i];
+    return s > t ? T(0) : quarters_sum<Z>(quarters, t * Z::PS + s);
   };
   for (int k0 = 0; k0 < r0 + P::TM; k0 += P::TK) {
     const typename P::afrag af =
@@ -116,12 +120,12 @@ __device__ __forceinline__ void fp_combine_t_scores(const float* part, const flo
                                                     const mma_policy<float>::afrag (&vt)[Z::C / 8],
                                                     int lane, float (&O)[Z::C / 8][4]) {
   using P = mma_policy<float>;
-  constexpr int NT = Z::C / 8, Q = Z::C * Z::PS;
+  constexpr int NT = Z::C / 8;
   const int g = lane >> 2, c = lane & 3, at = g * Z::PS + c;
   // A[t][s] (s ≤ t, else 0) for B (k = s, n = t): the partials summed in order.
   auto score = [&](int t0, int s) {
     const int i = at + t0 * Z::PS + s;
-    float sum = ((part[i] + part[Q + i]) + part[2 * Q + i]) + part[3 * Q + i];
+    float sum = quarters_sum<Z>(part, i);
     if (pairs) sum += pairs[i];
     return s + c > t0 + g ? 0.f : sum;
   };
