@@ -99,16 +99,14 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     double l[Z::C / 2];
     // Mild: each half's gates sum to ≥ −kMildLog2/2 in every feature (tots written).
     const bool mild = __syncthreads_and(fp_decay_cumsum(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
-    if (outputs && !mild)
-      fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, smem + L::A_lo, warp, lane);
+    if (outputs && !mild) fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, warp, lane);
     if (outputs)
-      fp_prepare_qg_kg(buf, smem + L::q_lo, smem + L::k_lo, E, tots, f, h, l, mild);
+      fp_prepare_qg_kg(buf, E, tots, f, h, l, mild);
     else  // a state pass: k̂ and E alone
       fp_prepare_kg(buf, E, tots, f, h, l);
     __syncthreads();  // operands written
     if (outputs && mild)
-      fp_inner_chunk_by_quarters<T, Z, L>(buf, smem + L::q_lo, smem + L::k_lo, smem + L::pairs,
-                                          warp, lane);
+      fp_inner_chunk_by_quarters<T, Z, L>(buf, nullptr, nullptr, smem + L::pairs, warp, lane);
     // The state update reads only k̂, v and E: each warp runs it after its share of the
     // scores (S_n is already in its tile for stage 5).
     fp_state_update(buf, E, S, warp, lane);
@@ -116,8 +114,7 @@ __global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(arg
     if (!outputs) continue;
 
     T O[Z::OT][P::NACC];
-    fp_combine(buf, smem + L::q_lo, smem + L::St, smem + L::A, smem + L::A_lo,
-               mild ? smem + L::pairs : nullptr, warp, lane, O);
+    fp_combine(buf, smem + L::St, smem + L::A, mild ? smem + L::pairs : nullptr, warp, lane, O);
     fp_store_outputs(io, t0, warp, lane, a.scale, O);
   }
   if (seg == a.segs - 1) fp_store_state(a.ht, a, S, warp, lane);

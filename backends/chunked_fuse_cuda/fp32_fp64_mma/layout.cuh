@@ -39,32 +39,26 @@ struct sizes {
 };
 inline constexpr double kLog2e = 1.4426950408889634;
 
-// The block's shared memory, in elements of T. q, k, g and v are double-buffered and the
-// next chunk loads while this one computes; stage 2 writes the operands in place over
+// The one-pass walk's shared memory (fp64's alone, ../forward_fp64_dmma.cuh; fp32's
+// pipelined walk has pipe_layout), in elements of T. q, k, g and v are double-buffered and
+// the next chunk loads while this one computes; stage 2 writes the operands in place over
 // this chunk's buffer (q → q̃, k → k̃, g → k̂). St is the state before the chunk (stage 5's
-// B operand, [K][V]), A the masked scores, `pairs` the
-// partial scores (one tile per quarter of the features: a mild chunk's on the tensor
-// cores, the others' pair by pair), E = 2^{G[C−1]} per feature, and each half's summed log2
-// gates per feature (fp64, tots [2][KP]). fp32 keeps the operands q̃, k̃, St and A split for
-// 3×TF32 (mma.cuh): the tiles above hold hi, their *_lo twins lo (k̃'s twin shares `pairs`:
-// fp32's one-pass layout, which no walk runs now; fp64 writes no lo tile).
+// B operand, [K][V]), A the masked scores of a chunk not mild, `pairs` the partial scores
+// (one tile per quarter of the features: a mild chunk's on the tensor cores, the others'
+// pair by pair), E = 2^{G[C−1]} per feature, and each half's summed log2 gates per feature
+// (fp64, tots [2][KP]). Exact operands: no lo tiles.
 template <class T>
 struct layout {
   using Z = sizes<T>;
-  static constexpr int split = mma_policy<T>::kSplit ? 1 : 0;
+  static_assert(!mma_policy<T>::kSplit, "the one-pass walk: fp64");
   static constexpr int tile_k = Z::C * Z::KP, tile_v = Z::C * Z::BV, tile_s = Z::KP * Z::BV;
   static constexpr int q = 0, k = tile_k, g = 2 * tile_k, v = 3 * tile_k, buf = 3 * tile_k + tile_v;
-  static constexpr int St = 2 * buf, St_lo = St + tile_s, A = St_lo + split * tile_s;
-  static constexpr int A_lo = A + Z::C * Z::C, q_lo = A_lo + split * Z::C * Z::C;
-  static constexpr int pairs = q_lo + split * tile_k, k_lo = pairs;
-  static constexpr int pairs_size =
-      split * tile_k > 4 * Z::C* Z::PS ? split* tile_k : 4 * Z::C* Z::PS;
-  static constexpr int E = pairs + pairs_size;
+  static constexpr int St = 2 * buf, A = St + tile_s, pairs = A + Z::C * Z::C;
+  static constexpr int E = pairs + 4 * Z::C * Z::PS;
   static constexpr int tots_bytes = (E + Z::KP) * static_cast<int>(sizeof(T));  // double [2][KP]
   static constexpr int bytes = tots_bytes + 2 * Z::KP * 8;
 };
-static_assert(layout<float>::bytes <= 227 * 1024 && layout<double>::bytes <= 227 * 1024,
-              "one block per SM");
+static_assert(layout<double>::bytes <= 227 * 1024, "one block per SM");
 
 // The backward's state passes (../backward_fp_walks.cuh): where not null, the state
 // before every 64-token chunk m (the WMMA kernels' chunks, `chunks` of them) goes to slot

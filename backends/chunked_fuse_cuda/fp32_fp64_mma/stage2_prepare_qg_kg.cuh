@@ -39,25 +39,22 @@ __device__ __forceinline__ void fp_prepare_operands(const T* buf, T* E, const do
 }
 
 // The one-pass walk's operands (../forward_fp64_dmma.cuh), in place over the chunk's tiles:
-// q̃ and k̃ as operand pairs (P::store_op: hi over q and k, lo in q_lo and k_lo), k̂ over g.
+// q̃ over q, k̃ over k, k̂ over g.
 template <class T>
-__device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* q_lo, T* k_lo, T* E, const double* tots,
-                                                 int f, int h, const double (&l)[sizes<T>::C / 2],
-                                                 bool mild) {
+__device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* E, const double* tots, int f, int h,
+                                                 const double (&l)[sizes<T>::C / 2], bool mild) {
   using L = layout<T>;
-  using P = mma_policy<T>;
   struct {
-    T *buf, *q_lo, *k_lo;
+    T* buf;
     __device__ void mild(int at, T qt, T kt, T e) const {
-      P::store_op(buf + L::q, q_lo, at, qt);
-      P::store_op(buf + L::k, k_lo, at, kt);
+      buf[L::q + at] = qt, buf[L::k + at] = kt;
       buf[L::g + at] = kt * e;
     }
     __device__ void strong(int at, T qt, T kh) const {
-      P::store_op(buf + L::q, q_lo, at, qt);
+      buf[L::q + at] = qt;
       buf[L::g + at] = kh;
     }
-  } out{buf, q_lo, k_lo};
+  } out{buf};
   fp_prepare_operands<T, sizes<T>, L>(buf, E, tots, f, h, l, mild, out);
 }
 

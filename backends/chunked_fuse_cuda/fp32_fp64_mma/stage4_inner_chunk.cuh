@@ -36,8 +36,8 @@ __device__ __noinline__ void fp_pair_partials(const T* buf, T* part, int warp, i
 // The one-pass walk's: the four quarters then summed, in order, into A (a barrier of the
 // block between; the caller's barrier after stage 2 separates A from stage 5).
 template <class T>
-__device__ __forceinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, T* A_lo,
-                                                        int warp, int lane) {
+__device__ __forceinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, int warp,
+                                                        int lane) {
   using Z = sizes<T>;
   constexpr int C = Z::C;
   fp_pair_partials<T, Z, layout<T>, C>(buf, pairs, warp, lane);
@@ -45,7 +45,7 @@ __device__ __forceinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, 
   for (int i = threadIdx.x; i < C * C; i += Z::THREADS) {
     const int t = i / C, s = i % C;
     const T sum = ((pairs[i] + pairs[C * C + i]) + pairs[2 * C * C + i]) + pairs[3 * C * C + i];
-    mma_policy<T>::store_op(A, A_lo, swz<T, C>(t, s), s > t ? T(0) : sum);
+    A[swz<T, C>(t, s)] = s > t ? T(0) : sum;
   }
 }
 

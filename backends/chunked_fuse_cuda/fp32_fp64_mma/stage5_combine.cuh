@@ -19,8 +19,8 @@ __device__ __forceinline__ T quarters_sum(const T* part, int i) {
 // its last row's column. The scores: A, or where `quarters` is not null its four partial
 // tiles (fp_inner_chunk_by_quarters), summed in order and masked as they are read.
 template <class T>
-__device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T* St, const T* A,
-                                           const T* A_lo, const T* quarters, int warp, int lane,
+__device__ __forceinline__ void fp_combine(const T* buf, const T* St, const T* A, const T* quarters,
+                                           int warp, int lane,
                                            T (&O)[sizes<T>::OT][mma_policy<T>::NACC]) {
   using Z = sizes<T>;
   using P = mma_policy<T>;
@@ -42,7 +42,7 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
       const int kk = k0 + p * PK;
-      const typename P::afrag af = P::template lds_a<Z::KP>(buf + L::q, q_lo, r0, kk, lane);
+      const typename P::afrag af = P::template lds_a<Z::KP>(buf + L::q, nullptr, r0, kk, lane);
 #pragma unroll
       for (int j = 0; j < OT; ++j) P::mma(part[p][j], af, state_b(n0 + j * P::TN, kk));
     }
@@ -60,8 +60,8 @@ __device__ __forceinline__ void fp_combine(const T* buf, const T* q_lo, const T*
     return s > t ? T(0) : quarters_sum<Z>(quarters, t * Z::PS + s);
   };
   for (int k0 = 0; k0 < r0 + P::TM; k0 += P::TK) {
-    const typename P::afrag af =
-        quarters ? P::load_a(score, r0, k0, lane) : P::template lds_a<Z::C>(A, A_lo, r0, k0, lane);
+    const typename P::afrag af = quarters ? P::load_a(score, r0, k0, lane)
+                                          : P::template lds_a<Z::C>(A, nullptr, r0, k0, lane);
 #pragma unroll
     for (int j = 0; j < OT; ++j) P::mma(O[j], af, P::load_b(vx, k0, n0 + j * P::TN, lane));
   }
