@@ -26,6 +26,8 @@
 // its fwd+bwd took ×1.16 on the H100).
 #pragma once
 
+#include <cuda_fp16.h>
+
 #include <cstdint>
 #include <type_traits>
 
@@ -80,10 +82,12 @@ __device__ __forceinline__ T exp_of(double x) {
 }
 
 // kCluster: the cluster's blocks along grid y (the launch's), 1 where each block takes all
-// of dA.
-template <class T, int kCluster>
+// of dA. In: the tokens' storage — T, or fp16 for fp32 (the halves land unswizzled in the
+// first half of their own float tile, and each thread widens those it loaded once every
+// thread has read its own: one barrier more a V slab, one for q and k).
+template <class T, int kCluster, class In = T>
 __global__ void __launch_bounds__(kThreads, 2)
-    chunk_fp_grads_kernel(tensors<T> x, dims d, const T* states, const T* dstates, double scale) {
+    chunk_fp_grads_kernel(tensors<In> x, dims d, const T* states, const T* dstates, double scale) {
   using Z = sizes<T>;
   using L = layout<T>;
   using P = walk_fp::mma_policy<T>;
@@ -116,32 +120,60 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int64_t t0 = static_cast<int64_t>(n) * kChunk;
   const int64_t head = head_row(bh, d.H, d.T);
   constexpr int kVec = 16 / sizeof(T);
+  constexpr bool kHalf = !std::is_same_v<In, T>;
+  static_assert(!kHalf || (std::is_same_v<T, float> && sizeof(In) == 2), "fp16 into fp32");
+  constexpr int kIn = 16 / sizeof(In);  // a 16-byte vector's tokens' elements
+  // Where a 16-byte vector of a COLS-column tile's row r, column c lands, in bytes.
+  auto landing = [](int r, int c, auto cols) {
+    constexpr int COLS = decltype(cols)::value;
+    if constexpr (kHalf) return (r * COLS + c) * static_cast<int>(sizeof(In));
+    return swz<T, COLS>(r, c) * static_cast<int>(sizeof(T));
+  };
+  using k_cols = std::integral_constant<int, BK>;
+  using v_cols = std::integral_constant<int, BVS>;
+  // fp16: 8 halves into the swizzled floats at (r, c) and (r, c + 4) of a COLS-column tile.
+  auto widen = [](T* tile, int r, int c, const uint4& h, auto cols) {
+    constexpr int COLS = decltype(cols)::value;
+    const __half2* p = reinterpret_cast<const __half2*>(&h);
+    float f[8];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 w = __half22float2(p[j]);
+      f[2 * j] = w.x, f[2 * j + 1] = w.y;
+    }
+    *reinterpret_cast<float4*>(tile + swz<T, COLS>(r, c)) = make_float4(f[0], f[1], f[2], f[3]);
+    *reinterpret_cast<float4*>(tile + swz<T, COLS>(r, c + 4)) = make_float4(f[4], f[5], f[6], f[7]);
+  };
+  auto staged = [](const T* tile, int r, int c, auto cols) {
+    constexpr int COLS = decltype(cols)::value;
+    return *reinterpret_cast<const uint4*>(reinterpret_cast<const In*>(tile) + r * COLS + c);
+  };
 
   {  // R_n's row factors: e^{g} of the first token of chunk n + 1 (1 after the last)
     const int64_t next = reversed::dS_factor_token(n, kChunk, d.T);
     for (int c = threadIdx.x; c < BK; c += kThreads)
       factor[c] = next >= 0 && k0 + c < d.K
-                      ? traits<T>::exp(x.g[(head + next * d.H) * d.K + k0 + c])
+                      ? traits<T>::exp(static_cast<T>(x.g[(head + next * d.H) * d.K + k0 + c]))
                       : T(1);
   }
   // q and k (beside the V loop's buffers, loaded with its first slab), and a slab's loads.
   const uint32_t sm = tc::smem_addr(smem);
-  for (int i = threadIdx.x; i < kChunk * BK / kVec; i += kThreads) {
-    const int r = i / (BK / kVec), c = i % (BK / kVec) * kVec;
+  for (int i = threadIdx.x; i < kChunk * BK / kIn; i += kThreads) {
+    const int r = i / (BK / kIn), c = i % (BK / kIn) * kIn;
     const bool in = t0 + r < d.T && k0 + c < d.K;
     const int64_t src = in ? (head + (t0 + r) * d.H) * d.K + k0 + c : 0;
-    tc::cp_async16(sm + L::q + at_k(r, c) * sizeof(T), x.q + src, in ? 16 : 0);
-    tc::cp_async16(sm + L::k + at_k(r, c) * sizeof(T), x.k + src, in ? 16 : 0);
+    tc::cp_async16(sm + L::q + landing(r, c, k_cols{}), x.q + src, in ? 16 : 0);
+    tc::cp_async16(sm + L::k + landing(r, c, k_cols{}), x.k + src, in ? 16 : 0);
   }
   auto buffer = [&](int b) { return stage + b * L::stage_elems; };
   auto issue_slab = [&](int b, int v0) {
     const uint32_t base = tc::smem_addr(buffer(b));
-    constexpr int per_row = BVS / kVec;
+    constexpr int per_row = BVS / kIn;
     for (int i = threadIdx.x; i < kChunk * per_row; i += kThreads) {
-      const int r = i / per_row, c = i % per_row * kVec;
+      const int r = i / per_row, c = i % per_row * kIn;
       const bool in = t0 + r < d.T && v0 + c < d.V;
       const int64_t src = in ? (head + (t0 + r) * d.H) * d.V + v0 + c : 0;
-      const uint32_t dst = base + at_V(r, c) * sizeof(T);
+      const uint32_t dst = base + landing(r, c, v_cols{});
       tc::cp_async16(dst, x.d_o + src, in ? 16 : 0);
       tc::cp_async16(dst + L::stage_tokens * sizeof(T), x.v + src, in ? 16 : 0);
     }
@@ -162,8 +194,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int per_row = kThreads / BK;  // threads summing one row of Y
   static_assert(per_row >= 1 && per_row <= 32 && BVS % per_row == 0);
   T y = 0;
-  const head_tensor<const T> hg(x.g, d, d.K, bh);
-  slab_loads<kChunk, BK, T> g_loads;
+  const head_tensor<const In> hg(x.g, d, d.K, bh);
+  slab_loads<kChunk, BK, In> g_loads;
   const int slabs = d.Vp / BVS;
   issue_slab(0, 0);
   for (int s = 0; s < slabs; ++s) {
@@ -172,6 +204,17 @@ __global__ void __launch_bounds__(kThreads, 2)
       tc::cp_async_wait<1>();
     } else {
       tc::cp_async_wait<0>();
+    }
+    if constexpr (kHalf) {  // this thread's halves of do and v, read; then widened
+      constexpr int per_row = BVS / kIn;
+      static_assert(kChunk * per_row == kThreads, "a vector a thread");
+      const int r = threadIdx.x / per_row, c = threadIdx.x % per_row * kIn;
+      T* dO = buffer(s & 1);
+      const uint4 h_do = staged(dO, r, c, v_cols{}),
+                  h_v = staged(dO + L::stage_tokens, r, c, v_cols{});
+      __syncthreads();
+      widen(dO, r, c, h_do, v_cols{});
+      widen(dO + L::stage_tokens, r, c, h_v, v_cols{});
     }
     __syncthreads();
     const T* dO = buffer(s & 1);
@@ -218,6 +261,23 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     __syncthreads();
   }
+  if constexpr (kHalf) {  // q and k: this thread's halves, read (the V loop waited for
+    // them), then widened ahead of the barrier before stage 3
+    constexpr int kRounds = kChunk * BK / kIn / kThreads;
+    static_assert(kRounds * kThreads * kIn == kChunk * BK, "whole rounds");
+    uint4 h[kRounds][2];
+#pragma unroll
+    for (int it = 0; it < kRounds; ++it) {
+      const int i = threadIdx.x + it * kThreads, r = i / (BK / kIn), c = i % (BK / kIn) * kIn;
+      h[it][0] = staged(q_s, r, c, k_cols{}), h[it][1] = staged(k_s, r, c, k_cols{});
+    }
+    __syncthreads();
+#pragma unroll
+    for (int it = 0; it < kRounds; ++it) {
+      const int i = threadIdx.x + it * kThreads, r = i / (BK / kIn), c = i % (BK / kIn) * kIn;
+      widen(q_s, r, c, h[it][0], k_cols{}), widen(k_s, r, c, h[it][1], k_cols{});
+    }
+  }
 
   // f(rb, ct, e, row, column) over the warp's accumulator elements of a product with CT
   // column tiles from column col0.
@@ -259,7 +319,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     tc::cluster_arrive();  // done reading the others' dA: waited for before the block exits
   }
-  g_loads.commit(hg, t0, k0, [&](int r, int c, T g) {
+  g_loads.commit(hg, t0, k0, [&](int r, int c, In gi) {
+    const T g = static_cast<T>(gi);
     G_s[at_G(r, c)] = static_cast<double>(g);
     E_s[at_k(r, c)] = traits<T>::exp(g);
   });
@@ -377,7 +438,12 @@ __global__ void __launch_bounds__(kThreads, 2)
                   c = colK + ct * P::TN + acc_col(lane, e);
         if (t0 + r >= d.T || k0 + c >= d.K) continue;
         const int64_t at = (head + (t0 + r) * d.H) * d.K + k0 + c;
-        if constexpr (sizeof(T) == 4) {
+        if constexpr (kHalf) {
+          *reinterpret_cast<__half2*>(x.dq + at) =
+              __floats2half2_rn(acc_q[rb][ct][e], acc_q[rb][ct][e + 1]);
+          *reinterpret_cast<__half2*>(x.dk + at) =
+              __floats2half2_rn(acc_k[rb][ct][e], acc_k[rb][ct][e + 1]);
+        } else if constexpr (sizeof(T) == 4) {
           *reinterpret_cast<float2*>(x.dq + at) =
               make_float2(acc_q[rb][ct][e], acc_q[rb][ct][e + 1]);
           *reinterpret_cast<float2*>(x.dk + at) =
@@ -397,11 +463,19 @@ __global__ void __launch_bounds__(kThreads, 2)
               [&](int r, int c, T v) { q_s[at_k(r, c)] = v; },
               [&](int c) { return exp_of<T>(G_s[at_G(kChunk - 1, c)]) * Y_s[c]; }, Xk);
   __syncthreads();
-  for (int i = threadIdx.x; i < kChunk * BK / kVec; i += kThreads) {
-    const int r = i / (BK / kVec), c = i % (BK / kVec) * kVec;
-    if (t0 + r < d.T && k0 + c < d.K)
-      *reinterpret_cast<uint4*>(x.dg + (head + (t0 + r) * d.H) * d.K + k0 + c) =
-          *reinterpret_cast<const uint4*>(q_s + at_k(r, c));
+  for (int i = threadIdx.x; i < kChunk * BK / kIn; i += kThreads) {
+    const int r = i / (BK / kIn), c = i % (BK / kIn) * kIn;
+    if (t0 + r >= d.T || k0 + c >= d.K) continue;
+    uint4* to = reinterpret_cast<uint4*>(x.dg + (head + (t0 + r) * d.H) * d.K + k0 + c);
+    if constexpr (kHalf) {  // 8 floats, two swizzled vectors, into 8 halves
+      const float4 a = *reinterpret_cast<const float4*>(q_s + at_k(r, c)),
+                   b = *reinterpret_cast<const float4*>(q_s + at_k(r, c + 4));
+      auto bits = [](__half2 h) { return *reinterpret_cast<const uint32_t*>(&h); };
+      *to = make_uint4(bits(__floats2half2_rn(a.x, a.y)), bits(__floats2half2_rn(a.z, a.w)),
+                       bits(__floats2half2_rn(b.x, b.y)), bits(__floats2half2_rn(b.z, b.w)));
+    } else {
+      *to = *reinterpret_cast<const uint4*>(q_s + at_k(r, c));
+    }
   }
   if constexpr (kCluster > 1) tc::cluster_wait();  // the others have read this block's dA
 }

@@ -17,6 +17,8 @@
 // Every exponent of the walks stays a difference of gates ≤ 0, as in the forward; the
 // WMMA kernels' state, dS and dv passes are not needed. A sequence-parallel rank's fp32
 // or fp64 call runs here whole, its carried states as h0 and dht (launch.cu, whole_call).
+// fp16 storage runs the fp32 walks and gradient kernel on its halves (In = __half): each
+// reads and writes fp16 itself.
 #pragma once
 
 #include <cstdint>
@@ -25,20 +27,20 @@
 
 namespace glabench::chunked::fp_backward {
 
-template <class S>
+template <class S, class In = S>
 struct dh0_factors {
-  const S* g;  // the call's gates
-  S* dh0;      // holding the dS walk's final state
+  const In* g;  // the call's gates, in the tokens' storage
+  S* dh0;       // holding the dS walk's final state
   int H, K, V;
   int64_t T;
 };
 
 // dh0 ← e^{g_0} ⊙ dh0, a block a state row (b, h, feature) of `rows`.
-template <class S>
-__global__ void dh0_factors_kernel(dh0_factors<S> u, int64_t rows) {
+template <class S, class In>
+__global__ void dh0_factors_kernel(dh0_factors<S, In> u, int64_t rows) {
   for (int64_t e = blockIdx.x; e < rows; e += gridDim.x) {
     const int64_t bh = e / u.K;
-    const S g0 = u.g[((bh / u.H) * u.T * u.H + bh % u.H) * u.K + e % u.K];
+    const S g0 = static_cast<S>(u.g[((bh / u.H) * u.T * u.H + bh % u.H) * u.K + e % u.K]);
     S w;
     if constexpr (sizeof(S) == 8)
       w = exp(g0);

@@ -97,15 +97,13 @@ __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* sm
       tc::cp_async_commit();
     }
     cp_async_wait<2>();
-    psync();  // chunk i has landed for every producer; chunk i−1's tots are read
     const int b = i % Z::NBUF;
     float* buf = smem + b * L::buf;
-    // fp16: the halves become floats (a barrier between every producer's reads and the
-    // writes), which every producer sees after one more.
-    if constexpr (!std::is_same_v<In, float>) {
-      io.template widen<Z::PTHREADS, !kStates>(buf, pt, psync);
-      psync();
-    }
+    // A barrier: chunk i has landed for every producer; chunk i−1's tots are read. fp16:
+    // each producer reads the halves it loaded before it, writes their floats after it,
+    // and a barrier more sees every float written.
+    io.template widen<Z::PTHREADS, !kStates>(buf, pt, psync);
+    if constexpr (!std::is_same_v<In, float>) psync();
     io.template scale_v<Z::PTHREADS>(buf, pt);  // the consumers' alone, after `full`
     double l[Z::C / 2];
     constexpr double kHalf = -Z::kMildLog2 / 2;

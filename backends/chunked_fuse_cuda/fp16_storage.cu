@@ -1,7 +1,8 @@
-// fp16 storage on the fp32 paths. The forward on fp32's pipelined 3×TF32 walk reads and
-// writes fp16 itself (launch_fp16_walk: the walk widens each chunk in shared memory); every
-// other call has its tensors widened to fp32 in the workspace, the fp32 paths run on them
-// (the backward; the separate path as asked), and the outputs rounded back to fp16. States
+// fp16 storage on the fp32 paths. Where fp32's pipelined 3×TF32 walk takes the call, it
+// and (backward) the gradient kernel read and write fp16 themselves (launch_fp16_walk,
+// launch_fp16_backward: each widens what it loads in shared memory); every other call has
+// its tensors widened to fp32 in the workspace, the fp32 paths run on them (the WMMA
+// kernels; the separate path as asked), and the outputs rounded back to fp16. States
 // already in fp32 (ABI 1.5's STATE_FP32, which the plugin declares) are used as they are,
 // others widened. Decoding (T = 1, the fused path) reads fp16 directly (the shared decode
 // kernel). The bf16 walks are not used: their operands, scaled by 2^{±l} per sub-chunk,
@@ -124,6 +125,7 @@ cudaError_t launch_forward_fp16(const call& c) {
 }
 
 cudaError_t launch_backward_fp16(const call& c) {
+  if (fp16_backward_walks_fit(c)) return run_widened(c, true, false, launch_fp16_backward);
   return run_widened(c, true, true, launch_backward);
 }
 

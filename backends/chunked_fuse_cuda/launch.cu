@@ -550,34 +550,58 @@ cudaError_t forward(const call& c) {
 }
 
 // The fp32 and fp64 backward's state passes on the walks (backward_fp_walks.cuh): heads the
-// forward walk takes whose dv rows are whole 16-byte vectors too.
-template <class S>
+// forward walk takes whose dv rows are whole 16-byte vectors too (In as fp_walk_fits').
+template <class S, class In = S>
 bool fp_backward_walks_fit(const call& c) {
   auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  return c.path == stages::fused && fp_walk_fits<S>(c) && aligned(c.dv) && aligned(c.d_o) &&
+  return c.path == stages::fused && fp_walk_fits<S, In>(c) && aligned(c.dv) && aligned(c.d_o) &&
          aligned(c.dq) && aligned(c.dk) && aligned(c.dg);
 }
 
 // Fills p.states with S_n and p.dstates with R_n, and writes dv and dh0.
-template <class S, class Tr>
+template <class S, class In, class Tr>
 cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
   call states = c;  // 1: S_n, outputs off
   states.o = nullptr, states.ht = nullptr, states.workspace = p.fp_split;
-  if (cudaError_t e = launch_fp_walk<S>(states, {p.states, d.NT, d.Kp, d.Vp})) return e;
+  if (cudaError_t e = launch_fp_walk<S, In>(states, {p.states, d.NT, d.Kp, d.Vp})) return e;
   call rev = c;  // 2: the dS walk, on the tokens reversed (q′ = k, k′ = q, v′ = scale·do)
   rev.T = reversed::padded_length(c.T, kChunk), rev.scale = 1.0;
   rev.q = c.k, rev.k = c.q, rev.v = c.d_o, rev.h0 = c.dht;
   rev.o = c.dv, rev.ht = c.dh0, rev.workspace = p.fp_split;
   const walk_fp::reversal<S> backwards{c.T, static_cast<S>(c.scale)};
-  if (cudaError_t e = launch_fp_walk<S>(rev, {p.dstates, d.NT, d.Kp, d.Vp}, &backwards)) return e;
+  if (cudaError_t e = launch_fp_walk<S, In>(rev, {p.dstates, d.NT, d.Kp, d.Vp}, &backwards))
+    return e;
   if (!c.dh0) return cudaSuccess;
   // 3: dh0 = e^{g_0} ⊙ the walk's final state
-  const fp_backward::dh0_factors<S> u{
-      static_cast<const S*>(c.g), static_cast<S*>(c.dh0), c.H, c.K, c.V, c.T};
+  const fp_backward::dh0_factors<S, In> u{
+      static_cast<const In*>(c.g), static_cast<S*>(c.dh0), c.H, c.K, c.V, c.T};
   const int64_t rows = int64_t{c.B} * c.H * c.K;
-  fp_backward::dh0_factors_kernel<S>
+  fp_backward::dh0_factors_kernel<S, In>
       <<<static_cast<unsigned>(std::min<int64_t>(rows, 16 * 1024)), 128, 0, c.stream>>>(u, rows);
   return cudaGetLastError();
+}
+
+// The fp32 and fp64 backward on the walks: their state passes, then dq, dk and dg
+// (backward_fp_mma_grads.cuh). In: the tokens' storage (fp16 on fp32's).
+template <class S, class In = S>
+cudaError_t launch_fp_backward(const call& c, const dims& d, const backward_plan<traits<S>>& p) {
+  if (cudaError_t e = launch_fp_backward_walks<S, In>(c, d, p)) return e;
+  // A chunk's K slabs in clusters that share dA, where the kernel has sm_90 code: fp64's
+  // four slabs in one (at two blocks an SM; fwd+bwd −1.8 %, H100), fp32's in pairs.
+  static cuda_plugin::per_device sm90{};
+  const bool sm90_code = cuda_plugin::runs_sm90_code(
+      sm90, reinterpret_cast<const void*>(fp_grads::chunk_fp_grads_kernel<S, 2, In>));
+  constexpr unsigned kWide = sizeof(S) == 8 ? 4 : 2;
+  const unsigned nk = d.Kp / traits<S>::BK;
+  const unsigned cluster = !sm90_code || nk % 2 ? 1 : nk % kWide == 0 ? kWide : 2;
+  auto kernel = cluster == kWide ? fp_grads::chunk_fp_grads_kernel<S, kWide, In>
+                : cluster == 2   ? fp_grads::chunk_fp_grads_kernel<S, 2, In>
+                                 : fp_grads::chunk_fp_grads_kernel<S, 1, In>;
+  using acc_t = typename traits<S>::acc_t;
+  return launch_clusters(
+      kernel, dim3(static_cast<unsigned>(d.NT), nk, static_cast<unsigned>(d.B * d.H)), cluster,
+      fp_grads::layout<S>::bytes, c.stream, tensors_of<In>(c), d,
+      static_cast<const acc_t*>(p.states), static_cast<const acc_t*>(p.dstates), c.scale);
 }
 
 template <class S>
@@ -599,20 +623,7 @@ cudaError_t backward(const call& c) {
       if (grads_walk) return launch_grads_walk(c, d, p);
     }
   } else if (fp_backward_walks_fit<S>(c)) {
-    if (cudaError_t e = launch_fp_backward_walks<S>(c, d, p)) return e;
-    // A chunk's K slabs in clusters that share dA, where the kernel has sm_90 code: fp64's
-    // four slabs in one (at two blocks an SM; fwd+bwd −1.8 %, H100), fp32's in pairs.
-    static cuda_plugin::per_device sm90{};
-    const bool sm90_code = cuda_plugin::runs_sm90_code(
-        sm90, reinterpret_cast<const void*>(fp_grads::chunk_fp_grads_kernel<S, 2>));
-    constexpr unsigned kWide = sizeof(S) == 8 ? 4 : 2;
-    const unsigned cluster = !sm90_code || nk % 2 ? 1 : nk % kWide == 0 ? kWide : 2;
-    auto kernel = cluster == kWide ? fp_grads::chunk_fp_grads_kernel<S, kWide>
-                  : cluster == 2   ? fp_grads::chunk_fp_grads_kernel<S, 2>
-                                   : fp_grads::chunk_fp_grads_kernel<S, 1>;
-    return launch_clusters(kernel, dim3(nt, nk, heads), cluster, fp_grads::layout<S>::bytes,
-                           c.stream, x, d, static_cast<const acc_t*>(p.states),
-                           static_cast<const acc_t*>(p.dstates), c.scale);
+    return launch_fp_backward<S>(c, d, p);
   }
   if (!walked) {
     if (cudaError_t e = launch(chunk_states_kernel<S>, dim3(nk, nv, heads),
@@ -712,6 +723,15 @@ bool fp16_walk_fits(const call& c) {
 }
 cudaError_t launch_fp16_walk(const call& c) {
   return launch_fp_walk<float, __half>(c);
+}
+bool fp16_backward_walks_fit(const call& c) {
+  return fp_backward_walks_fit<float, __half>(c);
+}
+cudaError_t launch_fp16_backward(const call& c) {
+  const dims d = dims_of<traits<float>>(c);
+  carver w{static_cast<char*>(c.workspace)};
+  const backward_plan<traits<float>> p(w, d, c.sequence_rank);
+  return launch_fp_backward<float, __half>(c, d, p);
 }
 
 cudaError_t launch_forward(const call& c) {

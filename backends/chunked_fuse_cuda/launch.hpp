@@ -90,6 +90,9 @@ cudaError_t launch_forward_fp16(const call& c);
 // the walk takes the call (fused path, K ≤ 128, rows of whole 16-byte vectors).
 bool fp16_walk_fits(const call& c);
 cudaError_t launch_fp16_walk(const call& c);
+// Its backward likewise (the walks' state passes, dq, dk and dg), where the walks take it.
+bool fp16_backward_walks_fit(const call& c);
+cudaError_t launch_fp16_backward(const call& c);
 cudaError_t launch_backward_fp16(const call& c);
 
 // ---- Sequence parallelism (sequence_parallel.hpp) ----------------------------------------

@@ -236,7 +236,7 @@ struct walk_io {
   }
   // fp16: buffer b's halves, landed by this thread's own `load` (the same NTH, tid and
   // kWithQ), into its swizzled float tiles; `sync` the NTH threads' barrier, between every
-  // thread's reads and the writes over them. A no-op in T's own storage.
+  // thread's reads and the writes over them. In T's own storage, the barrier alone.
   template <int NTH, bool kWithQ = true, class Sync>
   __device__ void widen(T* buf, int tid, Sync sync) const {
     if constexpr (kHalf) {
@@ -291,6 +291,8 @@ struct walk_io {
         if (Z::C * per_vrow % NTH != 0 && i >= Z::C * per_vrow) break;
         put(L::v, r, c, y[it], Z::BV, kRev ? v_scale : 1.f);
       }
+    } else {
+      sync();
     }
   }
 };

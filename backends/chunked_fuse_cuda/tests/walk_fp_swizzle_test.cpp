@@ -149,7 +149,8 @@ BOOST_AUTO_TEST_CASE(fp64_score_quarters_are_conflict_free) {
           conflict_free<double>([&](int g, int c) { return (r0 + g) * PS + k0 + c; }));
 }
 
-// fp16 storage on fp32's pipelined walk (walk_io::widen): a tile's halves land unswizzled,
+// fp16 storage on fp32's pipelined walk (walk_io::widen) and gradient kernel
+// (chunk_fp_grads_kernel): a tile's halves land unswizzled,
 // 8 to a 16-byte vector (r, c), in the first half of its float tile; each vector widens
 // into the 4-float groups at swz(r, c) and swz(r, c + 4). Together they write every float
 // of the tile once, and stay within the tile.
@@ -172,4 +173,6 @@ void half_vectors_widen_onto_the_whole_tile() {
 BOOST_AUTO_TEST_CASE(fp16_halves_widen_onto_whole_fp32_tiles) {
   half_vectors_widen_onto_the_whole_tile<16, 128>();  // q, k, g (KP); the first pass's v
   half_vectors_widen_onto_the_whole_tile<16, 64>();   // the walk's v slab (BV)
+  half_vectors_widen_onto_the_whole_tile<64, 64>();   // the gradient kernel's q, k (BK)
+  half_vectors_widen_onto_the_whole_tile<64, 32>();   // its do and v slabs (BVS)
 }
