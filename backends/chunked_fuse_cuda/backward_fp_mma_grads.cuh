@@ -134,15 +134,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   // fp16: 8 halves into the swizzled floats at (r, c) and (r, c + 4) of a COLS-column tile.
   auto widen = [](T* tile, int r, int c, const uint4& h, auto cols) {
     constexpr int COLS = decltype(cols)::value;
-    const __half2* p = reinterpret_cast<const __half2*>(&h);
-    float f[8];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const float2 w = __half22float2(p[j]);
-      f[2 * j] = w.x, f[2 * j + 1] = w.y;
-    }
-    *reinterpret_cast<float4*>(tile + swz<T, COLS>(r, c)) = make_float4(f[0], f[1], f[2], f[3]);
-    *reinterpret_cast<float4*>(tile + swz<T, COLS>(r, c + 4)) = make_float4(f[4], f[5], f[6], f[7]);
+    tc::widen_halves(h, 1.f, tile + swz<T, COLS>(r, c), tile + swz<T, COLS>(r, c + 4));
   };
   auto staged = [](const T* tile, int r, int c, auto cols) {
     constexpr int COLS = decltype(cols)::value;
@@ -168,7 +160,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   auto buffer = [&](int b) { return stage + b * L::stage_elems; };
   auto issue_slab = [&](int b, int v0) {
     const uint32_t base = tc::smem_addr(buffer(b));
-    constexpr int per_row = BVS / kIn;
+    constexpr int per_row = BVS / kIn, state_per_row = BVS / kVec;  // tokens' in In, states' in T
     for (int i = threadIdx.x; i < kChunk * per_row; i += kThreads) {
       const int r = i / per_row, c = i % per_row * kIn;
       const bool in = t0 + r < d.T && v0 + c < d.V;
@@ -179,8 +171,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     const T* S_n = state_tile(states, d, bh, n, k0, v0);
     const T* R_n = state_tile(dstates, d, bh, n, k0, v0);
-    for (int i = threadIdx.x; i < BK * per_row; i += kThreads) {
-      const int r = i / per_row, c = i % per_row * kVec;
+    for (int i = threadIdx.x; i < BK * state_per_row; i += kThreads) {
+      const int r = i / state_per_row, c = i % state_per_row * kVec;
       const uint32_t dst = base + (2 * L::stage_tokens + at_V(r, c)) * sizeof(T);
       tc::cp_async16(dst, S_n + static_cast<int64_t>(r) * d.Vp + c, 16);
       tc::cp_async16(dst + L::stage_state * sizeof(T), R_n + static_cast<int64_t>(r) * d.Vp + c,

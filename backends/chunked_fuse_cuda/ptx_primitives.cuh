@@ -2,7 +2,8 @@
 // asynchronous copies into shared memory, ldmatrix, mma.sync m16n8k16 (bf16 operands,
 // fp32 accumulation) and the XOR swizzle that keeps ldmatrix free of bank conflicts. The
 // bf16 walks use all of them; the fp32 and fp64 walks the copies, ldmatrix and ex2; the
-// fp32 walk and WMMA's fp32 products the 3×TF32 split; the fp gradient kernel clusters.
+// fp32 walk and WMMA's fp32 products the 3×TF32 split; the fp gradient kernel clusters;
+// the fp32 walk and gradient kernel, at fp16 storage, the widening of halves.
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16), with g = lane/4 and c = lane%4:
 //   A (16×16): a0 (row g, cols 2c..2c+1), a1 (row g+8, same), a2 (row g, cols 8+2c..),
@@ -15,6 +16,7 @@
 
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <cstdint>
 
@@ -133,6 +135,20 @@ __device__ __forceinline__ void split_bf16(float x, float y, uint32_t& hi, uint3
 __device__ __forceinline__ void split_tf32(float x, uint32_t& hi, uint32_t& lo) {
   hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
   lo = __float_as_uint(x - __uint_as_float(hi));
+}
+
+// One 16-byte vector of 8 halves, times `mul`, as floats into the two 16-byte groups at
+// `lo` (halves 0–3) and `hi` (4–7) of shared memory: fp16 storage widened in place.
+__device__ __forceinline__ void widen_halves(const uint4& h, float mul, float* lo, float* hi) {
+  const __half2* p = reinterpret_cast<const __half2*>(&h);
+  float f[8];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float2 w = __half22float2(p[j]);
+    f[2 * j] = mul * w.x, f[2 * j + 1] = mul * w.y;
+  }
+  *reinterpret_cast<float4*>(lo) = make_float4(f[0], f[1], f[2], f[3]);
+  *reinterpret_cast<float4*>(hi) = make_float4(f[4], f[5], f[6], f[7]);
 }
 
 // 2^x on the special-function unit (2 ulp; ±0 for results below 2^-126).

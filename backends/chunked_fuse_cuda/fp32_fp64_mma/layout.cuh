@@ -265,17 +265,9 @@ struct walk_io {
       sync();
       // 8 halves into two swizzled 4-float vectors at (r, c) and (r, c + 4), times `mul`.
       auto put = [&](int tile, int r, int c, const uint4& h, int cols, float mul) {
-        const __half2* p = reinterpret_cast<const __half2*>(&h);
-        float f[8];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const float2 w = __half22float2(p[j]);
-          f[2 * j] = mul * w.x, f[2 * j + 1] = mul * w.y;
-        }
         const int a0 = cols == Z::KP ? swz<T, Z::KP>(r, c) : swz<T, Z::BV>(r, c);
         const int a1 = cols == Z::KP ? swz<T, Z::KP>(r, c + 4) : swz<T, Z::BV>(r, c + 4);
-        *reinterpret_cast<float4*>(buf + tile + a0) = make_float4(f[0], f[1], f[2], f[3]);
-        *reinterpret_cast<float4*>(buf + tile + a1) = make_float4(f[4], f[5], f[6], f[7]);
+        tc::widen_halves(h, mul, buf + tile + a0, buf + tile + a1);
       };
 #pragma unroll
       for (int it = 0; it < k_rounds; ++it) {
