@@ -195,19 +195,24 @@ struct walk_io {
     if constexpr (kHalf) return (r * COLS + c) * static_cast<int>(sizeof(In));
     return swz<T, COLS>(r, c) * static_cast<int>(sizeof(T));
   }
+  // f(it, r, c) for the 16-byte vectors of a chunk's COLS-column tile that thread `tid` of
+  // NTH takes: vector tid + it·NTH, at row r, column c (the load's and widen's one order).
+  template <int NTH, int COLS, class F>
+  static __device__ void each_vector(int tid, F f) {
+    constexpr int per_row = COLS / kVec, total = Z::C * per_row;
+    static_assert(kHalf || total % NTH == 0, "whole rounds of loads");
+#pragma unroll
+    for (int it = 0; it < (total + NTH - 1) / NTH; ++it) {
+      const int i = tid + it * NTH;
+      if (total % NTH != 0 && i >= total) break;
+      f(it, i / per_row, (i % per_row) * kVec);
+    }
+  }
   // kWithQ = false: q is left out (a pass that needs the keys alone).
   template <int NTH, bool kWithQ = true>
   __device__ void load(int b, int64_t t0, int tid) const {
-    constexpr int per_row = Z::KP / kVec, per_vrow = Z::BV / kVec;
-    constexpr int k_rounds = (Z::C * per_row + NTH - 1) / NTH;
-    constexpr int v_rounds = (Z::C * per_vrow + NTH - 1) / NTH;
-    static_assert(kHalf || (Z::C * per_row % NTH == 0 && Z::C * per_vrow % NTH == 0),
-                  "whole rounds of loads");
     const uint32_t base = sm + b * L::buf * static_cast<uint32_t>(sizeof(T));
-#pragma unroll
-    for (int it = 0; it < k_rounds; ++it) {
-      const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
-      if (Z::C * per_row % NTH != 0 && i >= Z::C * per_row) break;
+    each_vector<NTH, Z::KP>(tid, [&](int, int r, int c) {
       bool in, gin;
       int64_t src, gsrc;
       if constexpr (kRev) {
@@ -222,16 +227,13 @@ struct walk_io {
       if (kWithQ) tc::cp_async16(dst + L::q * sizeof(T), q + src, in ? 16 : 0);
       tc::cp_async16(dst + L::k * sizeof(T), k + src, in ? 16 : 0);
       tc::cp_async16(dst + L::g * sizeof(T), g + gsrc, gin ? 16 : 0);
-    }
-#pragma unroll
-    for (int it = 0; it < v_rounds; ++it) {
-      const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
-      if (Z::C * per_vrow % NTH != 0 && i >= Z::C * per_vrow) break;
+    });
+    each_vector<NTH, Z::BV>(tid, [&](int, int r, int c) {
       const int64_t s = kRev ? source(t0 + r) : t0 + r;
       const bool in = (kRev ? s >= 0 : s < T_len) && v0 + c < V;
       tc::cp_async16(base + L::v * sizeof(T) + landing<Z::BV>(r, c), in ? v + s * vs + c : v,
                      in ? 16 : 0);
-    }
+    });
     tc::cp_async_commit();
   }
   // fp16: buffer b's halves, landed by this thread's own `load` (the same NTH, tid and
@@ -240,49 +242,35 @@ struct walk_io {
   template <int NTH, bool kWithQ = true, class Sync>
   __device__ void widen(T* buf, int tid, Sync sync) const {
     if constexpr (kHalf) {
-      constexpr int per_row = Z::KP / kVec, per_vrow = Z::BV / kVec;
-      constexpr int k_rounds = (Z::C * per_row + NTH - 1) / NTH;
-      constexpr int v_rounds = (Z::C * per_vrow + NTH - 1) / NTH;
-      uint4 x[k_rounds][3], y[v_rounds];
+      uint4 x[(Z::C * Z::KP / kVec + NTH - 1) / NTH][3], y[(Z::C * Z::BV / kVec + NTH - 1) / NTH];
       auto staged = [&](int tile, int at) {
         return *reinterpret_cast<const uint4*>(reinterpret_cast<const unsigned char*>(buf + tile) +
                                                at);
       };
-#pragma unroll
-      for (int it = 0; it < k_rounds; ++it) {
-        const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
-        if (Z::C * per_row % NTH != 0 && i >= Z::C * per_row) break;
+      each_vector<NTH, Z::KP>(tid, [&](int it, int r, int c) {
         if (kWithQ) x[it][0] = staged(L::q, landing<Z::KP>(r, c));
         x[it][1] = staged(L::k, landing<Z::KP>(r, c));
         x[it][2] = staged(L::g, landing<Z::KP>(r, c));
-      }
-#pragma unroll
-      for (int it = 0; it < v_rounds; ++it) {
-        const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
-        if (Z::C * per_vrow % NTH != 0 && i >= Z::C * per_vrow) break;
-        y[it] = staged(L::v, landing<Z::BV>(r, c));
-      }
+      });
+      each_vector<NTH, Z::BV>(
+          tid, [&](int it, int r, int c) { y[it] = staged(L::v, landing<Z::BV>(r, c)); });
       sync();
-      // 8 halves into two swizzled 4-float vectors at (r, c) and (r, c + 4), times `mul`.
-      auto put = [&](int tile, int r, int c, const uint4& h, int cols, float mul) {
-        const int a0 = cols == Z::KP ? swz<T, Z::KP>(r, c) : swz<T, Z::BV>(r, c);
-        const int a1 = cols == Z::KP ? swz<T, Z::KP>(r, c + 4) : swz<T, Z::BV>(r, c + 4);
-        tc::widen_halves(h, mul, buf + tile + a0, buf + tile + a1);
+      // 8 halves, times `mul`, into the swizzled 4-float groups at (r, c) and (r, c + 4).
+      auto put = [&](auto cols, int tile, int r, int c, const uint4& h, float mul) {
+        constexpr int COLS = decltype(cols)::value;
+        tc::widen_halves(h, mul, buf + tile + swz<T, COLS>(r, c),
+                         buf + tile + swz<T, COLS>(r, c + 4));
       };
-#pragma unroll
-      for (int it = 0; it < k_rounds; ++it) {
-        const int i = tid + it * NTH, r = i / per_row, c = (i % per_row) * kVec;
-        if (Z::C * per_row % NTH != 0 && i >= Z::C * per_row) break;
-        if (kWithQ) put(L::q, r, c, x[it][0], Z::KP, 1.f);
-        put(L::k, r, c, x[it][1], Z::KP, 1.f);
-        put(L::g, r, c, x[it][2], Z::KP, 1.f);
-      }
-#pragma unroll
-      for (int it = 0; it < v_rounds; ++it) {
-        const int i = tid + it * NTH, r = i / per_vrow, c = (i % per_vrow) * kVec;
-        if (Z::C * per_vrow % NTH != 0 && i >= Z::C * per_vrow) break;
-        put(L::v, r, c, y[it], Z::BV, kRev ? v_scale : 1.f);
-      }
+      using k_cols = std::integral_constant<int, Z::KP>;
+      using v_cols = std::integral_constant<int, Z::BV>;
+      each_vector<NTH, Z::KP>(tid, [&](int it, int r, int c) {
+        if (kWithQ) put(k_cols{}, L::q, r, c, x[it][0], 1.f);
+        put(k_cols{}, L::k, r, c, x[it][1], 1.f);
+        put(k_cols{}, L::g, r, c, x[it][2], 1.f);
+      });
+      each_vector<NTH, Z::BV>(tid, [&](int it, int r, int c) {
+        put(v_cols{}, L::v, r, c, y[it], kRev ? v_scale : 1.f);
+      });
     } else {
       sync();
     }
