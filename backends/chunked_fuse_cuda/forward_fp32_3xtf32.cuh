@@ -1,7 +1,7 @@
 // The fp32 forward as a pipelined chunk walk on 3×TF32 (mma.sync m16n8k8, never plain
-// TF32): the stages of forward_fp64_dmma.cuh (fp32_fp64_mma/stageN_*.cuh) split between two
-// kinds of warps of one block (fp32_fp64_mma/fp32_pipeline.cuh), so that the work that does
-// not need the state overlaps the work that does.
+// TF32): the stages (fp32_fp64_mma/stageN_*.cuh) split between two kinds of warps of one
+// block (fp32_fp64_mma/fp32_pipeline.cuh), as fp64's walk splits them (forward_fp64_dmma.cuh),
+// so that the work that does not need the state overlaps the work that does.
 //
 //   producers (8 warps)  stage 1  fp_decay_cumsum             G, the chunk's kind
 //                        stage 4  fp_strong_feature_pairs     a mixed chunk's strong features
@@ -46,7 +46,7 @@ using pipe_sizes_for = std::conditional_t<kStates, pipe_first_sizes, pipe_sizes>
 template <bool kStates>
 using pipe_layout_for = pipe_layout_of<pipe_sizes_for<kStates>>;
 // The V columns of a first-pass block by dtype, for the split's plan (walk_plan.hpp):
-// fp32's pipelined first pass 128, fp64's one-pass walk a slab.
+// fp32's first pass 128, fp64's a slab.
 template <class S>
 inline constexpr int first_pass_slab = sizeof(S) == 4 ? pipe_first_sizes::BV : sizes<S>::BV;
 
@@ -257,7 +257,7 @@ __device__ __forceinline__ void fp32_pipeline(const args<float, In>& a, int64_t 
     fp32_produce<kStates, kSlots, kRev, In>(a, smem, full, empty, t_first, count);
 }
 
-// The walk. Grid as chunk_walk_fp_kernel<float>'s: (V slabs, heads, segments);
+// The walk. Grid (V slabs, heads, segments);
 // pipe_sizes::THREADS threads, pipe_layout::bytes of shared memory. kSlots: the backward's
 // state passes (args::slots); kRev: its dS walk, on the tokens backwards (args::rev).
 template <bool kSlots, bool kRev = false, class In = float>
@@ -269,8 +269,8 @@ __global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
       a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
 }
 
-// The split's first pass, as chunk_walk_fp_segment_states_kernel<float>: piece blockIdx.z;
-// grid x the 128-column blocks of V, pipe_first_sizes::THREADS threads, pipe_first_layout::bytes.
+// The split's first pass: piece blockIdx.z; grid x the 128-column blocks of V,
+// pipe_first_sizes::THREADS threads, pipe_first_layout::bytes.
 template <bool kRev = false, class In = float>
 __global__ void __launch_bounds__(pipe_first_sizes::THREADS, 1)
     chunk_walk_fp32_pipelined_states_kernel(args<float, In> a) {

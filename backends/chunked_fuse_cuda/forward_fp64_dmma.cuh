@@ -1,29 +1,35 @@
-// The fp64 forward in one pass: the chunk walk of forward_bf16_mma.cuh on the FP64 tensor
-// cores (DMMA, m16n8k4). fp32 ran it (3×TF32, fp32_fp64_mma/mma.cuh) until the pipelined
-// walk (forward_fp32_3xtf32.cuh) replaced it; since a mild chunk's scores take four feature
-// quarters of one m16 row block (C = 16), it is fp64's alone. The stages keep their fp32
-// forms where the pipelined walk shares them.
-// One block per (V slab of 64 columns, head) walks the chunks in order and keeps its
-// 128×64 state in registers; every stage of a chunk runs inside the walk:
+// The fp64 forward as a pipelined chunk walk on DMMA (mma.sync m16n8k4): two kinds of
+// warps of one block share the stages (fp32_fp64_mma/stageN_*.cuh), as fp32's pipelined
+// walk (forward_fp32_3xtf32.cuh) shares them, so that the work that does not need the
+// state overlaps the work that does.
 //
-//   stage 1  fp_decay_cumsum    G, the cumulative log2 gates
-//   stage 2  fp_prepare_qg_kg   q̃, k̂ (and k̃): the operands with their decays, in place
-//   stage 3  fp_state_update    S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
-//   stage 4  fp_inner_chunk_by_quarters  the masked scores A (mild chunks; else _by_pairs)
-//   stage 5  fp_combine         o = scale·(q̃·S + A·v)
+//   producers (8 warps)  stage 1  fp_decay_cumsum             G, whether the chunk is mild
+//                        stage 4  fp_pair_partials            scores of a chunk not mild
+//                        stage 2  fp_prepare_operands         q̃, k̃ (mild), k̂, E
+//                        stage 4  fp_inner_chunk_by_quarters  scores of a mild chunk
+//   consumers (8 warps)  stage 5  oᵀ = scale·(Sᵀ·q̃ᵀ + vᵀ·Aᵀ)
+//                        stage 3  Sᵀ ← Sᵀ·diag(2^{G[C−1]}) + vᵀ·k̂
 //
-// each in fp32_fp64_mma/stageN_*.cuh, shared with the fp32 walk, on the tiles of
-// fp32_fp64_mma/layout.cuh.
-//
-// A chunk is 16 tokens, so that every input tile is double-buffered: the next chunk's q,
-// k, g and v load (cp.async) during this one.
+// The consumers keep Sᵀ in registers (state_t64): warp cw holds V rows 16·(cw%4) … and
+// features 64·(cw/4) …, so that its accumulator tiles are the A operand of oᵀ = Sᵀ·q̃ᵀ
+// directly. Each of a row block's two warps sums its features' half of oᵀ (the second
+// adding the scores' vᵀ·Aᵀ), both halves meet in shared memory (`exch`), and each warp
+// stores one of the chunk's two token tiles. Chunks are 16 tokens (fp64_pipeline.cuh), in
+// a ring of three buffers.
 //
 // Gates: every exponent is ≤ 0 — G[t] for q̃, G[C−1] − G[t] for k̂ — except k̃'s −G[t],
-// which only a mild chunk takes (G ≥ −kMildLog2 throughout: 2^{480}). Any other chunk sums
-// its scores pair by pair from the pair's own gates (fp_inner_chunk_by_pairs), so a gate of
-// −30, chunk sums of −10⁴ and exact zeros all stay accurate and finite.
+// which only a mild chunk takes (each half's gates ≥ −kMildLog2/2: 2^{480}). Any other
+// chunk sums its scores pair by pair from the pair's own gates (fp_pair_partials), so a
+// gate of −30, chunk sums of −10⁴ and exact zeros all stay accurate and finite.
+//
+// The sequence split (walk_plan.hpp, over the same 16-token chunks): its first pass is the
+// same pipeline with the state's stages only (kStates): producers stages 1–2 (k̂ and E),
+// consumers the update from a zero state, leaving each piece's state and summed gates.
+// The backward's state pass (kSlots, o null) loads no queries and computes no scores, and
+// its dS walk (kRev) reads the tokens backwards (args::rev, backward_fp_walks.cuh).
 #pragma once
 
+#include "fp32_fp64_mma/fp64_pipeline.cuh"
 #include "fp32_fp64_mma/split_pieces.cuh"
 #include "fp32_fp64_mma/stage1_decay_cumsum.cuh"
 #include "fp32_fp64_mma/stage2_prepare_qg_kg.cuh"
@@ -34,132 +40,242 @@
 
 namespace glabench::chunked::walk_fp {
 
-// o's element pairs of a warp's OT column tiles (stage 5's layout), scaled, past T and V
-// left out.
-template <class T, bool kRev>
-__device__ __forceinline__ void fp_store_outputs(const walk_io<T, sizes<T>, layout<T>, kRev>& io,
-                                                 int64_t t0, int warp, int lane, T scale,
-                                                 const T (&O)[sizes<T>::OT][mma_policy<T>::NACC]) {
-  using Z = sizes<T>;
-  using P = mma_policy<T>;
-  using T2 = std::conditional_t<sizeof(T) == 4, float2, double2>;
-  const int r0 = (warp / Z::OUT_WARPS) * P::TM, n0 = Z::OT * (warp % Z::OUT_WARPS) * P::TN;
-#pragma unroll
-  for (int j = 0; j < Z::OT; ++j)
-#pragma unroll
-    for (int e = 0; e < P::NACC; e += 2) {
-      const int64_t t = t0 + r0 + acc_row(lane, e);
-      const int col = n0 + j * P::TN + acc_col(lane, e);
-      if (io.has_source(t) && io.v0 + col < io.V)
-        *reinterpret_cast<T2*>(io.out(t) + col) = T2{scale * O[j][e], scale * O[j][e + 1]};
-    }
-}
+// Stage 2's operands in place: the walk's (kOutputs) q̃ over q, k̃ over k, k̂ over g; a state
+// pass's k̂ alone.
+template <bool kOutputs>
+struct pipe64_operands {
+  double* buf;
+  using L = pipe64_layout;
+  __device__ void mild(int at, double qt, double kt, double e) const {
+    if (kOutputs) buf[L::q + at] = qt, buf[L::k + at] = kt;
+    buf[L::g + at] = kt * e;
+  }
+  __device__ void strong(int at, double qt, double kh) const {
+    if (kOutputs) buf[L::q + at] = qt;
+    buf[L::g + at] = kh;
+  }
+};
 
-// kSlots: the backward's state passes (args::slots); kRev: its dS walk, on the tokens
-// backwards (args::rev).
-template <class T, bool kSlots, bool kRev = false>
-__global__ void __launch_bounds__(sizes<T>::THREADS, 1) chunk_walk_fp_kernel(args<T> a) {
-  using Z = sizes<T>;
-  using L = layout<T>;
-  using P = mma_policy<T>;
-  extern __shared__ __align__(128) unsigned char raw[];
-  T* smem = reinterpret_cast<T*>(raw);
-  T* E = smem + L::E;
-  double* tots = reinterpret_cast<double*>(raw + L::tots_bytes);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int f = tid % Z::KP, h = tid / Z::KP;  // stages 1–2: feature, half of the chunk
-  const walk_io<T, sizes<T>, layout<T>, kRev> io(a, smem);
-
-  const int seg = blockIdx.z, n0 = seg * a.seg_chunks, n1 = min(a.NT, n0 + a.seg_chunks);
-
-  // The state before chunk n0: h0, carried over the pieces before the segment.
-  state_regs<T> S;
-  fp_load_state(a.h0, a, S, warp, lane);
-  for (int m = 0; m < seg * a.subs; ++m) fp_carry_over_piece(a, m, S, warp, lane);
-  const bool outputs = !kSlots || a.o;  // o null: a state pass (args::slots)
-  // A state pass reads no queries.
+// The producers of tokens [t_first, t_first + 16·count). `full` and `empty`: the buffers'
+// mbarriers. The first pass (kStates) leaves the span's summed gates in the split's
+// workspace (piece blockIdx.z; slab 0's block, a thread a feature).
+template <bool kStates, bool kSlots, bool kRev>
+__device__ __forceinline__ void fp64_produce(const args<double>& a, double* smem, uint64_t* full,
+                                             uint64_t* empty, int64_t t_first, int count) {
+  using Z = pipe64_sizes;
+  using L = pipe64_layout;
+  const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
+  const int f = pt % Z::KP, h = pt / Z::KP;
+  double* tots = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::tots_bytes);
+  const walk_io<double, Z, L, kRev> io(a, smem);
+  auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
+  // o null: a state pass (args::slots); it and the first pass (kStates) load no queries.
+  const bool outputs = !kStates && (!kSlots || a.o);
+  double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
   auto load = [&](int b, int64_t t) {
     if (outputs)
-      io.load(b, t);
+      io.template load<Z::PTHREADS, true>(b, t, pt);
     else
-      io.template load<Z::THREADS, false>(b, t, tid);
+      io.template load<Z::PTHREADS, false>(b, t, pt);
   };
-  load(0, static_cast<int64_t>(n0) * Z::C);
-  for (int n = n0; n < n1; ++n) {
-    const int cur = (n - n0) & 1;
-    T* buf = smem + cur * L::buf;
-    const int64_t t0 = static_cast<int64_t>(n) * Z::C;
-    tc::cp_async_wait_all();
-    __syncthreads();  // chunk n has landed; chunk n−1 is done with every buffer
-    if (n + 1 < n1) load(cur ^ 1, t0 + Z::C);
-    io.template scale_v<Z::THREADS>(buf, tid);  // read after stage 1's barrier
-    if (kSlots && t0 % 64 == 0) fp_store_slot<T>(a.slots, static_cast<int>(t0 / 64), S, warp, lane);
-    if (outputs) fp_state_to_shared(smem + L::St, S, warp, lane);
-
+  load(0, t_first);
+  for (int i = 0; i < count; ++i) {
+    // The next chunk, into the buffer of the chunk NBUF − 1 behind once the consumers are
+    // done with it (a group for every chunk, empty past the end).
+    if (i + 1 < count) {
+      const int nb = (i + 1) % Z::NBUF;
+      if (i + 1 >= Z::NBUF) bar::wait(empty + nb, ((i + 1 - Z::NBUF) / Z::NBUF) & 1);
+      load(nb, t_first + static_cast<int64_t>(i + 1) * Z::C);
+    } else {
+      tc::cp_async_commit();
+    }
+    cp_async_wait<1>();
+    const int b = i % Z::NBUF;
+    double* buf = smem + b * L::buf;
+    psync();  // chunk i has landed for every producer; chunk i−1's tots are read
+    io.template scale_v<Z::PTHREADS>(buf, pt);  // the consumers' alone, after `full`
     double l[Z::C / 2];
-    // Mild: each half's gates sum to ≥ −kMildLog2/2 in every feature (tots written).
-    const bool mild = __syncthreads_and(fp_decay_cumsum(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
-    if (outputs && !mild) fp_inner_chunk_by_pairs(buf, smem + L::pairs, smem + L::A, warp, lane);
-    if (outputs)
-      fp_prepare_qg_kg(buf, E, tots, f, h, l, mild);
-    else  // a state pass: k̂ and E alone
-      fp_prepare_kg(buf, E, tots, f, h, l);
-    __syncthreads();  // operands written
-    if (outputs && mild)
-      fp_inner_chunk_by_quarters<T, Z, L>(buf, nullptr, nullptr, smem + L::pairs, warp, lane);
-    // The state update reads only k̂, v and E: each warp runs it after its share of the
-    // scores (S_n is already in its tile for stage 5).
-    fp_state_update(buf, E, S, warp, lane);
-    __syncthreads();  // scores written
-    if (!outputs) continue;
-
-    T O[Z::OT][P::NACC];
-    fp_combine(buf, smem + L::St, smem + L::A, mild ? smem + L::pairs : nullptr, warp, lane, O);
-    fp_store_outputs(io, t0, warp, lane, a.scale, O);
+    const bool mild =
+        bar::sync_and(bar::kProducers, Z::PTHREADS,
+                      fp_decay_cumsum<double, Z, L>(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
+    if constexpr (kStates) gate += chunk_gates<Z::KP>(tots, f, h).last;
+    if (outputs) {
+      if (!mild) {
+        fp_pair_partials<double, Z, L, Z::PS>(buf, buf + L::part, pw, lane);
+        psync();  // the raw tiles read, before stage 2 writes over them
+      }
+      fp_prepare_operands<double, Z, L>(buf, buf + L::E, tots, f, h, l, mild,
+                                        pipe64_operands<true>{buf});
+      if (mild) {
+        psync();  // operands written
+        fp_inner_chunk_by_quarters<double, Z, L>(buf, nullptr, nullptr, buf + L::part, pw, lane);
+      }
+    } else {  // k̂ = k·2^{G[C−1]−G} alone, one exponential an element
+      fp_prepare_operands<double, Z, L>(buf, buf + L::E, tots, f, h, l, false,
+                                        pipe64_operands<false>{buf});
+    }
+    bar::arrive(full + b);
   }
-  if (seg == a.segs - 1) fp_store_state(a.ht, a, S, warp, lane);
+  if (kStates && h == 1 && blockIdx.x == 0) split_gate(a, blockIdx.z)[f] = gate;
 }
 
-// For long sequences with few heads: the first pass of the sequence split, as in the bf16
-// walk (forward_bf16_mma.cuh, chunk_walk_segment_states_kernel). Each piece of every segment
-// but the last walks from a zero state with stages 1–3 only, leaving
-//   dstate = Σ_n 2^{G[end] − G[chunk n end]}·k̂_nᵀ·v_n     and dgate = G[end] − G[start]
-// and each segment's walk starts from h0 carried across the pieces before it.
-template <class T, bool kRev = false>
-__global__ void __launch_bounds__(sizes<T>::THREADS, 1)
-    chunk_walk_fp_segment_states_kernel(args<T> a) {
-  using Z = sizes<T>;
-  using L = layout<T>;
-  extern __shared__ __align__(128) unsigned char raw[];
-  T* smem = reinterpret_cast<T*>(raw);
-  T* E = smem + L::E;
-  double* tots = reinterpret_cast<double*>(raw + L::tots_bytes);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int f = tid % Z::KP, h = tid / Z::KP;
-  const walk_io<T, sizes<T>, layout<T>, kRev> io(a, smem);
-  const int piece = blockIdx.z;
-  const walk::chunk_span span = walk::state_piece(piece, a.sub_chunks, a.NT);
-  state_regs<T> S = {};
-  double gate = 0.0;  // the piece's summed gates of feature f, in chunk order
-  io.template load<Z::THREADS, false>(0, static_cast<int64_t>(span.first) * Z::C, tid);
-  for (int n = span.first; n < span.last; ++n) {
-    const int cur = (n - span.first) & 1;
-    T* buf = smem + cur * L::buf;
-    tc::cp_async_wait_all();
-    __syncthreads();
-    if (n + 1 < span.last)
-      io.template load<Z::THREADS, false>(cur ^ 1, static_cast<int64_t>(n + 1) * Z::C, tid);
-    io.template scale_v<Z::THREADS>(buf, tid);
-    double l[Z::C / 2];
-    fp_decay_cumsum(buf, tots, f, h, l);
-    __syncthreads();  // tots written
-    gate += chunk_gates<Z::KP>(tots, f, h).last;
-    fp_prepare_kg(buf, E, tots, f, h, l);
-    __syncthreads();
-    fp_state_update(buf, E, S, warp, lane);
+// The consumers of the same span: the walk (o, and ht after the last segment), the
+// backward's passes (kSlots: the slots, and the dS walk's dv; o null: a state pass) or the
+// first pass (kStates: the span's state into the split's workspace, piece blockIdx.z).
+template <bool kStates, bool kSlots, bool kRev>
+__device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem, uint64_t* full,
+                                             uint64_t* empty, int64_t t_first, int count) {
+  using Z = pipe64_sizes;
+  using L = pipe64_layout;
+  using P = mma_policy<double>;
+  const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31, rb = cw & 3, kh = cw >> 2;
+  const int g = lane >> 2, c = lane & 3;
+  // The state before the span: zero in the first pass; in the walk, h0 carried over the
+  // first pass's pieces before the segment.
+  state_t64 S;
+  fp_load_state(kStates ? nullptr : a.h0, a, S, cw, lane);
+  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m)
+    fp_carry_over_piece(a, m, S, cw, lane);
+  const int64_t T_src = kRev ? a.rev.tokens : a.T_len;
+  const int64_t head = head_row(blockIdx.y, a.H, T_src), vs = static_cast<int64_t>(a.H) * a.V;
+  const int v0 = blockIdx.x * Z::BV;
+  const bool outputs = !kStates && (!kSlots || a.o);
+  double* o = outputs ? a.o + head * a.V + v0 : nullptr;
+  auto has_source = [&](int64_t t) { return walk_has_source<kRev>(t, a.T_len, T_src); };
+  for (int i = 0; i < count; ++i) {
+    const int b = i % Z::NBUF;
+    const double* buf = smem + b * L::buf;
+    bar::wait(full + b, (i / Z::NBUF) & 1);
+    const int64_t t_chunk = t_first + static_cast<int64_t>(i) * Z::C;
+    if (kSlots && t_chunk % 64 == 0)
+      fp_store_slot<double>(a.slots, static_cast<int>(t_chunk / 64), S, cw, lane);
+    // Stage 5, oᵀ over the warp's features: Sᵀ's tile j, columns 2c then 2c + 1, against q̃'s pair
+    // at (token 8·nt + g, feature 64·kh + 8j + 2c); by j's parity, four chains in flight.
+    double O[2][4] = {};
+    if (outputs) {
+      double part[2][2][4] = {};
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          const double2 qq = *reinterpret_cast<const double2*>(
+              buf + L::q + swz<double, Z::KP>(8 * nt + g, 64 * kh + 8 * j + 2 * c));
+          P::mma(part[j & 1][nt], P::afrag{{S.s[j][0], S.s[j][2]}}, P::bfrag{qq.x});
+          P::mma(part[j & 1][nt], P::afrag{{S.s[j][1], S.s[j][3]}}, P::bfrag{qq.y});
+        }
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) O[nt][e] = part[0][nt][e] + part[1][nt][e];
+    }
+    // vᵀ's A fragments, k-step ks over tokens 4·ks …, rows 16·rb …
+    P::afrag vt[Z::C / 4];
+#pragma unroll
+    for (int ks = 0; ks < Z::C / 4; ++ks)
+      vt[ks] = P::load_a([&](int m, int k) { return buf[L::v + swz<double, Z::BV>(k, m)]; },
+                         16 * rb, 4 * ks, lane);
+    if (outputs) {
+      if (kh == 1)  // vᵀ·Aᵀ: B at (key s, token t) = A[t][s] for s ≤ t, stage 4's partials
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+          for (int ks = 0; ks < 2 * nt + 2; ++ks) {
+            const int s = 4 * ks + c, t = 8 * nt + g;
+            const double x = s > t ? 0.0 : quarters_sum<Z>(buf + L::part, t * Z::PS + s);
+            P::mma(O[nt], vt[ks], P::bfrag{x});
+          }
+      // The half into exch, once the other warp has read the chunk before's.
+      bar::sync(kPairBarrier + rb, 64);
+      double* ex = smem + L::exch + (2 * rb + kh) * L::exch_tile;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) ex[(4 * nt + e) * 32 + lane] = O[nt][e];
+    }
+    // Stage 3: Sᵀ·diag(E), then + vᵀ·k̂ (k̂'s B at (token, feature 64·kh + 8j + g)); DMMA
+    // rounds each step to nearest, so the products go straight into S.
+    const double* E = buf + L::E + 64 * kh;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const double2 e = *reinterpret_cast<const double2*>(E + 8 * j + 2 * c);
+      S.s[j][0] *= e.x, S.s[j][1] *= e.y, S.s[j][2] *= e.x, S.s[j][3] *= e.y;
+    }
+#pragma unroll
+    for (int ks = 0; ks < Z::C / 4; ++ks)
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        P::mma(S.s[j], vt[ks],
+               P::bfrag{buf[L::g + swz<double, Z::KP>(4 * ks + c, 64 * kh + 8 * j + g)]});
+    bar::arrive(empty + b);
+    if (!outputs) continue;
+    // Both halves in exch: warp kh sums them for token tile kh and stores it.
+    bar::sync(kPairBarrier + 4 + rb, 64);
+    const double* ex = smem + L::exch + 2 * rb * L::exch_tile;
+    double O1[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      O1[e] = ex[(4 * kh + e) * 32 + lane] + ex[L::exch_tile + (4 * kh + e) * 32 + lane];
+    // O1[e] at token t_chunk + 8·kh + 2c + e%2, V row 16·rb + g + 8·(e/2).
+    const int64_t t0 = t_chunk + 8 * kh + 2 * c;
+    const int vr = 16 * rb + g;
+    double* out = o + walk_out_row<kRev>(t0, a.T_len) * vs + vr;
+    const int64_t step = kRev ? -vs : vs;
+    const bool whole =
+        (kRev ? has_source(t_chunk) : t_chunk + Z::C <= a.T_len) && v0 + 16 * rb + 16 <= a.V;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int dt = e & 1, dv = 8 * (e >> 1);
+      if (whole || (has_source(t0 + dt) && v0 + vr + dv < a.V))
+        out[dt * step + dv] = a.scale * O1[e];
+    }
   }
-  fp_store_piece(a, piece, S, warp, lane);
-  if (blockIdx.x == 0 && h == 1) split_gate(a, piece)[f] = gate;
+  if constexpr (kStates)
+    fp_store_piece(a, blockIdx.z, S, cw, lane);
+  else if (blockIdx.z == a.segs - 1)
+    fp_store_state(a.ht, a, S, cw, lane);
+}
+
+// Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
+template <bool kStates, bool kSlots, bool kRev>
+__device__ __forceinline__ void fp64_pipeline(const args<double>& a, int64_t t_first,
+                                              int64_t t_end) {
+  using Z = pipe64_sizes;
+  extern __shared__ __align__(128) unsigned char raw[];
+  double* smem = reinterpret_cast<double*>(raw);
+  const int count = static_cast<int>((t_end - t_first + Z::C - 1) / Z::C);
+  uint64_t* full = reinterpret_cast<uint64_t*>(raw + pipe64_layout::bars_bytes);
+  uint64_t* empty = full + Z::NBUF;
+  if (threadIdx.x == 0)
+    for (int b = 0; b < Z::NBUF; ++b)
+      bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
+  __syncthreads();
+  if (threadIdx.x < 32 * Z::CONSUMERS)
+    fp64_consume<kStates, kSlots, kRev>(a, smem, full, empty, t_first, count);
+  else
+    fp64_produce<kStates, kSlots, kRev>(a, smem, full, empty, t_first, count);
+}
+
+// The walk. Grid (V slabs, heads, segments); pipe64_sizes::THREADS threads,
+// pipe64_layout::bytes of shared memory. kSlots: the backward's state passes
+// (args::slots); kRev: its dS walk, on the tokens backwards (args::rev).
+template <bool kSlots, bool kRev = false>
+__global__ void __launch_bounds__(pipe64_sizes::THREADS, 1)
+    chunk_walk_fp64_pipelined_kernel(args<double> a) {
+  using Z = pipe64_sizes;
+  const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * Z::C;
+  fp64_pipeline<false, kSlots, kRev>(
+      a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * Z::C));
+}
+
+// The split's first pass: piece blockIdx.z from a zero state, its state and summed gates
+// into the split's workspace (split_pieces.cuh). Grid (V slabs, heads, pieces).
+template <bool kRev = false>
+__global__ void __launch_bounds__(pipe64_sizes::THREADS, 1)
+    chunk_walk_fp64_pipelined_states_kernel(args<double> a) {
+  using Z = pipe64_sizes;
+  const walk::chunk_span span = walk::state_piece(blockIdx.z, a.sub_chunks, a.NT);
+  fp64_pipeline<true, false, kRev>(a, static_cast<int64_t>(span.first) * Z::C,
+                                   min(a.T_len, static_cast<int64_t>(span.last) * Z::C));
 }
 
 }  // namespace glabench::chunked::walk_fp

@@ -357,19 +357,20 @@ cudaError_t launch_fp_walk(const call& c, walk_fp::state_slots<S> slots = {},
                        : walk_fp::chunk_walk_fp32_pipelined_kernel<false, false, In>,
         grid, walk_fp::pipe_sizes::THREADS, walk_fp::pipe_layout::bytes, c.stream, a);
   } else {
+    // fp64: the pipelined walk (forward_fp64_dmma.cuh); its first pass likewise.
     static_assert(std::is_same_v<In, S>, "fp64 in its own storage");
-    const dim3 first_pass(grid.x, grid.y, pieces);
-    constexpr size_t smem = walk_fp::layout<S>::bytes;
     if (pieces > 0)
-      if (cudaError_t e =
-              launch_walk_kernel_smem(rev ? walk_fp::chunk_walk_fp_segment_states_kernel<S, true>
-                                          : walk_fp::chunk_walk_fp_segment_states_kernel<S, false>,
-                                      first_pass, smem, c.stream, a))
+      if (cudaError_t e = launch_walk_kernel_threads(
+              rev ? walk_fp::chunk_walk_fp64_pipelined_states_kernel<true>
+                  : walk_fp::chunk_walk_fp64_pipelined_states_kernel<false>,
+              dim3(grid.x, grid.y, pieces), walk_fp::pipe64_sizes::THREADS,
+              walk_fp::pipe64_layout::bytes, c.stream, a))
         return e;
-    return launch_walk_kernel_smem(rev            ? walk_fp::chunk_walk_fp_kernel<S, true, true>
-                                   : slots.states ? walk_fp::chunk_walk_fp_kernel<S, true>
-                                                  : walk_fp::chunk_walk_fp_kernel<S, false>,
-                                   grid, smem, c.stream, a);
+    return launch_walk_kernel_threads(
+        rev            ? walk_fp::chunk_walk_fp64_pipelined_kernel<true, true>
+        : slots.states ? walk_fp::chunk_walk_fp64_pipelined_kernel<true>
+                       : walk_fp::chunk_walk_fp64_pipelined_kernel<false>,
+        grid, walk_fp::pipe64_sizes::THREADS, walk_fp::pipe64_layout::bytes, c.stream, a);
   }
 }
 

@@ -1,6 +1,6 @@
 // Shared-memory mbarriers (sm_80 and newer): a barrier's arrive releases the arriving
 // thread's writes and its wait acquires them; a wait names the phase it waits for by
-// parity. Used by chunked_fuse_cuda's pipelined fp32 walk (fp32_pipeline.cuh) and by the
+// parity. Used by chunked_fuse_cuda's pipelined walks (pipeline_barriers.cuh) and by the
 // bulk-copy decode kernel (parallel_scan/decode_bulk_kernel.cuh).
 #pragma once
 

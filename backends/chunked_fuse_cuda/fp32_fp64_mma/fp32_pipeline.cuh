@@ -1,6 +1,6 @@
-// The pipelined fp32 chunk walk's ground (../forward_fp32_3xtf32.cuh): its sizes, the
-// block's shared memory as a ring of chunk buffers, and the barriers that hand the buffers
-// between its two kinds of warps.
+// The pipelined fp32 chunk walk's ground (../forward_fp32_3xtf32.cuh): its sizes and the
+// block's shared memory as a ring of chunk buffers, which its two kinds of warps hand
+// between them (pipeline_barriers.cuh).
 //
 // Producer warps load a chunk and run stages 1, 2 and 4 on it — the gates, the operands and
 // the scores, none of which needs the state — while the consumer warps, which keep the
@@ -10,8 +10,8 @@
 //   consumers: wait `full`, stages 5 and 3, arrive `empty`.
 #pragma once
 
-#include "../../common/mbarrier.cuh"
 #include "layout.cuh"
+#include "pipeline_barriers.cuh"
 
 namespace glabench::chunked::walk_fp {
 
@@ -76,33 +76,5 @@ struct pipe_layout_of {
 using pipe_layout = pipe_layout_of<pipe_sizes>;
 using pipe_first_layout = pipe_layout_of<pipe_first_sizes>;
 static_assert(pipe_first_layout::bytes <= 227 * 1024, "one block per SM");
-
-// The producers' own barrier (named barrier 1, 0 being __syncthreads'), and the handoff of
-// the buffers: mbarriers, whose arrive releases the arriving thread's writes and whose
-// wait acquires them — so every thread arrives (a buffer's `full` counts the producers'
-// threads, its `empty` the consumers'), and a wait names the phase it waits for by parity,
-// the buffer's round (chunk / NBUF) mod 2.
-namespace bar {
-inline constexpr int kProducers = 1;
-__device__ __forceinline__ void sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-// A barrier that also returns whether `p` held in every thread that reached it.
-__device__ __forceinline__ bool sync_and(int id, int threads, bool p) {
-  uint32_t r;
-  asm volatile(
-      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n bar.red.and.pred q, %2, %3, p;\n"
-      " selp.u32 %0, 1, 0, q;\n}\n"
-      : "=r"(r)
-      : "r"(static_cast<uint32_t>(p)), "r"(id), "r"(threads)
-      : "memory");
-  return r != 0;
-}
-using mbarrier::arrive;  // ../../common/mbarrier.cuh
-using mbarrier::init;
-using mbarrier::wait;
-}  // namespace bar
-
-using tc::cp_async_wait;
 
 }  // namespace glabench::chunked::walk_fp

@@ -1,5 +1,6 @@
-// The fp32 and fp64 chunk walk's common ground: its sizes, the block's shared-memory
-// layout, the kernel arguments and the cp.async loads of a chunk's tiles.
+// The fp32 and fp64 chunk walks' common ground: their sizes, the kernel arguments and the
+// cp.async loads of a chunk's tiles (each walk's buffer layout: fp32_pipeline.cuh,
+// fp64_pipeline.cuh).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -14,19 +15,12 @@
 
 namespace glabench::chunked::walk_fp {
 
-// Tokens a chunk (32 in fp32, 16 in fp64: every input double-buffered within 227 KB), the
-// padded key width (K ≤ KP), the V slab of a block, the block's threads and warps.
+// The sequence split's chunk (walk_plan.hpp: fp32 32 tokens, fp64 16, each walk's own
+// chunk), the padded key width (K ≤ KP), the V slab of a block (the state tile of the split's
+// workspace and of the backward's slots).
 template <class T>
 struct sizes {
-  using P = mma_policy<T>;
-  static constexpr int C = sizeof(T) == 4 ? 32 : 16, KP = 128, BV = 64, THREADS = 256,
-                       WARPS = THREADS / 32;
-  // Warp w holds state rows 16w … 16w+15: RB row blocks of the tile, 8 column tiles.
-  static constexpr int RB = 16 / P::TM, CT = BV / P::TN;
-  // The outputs (stage 5): warp w takes row block w / OUT_WARPS of the chunk and OT column
-  // tiles from OT·(w % OUT_WARPS): fp32 two, fp64 (one row block) one.
-  static constexpr int ROW_BLOCKS = C / P::TM, OUT_WARPS = WARPS / ROW_BLOCKS, OT = CT / OUT_WARPS;
-  static_assert(ROW_BLOCKS * OUT_WARPS == WARPS && OT * OUT_WARPS == CT, "a warp's outputs");
+  static constexpr int C = sizeof(T) == 4 ? 32 : 16, KP = 128, BV = 64;
   // A mild chunk's score partials (fp_inner_chunk_by_quarters, fp64: four C×C, one a
   // feature quarter): rows of PS elements, C + 4 so that a fragment's eight rows lie on
   // different banks.
@@ -38,27 +32,6 @@ struct sizes {
   static constexpr double kMildLog2 = sizeof(T) == 4 ? 96.0 : 480.0;
 };
 inline constexpr double kLog2e = 1.4426950408889634;
-
-// The one-pass walk's shared memory (fp64's alone, ../forward_fp64_dmma.cuh; fp32's
-// pipelined walk has pipe_layout), in elements of T. q, k, g and v are double-buffered and
-// the next chunk loads while this one computes; stage 2 writes the operands in place over
-// this chunk's buffer (q → q̃, k → k̃, g → k̂). St is the state before the chunk (stage 5's
-// B operand, [K][V]), A the masked scores of a chunk not mild, `pairs` the partial scores
-// (one tile per quarter of the features: a mild chunk's on the tensor cores, the others'
-// pair by pair), E = 2^{G[C−1]} per feature, and each half's summed log2 gates per feature
-// (fp64, tots [2][KP]). Exact operands: no lo tiles.
-template <class T>
-struct layout {
-  using Z = sizes<T>;
-  static_assert(!mma_policy<T>::kSplit, "the one-pass walk: fp64");
-  static constexpr int tile_k = Z::C * Z::KP, tile_v = Z::C * Z::BV, tile_s = Z::KP * Z::BV;
-  static constexpr int q = 0, k = tile_k, g = 2 * tile_k, v = 3 * tile_k, buf = 3 * tile_k + tile_v;
-  static constexpr int St = 2 * buf, A = St + tile_s, pairs = A + Z::C * Z::C;
-  static constexpr int E = pairs + 4 * Z::C * Z::PS;
-  static constexpr int tots_bytes = (E + Z::KP) * static_cast<int>(sizeof(T));  // double [2][KP]
-  static constexpr int bytes = tots_bytes + 2 * Z::KP * 8;
-};
-static_assert(layout<double>::bytes <= 227 * 1024, "one block per SM");
 
 // The backward's state passes (../backward_fp_walks.cuh): where not null, the state
 // before every 64-token chunk m (the WMMA kernels' chunks, `chunks` of them) goes to slot
@@ -94,8 +67,8 @@ struct args {
   T scale;
   // The sequence split, as in the bf16 walk (../walk_plan.hpp): `segs` segments of
   // `seg_chunks` chunks, one block each (grid z); each but the last cut into `subs` pieces
-  // of `sub_chunks` chunks, whose state contributions chunk_walk_fp_segment_states_kernel
-  // leaves in dstate [piece][B·H][V slabs][KP][BV] and summed log2 gates in
+  // of `sub_chunks` chunks, whose state contributions the first pass (each walk's
+  // `…_states_kernel`) leaves in dstate [piece][B·H][V slabs][KP][BV] and summed log2 gates in
   // dgate [piece][B·H][KP]. One segment: no split, both unused.
   int segs, seg_chunks, subs, sub_chunks;
   T* dstate;
@@ -134,13 +107,13 @@ __device__ __forceinline__ In storage_of(T x) {
 
 // One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,
 // and the cp.async loads of a chunk's tiles into buffer `b` of layout L; zeros past T, K
-// and V. NTH threads share a load, `tid` among them (the whole block by default). kRev:
-// the dS walk's tokens, backwards (args::rev).
+// and V. NTH threads (a walk's producers) share a load, `tid` among them. kRev: the dS
+// walk's tokens, backwards (args::rev).
 // fp16 storage (In = __half, fp32's pipelined walk): a tile's halves land unswizzled in the
 // first half of its own float tile, and `widen` — by the same threads, once the copies
 // have landed — turns them into the swizzled floats the stages read, the dS walk's v′
 // scaled there.
-template <class T, class Z = sizes<T>, class L = layout<T>, bool kRev = false, class In = T>
+template <class T, class Z, class L, bool kRev = false, class In = T>
 struct walk_io {
   static constexpr bool kHalf = !std::is_same_v<In, T>;
   static_assert(!kHalf || (std::is_same_v<T, float> && sizeof(In) == 2), "fp16 into fp32 tiles");
@@ -184,9 +157,6 @@ struct walk_io {
 #pragma unroll
       for (int i = tid; i < Z::C * Z::BV; i += NTH) buf[L::v + i] *= v_scale;
     }
-  }
-  __device__ void load(int b, int64_t t0) const {
-    load<Z::THREADS>(b, t0, threadIdx.x);
   }
   // Where a 16-byte vector of tile row r, column c lands: the swizzled tile's own, or fp16's
   // unswizzled staging, in bytes from the tile's start.

@@ -62,9 +62,9 @@ __device__ __forceinline__ double to_double(float x) {
 // log2 e, in token order, and leaves the half's total in tots[h][f]. After a barrier,
 // G[t] = tots[0][f] + l[i] in the second half (chunk_gates): every token's G, padded ones
 // included, is that one sum, so a ragged chunk's G[C−1] is its last real token's exactly.
-// Returns the half's total. Z and L: the walk's sizes and buffer layout (the pipelined
-// fp32 walk's chunks are shorter, fp32_pipeline.cuh).
-template <class T, class Z = sizes<T>, class L = layout<T>>
+// Returns the half's total. Z and L: the walk's sizes and buffer layout (fp32_pipeline.cuh,
+// fp64_pipeline.cuh).
+template <class T, class Z, class L>
 __device__ __forceinline__ double fp_decay_cumsum(const T* buf, double* tots, int f, int h,
                                                   double (&l)[Z::C / 2]) {
   constexpr int H2 = Z::C / 2;

@@ -38,41 +38,4 @@ __device__ __forceinline__ void fp_prepare_operands(const T* buf, T* E, const do
   }
 }
 
-// The one-pass walk's operands (../forward_fp64_dmma.cuh), in place over the chunk's tiles:
-// q̃ over q, k̃ over k, k̂ over g.
-template <class T>
-__device__ __forceinline__ void fp_prepare_qg_kg(T* buf, T* E, const double* tots, int f, int h,
-                                                 const double (&l)[sizes<T>::C / 2], bool mild) {
-  using L = layout<T>;
-  struct {
-    T* buf;
-    __device__ void mild(int at, T qt, T kt, T e) const {
-      buf[L::q + at] = qt, buf[L::k + at] = kt;
-      buf[L::g + at] = kt * e;
-    }
-    __device__ void strong(int at, T qt, T kh) const {
-      buf[L::q + at] = qt;
-      buf[L::g + at] = kh;
-    }
-  } out{buf};
-  fp_prepare_operands<T, sizes<T>, L>(buf, E, tots, f, h, l, mild, out);
-}
-
-// Stage 2 of the sequence split's first pass: k̂ alone, in place over the gate tile, and
-// E for the state update.
-template <class T>
-__device__ __forceinline__ void fp_prepare_kg(T* buf, T* E, const double* tots, int f, int h,
-                                              const double (&l)[sizes<T>::C / 2]) {
-  using Z = sizes<T>;
-  using L = layout<T>;
-  constexpr int H2 = Z::C / 2;
-  const chunk_gates<Z::KP> cg(tots, f, h);
-  if (h == 1) E[f] = exp2_of<T>(cg.last);
-#pragma unroll
-  for (int u = 0; u < H2; ++u) {
-    const int at = swz<T, Z::KP>(h * H2 + u, f);
-    buf[L::g + at] = buf[L::k + at] * exp2_of<T>(cg.last - (cg.off + l[u]));
-  }
-}
-
 }  // namespace glabench::chunked::walk_fp

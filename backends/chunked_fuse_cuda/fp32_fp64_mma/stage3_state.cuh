@@ -1,6 +1,6 @@
-// Stage 3 of the fp32/fp64 chunk walk — the seed's `fused_chunk_gla_fwd_kernel`, the
-// state pass: S_n handed to stage 5 through shared memory, and S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v
-// on the warp's rows, in registers.
+// Stage 3 of the fp32/fp64 chunk walks — the seed's `fused_chunk_gla_fwd_kernel`, the
+// state pass: S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v, kept transposed (Sᵀ) in the consumer warps'
+// registers, where stage 5 reads it as it is.
 #pragma once
 
 #include <type_traits>
@@ -9,65 +9,6 @@
 #include "layout.cuh"
 
 namespace glabench::chunked::walk_fp {
-
-// The warp's state rows: RB row blocks × CT column tiles of accumulators.
-template <class T>
-using state_regs = T[sizes<T>::RB][sizes<T>::CT][mma_policy<T>::NACC];
-
-// Calls f(r, j, e, row, col) for every accumulator element of the warp's state rows.
-template <class T, class F>
-__device__ __forceinline__ void each_state_element(int warp, int lane, F f) {
-  using Z = sizes<T>;
-  using P = mma_policy<T>;
-#pragma unroll
-  for (int r = 0; r < Z::RB; ++r)
-#pragma unroll
-    for (int j = 0; j < Z::CT; ++j)
-#pragma unroll
-      for (int e = 0; e < P::NACC; ++e)
-        f(r, j, e, 16 * warp + r * P::TM + acc_row(lane, e), j * P::TN + acc_col(lane, e));
-}
-
-// ---- stage 3: the state -------------------------------------------------------------
-// S_n into the tile stage 5 reads as its B operand, as it is ([KP][BV]). The one-pass walk
-// is fp64's alone (../forward_fp64_dmma.cuh).
-template <class T>
-__device__ __forceinline__ void fp_state_to_shared(T* St, const state_regs<T>& S, int warp,
-                                                   int lane) {
-  static_assert(!mma_policy<T>::kSplit, "the one-pass walk's state tile: fp64");
-  each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-    if (e % 2 == 0)  // adjacent columns, one 16-byte store
-      *reinterpret_cast<double2*>(St + swz<T, sizes<T>::BV>(row, col)) =
-          double2{S[r][j][e], S[r][j][e + 1]};
-  });
-}
-
-// S ← 2^{G[C−1]} ⊙ S + k̂ᵀ·v (k̂ᵀ read transposed from its tile).
-template <class T>
-__device__ __forceinline__ void fp_state_update(const T* buf, const T* E, state_regs<T>& S,
-                                                int warp, int lane) {
-  using Z = sizes<T>;
-  using P = mma_policy<T>;
-  using L = layout<T>;
-  each_state_element<T>(warp, lane,
-                        [&](int r, int j, int e, int row, int) { S[r][j][e] *= E[row]; });
-  const T* kh = buf + L::g;
-  const T* v = buf + L::v;
-  auto kh_t = [&](int m, int kk) { return kh[swz<T, Z::KP>(kk, m)]; };
-  auto vx = [&](int kk, int n) { return v[swz<T, Z::BV>(kk, n)]; };
-#pragma unroll
-  for (int k0 = 0; k0 < Z::C; k0 += P::TK) {
-    typename P::afrag af[Z::RB];
-#pragma unroll
-    for (int r = 0; r < Z::RB; ++r) af[r] = P::load_a(kh_t, 16 * warp + r * P::TM, k0, lane);
-#pragma unroll
-    for (int j = 0; j < Z::CT; ++j) {
-      const typename P::bfrag bf = P::load_b(vx, k0, j * P::TN, lane);
-#pragma unroll
-      for (int r = 0; r < Z::RB; ++r) P::mma(S[r][j], af[r], bf);
-    }
-  }
-}
 
 // ---- stage 3 in the pipelined fp32 walk (../forward_fp32_3xtf32.cuh) ---------------
 // There a consumer warp cw keeps Sᵀ, rows (V) 16·cw … 16·cw+15 × all KP features: KP/8
@@ -131,15 +72,29 @@ __device__ __forceinline__ mma_policy<float>::afrag fp_vt_frag(const float* v, i
                                    16 * cw, 8 * ks, lane);
 }
 
-// Calls f(s, feature, column) for every element s of the warp's state, whichever walk's
-// layout it has: the one-pass walk's S (warp w: features 16w …, all of the slab's columns;
-// state_regs) or the pipelined walk's Sᵀ (warp w: columns 16w …, all features;
-// state_t_regs). Column is within the block's V slab.
-template <class T, int RB, int CT, int N, class F>
-__device__ __forceinline__ void for_each_state(T (&S)[RB][CT][N], int warp, int lane, F f) {
-  each_state_element<std::remove_const_t<T>>(
-      warp, lane, [&](int r, int j, int e, int row, int col) { f(S[r][j][e], row, col); });
+// ---- stage 3 in the pipelined fp64 walk (../forward_fp64_dmma.cuh) ---------------
+// There consumer warp cw keeps the part of Sᵀ at V rows 16·(cw%4) … and features
+// 64·(cw/4) …: 8 accumulator tiles of m16n8k4, tile j holding features 64·(cw/4) + 8j …,
+// which are stage 5's A operand as they are. The two warps of a row block each hold half
+// of its features. Its update and stage 5 are the walk's consumer loop
+// (../forward_fp64_dmma.cuh).
+struct state_t64 {
+  double s[8][4];
+};
+template <class St, class F,
+          std::enable_if_t<std::is_same_v<std::remove_const_t<St>, state_t64>, int> = 0>
+__device__ __forceinline__ void for_each_state(St& S, int cw, int lane, F f) {
+  const int rb = cw & 3, kh = cw >> 2;
+#pragma unroll
+  for (int j = 0; j < 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      f(S.s[j][e], 64 * kh + 8 * j + acc_col(lane, e), 16 * rb + acc_row(lane, e));
 }
+
+// Calls f(s, feature, column) for every element s of the warp's state: fp32's Sᵀ (warp w:
+// columns 16w …, all features; state_t_regs) or fp64's (state_t64). Column is within the
+// block's V slab.
 template <class T, int J, class F>
 __device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane, F f) {
 #pragma unroll
@@ -149,27 +104,16 @@ __device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane,
 }
 
 // The state before 64-token chunk m into its slot (args::state_slots): the block's V slab
-// of sizes<T>::BV columns, in either walk's state layout; the one-pass walk's accumulator
-// pairs (adjacent columns) as one store each — Vp, a multiple of the WMMA kernels' BV_out,
-// is even, so a pair starting at an even column below Vp ends below it, 2·sizeof(T) aligned.
+// of sizes<T>::BV columns.
 template <class T, class St>
 __device__ __forceinline__ void fp_store_slot(const state_slots<T>& s, int m, const St& S, int warp,
                                               int lane) {
   const int slot = s.reversed ? reversed::chunk_of_state(m, s.chunks) : m;
   const int v0 = blockIdx.x * sizes<T>::BV;
   T* dst = s.states + (static_cast<int64_t>(blockIdx.y) * (s.chunks + 1) + slot) * s.Kp * s.Vp;
-  if constexpr (std::rank_v<St> == 3) {
-    using T2 = std::conditional_t<sizeof(T) == 4, float2, double2>;
-    each_state_element<T>(warp, lane, [&](int r, int j, int e, int row, int col) {
-      if (e % 2 == 0 && row < s.Kp && v0 + col < s.Vp)
-        *reinterpret_cast<T2*>(dst + static_cast<int64_t>(row) * s.Vp + v0 + col) =
-            T2{S[r][j][e], S[r][j][e + 1]};
-    });
-  } else {
-    for_each_state(S, warp, lane, [&](const T& x, int row, int col) {
-      if (row < s.Kp && v0 + col < s.Vp) dst[static_cast<int64_t>(row) * s.Vp + v0 + col] = x;
-    });
-  }
+  for_each_state(S, warp, lane, [&](const T& x, int row, int col) {
+    if (row < s.Kp && v0 + col < s.Vp) dst[static_cast<int64_t>(row) * s.Vp + v0 + col] = x;
+  });
 }
 
 // The state tile of the ABI's [B·H][K][V] layout (h0, ht) as the warp's part of the state:

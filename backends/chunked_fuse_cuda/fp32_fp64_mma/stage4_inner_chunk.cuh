@@ -33,22 +33,6 @@ __device__ __noinline__ void fp_pair_partials(const T* buf, T* part, int warp, i
     }
   }
 }
-// The one-pass walk's: the four quarters then summed, in order, into A (a barrier of the
-// block between; the caller's barrier after stage 2 separates A from stage 5).
-template <class T>
-__device__ __forceinline__ void fp_inner_chunk_by_pairs(const T* buf, T* pairs, T* A, int warp,
-                                                        int lane) {
-  using Z = sizes<T>;
-  constexpr int C = Z::C;
-  fp_pair_partials<T, Z, layout<T>, C>(buf, pairs, warp, lane);
-  __syncthreads();
-  for (int i = threadIdx.x; i < C * C; i += Z::THREADS) {
-    const int t = i / C, s = i % C;
-    const T sum = ((pairs[i] + pairs[C * C + i]) + pairs[2 * C * C + i]) + pairs[3 * C * C + i];
-    A[swz<T, C>(t, s)] = s > t ? T(0) : sum;
-  }
-}
-
 // The pipelined fp32 walk's scores of a mixed chunk's strong features (fp32_pipeline.cuh's
 // kMixed), pair by pair as in fp_pair_partials: producer thread pt takes the pair
 // (t, s) = (pt / C, pt % C) and sums its terms q[t,f]·k[s,f]·2^{g[s+1] + … + g[t]} over the
@@ -80,9 +64,9 @@ __device__ __forceinline__ void fp_strong_feature_pairs(float* buf, const unsign
 // split over 8 warps — warp w takes key columns 8·(w%2) … and features 32·(w/2) …, into
 // the partial part[w/2][t][s] (rows of Z::PS). Each product q̃[t]·k̃[s] with s ≤ t is
 // q·k·2^{G[t]−G[s]} ≤ |q·k|; those above the diagonal, up to 2^{kMildLog2} larger, are
-// masked where the four partials are summed in order: stage 5 (fp_combine's A fragments,
-// the pipelined fp32 walk's fp_combine_t_scores). q̃ and k̃ in the walk's operand tiles
-// (fp32: hi in buf, lo in q_lo and k_lo).
+// masked where the four partials are summed in order: stage 5 (fp_combine_t_scores, fp64's
+// consumers). q̃ and k̃ in the walk's operand tiles (fp32: hi in buf, lo in q_lo
+// and k_lo).
 template <class T, class Z, class L>
 __device__ __forceinline__ void fp_inner_chunk_by_quarters(const T* buf, const T* q_lo,
                                                            const T* k_lo, T* part, int warp,

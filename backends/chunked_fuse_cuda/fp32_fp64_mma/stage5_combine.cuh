@@ -1,70 +1,19 @@
-// Stage 5 of the fp32/fp64 chunk walk — the seed's combine of inner and inter (a PyTorch
-// add there): o = q̃·S + A·v in one accumulator, on the tensor cores.
+// Stage 5 of the fp32/fp64 chunk walks — the seed's combine of inner and inter (a PyTorch
+// add there): o = q̃·S + A·v, on the tensor cores, as oᵀ = Sᵀ·q̃ᵀ + vᵀ·Aᵀ from the state
+// the consumer warps hold (stage3_state.cuh). fp64's is its walk's consumer loop
+// (../forward_fp64_dmma.cuh).
 #pragma once
 
 #include "stage3_state.cuh"
 
 namespace glabench::chunked::walk_fp {
 
-// ---- stages 3 (output) and 5: combine ------------------------------------------------
 // Score i of a mild chunk: its four feature quarters' partial tiles (C rows of PS each,
 // fp_inner_chunk_by_quarters) summed in order.
 template <class Z, class T>
 __device__ __forceinline__ T quarters_sum(const T* part, int i) {
   constexpr int Q = Z::C * Z::PS;
   return ((part[i] + part[Q + i]) + part[2 * Q + i]) + part[3 * Q + i];
-}
-// Warp w: row block w / OUT_WARPS of the chunk, the OT column tiles of the V slab from
-// OT·(w % OUT_WARPS) (sizes). A's columns s > t are zero, so for row block rb A·v stops at
-// its last row's column. The scores: A, or where `quarters` is not null its four partial
-// tiles (fp_inner_chunk_by_quarters), summed in order and masked as they are read.
-template <class T>
-__device__ __forceinline__ void fp_combine(const T* buf, const T* St, const T* A, const T* quarters,
-                                           int warp, int lane,
-                                           T (&O)[sizes<T>::OT][mma_policy<T>::NACC]) {
-  using Z = sizes<T>;
-  using P = mma_policy<T>;
-  using L = layout<T>;
-  constexpr int OT = Z::OT;
-  const int r0 = (warp / Z::OUT_WARPS) * P::TM, n0 = OT * (warp % Z::OUT_WARPS) * P::TN;
-  const T* v = buf + L::v;
-  auto vx = [&](int kk, int n) { return v[swz<T, Z::BV>(kk, n)]; };
-  // S_n's B fragment at (kk, n) from its tile ([KP][BV]: fp_state_to_shared).
-  auto state_b = [&](int n, int kk) {
-    return P::load_b([&](int k, int c) { return St[swz<T, Z::BV>(k, c)]; }, kk, n, lane);
-  };
-  // q̃·S over KP in NP parts, each into its own accumulators: four chains of products in
-  // flight.
-  constexpr int NP = 4 / OT, PK = Z::KP / NP;
-  T part[NP][OT][P::NACC] = {};
-#pragma unroll 2
-  for (int k0 = 0; k0 < PK; k0 += P::TK) {
-#pragma unroll
-    for (int p = 0; p < NP; ++p) {
-      const int kk = k0 + p * PK;
-      const typename P::afrag af = P::template lds_a<Z::KP>(buf + L::q, nullptr, r0, kk, lane);
-#pragma unroll
-      for (int j = 0; j < OT; ++j) P::mma(part[p][j], af, state_b(n0 + j * P::TN, kk));
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < OT; ++j)
-#pragma unroll
-    for (int e = 0; e < P::NACC; ++e) {
-      T sum = part[0][j][e];
-#pragma unroll
-      for (int p = 1; p < NP; ++p) sum += part[p][j][e];
-      O[j][e] = sum;
-    }
-  auto score = [&](int t, int s) {
-    return s > t ? T(0) : quarters_sum<Z>(quarters, t * Z::PS + s);
-  };
-  for (int k0 = 0; k0 < r0 + P::TM; k0 += P::TK) {
-    const typename P::afrag af = quarters ? P::load_a(score, r0, k0, lane)
-                                          : P::template lds_a<Z::C>(A, nullptr, r0, k0, lane);
-#pragma unroll
-    for (int j = 0; j < OT; ++j) P::mma(O[j], af, P::load_b(vx, k0, n0 + j * P::TN, lane));
-  }
 }
 
 // ---- stages 3 (output) and 5 in the pipelined fp32 walk -------------------------------
