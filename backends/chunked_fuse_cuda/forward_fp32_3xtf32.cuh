@@ -176,12 +176,8 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
   using L = pipe_layout_for<kStates>;
   using P = mma_policy<float>;
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  // The state before the span: zero in the first pass; in the walk, h0 carried over the
-  // first pass's pieces before the segment.
   state_t_regs<Z> S;
-  fp_load_state(kStates ? nullptr : a.h0, a, S, cw, lane);
-  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m)
-    fp_carry_over_piece(a, m, S, cw, lane);
+  fp_state_before_span<kStates>(a, S, cw, lane);
   // o's rows: the tokens' own, or (kRev) their sources backwards, none in the front padding
   // (../reversed_tokens.hpp).
   const int64_t T_src = kRev ? a.rev.tokens : a.T_len;

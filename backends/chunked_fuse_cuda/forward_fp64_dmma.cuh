@@ -130,12 +130,8 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
   using P = mma_policy<double>;
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31, rb = cw & 3, kh = cw >> 2;
   const int g = lane >> 2, c = lane & 3;
-  // The state before the span: zero in the first pass; in the walk, h0 carried over the
-  // first pass's pieces before the segment.
   state_t64 S;
-  fp_load_state(kStates ? nullptr : a.h0, a, S, cw, lane);
-  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m)
-    fp_carry_over_piece(a, m, S, cw, lane);
+  fp_state_before_span<kStates>(a, S, cw, lane);
   const int64_t T_src = kRev ? a.rev.tokens : a.T_len;
   const int64_t head = head_row(blockIdx.y, a.H, T_src), vs = static_cast<int64_t>(a.H) * a.V;
   const int v0 = blockIdx.x * Z::BV;

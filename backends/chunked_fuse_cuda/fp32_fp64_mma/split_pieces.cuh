@@ -32,6 +32,15 @@ __device__ __forceinline__ void fp_carry_over_piece(const args<T, In>& a, int m,
     s = exp2_of<T>(dg[row]) * s + ds[row * sizes<T>::BV + col];
   });
 }
+// The state before a walk's span (either walk's state layout): zero in the first pass
+// (kStates); in the walk, h0 carried over the first pass's pieces before the segment.
+template <bool kStates, class T, class In, class St>
+__device__ __forceinline__ void fp_state_before_span(const args<T, In>& a, St& S, int warp,
+                                                     int lane) {
+  fp_load_state(kStates ? nullptr : a.h0, a, S, warp, lane);
+  for (int m = 0; m < (kStates ? 0 : blockIdx.z * a.subs); ++m)
+    fp_carry_over_piece(a, m, S, warp, lane);
+}
 // The first pass's piece: its state into the split's workspace.
 template <class T, class In, class St>
 __device__ __forceinline__ void fp_store_piece(const args<T, In>& a, int piece, const St& S,
