@@ -48,5 +48,6 @@ static_assert(pipe64_layout::bytes <= 227 * 1024, "one block per SM");
 // kPairBarrier + rb before each writes its half of oᵀ into exch (the other has read the
 // chunk before's), and on kPairBarrier + 4 + rb once both halves are there.
 inline constexpr int kPairBarrier = 2;
+static_assert(kPairBarrier > bar::kProducers && kPairBarrier + 8 <= 16, "16 named barriers");
 
 }  // namespace glabench::chunked::walk_fp

@@ -140,7 +140,7 @@ BOOST_AUTO_TEST_CASE(fp64_fragments_are_conflict_free) {
 
 // fp64's score quarters (fp_inner_chunk_by_quarters): four unswizzled C × C tiles in rows of
 // sizes<double>::PS = C + 4 = 20 doubles (fp32_fp64_mma/layout.cuh), which stage 5 reads as
-// A fragments (rows r0 + g, columns k0 + c) on distinct banks.
+// the B fragments of vᵀ·Aᵀ (A[t][s] at rows t = r0 + g, columns s = k0 + c) on distinct banks.
 BOOST_AUTO_TEST_CASE(fp64_score_quarters_are_conflict_free) {
   constexpr int C = 16, PS = C + 4;
   for (int r0 = 0; r0 + 8 <= C; r0 += 8)
