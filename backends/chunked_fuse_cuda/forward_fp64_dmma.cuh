@@ -12,9 +12,9 @@
 //
 // The consumers keep Sᵀ in registers (state_t64): warp cw holds V rows 16·(cw%4) … and
 // features 64·(cw/4) …, so that its accumulator tiles are the A operand of oᵀ = Sᵀ·q̃ᵀ
-// directly. Each of a row block's two warps sums its features' half of oᵀ (the second
-// adding the scores' vᵀ·Aᵀ), both halves meet in shared memory (`exch`), and each warp
-// stores one of the chunk's two token tiles. Chunks are 16 tokens (fp64_pipeline.cuh), in
+// directly. Each of a row block's two warps sums its features' half of oᵀ; the second adds
+// the scores' vᵀ·Aᵀ and hands its half over in shared memory (`exch`, by chunk parity), the
+// first adds it and stores o. Chunks are 16 tokens (fp64_pipeline.cuh), in
 // a ring of three buffers.
 //
 // Gates: every exponent is ≤ 0 — G[t] for q̃, G[C−1] − G[t] for k̂ — except k̃'s −G[t],
@@ -25,8 +25,9 @@
 // The sequence split (walk_plan.hpp, over the same 16-token chunks): its first pass is the
 // same pipeline with the state's stages only (kStates): producers stages 1–2 (k̂ and E),
 // consumers the update from a zero state, leaving each piece's state and summed gates.
-// The backward's state pass (kSlots, o null) loads no queries and computes no scores, and
-// its dS walk (kRev) reads the tokens backwards (args::rev, backward_fp_walks.cuh).
+// The backward's state pass (kSlots, not kRev: no outputs, pipe64_outputs) loads no queries
+// and computes no scores, and its dS walk (kRev) reads the tokens backwards (args::rev,
+// backward_fp_walks.cuh).
 #pragma once
 
 #include "fp32_fp64_mma/fp64_pipeline.cuh"
@@ -69,15 +70,10 @@ __device__ __forceinline__ void fp64_produce(const args<double>& a, double* smem
   double* tots = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::tots_bytes);
   const walk_io<double, Z, L, kRev> io(a, smem);
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
-  // o null: a state pass (args::slots); it and the first pass (kStates) load no queries.
-  const bool outputs = !kStates && (!kSlots || a.o);
+  // The state pass and the first pass (kStates) load no queries.
+  constexpr bool outputs = pipe64_outputs<kStates, kSlots, kRev>;
   double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
-  auto load = [&](int b, int64_t t) {
-    if (outputs)
-      io.template load<Z::PTHREADS, true>(b, t, pt);
-    else
-      io.template load<Z::PTHREADS, false>(b, t, pt);
-  };
+  auto load = [&](int b, int64_t t) { io.template load<Z::PTHREADS, outputs>(b, t, pt); };
   load(0, t_first);
   for (int i = 0; i < count; ++i) {
     // The next chunk, into the buffer of the chunk NBUF − 1 behind once the consumers are
@@ -99,7 +95,7 @@ __device__ __forceinline__ void fp64_produce(const args<double>& a, double* smem
         bar::sync_and(bar::kProducers, Z::PTHREADS,
                       fp_decay_cumsum<double, Z, L>(buf, tots, f, h, l) >= -Z::kMildLog2 / 2);
     if constexpr (kStates) gate += chunk_gates<Z::KP>(tots, f, h).last;
-    if (outputs) {
+    if constexpr (outputs) {
       if (!mild) {
         fp_pair_partials<double, Z, L, Z::PS>(buf, buf + L::part, pw, lane);
         psync();  // the raw tiles read, before stage 2 writes over them
@@ -135,7 +131,7 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
   const int64_t T_src = kRev ? a.rev.tokens : a.T_len;
   const int64_t head = head_row(blockIdx.y, a.H, T_src), vs = static_cast<int64_t>(a.H) * a.V;
   const int v0 = blockIdx.x * Z::BV;
-  const bool outputs = !kStates && (!kSlots || a.o);
+  constexpr bool outputs = pipe64_outputs<kStates, kSlots, kRev>;
   double* o = outputs ? a.o + head * a.V + v0 : nullptr;
   auto has_source = [&](int64_t t) { return walk_has_source<kRev>(t, a.T_len, T_src); };
   for (int i = 0; i < count; ++i) {
@@ -170,19 +166,18 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
     for (int ks = 0; ks < Z::C / 4; ++ks)
       vt[ks] = P::load_a([&](int m, int k) { return buf[L::v + swz<double, Z::BV>(k, m)]; },
                          16 * rb, 4 * ks, lane);
-    if (outputs) {
-      if (kh == 1)  // vᵀ·Aᵀ: B at (key s, token t) = A[t][s] for s ≤ t, stage 4's partials
+    if (outputs && kh == 1) {
+      // vᵀ·Aᵀ: B at (key s, token t) = A[t][s] for s ≤ t, stage 4's partials summed.
 #pragma unroll
-        for (int nt = 0; nt < 2; ++nt)
+      for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
-          for (int ks = 0; ks < 2 * nt + 2; ++ks) {
-            const int s = 4 * ks + c, t = 8 * nt + g;
-            const double x = s > t ? 0.0 : quarters_sum<Z>(buf + L::part, t * Z::PS + s);
-            P::mma(O[nt], vt[ks], P::bfrag{x});
-          }
-      // The half into exch, once the other warp has read the chunk before's.
-      bar::sync(kPairBarrier + rb, 64);
-      double* ex = smem + L::exch + (2 * rb + kh) * L::exch_tile;
+        for (int ks = 0; ks < 2 * nt + 2; ++ks) {
+          const int s = 4 * ks + c, t = 8 * nt + g;
+          const double x = s > t ? 0.0 : quarters_sum<Z>(buf + L::part, t * Z::PS + s);
+          P::mma(O[nt], vt[ks], P::bfrag{x});
+        }
+      // This half into exch, by chunk parity (see below).
+      double* ex = smem + L::exch + ((i & 1) * 4 + rb) * L::exch_tile;
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
@@ -204,26 +199,30 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
                P::bfrag{buf[L::g + swz<double, Z::KP>(4 * ks + c, 64 * kh + 8 * j + g)]});
     bar::arrive(empty + b);
     if (!outputs) continue;
-    // Both halves in exch: warp kh sums them for token tile kh and stores it.
-    bar::sync(kPairBarrier + 4 + rb, 64);
-    const double* ex = smem + L::exch + 2 * rb * L::exch_tile;
-    double O1[4];
+    // The second half in exch. Its warp writes chunk i + 2's (the same parity) only after
+    // this barrier of chunk i + 1, which this warp reaches once done with chunk i's.
+    bar::sync(kPairBarrier + rb, 64);
+    if (kh == 1) continue;
+    const double* ex = smem + L::exch + ((i & 1) * 4 + rb) * L::exch_tile;
 #pragma unroll
-    for (int e = 0; e < 4; ++e)
-      O1[e] = ex[(4 * kh + e) * 32 + lane] + ex[L::exch_tile + (4 * kh + e) * 32 + lane];
-    // O1[e] at token t_chunk + 8·kh + 2c + e%2, V row 16·rb + g + 8·(e/2).
-    const int64_t t0 = t_chunk + 8 * kh + 2 * c;
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) O[nt][e] += ex[(4 * nt + e) * 32 + lane];
+    // O[nt][e] at token t_chunk + 8·nt + 2c + e%2, V row 16·rb + g + 8·(e/2).
+    const int64_t t0 = t_chunk + 2 * c;
     const int vr = 16 * rb + g;
     double* out = o + walk_out_row<kRev>(t0, a.T_len) * vs + vr;
     const int64_t step = kRev ? -vs : vs;
     const bool whole =
         (kRev ? has_source(t_chunk) : t_chunk + Z::C <= a.T_len) && v0 + 16 * rb + 16 <= a.V;
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int dt = e & 1, dv = 8 * (e >> 1);
-      if (whole || (has_source(t0 + dt) && v0 + vr + dv < a.V))
-        out[dt * step + dv] = a.scale * O1[e];
-    }
+    for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
+        if (whole || (has_source(t0 + dt) && v0 + vr + dv < a.V))
+          out[dt * step + dv] = a.scale * O[nt][e];
+      }
   }
   if constexpr (kStates)
     fp_store_piece(a, blockIdx.z, S, cw, lane);

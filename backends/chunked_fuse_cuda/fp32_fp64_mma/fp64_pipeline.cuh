@@ -28,9 +28,9 @@ struct pipe64_sizes {
 // A chunk buffer, in doubles: the loads land in q, g, k and v; stage 2 writes q̃ over q,
 // k̃ over k (a mild chunk's, stage 4's key) and k̂ over g (the state update's key). part:
 // stage 4's four partial score tiles (rows of PS), E = 2^{G[C−1]} per feature. After the
-// ring: the consumers' exchange of oᵀ's feature halves ([4 row blocks][2 halves][8
-// elements][32 lanes]), stage 1's per-half gate sums (fp64 [2][KP]), each buffer's full
-// and empty mbarriers.
+// ring: the consumers' exchange of oᵀ's second feature half ([2 chunk parities][4 row
+// blocks][8 elements][32 lanes]), stage 1's per-half gate sums (fp64 [2][KP]), each
+// buffer's full and empty mbarriers.
 struct pipe64_layout {
   using Z = pipe64_sizes;
   static constexpr int tile_k = Z::C * Z::KP;
@@ -38,16 +38,21 @@ struct pipe64_layout {
   static constexpr int part = v + Z::C * Z::BV, E = part + 4 * Z::C * Z::PS;
   static constexpr int buf = (E + Z::KP + 15) / 16 * 16;  // whole 128-byte lines
   static constexpr int exch = Z::NBUF * buf, exch_tile = 8 * 32;
-  static constexpr int tots_bytes = (exch + 4 * 2 * exch_tile) * 8;
+  static constexpr int tots_bytes = (exch + 2 * 4 * exch_tile) * 8;
   static constexpr int bars_bytes = tots_bytes + 2 * Z::KP * 8;
   static constexpr int bytes = bars_bytes + 2 * Z::NBUF * 8;
 };
 static_assert(pipe64_layout::bytes <= 227 * 1024, "one block per SM");
 
 // The consumers' pair barriers: row block rb's two warps meet on named barrier
-// kPairBarrier + rb before each writes its half of oᵀ into exch (the other has read the
-// chunk before's), and on kPairBarrier + 4 + rb once both halves are there.
+// kPairBarrier + rb once the second half of oᵀ is in exch.
 inline constexpr int kPairBarrier = 2;
-static_assert(kPairBarrier > bar::kProducers && kPairBarrier + 8 <= 16, "16 named barriers");
+static_assert(kPairBarrier > bar::kProducers && kPairBarrier + 4 <= 16, "16 named barriers");
+
+// Whether a pass has outputs: the walk and the dS walk (o′ = dv); not the split's first
+// pass (kStates), nor the backward's state pass, the only pass with slots going forwards
+// (launch_fp_backward_walks: o null).
+template <bool kStates, bool kSlots, bool kRev>
+inline constexpr bool pipe64_outputs = !kStates && (kRev || !kSlots);
 
 }  // namespace glabench::chunked::walk_fp

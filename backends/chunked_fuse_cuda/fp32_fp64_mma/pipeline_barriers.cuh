@@ -10,7 +10,7 @@
 namespace glabench::chunked::walk_fp {
 
 // The producers' own barrier (named barrier 1, 0 being __syncthreads'; fp64's consumers
-// pair up on 2–9, fp64_pipeline.cuh), and the handoff of the buffers: mbarriers, whose arrive
+// pair up on 2–5, fp64_pipeline.cuh), and the handoff of the buffers: mbarriers, whose arrive
 // releases the arriving thread's writes and whose wait acquires them — so every thread arrives (a
 // buffer's `full` counts the producers' threads, its `empty` the consumers'), and a wait names the
 // phase it waits for by parity, the buffer's round (chunk / NBUF) mod 2.
