@@ -78,7 +78,7 @@ __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* sm
   const walk_io<float, Z, L, kRev, In> io(a, smem);
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
   double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
-  const bool scores = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
+  constexpr bool scores = pass_outputs<kStates, kSlots, kRev>;  // a state pass: none
 
   io.template load<Z::PTHREADS, !kStates>(0, t_first, pt);
   if (count > 1)
@@ -183,7 +183,7 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
   const int64_t T_src = kRev ? a.rev.tokens : a.T_len;
   const int64_t head = head_row(blockIdx.y, a.H, T_src), vs = static_cast<int64_t>(a.H) * a.V;
   const int v0 = blockIdx.x * Z::BV;
-  const bool outputs = !kStates && (!kSlots || a.o);  // o null: a state pass (args::slots)
+  constexpr bool outputs = pass_outputs<kStates, kSlots, kRev>;
   In* o = outputs ? a.o + head * a.V + v0 : nullptr;
   auto has_source = [&](int64_t t) { return walk_has_source<kRev>(t, a.T_len, T_src); };
   for (int i = 0; i < count; ++i) {

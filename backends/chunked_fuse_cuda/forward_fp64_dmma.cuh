@@ -25,7 +25,7 @@
 // The sequence split (walk_plan.hpp, over the same 16-token chunks): its first pass is the
 // same pipeline with the state's stages only (kStates): producers stages 1–2 (k̂ and E),
 // consumers the update from a zero state, leaving each piece's state and summed gates.
-// The backward's state pass (kSlots, not kRev: no outputs, pipe64_outputs) loads no queries
+// The backward's state pass (kSlots, not kRev: no outputs, pass_outputs) loads no queries
 // and computes no scores, and its dS walk (kRev) reads the tokens backwards (args::rev,
 // backward_fp_walks.cuh).
 #pragma once
@@ -71,7 +71,7 @@ __device__ __forceinline__ void fp64_produce(const args<double>& a, double* smem
   const walk_io<double, Z, L, kRev> io(a, smem);
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
   // The state pass and the first pass (kStates) load no queries.
-  constexpr bool outputs = pipe64_outputs<kStates, kSlots, kRev>;
+  constexpr bool outputs = pass_outputs<kStates, kSlots, kRev>;
   double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
   auto load = [&](int b, int64_t t) { io.template load<Z::PTHREADS, outputs>(b, t, pt); };
   load(0, t_first);
@@ -131,7 +131,7 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
   const int64_t T_src = kRev ? a.rev.tokens : a.T_len;
   const int64_t head = head_row(blockIdx.y, a.H, T_src), vs = static_cast<int64_t>(a.H) * a.V;
   const int v0 = blockIdx.x * Z::BV;
-  constexpr bool outputs = pipe64_outputs<kStates, kSlots, kRev>;
+  constexpr bool outputs = pass_outputs<kStates, kSlots, kRev>;
   double* o = outputs ? a.o + head * a.V + v0 : nullptr;
   auto has_source = [&](int64_t t) { return walk_has_source<kRev>(t, a.T_len, T_src); };
   for (int i = 0; i < count; ++i) {

@@ -49,10 +49,4 @@ static_assert(pipe64_layout::bytes <= 227 * 1024, "one block per SM");
 inline constexpr int kPairBarrier = 2;
 static_assert(kPairBarrier > bar::kProducers && kPairBarrier + 4 <= 16, "16 named barriers");
 
-// Whether a pass has outputs: the walk and the dS walk (o′ = dv); not the split's first
-// pass (kStates), nor the backward's state pass, the only pass with slots going forwards
-// (launch_fp_backward_walks: o null).
-template <bool kStates, bool kSlots, bool kRev>
-inline constexpr bool pipe64_outputs = !kStates && (kRev || !kSlots);
-
 }  // namespace glabench::chunked::walk_fp

@@ -73,10 +73,14 @@ struct args {
   int segs, seg_chunks, subs, sub_chunks;
   T* dstate;
   double* dgate;
-  // o null: the outputs, and the scores only they need, are skipped.
   state_slots<T> slots;
   reversal<T> rev;
 };
+// Whether a pass has outputs (and the scores only they need): the walk and the dS walk
+// (o′ = dv); not the split's first pass (kStates), nor the backward's state pass, the only
+// pass with slots going forwards (launch_fp_backward_walks: o null).
+template <bool kStates, bool kSlots, bool kRev>
+inline constexpr bool pass_outputs = !kStates && (kRev || !kSlots);
 
 // Where the walk's token t lies in the tensors, which hold T_src tokens a sequence: the
 // forward's t itself (below T_len); the dS walk's (kRev) its source token backwards, none
