@@ -123,7 +123,6 @@ struct walk_io {
   static_assert(!kHalf || (std::is_same_v<T, float> && sizeof(In) == 2), "fp16 into fp32 tiles");
   static constexpr int kVec = 16 / sizeof(In);
   const In *q, *k, *g, *v;
-  In* o;
   int64_t ks, vs, T_len, T_src;
   int K, V, v0;
   T v_scale;
@@ -141,7 +140,7 @@ struct walk_io {
     const int bh = blockIdx.y;
     const int64_t head = head_row(bh, a.H, T_src);
     q = a.q + head * a.K, k = a.k + head * a.K, g = a.g + head * a.K;
-    v = a.v + head * a.V + v0, o = a.o ? a.o + head * a.V + v0 : nullptr;
+    v = a.v + head * a.V + v0;
   }
   // The tensors' token of walk token t, and the token of its gate; −1 for none (zeros).
   __device__ int64_t source(int64_t t) const { return walk_source<kRev>(t, T_len, T_src); }
@@ -149,9 +148,6 @@ struct walk_io {
     if constexpr (kRev) return reversed::gate_token(t, T_len, T_src);
     return source(t);
   }
-  __device__ bool has_source(int64_t t) const { return walk_has_source<kRev>(t, T_len, T_src); }
-  // o's first element of the slab at walk token t's source (where has_source(t)).
-  __device__ In* out(int64_t t) const { return o + walk_out_row<kRev>(t, T_len) * vs; }
   // The dS walk's v′ = v_scale·v, in place in buffer b once its chunk has landed; NTH
   // threads, `tid` among them (fp16: `widen` scales).
   template <int NTH>
