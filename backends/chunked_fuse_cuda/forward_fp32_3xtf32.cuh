@@ -178,14 +178,8 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31;
   state_t_regs<Z> S;
   fp_state_before_span<kStates>(a, S, cw, lane);
-  // o's rows: the tokens' own, or (kRev) their sources backwards, none in the front padding
-  // (../reversed_tokens.hpp).
-  const int64_t T_src = kRev ? a.rev.tokens : a.T_len;
-  const int64_t head = head_row(blockIdx.y, a.H, T_src), vs = static_cast<int64_t>(a.H) * a.V;
-  const int v0 = blockIdx.x * Z::BV;
   constexpr bool outputs = pass_outputs<kStates, kSlots, kRev>;
-  In* o = outputs ? a.o + head * a.V + v0 : nullptr;
-  auto has_source = [&](int64_t t) { return walk_has_source<kRev>(t, a.T_len, T_src); };
+  const walk_out<outputs, kRev, float, In> out(a, Z::BV);
   for (int i = 0; i < count; ++i) {
     const int b = i % Z::NBUF;
     const float* buf = smem + b * L::buf;
@@ -209,23 +203,7 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
                          kind == kPairs ? nullptr : E, vt, S, lane);
     bar::arrive(empty + b);
     if (!outputs) continue;
-    // O[nt][e] at token t0 + 8·nt + 2c + e%2, V row 16·cw + g + 8·(e/2); the checks only
-    // in a ragged chunk or slab.
-    const int64_t t0 = t_first + static_cast<int64_t>(i) * Z::C + 2 * (lane & 3);
-    const int vr = 16 * cw + (lane >> 2);
-    In* out = o + walk_out_row<kRev>(t0, a.T_len) * vs + vr;
-    const int64_t step = kRev ? -vs : vs;
-    const bool whole =
-        (kRev ? has_source(t0 - 2 * (lane & 3)) : t0 - 2 * (lane & 3) + Z::C <= a.T_len) &&
-        v0 + 16 * cw + 16 <= a.V;
-#pragma unroll
-    for (int nt = 0; nt < Z::C / 8; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
-        if (whole || (has_source(t0 + dt) && v0 + vr + dv < a.V))
-          out[dt * step + dv] = storage_of<In>(a.scale * O[nt][e]);
-      }
+    out.store(t_first + static_cast<int64_t>(i) * Z::C, cw, lane, O);
   }
   if constexpr (kStates)
     fp32_store_first_piece(a, blockIdx.z, S, cw, lane);

@@ -128,12 +128,8 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
   const int g = lane >> 2, c = lane & 3;
   state_t64 S;
   fp_state_before_span<kStates>(a, S, cw, lane);
-  const int64_t T_src = kRev ? a.rev.tokens : a.T_len;
-  const int64_t head = head_row(blockIdx.y, a.H, T_src), vs = static_cast<int64_t>(a.H) * a.V;
-  const int v0 = blockIdx.x * Z::BV;
   constexpr bool outputs = pass_outputs<kStates, kSlots, kRev>;
-  double* o = outputs ? a.o + head * a.V + v0 : nullptr;
-  auto has_source = [&](int64_t t) { return walk_has_source<kRev>(t, a.T_len, T_src); };
+  const walk_out<outputs, kRev, double, double> out(a, Z::BV);
   for (int i = 0; i < count; ++i) {
     const int b = i % Z::NBUF;
     const double* buf = smem + b * L::buf;
@@ -208,21 +204,7 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
     for (int nt = 0; nt < 2; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) O[nt][e] += ex[(4 * nt + e) * 32 + lane];
-    // O[nt][e] at token t_chunk + 8·nt + 2c + e%2, V row 16·rb + g + 8·(e/2).
-    const int64_t t0 = t_chunk + 2 * c;
-    const int vr = 16 * rb + g;
-    double* out = o + walk_out_row<kRev>(t0, a.T_len) * vs + vr;
-    const int64_t step = kRev ? -vs : vs;
-    const bool whole =
-        (kRev ? has_source(t_chunk) : t_chunk + Z::C <= a.T_len) && v0 + 16 * rb + 16 <= a.V;
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
-        if (whole || (has_source(t0 + dt) && v0 + vr + dv < a.V))
-          out[dt * step + dv] = a.scale * O[nt][e];
-      }
+    out.store(t_chunk, rb, lane, O);
   }
   if constexpr (kStates)
     fp_store_piece(a, blockIdx.z, S, cw, lane);

@@ -109,6 +109,46 @@ __device__ __forceinline__ In storage_of(T x) {
     return x;
 }
 
+// A consumer warp's outputs: o's slab of the block (the dS walk's o′ = dv, at the source
+// tokens backwards) in storage In, none where the pass has no outputs (kOutputs,
+// pass_outputs).
+template <bool kOutputs, bool kRev, class T, class In>
+struct walk_out {
+  const args<T, In>& a;
+  int64_t T_src, vs;
+  int v0;
+  In* o;
+  __device__ walk_out(const args<T, In>& a_, int BV)
+      : a(a_),
+        T_src(kRev ? a_.rev.tokens : a_.T_len),
+        vs(static_cast<int64_t>(a_.H) * a_.V),
+        v0(blockIdx.x * BV) {
+    o = kOutputs ? a.o + head_row(blockIdx.y, a.H, T_src) * a.V + v0 : nullptr;
+  }
+  __device__ bool has_source(int64_t t) const { return walk_has_source<kRev>(t, a.T_len, T_src); }
+  // The consumer's oᵀ accumulators of the chunk at walk token t_chunk (8·NT tokens), V
+  // rows 16·rb … of the slab, scaled: O[nt][e] at token t_chunk + 8·nt + 2c + e%2, V row
+  // 16·rb + g + 8·(e/2) (g, c: the lane's fragment row and column). The bounds are
+  // checked only in a ragged chunk or slab.
+  template <int NT>
+  __device__ void store(int64_t t_chunk, int rb, int lane, const T (&O)[NT][4]) const {
+    const int64_t t0 = t_chunk + 2 * (lane & 3);
+    const int vr = 16 * rb + (lane >> 2);
+    In* out = o + walk_out_row<kRev>(t0, a.T_len) * vs + vr;
+    const int64_t step = kRev ? -vs : vs;
+    const bool whole =
+        (kRev ? has_source(t_chunk) : t_chunk + 8 * NT <= a.T_len) && v0 + 16 * rb + 16 <= a.V;
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int dt = 8 * nt + (e & 1), dv = 8 * (e >> 1);
+        if (whole || (has_source(t0 + dt) && v0 + vr + dv < a.V))
+          out[dt * step + dv] = storage_of<In>(a.scale * O[nt][e]);
+      }
+  }
+};
+
 // One head's q, k, g and v (from column v0 of the block's slab) in the [B,T,H,D] layout,
 // and the cp.async loads of a chunk's tiles into buffer `b` of layout L; zeros past T, K
 // and V. NTH threads (a walk's producers) share a load, `tid` among them. kRev: the dS
