@@ -52,13 +52,14 @@ inline constexpr int first_pass_slab = sizeof(S) == 4 ? pipe_first_sizes::BV : s
 
 // Stage 2's operands in place (pipe_layout): q̃ over q and g, the key operand over k and
 // k_lo — k̃ for a mild chunk (the state update then scales by E after), k̂ for others.
-// The first pass (kStates) writes the key operand alone.
-template <bool kStates>
+// A pass without outputs (kQ false: the first pass, the backward's state pass) writes the
+// key operand alone.
+template <bool kStates, bool kQ>
 struct pipe_operands {
   float* buf;
   __device__ void mild(int at, float qt, float kt, float) const {
     using L = pipe_layout_for<kStates>;
-    if (!kStates) mma_policy<float>::store_op(buf + L::q, buf + L::q_lo, at, qt);
+    if (kQ) mma_policy<float>::store_op(buf + L::q, buf + L::q_lo, at, qt);
     mma_policy<float>::store_op(buf + L::k, buf + L::k_lo, at, kt);
   }
   __device__ void strong(int at, float qt, float kh) const { mild(at, qt, kh, 0.f); }
@@ -78,11 +79,12 @@ __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* sm
   const walk_io<float, Z, L, kRev, In> io(a, smem);
   auto psync = [] { bar::sync(bar::kProducers, Z::PTHREADS); };
   double gate = 0.0;  // kStates: the span's summed gates of feature f, in chunk order
-  constexpr bool scores = pass_outputs<kStates, kSlots, kRev>;  // a state pass: none
+  // Scores and queries: none in the first pass and the backward's state pass.
+  constexpr bool scores = pass_outputs<kStates, kSlots, kRev>;
 
-  io.template load<Z::PTHREADS, !kStates>(0, t_first, pt);
+  io.template load<Z::PTHREADS, scores>(0, t_first, pt);
   if (count > 1)
-    io.template load<Z::PTHREADS, !kStates>(1, t_first + Z::C, pt);
+    io.template load<Z::PTHREADS, scores>(1, t_first + Z::C, pt);
   else
     tc::cp_async_commit();
   for (int i = 0; i < count; ++i) {
@@ -91,8 +93,8 @@ __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* sm
     const int ahead = (i + 2) % Z::NBUF;
     if (i + 2 < count) {
       if (i >= 2) bar::wait(empty + ahead, ((i - 2) / Z::NBUF) & 1);
-      io.template load<Z::PTHREADS, !kStates>(ahead, t_first + static_cast<int64_t>(i + 2) * Z::C,
-                                              pt);
+      io.template load<Z::PTHREADS, scores>(ahead, t_first + static_cast<int64_t>(i + 2) * Z::C,
+                                            pt);
     } else {
       tc::cp_async_commit();
     }
@@ -102,7 +104,7 @@ __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* sm
     // A barrier: chunk i has landed for every producer; chunk i−1's tots are read. fp16:
     // each producer reads the halves it loaded before it, writes their floats after it,
     // and a barrier more sees every float written.
-    io.template widen<Z::PTHREADS, !kStates>(buf, pt, psync);
+    io.template widen<Z::PTHREADS, scores>(buf, pt, psync);
     if constexpr (!std::is_same_v<In, float>) psync();
     io.template scale_v<Z::PTHREADS>(buf, pt);  // the consumers' alone, after `full`
     double l[Z::C / 2];
@@ -135,7 +137,7 @@ __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* sm
       psync();
     }
     fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild || (mixed && f_mild),
-                                     pipe_operands<kStates>{buf});
+                                     pipe_operands<kStates, scores>{buf});
     if (mixed && h == 1) {  // the state update's decays: after for k̃, before for k̂
       buf[L::E_pre + f] = f_mild ? 1.f : buf[L::E + f];
       if (!f_mild) buf[L::E + f] = 1.f;

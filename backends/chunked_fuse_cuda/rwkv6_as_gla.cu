@@ -123,13 +123,25 @@ __global__ void shift_kernel(shift_tensor<U> x0, shift_tensor<U> x1, int64_t row
   if (blockIdx.x == 0 && blockIdx.y == 0)
     for (int i = threadIdx.x; i < zeros; i += blockDim.x) zero[i] = 0u;
   const shift_tensor<U> x = blockIdx.y == 0 ? x0 : x1;
-  const int64_t n = rows * x.units;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t row = i / x.units;
-    U v{};
-    if (span_of(s, row).last != row) v = x.in[i + x.units];
-    x.out[i] = v;
+  // A warp a row: lane l takes units l, l + 32, …, kPer of them in flight at once.
+  constexpr int kPer = 8;
+  const int lane = threadIdx.x & 31, warps = blockDim.x >> 5;
+  for (int64_t row = int64_t(blockIdx.x) * warps + (threadIdx.x >> 5); row < rows;
+       row += int64_t(gridDim.x) * warps) {
+    const bool last = span_of(s, row).last == row;
+    const U* in = x.in + (row + 1) * x.units;
+    U* out = x.out + row * x.units;
+    for (int64_t u0 = lane; u0 < x.units; u0 += 32 * kPer) {
+      U v[kPer];
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        const int64_t u = u0 + 32 * j;
+        v[j] = !last && u < x.units ? in[u] : U{};
+      }
+#pragma unroll
+      for (int j = 0; j < kPer; ++j)
+        if (u0 + 32 * j < x.units) out[u0 + 32 * j] = v[j];
+    }
   }
 }
 
@@ -143,13 +155,10 @@ template <class U>
 cudaError_t shift_as(const shift_rows_of (&x)[2], int tensors, int64_t rows, seq_index s,
                      unsigned* zero, int zeros, cudaStream_t stream) {
   shift_tensor<U> t[2]{};
-  int64_t most = 0;
-  for (int i = 0; i < tensors; ++i) {
+  for (int i = 0; i < tensors; ++i)
     t[i] = {static_cast<const U*>(x[i].in), static_cast<U*>(x[i].out),
             static_cast<int64_t>(x[i].row_bytes / sizeof(U))};
-    most = std::max(most, rows * t[i].units);
-  }
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((most + 255) / 256, 1 << 20));
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((rows + 7) / 8, 1 << 20));
   shift_kernel<U><<<dim3(blocks, static_cast<unsigned>(tensors)), 256, 0, stream>>>(
       t[0], t[1], rows, s, zero, zeros);
   return cudaGetLastError();
