@@ -103,9 +103,10 @@ struct backward_plan {
   unsigned char* listed = nullptr;
   float *split = nullptr, *dsplit = nullptr;
   // fp32 and fp64 heads the walks can take (K ≤ 128): the state passes on the walks
-  // (backward_fp_walks.cuh) and their split, carved last (fp_split_bytes of it).
+  // (backward_fp_walks.cuh) and their splits, the state pass's and the dS walk's (side by
+  // side: call::pair), carved last (fp_split_bytes each).
   using S = typename Tr::storage_t;
-  void* fp_split = nullptr;
+  void *fp_split = nullptr, *fp_dsplit = nullptr;
   size_t fp_split_bytes = 0;
   bool fp_walks = false;
   backward_plan(carver& w, const dims& d, bool sequence_rank = false)
@@ -122,6 +123,7 @@ struct backward_plan {
       fp_split_bytes =
           std::max(split_bytes(d.T), split_bytes(reversed::padded_length(d.T, kChunk)));
       fp_split = w.take<char>(fp_split_bytes);
+      fp_dsplit = w.take<char>(fp_split_bytes);
     }
     if constexpr (std::is_same_v<S, __nv_bfloat16>) {
       // Every item of every chunk at most (run_listed_chunks). The gradient walk's warps
@@ -559,27 +561,47 @@ bool fp_backward_walks_fit(const call& c) {
          aligned(c.dq) && aligned(c.dk) && aligned(c.dg);
 }
 
-// Fills p.states with S_n and p.dstates with R_n, and writes dv and dh0.
+// The dS walk on the tokens reversed (q′ = k, k′ = q, v′ = scale·do) into p.dstates, with
+// dv, then dh0 = e^{g_0} ⊙ its final state; on `stream`.
 template <class S, class In, class Tr>
-cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
-  call states = c;  // 1: S_n, outputs off
-  states.o = nullptr, states.ht = nullptr, states.workspace = p.fp_split;
-  if (cudaError_t e = launch_fp_walk<S, In>(states, {p.states, d.NT, d.Kp, d.Vp})) return e;
-  call rev = c;  // 2: the dS walk, on the tokens reversed (q′ = k, k′ = q, v′ = scale·do)
+cudaError_t launch_fp_dstates_walk(const call& c, const dims& d, const backward_plan<Tr>& p,
+                                   void* split, cudaStream_t stream) {
+  call rev = c;
   rev.T = reversed::padded_length(c.T, kChunk), rev.scale = 1.0;
   rev.q = c.k, rev.k = c.q, rev.v = c.d_o, rev.h0 = c.dht;
-  rev.o = c.dv, rev.ht = c.dh0, rev.workspace = p.fp_split;
+  rev.o = c.dv, rev.ht = c.dh0, rev.workspace = split, rev.stream = stream;
   const walk_fp::reversal<S> backwards{c.T, static_cast<S>(c.scale)};
   if (cudaError_t e = launch_fp_walk<S, In>(rev, {p.dstates, d.NT, d.Kp, d.Vp}, &backwards))
     return e;
   if (!c.dh0) return cudaSuccess;
-  // 3: dh0 = e^{g_0} ⊙ the walk's final state
   const fp_backward::dh0_factors<S, In> u{
       static_cast<const In*>(c.g), static_cast<S*>(c.dh0), c.H, c.K, c.V, c.T};
   const int64_t rows = int64_t{c.B} * c.H * c.K;
   fp_backward::dh0_factors_kernel<S, In>
-      <<<static_cast<unsigned>(std::min<int64_t>(rows, 16 * 1024)), 128, 0, c.stream>>>(u, rows);
+      <<<static_cast<unsigned>(std::min<int64_t>(rows, 16 * 1024)), 128, 0, stream>>>(u, rows);
   return cudaGetLastError();
+}
+
+// Fills p.states with S_n (the state pass, outputs off) and p.dstates with R_n, and writes
+// dv and dh0. With call::pair (not a sequence rank) the dS walk runs on its stream beside
+// the state pass, each planned for the whole GPU (half the SMs each: B2 T16384 fp32 +14 %,
+// H200); else one after the other.
+template <class S, class In, class Tr>
+cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backward_plan<Tr>& p) {
+  call states = c;
+  states.o = nullptr, states.ht = nullptr, states.workspace = p.fp_split;
+  const walk_fp::state_slots<S> s{p.states, d.NT, d.Kp, d.Vp};
+  if (!c.pair.stream || c.sequence_rank) {
+    if (cudaError_t e = launch_fp_walk<S, In>(states, s)) return e;
+    return launch_fp_dstates_walk<S, In>(c, d, p, p.fp_split, c.stream);
+  }
+  if (cudaError_t e = cudaEventRecord(c.pair.fork, c.stream)) return e;
+  if (cudaError_t e = cudaStreamWaitEvent(c.pair.stream, c.pair.fork, 0)) return e;
+  cudaError_t failed = launch_fp_dstates_walk<S, In>(c, d, p, p.fp_dsplit, c.pair.stream);
+  if (!failed) failed = launch_fp_walk<S, In>(states, s);
+  if (cudaError_t e = cudaEventRecord(c.pair.join, c.pair.stream)) return e;
+  if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.pair.join, 0)) return e;
+  return failed;
 }
 
 // The fp32 and fp64 backward on the walks: their state passes, then dq, dk and dg
@@ -689,7 +711,7 @@ size_t any_length_bytes(stages path, bool backward, int64_t T, int H, int K, int
       return w.used - 2 * walk::split_workspace_bytes(1, T, H, d.Vp) +
              2 * (pieces + carver::kAlign);
     // The fp walks' split (carved last) for any T' ≤ T: a plan's pieces do not grow with T.
-    return w.used - p.fp_split_bytes + (p.fp_walks ? pieces + carver::kAlign : 0);
+    return w.used - 2 * p.fp_split_bytes + (p.fp_walks ? 2 * (pieces + carver::kAlign) : 0);
   }
   forward_plan<traits<S>> p(w, d, path);
   return std::max(w.used, pieces + carver::kAlign);

@@ -32,9 +32,10 @@ struct call {
   // scale·(q_{t+1}·(u ⊙ k_{t+1}))·v_{t+1}, which it takes itself, rounded once; o's first row is
   // left to the caller. Null: gla.
   const void* u;
-  // The bf16 backward's state and dS walks side by side (launch_backward, where the gradient
-  // walk takes the chunks; not a sequence rank): a second stream and the events that fork it
-  // from `stream` and join it back. Null stream: one after the other.
+  // The backward's state and dS walks side by side (launch_backward: the bf16 walks where the
+  // gradient walk takes the chunks, the fp32 and fp64 walks; not a sequence rank): a second
+  // stream and the events that fork it from `stream` and join it back. Null stream: one
+  // after the other.
   struct pair_streams {
     cudaStream_t stream;
     cudaEvent_t fork, join;
