@@ -417,29 +417,44 @@ cudaError_t launch_dstates_walk(const walk::args& a, dim3 grid, const walk::stat
                             c.dh0);
 }
 
-// The state walk and the dS walk side by side (call::pair; the gradient walk sums Y_n, so
-// the dS walk need not follow the state walk), each planned for half the SMs: the state walk
-// on c.stream, the dS walk on c.pair.stream, joined back whatever happened.
+// The backward's state and dS walks side by side (call::pair): `on_pair`'s launches on
+// c.pair.stream, forked from c.stream, then (unless they failed) `on_main`'s on c.stream;
+// c.pair.stream joined back whatever happened.
+template <class OnPair, class OnMain>
+cudaError_t side_by_side(const call& c, OnPair&& on_pair, OnMain&& on_main) {
+  if (cudaError_t e = cudaEventRecord(c.pair.fork, c.stream)) return e;
+  if (cudaError_t e = cudaStreamWaitEvent(c.pair.stream, c.pair.fork, 0)) return e;
+  cudaError_t failed = on_pair();
+  if (!failed) failed = on_main();
+  if (cudaError_t e = cudaEventRecord(c.pair.join, c.pair.stream)) return e;
+  if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.pair.join, 0)) return e;
+  return failed;
+}
+
+// The bf16 state walk and dS walk side by side (the gradient walk sums Y_n, so the dS walk
+// need not follow the state walk), each planned for half the SMs: the state walk on
+// c.stream, the dS walk on c.pair.stream.
 template <class Tr>
 cudaError_t launch_state_walks_paired(const call& c, const dims& d, const backward_plan<Tr>& p,
                                       walk::state_arrays w) {
   walk::args a = walk_args_of(c), ad = a;
-  const auto [grid, pieces] = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, false, 2);
+  const walk_split plan = plan_walk_split(a, c, d.Vp, p.split, walk::C, walk::BV, false, 2);
   plan_walk_split(ad, c, d.Vp, p.dsplit, walk::C, walk::BV, false, 2);
-  if (cudaError_t e = cudaEventRecord(c.pair.fork, c.stream)) return e;
-  if (cudaError_t e = cudaStreamWaitEvent(c.pair.stream, c.pair.fork, 0)) return e;
-  cudaError_t failed = cudaSuccess;
-  if (c.walk_waits)  // the dS pass reads q and do
-    failed = cudaStreamWaitEvent(c.pair.stream, c.walk_waits, 0);
-  if (!failed)
-    failed = launch_dstate_pieces(ad, grid, pieces, static_cast<const __nv_bfloat16*>(c.d_o),
-                                  c.pair.stream);
-  if (!failed) failed = launch_dstates_walk<false>(ad, grid, w, c, c.pair.stream);
-  if (!failed) failed = launch_state_pieces(a, grid, pieces, c.stream);
-  if (!failed) failed = launch_states_walk(a, grid, w, c.stream);
-  if (cudaError_t e = cudaEventRecord(c.pair.join, c.pair.stream)) return e;
-  if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.pair.join, 0)) return e;
-  return failed;
+  const dim3 grid = plan.grid;
+  const unsigned pieces = plan.pieces;
+  auto dstates = [&] {
+    if (c.walk_waits)  // the dS pass reads q and do
+      if (cudaError_t e = cudaStreamWaitEvent(c.pair.stream, c.walk_waits, 0)) return e;
+    if (cudaError_t e = launch_dstate_pieces(
+            ad, grid, pieces, static_cast<const __nv_bfloat16*>(c.d_o), c.pair.stream))
+      return e;
+    return launch_dstates_walk<false>(ad, grid, w, c, c.pair.stream);
+  };
+  auto states = [&] {
+    if (cudaError_t e = launch_state_pieces(a, grid, pieces, c.stream)) return e;
+    return launch_states_walk(a, grid, w, c.stream);
+  };
+  return side_by_side(c, dstates, states);
 }
 
 // kY: the dS walk also sums Y_n per V slab (the WMMA kernels' ypart), after the state walk.
@@ -595,13 +610,9 @@ cudaError_t launch_fp_backward_walks(const call& c, const dims& d, const backwar
     if (cudaError_t e = launch_fp_walk<S, In>(states, s)) return e;
     return launch_fp_dstates_walk<S, In>(c, d, p, p.fp_split, c.stream);
   }
-  if (cudaError_t e = cudaEventRecord(c.pair.fork, c.stream)) return e;
-  if (cudaError_t e = cudaStreamWaitEvent(c.pair.stream, c.pair.fork, 0)) return e;
-  cudaError_t failed = launch_fp_dstates_walk<S, In>(c, d, p, p.fp_dsplit, c.pair.stream);
-  if (!failed) failed = launch_fp_walk<S, In>(states, s);
-  if (cudaError_t e = cudaEventRecord(c.pair.join, c.pair.stream)) return e;
-  if (cudaError_t e = cudaStreamWaitEvent(c.stream, c.pair.join, 0)) return e;
-  return failed;
+  return side_by_side(
+      c, [&] { return launch_fp_dstates_walk<S, In>(c, d, p, p.fp_dsplit, c.pair.stream); },
+      [&] { return launch_fp_walk<S, In>(states, s); });
 }
 
 // The fp32 and fp64 backward on the walks: their state passes, then dq, dk and dg

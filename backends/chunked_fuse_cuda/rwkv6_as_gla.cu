@@ -158,8 +158,9 @@ cudaError_t shift_as(const shift_rows_of (&x)[2], int tensors, int64_t rows, seq
   for (int i = 0; i < tensors; ++i)
     t[i] = {static_cast<const U*>(x[i].in), static_cast<U*>(x[i].out),
             static_cast<int64_t>(x[i].row_bytes / sizeof(U))};
-  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((rows + 7) / 8, 1 << 20));
-  shift_kernel<U><<<dim3(blocks, static_cast<unsigned>(tensors)), 256, 0, stream>>>(
+  const unsigned blocks = static_cast<unsigned>(
+      std::min<int64_t>((rows + kWarps - 1) / kWarps, 1 << 20));  // a warp a row
+  shift_kernel<U><<<dim3(blocks, static_cast<unsigned>(tensors)), kThreads, 0, stream>>>(
       t[0], t[1], rows, s, zero, zeros);
   return cudaGetLastError();
 }
