@@ -33,9 +33,8 @@
 // again, pair by pair (rewrite_strong_features) — up to kRewriteMost in a 64-feature half
 // of K; a half with more leaves its dq, dk and dg to the WMMA bodies (the warps of that half
 // store none), as does a whole chunk with a gate above 0 or not finite. The state walk lists
-// both (strong_features.hpp, backward_bf16_mma_states.cuh); the first blocks of this
-// kernel's grid run the listed items (backward_wmma.cuh's run_listed_chunks) while the rest
-// walk.
+// both (strong_features.hpp, backward_bf16_mma_states.cuh);
+// backward_wmma.cuh's chunk_listed_grads_kernel runs the listed items beside this walk.
 // Scores of pairs outside the causal mask can overflow; they are zeroed by selects, never
 // multiplied.
 //
@@ -71,15 +70,6 @@ struct grad_args {
   const float *states, *dstates;  // [B·H][NT+1][Kp][Vp] ×2 (Y_n: state_operands_and_y)
   int Kp, Vp;
   const unsigned char* listed;  // [B·H·NT]: chunk bh·NT + n's grads_listing code
-};
-
-// The listed items, for the WMMA bodies the grid's first `blocks` blocks run.
-struct listed_chunks {
-  tensors<bf16> x;
-  dims d;
-  double scale;
-  const int* list;  // [0]: how many items follow; then each (state_arrays' encoding)
-  int blocks;
 };
 
 // The fp32 states S_n and dS_n [Kp][Vp] (rows past Kp zero) as 128 × 128 bf16 operand
@@ -830,17 +820,11 @@ __device__ void rewrite_strong_features(unsigned char* smem, uint32_t sm, const 
   }
 }
 
-// ---- the kernel: the listed chunks' blocks, then one block per (chunk, head) ----------
+// ---- the kernel: one block per (chunk, head) -----------------------------------------
 template <bool kNarrow>
-__global__ void __launch_bounds__(THREADS, 1)
-    chunk_walk_grads_kernel(args a, grad_args w, listed_chunks l) {
+__global__ void __launch_bounds__(THREADS, 1) chunk_walk_grads_kernel(args a, grad_args w) {
   using L = grads_layout;
-  if (static_cast<int>(blockIdx.x) < l.blocks) {
-    run_listed_chunks<bf16>(l.x, l.d, w.states, w.dstates, l.scale, l.list,
-                            static_cast<int>(blockIdx.x), l.blocks);
-    return;
-  }
-  const int b = static_cast<int>(blockIdx.x) - l.blocks, n = b % a.NT, bh = b / a.NT;
+  const int b = static_cast<int>(blockIdx.x), n = b % a.NT, bh = b / a.NT;
   const unsigned listing = w.listed[static_cast<int64_t>(bh) * a.NT + n];
   if (listing & grads_listing::kWholeChunk) return;
   extern __shared__ __align__(128) unsigned char smem[];

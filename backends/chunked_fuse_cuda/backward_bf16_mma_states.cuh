@@ -34,7 +34,7 @@ namespace glabench::chunked::walk {
 // listed[bh·NT + n], a chunk's grads_listing code, and list = [count, items], its count
 // zeroed before the state walk. An item is (bh·NT + n)·(dv_items + k_items) + part: part <
 // dv_items a dv slab of the chunk, else its dq/dk/dg K slab part − dv_items
-// (run_listed_chunks, backward_wmma.cuh).
+// (chunk_listed_grads_kernel, backward_wmma.cuh).
 struct state_arrays {
   float *states, *dstates, *ypart;
   int NT, Kp, Vp;

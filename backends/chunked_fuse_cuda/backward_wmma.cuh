@@ -10,8 +10,9 @@
 //   chunk_dv_kernel        dv = k̂·dS_n + scale·Aᵀ·do. Grid (chunks, wide V slabs, heads).
 //   chunk_dq_dk_dg_kernel  dq = scale·e^{G} ⊙ (do·S_nᵀ) + intra, dk = e^{G[C−1]−G} ⊙
 //                          (v·dS_nᵀ) + intra, dg. Grid (chunks, K slabs, heads).
-//   run_listed_chunks      dv_chunk and dq_dk_dg_chunk over the chunks the bf16 gradient
-//                          walk leaves, inside its grid (backward_bf16_mma_grads.cuh).
+//   chunk_listed_grads_kernel  dv_chunk and dq_dk_dg_chunk over the chunks the bf16
+//                          gradient walk leaves (backward_bf16_mma_grads.cuh), in a grid
+//                          of its own beside the walk's.
 //
 // dg without cancellation. dg_t = Σ over the pairs (s, j) with s ≥ t > j of their
 // terms q_s ⊙ k_j ⊙ e^{G_s − G_j}·scale·(do_s·v_j) — h0 counting as a j before the
@@ -343,17 +344,18 @@ __host__ __device__ chunk_items items_of(const dims& d) {
 }
 
 // The items of `list` ([0] the count, then (bh·NT + n)·items_of(d).total() + part each:
-// part < dv slabs a dv slab of chunk n of head bh, else a dq/dk/dg K slab), run by
-// `blocks` blocks of a grid they share with other work: block `block` takes items block,
-// block + blocks, … Every thread of the block calls it. Y_n is summed from the states (the
-// bf16 walks leave no ypart).
+// part < dv slabs a dv slab of chunk n of head bh, else a dq/dk/dg K slab): block b of
+// the grid takes items b, b + gridDim.x, … (an empty list: every block returns at once).
+// Y_n is summed from the states (the bf16 walks leave no ypart). Apart from the walk, whose
+// code and registers these bodies would otherwise share, on a stream beside it
+// (launch.cu's launch_grads_walk).
 template <class S, class Tr = traits<S>>
-__device__ void run_listed_chunks(const tensors<S>& x, const dims& d,
-                                  const typename Tr::acc_t* states,
-                                  const typename Tr::acc_t* dstates, double scale, const int* list,
-                                  int block, int blocks) {
+__global__ void __launch_bounds__(kThreads)
+    chunk_listed_grads_kernel(tensors<S> x, dims d, const typename Tr::acc_t* states,
+                              const typename Tr::acc_t* dstates, double scale, const int* list) {
   const int dv_slabs = items_of<Tr>(d).dv, per_chunk = items_of<Tr>(d).total();
-  for (int i = block; i < list[0]; i += blocks) {
+  const int blocks = static_cast<int>(gridDim.x);
+  for (int i = static_cast<int>(blockIdx.x); i < list[0]; i += blocks) {
     const int chunk = list[1 + i] / per_chunk, part = list[1 + i] % per_chunk;
     const int n = chunk % d.NT, bh = chunk / d.NT;
     if (part < dv_slabs)

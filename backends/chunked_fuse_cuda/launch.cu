@@ -126,7 +126,7 @@ struct backward_plan {
       fp_dsplit = w.take<char>(fp_split_bytes);
     }
     if constexpr (std::is_same_v<S, __nv_bfloat16>) {
-      // Every item of every chunk at most (run_listed_chunks). The gradient walk's warps
+      // Every item of every chunk at most (chunk_listed_grads_kernel). The gradient walk's warps
       // take K in two 64-feature halves, the K slabs it leaves (more strong features than it
       // rewrites: strong_features.hpp).
       static_assert(Tr::BK == walk::KP / 2);
@@ -488,8 +488,9 @@ cudaError_t launch_backward_walks(const call& c, const dims& d, const backward_p
 }
 
 // The gradient walk (backward_bf16_mma_grads.cuh) for heads the state walks took with V ≤ 128,
-// the chunks the state walk listed (strong_features.hpp) on the WMMA bodies in the same grid: a
-// block an SM first, whose items run while the walk's blocks take the other SMs.
+// and the chunks the state walk listed (strong_features.hpp) on the WMMA bodies in a grid of
+// their own (backward_wmma.cuh's chunk_listed_grads_kernel, a block an SM at most; an empty
+// list returns at once): on c.pair.stream beside the walk where the call has one, else first.
 template <class Tr>
 cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<Tr>& p) {
   using bf16 = __nv_bfloat16;
@@ -502,16 +503,25 @@ cudaError_t launch_grads_walk(const call& c, const dims& d, const backward_plan<
   const int64_t chunks = static_cast<int64_t>(d.NT) * d.B * d.H;
   const int64_t items = chunks * items_of<Tr>(d).total();
   const int sms = cuda_plugin::sm_count();
-  const walk::listed_chunks l{tensors_of<bf16>(c), d, c.scale, p.leftover,
-                              static_cast<int>(std::min<int64_t>(items, std::max(sms, 1)))};
-  // The WMMA bodies run in the walk's shared memory (checked once).
-  static const bool bodies_fit = smem_of<outputs_smem<Tr>>() <= walk::grads_layout::bytes &&
-                                 smem_of<grads_smem<Tr>>() <= walk::grads_layout::bytes;
-  if (!bodies_fit) return cudaErrorInvalidConfiguration;
+  const unsigned listed_blocks = static_cast<unsigned>(std::min<int64_t>(items, std::max(sms, 1)));
+  const size_t bodies_smem = std::max(smem_of<outputs_smem<Tr>>(), smem_of<grads_smem<Tr>>());
+  auto listed = [&](cudaStream_t s) {
+    return launch(chunk_listed_grads_kernel<bf16>, dim3(listed_blocks), bodies_smem, s,
+                  tensors_of<bf16>(c), d, static_cast<const float*>(p.states),
+                  static_cast<const float*>(p.dstates), c.scale,
+                  static_cast<const int*>(p.leftover));
+  };
   const walk::args a = walk_args_of(c);
-  return launch_walk_kernel_smem(
-      a.narrow ? walk::chunk_walk_grads_kernel<true> : walk::chunk_walk_grads_kernel<false>,
-      dim3(static_cast<unsigned>(l.blocks + chunks)), walk::grads_layout::bytes, c.stream, a, w, l);
+  auto walk = [&] {
+    return launch_walk_kernel_smem(
+        a.narrow ? walk::chunk_walk_grads_kernel<true> : walk::chunk_walk_grads_kernel<false>,
+        dim3(static_cast<unsigned>(chunks)), walk::grads_layout::bytes, c.stream, a, w);
+  };
+  if (c.pair.stream)
+    return side_by_side(
+        c, [&] { return listed(c.pair.stream); }, walk);
+  if (cudaError_t e = listed(c.stream)) return e;
+  return walk();
 }
 
 template <class S>

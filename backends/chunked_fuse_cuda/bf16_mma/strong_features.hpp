@@ -19,7 +19,7 @@ namespace glabench::chunked::walk {
 // the queries' 2^{l} come near fp32's smallest normal numbers (2^-126) once q is small.
 inline constexpr float kSafeLog2 = 96.f;
 
-// What the gradient walk leaves to the WMMA bodies (backward_wmma.cuh's run_listed_chunks);
+// What the gradient walk leaves to the WMMA bodies (backward_wmma.cuh's chunk_listed_grads_kernel);
 // the state walk decides it for each chunk:
 //   kWholeChunk  a gate above 0, or not finite (walk_grads_listing, ORed over the chunk):
 //                every factor ≤ 1 but k̄'s no longer holds;
