@@ -4,7 +4,14 @@ passed, and each tensor's worst rel_l2 over the fixtures, with the fixture it ca
 then every case that did not pass, with its status and the first line of its message.
 Backends, ops and dtypes where no case ran (all unsupported or skipped) have no row.
 
-usage: verify_table.py VERIFY.json[.xz]... [--backends PATTERN,...]
+With --base, a last table sets each case beside the same case (backend, op, dtype,
+fixture) of another run, say the build before a kernel change: per backend, op and dtype,
+the cases both ran, how many of their tensors have the same rel_l2 and max_abs to the last
+digit, the largest rel_l2 ratio (this run ÷ the base) with its fixture and tensor, the
+cases whose status differs, and the cases only one side ran. A change that must not move
+any output reads "all the same".
+
+usage: verify_table.py VERIFY.json[.xz]... [--backends PATTERN,...] [--base BASE.json[.xz]...]
   Several files (say, one verify per backend run side by side) make one table. A case
   given by more than one file is counted once (the last file's). --backends keeps the
   rows whose backend matches a pattern (shell-style; comma-separated or repeated).
@@ -74,13 +81,63 @@ def tables(cases, patterns):
     return "\n".join(out)
 
 
+def errors(case):
+    """A case's tensors that carry a rel_l2: name -> (rel_l2, max_abs)."""
+    return {x.get("name"): (x.get("rel_l2"), x.get("max_abs")) for x in case.get("tensors", [])
+            if isinstance(x.get("rel_l2"), (int, float))}
+
+
+def beside_base(cases, base, patterns):
+    def kept(c):
+        return not patterns or any(fnmatch.fnmatchcase(str(c.get("backend")), p) for p in patterns)
+    groups = {}
+    for key in set(cases) | set(base):
+        c = cases.get(key) or base.get(key)
+        if kept(c):
+            groups.setdefault(key[:3], []).append(key)
+    out = ["| backend | op | dtype | cases in both | tensors the same | largest rel_l2 ratio "
+           "(fixture, tensor) | status changed | only in base | only here |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for group, keys in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        statuses = [d[k].get("status") for k in keys for d in (cases, base) if k in d]
+        if all(st in ("skipped", "unsupported") for st in statuses):
+            continue  # nothing ran on either side
+        keys.sort(key=lambda k: tuple(map(str, k)))
+        both = [k for k in keys if k in cases and k in base]
+        same = total = changed = 0
+        worst = None
+        for k in both:
+            changed += cases[k].get("status") != base[k].get("status")
+            new, old = errors(cases[k]), errors(base[k])
+            for name, (rel, mx) in old.items():
+                total += 1
+                if name not in new:
+                    continue
+                same += new[name] == (rel, mx)
+                ratio = new[name][0] / rel if rel else (1.0 if new[name][0] == 0 else float("inf"))
+                if worst is None or ratio > worst[0]:
+                    worst = (ratio, k[3], name)
+        same_cell = "all the same" if total and same == total else f"{same} of {total}"
+        worst_cell = "" if worst is None else f"{worst[0]:.3f} ({cell(worst[1])}, {cell(worst[2])})"
+        only_base = sum(k not in cases for k in keys)
+        only_here = sum(k not in base for k in keys)
+        out.append(f"| {cell(group[0])} | {cell(group[1])} | {cell(group[2])} | {len(both)} | {same_cell} | "
+                   f"{worst_cell} | {changed} | {only_base} | {only_here} |")
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+")
     ap.add_argument("--backends", action="append", default=[])
+    ap.add_argument("--base", nargs="+", default=[], metavar="BASE")
     a = ap.parse_args()
     patterns = [p for arg in a.backends for p in arg.split(",") if p]
-    print(tables(load(a.files), patterns))
+    cases = load(a.files)
+    print(tables(cases, patterns))
+    if a.base:
+        print()
+        print(beside_base(cases, load(a.base), patterns))
 
 
 if __name__ == "__main__":
