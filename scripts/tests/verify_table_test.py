@@ -74,13 +74,17 @@ def main():
         assert rows == ["| ours | gla | bf16 | 2 | 2 of 3 | 2.000 (gla_t1, o) | 0 | 1 | 0 |",
                         "| peer\\|x | gla | bf16 | 1 | all the same | 1.000 (gla_t1, o) | 1 | 0 | 1 |"], rows
         rc, out, _ = run(a, "--base", a)
-        assert rc == 0 and "| ours | gla | bf16 | 2 | all the same | 1.000 (gla_basic, o) | 0 | 0 | 0 |" in out, out
+        assert rc == 0 and "| ours | gla | bf16 | 2 | all the same | 1.000 (gla_basic, dg) | 0 | 0 | 0 |" in out, out
         # max_abs counts too: the same rel_l2 with another max_abs is not the same
         c1, c2 = os.path.join(d, "c1.json"), os.path.join(d, "c2.json")
         json.dump({"results": [case("ours", "gla_basic", max_abs=0.5)]}, open(c1, "w"))
         json.dump({"results": [case("ours", "gla_basic", max_abs=0.25)]}, open(c2, "w"))
         rc, out, _ = run(c1, "--base", c2)
         assert rc == 0 and "| ours | gla | bf16 | 1 | 0 of 1 | 1.000 (gla_basic, o) | 0 | 0 | 0 |" in out, out
+        # a tensor the base lacks (dg here) is not the same
+        json.dump({"results": [case("ours", "gla_basic", max_abs=0.5, dg=1e-3)]}, open(c2, "w"))
+        rc, out, _ = run(c2, "--base", c1)
+        assert rc == 0 and "| ours | gla | bf16 | 1 | 1 of 2 | 1.000 (gla_basic, o) | 0 | 0 | 0 |" in out, out
         rc, _, err = run(a, "--base", os.path.join(d, "missing.json"))
         assert rc == 1 and "missing.json" in err, (rc, err)
         bad = os.path.join(d, "bad.json")
