@@ -433,7 +433,8 @@ glabench_status run_one_rank(const glabench_problem* p, const chunked::call& c, 
   const sequence_offsets* at = nullptr;
   if (glabench_status s = packed_offsets(p, cu, c.stream, read, at, error)) return s;
   chunked::call one = c;
-  // The backward's state and dS walks side by side (a packed batch's calls are already).
+  // The backward's parts side by side (launch.hpp's call::pair; a packed batch's calls are
+  // already).
   if (backward && !at) {
     chunked::side_streams* side = nullptr;
     if (glabench_status s = finish(chunked::side_streams_of_device(&side), "side streams", error))

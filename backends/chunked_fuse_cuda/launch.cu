@@ -417,9 +417,10 @@ cudaError_t launch_dstates_walk(const walk::args& a, dim3 grid, const walk::stat
                             c.dh0);
 }
 
-// The backward's state and dS walks side by side (call::pair): `on_pair`'s launches on
-// c.pair.stream, forked from c.stream, then (unless they failed) `on_main`'s on c.stream;
-// c.pair.stream joined back whatever happened.
+// Two parts of the backward side by side (call::pair: the state and dS walks, the listed
+// items and the gradient walk): `on_pair`'s launches on c.pair.stream, forked from c.stream,
+// then (unless they failed) `on_main`'s on c.stream; c.pair.stream joined back whatever
+// happened.
 template <class OnPair, class OnMain>
 cudaError_t side_by_side(const call& c, OnPair&& on_pair, OnMain&& on_main) {
   if (cudaError_t e = cudaEventRecord(c.pair.fork, c.stream)) return e;

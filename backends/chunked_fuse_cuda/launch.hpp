@@ -33,9 +33,9 @@ struct call {
   // left to the caller. Null: gla.
   const void* u;
   // The backward's state and dS walks side by side (launch_backward: the bf16 walks where the
-  // gradient walk takes the chunks, the fp32 and fp64 walks; not a sequence rank): a second
-  // stream and the events that fork it from `stream` and join it back. Null stream: one
-  // after the other.
+  // gradient walk takes the chunks, the fp32 and fp64 walks; not a sequence rank), then the
+  // listed items' kernel beside the gradient walk (launch_grads_walk): a second stream and
+  // the events that fork it from `stream` and join it back. Null stream: one after the other.
   struct pair_streams {
     cudaStream_t stream;
     cudaEvent_t fork, join;
