@@ -47,9 +47,22 @@ def load(paths):
     return cases
 
 
+NOT_RUN = ("skipped", "unsupported")
+
+
+def kept(case, patterns):
+    """Whether --backends keeps the case (no patterns: every case)."""
+    return not patterns or any(fnmatch.fnmatchcase(str(case.get("backend")), p) for p in patterns)
+
+
+def errors(case):
+    """A case's tensors that carry a rel_l2: name -> (rel_l2, max_abs)."""
+    return {x.get("name"): (x.get("rel_l2"), x.get("max_abs")) for x in case.get("tensors", [])
+            if isinstance(x.get("rel_l2"), (int, float))}
+
+
 def tables(cases, patterns):
-    keep = [c for c in cases.values()
-            if not patterns or any(fnmatch.fnmatchcase(str(c.get("backend")), p) for p in patterns)]
+    keep = [c for c in cases.values() if kept(c, patterns)]
     groups = {}
     for c in keep:
         groups.setdefault((c.get("backend"), c.get("op"), c.get("dtype")), []).append(c)
@@ -57,7 +70,7 @@ def tables(cases, patterns):
     out = ["| backend | op | dtype | passed | " + " | ".join(names) + " |",
            "|---|---|---|---|" + "---|" * len(names)]
     for (backend, op, dtype), group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
-        ran = [c for c in group if c.get("status") not in ("skipped", "unsupported")]
+        ran = [c for c in group if c.get("status") not in NOT_RUN]
         if not ran:
             continue  # an op or dtype the backend does not offer
         passed = sum(c.get("status") == "passed" for c in group)
@@ -65,13 +78,12 @@ def tables(cases, patterns):
         for name in names:
             worst = None
             for c in group:
-                for x in c.get("tensors", []):
-                    if x.get("name") == name and isinstance(x.get("rel_l2"), (int, float)):
-                        if worst is None or x["rel_l2"] > worst[0]:
-                            worst = (x["rel_l2"], c.get("fixture"))
+                rel = errors(c).get(name, (None,))[0]
+                if rel is not None and (worst is None or rel > worst[0]):
+                    worst = (rel, c.get("fixture"))
             row.append("" if worst is None else f"{worst[0]:.2e} ({cell(worst[1])})")
         out.append("| " + " | ".join(row) + " |")
-    bad = [c for c in keep if c.get("status") not in ("passed", "skipped", "unsupported")]
+    bad = [c for c in keep if c.get("status") != "passed" and c.get("status") not in NOT_RUN]
     if bad:
         out += ["", "| backend | dtype | fixture | status | message |", "|---|---|---|---|---|"]
         for c in sorted(bad, key=lambda c: tuple(map(str, (c.get("backend"), c.get("dtype"), c.get("fixture"))))):
@@ -81,26 +93,17 @@ def tables(cases, patterns):
     return "\n".join(out)
 
 
-def errors(case):
-    """A case's tensors that carry a rel_l2: name -> (rel_l2, max_abs)."""
-    return {x.get("name"): (x.get("rel_l2"), x.get("max_abs")) for x in case.get("tensors", [])
-            if isinstance(x.get("rel_l2"), (int, float))}
-
-
 def beside_base(cases, base, patterns):
-    def kept(c):
-        return not patterns or any(fnmatch.fnmatchcase(str(c.get("backend")), p) for p in patterns)
     groups = {}
     for key in set(cases) | set(base):
-        c = cases.get(key) or base.get(key)
-        if kept(c):
+        if kept(cases.get(key) or base.get(key), patterns):
             groups.setdefault(key[:3], []).append(key)
     out = ["| backend | op | dtype | cases in both | tensors the same | largest rel_l2 ratio "
            "(fixture, tensor) | status changed | only in base | only here |",
            "|---|---|---|---|---|---|---|---|---|"]
     for group, keys in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
         statuses = [d[k].get("status") for k in keys for d in (cases, base) if k in d]
-        if all(st in ("skipped", "unsupported") for st in statuses):
+        if all(st in NOT_RUN for st in statuses):
             continue  # nothing ran on either side
         keys.sort(key=lambda k: tuple(map(str, k)))
         both = [k for k in keys if k in cases and k in base]
