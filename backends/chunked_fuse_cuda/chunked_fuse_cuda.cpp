@@ -112,6 +112,20 @@ const int_choice& groups_choice() {
   return knob;
 }
 
+// CHUNKED_FUSE_CUDA_FP32_WALK_COLS: 64 or 128, the V columns of an fp32 (and fp16) walk block
+// (default: by shape, launch.cu's fp_walk_slab), to compare the two or test either.
+const int_choice& walk_cols_choice() {
+  static const int_choice knob = [] {
+    constexpr const char* name = "CHUNKED_FUSE_CUDA_FP32_WALK_COLS";
+    int_choice k;
+    k.value = glabench::cuda_plugin::int_knob(name, 64, 128, 0, &k.error);
+    if (k.value != 0 && k.value != 64 && k.value != 128)
+      k = {0, std::string(name) + " must be 64 or 128, not " + std::to_string(k.value)};
+    return k;
+  }();
+  return knob;
+}
+
 // One process per rank: a launcher's variables (torchrun, mpirun, srun), or
 // CHUNKED_FUSE_CUDA_NCCL_WORLD, _RANK and _ID_FILE (../common/nccl/nccl_link.hpp).
 const nccl::process_ranks& process_ranks() {
@@ -190,6 +204,8 @@ glabench_status supports(const glabench_problem* p, glabench_mode mode, glabench
   }
   if (!groups_choice().error.empty())
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED, groups_choice().error);
+  if (!walk_cols_choice().error.empty())
+    return fail(reason, GLABENCH_ERROR_UNSUPPORTED, walk_cols_choice().error);
   if (ranks_of(p) > 1 && p->H % groups_choice().value != 0)
     return fail(reason, GLABENCH_ERROR_UNSUPPORTED,
                 "the heads (H=" + std::to_string(p->H) +
@@ -214,6 +230,7 @@ chunked::call base_call(const glabench_problem* p, void* workspace, void* stream
   c.T = p->T;
   c.scale = p->scale;
   c.state_fp32 = states_in_fp32(p);
+  c.fp32_walk_cols = walk_cols_choice().value;
   c.workspace = workspace;
   c.stream = static_cast<cudaStream_t>(stream);
   return c;
@@ -520,9 +537,10 @@ glabench_status last_call_report(glabench_message* json) {
 
 // The knobs (above; README): results record them where set.
 constexpr const char* kKnobs[] = {
-    "CHUNKED_FUSE_CUDA_STAGES",      "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE",
-    "CHUNKED_FUSE_CUDA_HEAD_GROUPS", "CHUNKED_FUSE_CUDA_NCCL_WORLD",
-    "CHUNKED_FUSE_CUDA_NCCL_RANK",   "CHUNKED_FUSE_CUDA_NCCL_ID_FILE"};
+    "CHUNKED_FUSE_CUDA_STAGES",        "CHUNKED_FUSE_CUDA_RANKS_PER_DEVICE",
+    "CHUNKED_FUSE_CUDA_HEAD_GROUPS",   "CHUNKED_FUSE_CUDA_NCCL_WORLD",
+    "CHUNKED_FUSE_CUDA_NCCL_RANK",     "CHUNKED_FUSE_CUDA_NCCL_ID_FILE",
+    "CHUNKED_FUSE_CUDA_FP32_WALK_COLS"};
 
 const glabench_backend kBackend = {
     .abi_major = GLABENCH_ABI_MAJOR,

@@ -13,15 +13,15 @@
 //
 // The consumers keep Sᵀ (V rows × features) in registers: its accumulator tiles are the A
 // operand of oᵀ = Sᵀ·q̃ᵀ directly, so the state never goes through shared memory. Each
-// consumer warp owns 16 V rows of the block's slab; the chunk's operands are read by all
-// four. Chunks are 16 tokens, in a ring of four buffers with loads two chunks ahead.
+// consumer warp owns 16 V rows of the block's 64 or 128 columns (kCols); the chunk's operands
+// are read by all. Chunks are 16 tokens, in a ring of four buffers with loads two chunks
+// ahead.
 //
 // The sequence split is the fp walk's plan (walk_plan.hpp over sizes<float>::C = 32-token
 // chunks), its spans walked in chunks of 16. Its first pass is the same pipeline with the
 // state's stages only (kStates): producers stages 1–2 (the key operand and E), consumers
-// the update, from a zero state, leaving each piece's state and summed gates. A first-pass
-// block covers 128 columns of V (pipe_first_sizes: 8 consumer warps), two of the walk's
-// slabs, so its producers' stages run once for both.
+// the update, from a zero state, leaving each piece's state and summed gates; its blocks
+// cover 128 columns of V (fp32_pipeline.cuh).
 //
 // fp16 storage (In = __half) runs the same walk: the producers widen each chunk's halves in
 // shared memory as it lands (walk_io::widen), the consumers round o as they store it.
@@ -38,27 +38,19 @@
 
 namespace glabench::chunked::walk_fp {
 
-static_assert(pipe_sizes::BV == sizes<float>::BV, "the walk's slabs: its grid, its state slots");
-
-// The walk's sizes and layout, or the first pass's (kStates).
-template <bool kStates>
-using pipe_sizes_for = std::conditional_t<kStates, pipe_first_sizes, pipe_sizes>;
-template <bool kStates>
-using pipe_layout_for = pipe_layout_of<pipe_sizes_for<kStates>>;
-// The V columns of a first-pass block by dtype, for the split's plan (walk_plan.hpp):
-// fp32's first pass 128, fp64's a slab.
+// The V columns of a first-pass block by dtype, for the split's plan (walk_plan.hpp): fp32's
+// 128, fp64's a slab (its walk's too).
 template <class S>
-inline constexpr int first_pass_slab = sizeof(S) == 4 ? pipe_first_sizes::BV : sizes<S>::BV;
+inline constexpr int first_pass_slab = sizeof(S) == 4 ? kFirstPassCols : sizes<S>::BV;
 
-// Stage 2's operands in place (pipe_layout): q̃ over q and g, the key operand over k and
+// Stage 2's operands in place (pipe_layout_of): q̃ over q and g, the key operand over k and
 // k_lo — k̃ for a mild chunk (the state update then scales by E after), k̂ for others.
 // A pass without outputs (kQ false: the first pass, the backward's state pass) writes the
 // key operand alone.
-template <bool kStates, bool kQ>
+template <class L, bool kQ>
 struct pipe_operands {
   float* buf;
   __device__ void mild(int at, float qt, float kt, float) const {
-    using L = pipe_layout_for<kStates>;
     if (kQ) mma_policy<float>::store_op(buf + L::q, buf + L::q_lo, at, qt);
     mma_policy<float>::store_op(buf + L::k, buf + L::k_lo, at, kt);
   }
@@ -66,13 +58,13 @@ struct pipe_operands {
 };
 
 // The producers of tokens [t_first, t_first + 16·count). `full` and `empty`: the buffers'
-// mbarriers (pipe_layout::bars_bytes). The first pass (kStates) leaves the span's summed
+// mbarriers (pipe_layout_of::bars_bytes). The first pass (kStates) leaves the span's summed
 // gates in the split's workspace (piece blockIdx.z; slab 0's block, a thread a feature).
-template <bool kStates, bool kSlots, bool kRev, class In>
+template <int kCols, bool kStates, bool kSlots, bool kRev, class In>
 __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* smem, uint64_t* full,
                                              uint64_t* empty, int64_t t_first, int count) {
-  using Z = pipe_sizes_for<kStates>;
-  using L = pipe_layout_for<kStates>;
+  using Z = pipe_sizes_of<kCols>;
+  using L = pipe_layout_of<Z>;
   const int pt = threadIdx.x - 32 * Z::CONSUMERS, pw = pt >> 5, lane = pt & 31;
   const int f = pt % Z::KP, h = pt / Z::KP;  // stages 1–2: feature, half of the chunk
   double* tots = reinterpret_cast<double*>(reinterpret_cast<unsigned char*>(smem) + L::tots_bytes);
@@ -137,7 +129,7 @@ __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* sm
       psync();
     }
     fp_prepare_operands<float, Z, L>(buf, buf + L::E, tots, f, h, l, mild || (mixed && f_mild),
-                                     pipe_operands<kStates, scores>{buf});
+                                     pipe_operands<L, scores>{buf});
     if (mixed && h == 1) {  // the state update's decays: after for k̃, before for k̂
       buf[L::E_pre + f] = f_mild ? 1.f : buf[L::E + f];
       if (!f_mild) buf[L::E + f] = 1.f;
@@ -153,33 +145,18 @@ __device__ __forceinline__ void fp32_produce(const args<float, In>& a, float* sm
   if (kStates && h == 1 && blockIdx.x == 0) split_gate(a, blockIdx.z)[f] = gate;
 }
 
-// The first pass's piece: the block's state, 128 columns, into the split's workspace,
-// whose tiles are the walk's 64-column slabs (split_state's layout, slabs of a.V).
-template <class In>
-__device__ __forceinline__ void fp32_store_first_piece(const args<float, In>& a, int piece,
-                                                       const state_t_regs<pipe_first_sizes>& S,
-                                                       int cw, int lane) {
-  constexpr int BV = sizes<float>::BV, KP = sizes<float>::KP;
-  const int slabs = (a.V + BV - 1) / BV, v0 = blockIdx.x * pipe_first_sizes::BV;
-  float* ds = a.dstate + (static_cast<int64_t>(piece) * gridDim.y + blockIdx.y) * slabs * KP * BV;
-  for_each_state(S, cw, lane, [&](const float& s, int row, int col) {
-    const int slab = (v0 + col) / BV;
-    if (slab < slabs) ds[(slab * KP + row) * BV + (v0 + col) % BV] = s;
-  });
-}
-
 // The consumers of the same span: the walk (o, and ht after the last segment) or the
 // first pass (kStates: the span's state into the split's workspace, piece blockIdx.z).
-template <bool kStates, bool kSlots, bool kRev, class In>
+template <int kCols, bool kStates, bool kSlots, bool kRev, class In>
 __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const float* smem,
                                              uint64_t* full, uint64_t* empty, int64_t t_first,
                                              int count) {
-  using Z = pipe_sizes_for<kStates>;
-  using L = pipe_layout_for<kStates>;
+  using Z = pipe_sizes_of<kCols>;
+  using L = pipe_layout_of<Z>;
   using P = mma_policy<float>;
-  const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31, v0 = blockIdx.x * Z::BV;
   state_t_regs<Z> S;
-  fp_state_before_span<kStates>(a, S, cw, lane);
+  fp_state_before_span<kStates>(a, S, v0, cw, lane);
   constexpr bool outputs = pass_outputs<kStates, kSlots, kRev>;
   const walk_out<outputs, kRev, float, In> out(a, Z::BV);
   for (int i = 0; i < count; ++i) {
@@ -189,7 +166,7 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
     const int kind = reinterpret_cast<const int*>(buf)[L::kind];
     const int64_t t_chunk = t_first + static_cast<int64_t>(i) * Z::C;
     if (kSlots && t_chunk % 64 == 0)
-      fp_store_slot<float>(a.slots, static_cast<int>(t_chunk / 64), S, cw, lane);
+      fp_store_slot<float>(a.slots, static_cast<int>(t_chunk / 64), S, v0, cw, lane);
     float O[Z::C / 8][4];
     if (outputs) fp_combine_t<Z>(buf + L::q, buf + L::q_lo, S, lane, O);
     P::afrag vt[Z::C / 8];
@@ -208,53 +185,53 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
     out.store(t_first + static_cast<int64_t>(i) * Z::C, cw, lane, O);
   }
   if constexpr (kStates)
-    fp32_store_first_piece(a, blockIdx.z, S, cw, lane);
+    fp_store_piece(a, blockIdx.z, S, v0, cw, lane);
   else if (blockIdx.z == a.segs - 1)
-    fp_store_state(a.ht, a, S, cw, lane);
+    fp_store_state(a.ht, a, S, v0, cw, lane);
 }
 
 // Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.
-template <bool kStates, bool kSlots, bool kRev, class In>
+template <int kCols, bool kStates, bool kSlots, bool kRev, class In>
 __device__ __forceinline__ void fp32_pipeline(const args<float, In>& a, int64_t t_first,
                                               int64_t t_end) {
-  using Z = pipe_sizes_for<kStates>;
+  using Z = pipe_sizes_of<kCols>;
   extern __shared__ __align__(128) unsigned char raw[];
   float* smem = reinterpret_cast<float*>(raw);
   const int count = static_cast<int>((t_end - t_first + Z::C - 1) / Z::C);
-  uint64_t* full = reinterpret_cast<uint64_t*>(raw + pipe_layout_for<kStates>::bars_bytes);
+  uint64_t* full = reinterpret_cast<uint64_t*>(raw + pipe_layout_of<Z>::bars_bytes);
   uint64_t* empty = full + Z::NBUF;
   if (threadIdx.x == 0)
     for (int b = 0; b < Z::NBUF; ++b)
       bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
   __syncthreads();
   if (threadIdx.x < 32 * Z::CONSUMERS)
-    fp32_consume<kStates, kSlots, kRev, In>(a, smem, full, empty, t_first, count);
+    fp32_consume<kCols, kStates, kSlots, kRev, In>(a, smem, full, empty, t_first, count);
   else
-    fp32_produce<kStates, kSlots, kRev, In>(a, smem, full, empty, t_first, count);
+    fp32_produce<kCols, kStates, kSlots, kRev, In>(a, smem, full, empty, t_first, count);
 }
 
-// The walk. Grid (V slabs, heads, segments);
-// pipe_sizes::THREADS threads, pipe_layout::bytes of shared memory. kSlots: the backward's
+// The walk. Grid (kCols-column blocks of V, heads, segments); pipe_sizes_of<kCols>::THREADS
+// threads, pipe_layout_of<…>::bytes of shared memory. kSlots: the backward's
 // state passes (args::slots); kRev: its dS walk, on the tokens backwards (args::rev).
-template <bool kSlots, bool kRev = false, class In = float>
-__global__ void __launch_bounds__(pipe_sizes::THREADS, 1)
+template <int kCols, bool kSlots, bool kRev = false, class In = float>
+__global__ void __launch_bounds__(pipe_sizes_of<kCols>::THREADS, 1)
     chunk_walk_fp32_pipelined_kernel(args<float, In> a) {
   constexpr int plan_chunk = sizes<float>::C;  // the split's chunks
   const int64_t t_first = static_cast<int64_t>(blockIdx.z) * a.seg_chunks * plan_chunk;
-  fp32_pipeline<false, kSlots, kRev, In>(
+  fp32_pipeline<kCols, false, kSlots, kRev, In>(
       a, t_first, min(a.T_len, t_first + static_cast<int64_t>(a.seg_chunks) * plan_chunk));
 }
 
 // The split's first pass: piece blockIdx.z; grid x the 128-column blocks of V,
-// pipe_first_sizes::THREADS threads, pipe_first_layout::bytes.
+// pipe_sizes_of<kFirstPassCols>::THREADS threads, pipe_layout_of<…>::bytes.
 template <bool kRev = false, class In = float>
-__global__ void __launch_bounds__(pipe_first_sizes::THREADS, 1)
+__global__ void __launch_bounds__(pipe_sizes_of<kFirstPassCols>::THREADS, 1)
     chunk_walk_fp32_pipelined_states_kernel(args<float, In> a) {
   constexpr int plan_chunk = sizes<float>::C;
   const walk::chunk_span span = walk::state_piece(blockIdx.z, a.sub_chunks, a.NT);
   const int64_t t_first = static_cast<int64_t>(span.first) * plan_chunk;
-  fp32_pipeline<true, false, kRev, In>(a, t_first,
-                                       min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk));
+  fp32_pipeline<kFirstPassCols, true, false, kRev, In>(
+      a, t_first, min(a.T_len, static_cast<int64_t>(span.last) * plan_chunk));
 }
 
 }  // namespace glabench::chunked::walk_fp

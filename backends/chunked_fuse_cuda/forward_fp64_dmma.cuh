@@ -125,9 +125,9 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
   using L = pipe64_layout;
   using P = mma_policy<double>;
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31, rb = cw & 3, kh = cw >> 2;
-  const int g = lane >> 2, c = lane & 3;
+  const int g = lane >> 2, c = lane & 3, v0 = blockIdx.x * Z::BV;
   state_t64 S;
-  fp_state_before_span<kStates>(a, S, cw, lane);
+  fp_state_before_span<kStates>(a, S, v0, cw, lane);
   constexpr bool outputs = pass_outputs<kStates, kSlots, kRev>;
   const walk_out<outputs, kRev, double, double> out(a, Z::BV);
   for (int i = 0; i < count; ++i) {
@@ -136,7 +136,7 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
     bar::wait(full + b, (i / Z::NBUF) & 1);
     const int64_t t_chunk = t_first + static_cast<int64_t>(i) * Z::C;
     if (kSlots && t_chunk % 64 == 0)
-      fp_store_slot<double>(a.slots, static_cast<int>(t_chunk / 64), S, cw, lane);
+      fp_store_slot<double>(a.slots, static_cast<int>(t_chunk / 64), S, v0, cw, lane);
     // Stage 5, oᵀ over the warp's features: Sᵀ's tile j, columns 2c then 2c + 1, against q̃'s pair
     // at (token 8·nt + g, feature 64·kh + 8j + 2c); by j's parity, four chains in flight.
     double O[2][4] = {};
@@ -207,9 +207,9 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
     out.store(t_chunk, rb, lane, O);
   }
   if constexpr (kStates)
-    fp_store_piece(a, blockIdx.z, S, cw, lane);
+    fp_store_piece(a, blockIdx.z, S, v0, cw, lane);
   else if (blockIdx.z == a.segs - 1)
-    fp_store_state(a.ht, a, S, cw, lane);
+    fp_store_state(a.ht, a, S, v0, cw, lane);
 }
 
 // Both passes over tokens [t_first, t_end): the mbarriers set up, then the warps' roles.

@@ -67,6 +67,18 @@ dims dims_of(const call& c) {
 // (../common/workspace_carver.hpp): the size queries walk the same plans with a null base.
 using cuda_plugin::carver;
 
+// An fp walk's sequence split (walk_plan.hpp) in its chunks, states in S and gate sums in
+// fp64, for either width of fp32's walk block (fp_walk_slab).
+template <class S>
+size_t fp_split_workspace_bytes(int B, int64_t T, int H, int V) {
+  constexpr int first_slab = walk_fp::first_pass_slab<S>, chunk = walk_fp::sizes<S>::C;
+  auto bytes = [&](int walk_slab) {
+    return walk::split_workspace_bytes(B, T, H, V, chunk, sizeof(S), sizeof(double), first_slab,
+                                       false, walk_slab);
+  };
+  return std::max(bytes(walk::BV), bytes(first_slab));
+}
+
 template <class Tr>
 size_t states_count(const dims& d) {
   return static_cast<size_t>(d.B) * d.H * (d.NT + 1) * d.Kp * d.Vp;
@@ -117,8 +129,7 @@ struct backward_plan {
       fp_walks = d.K <= walk_fp::sizes<S>::KP;
       if (!fp_walks) return;
       auto split_bytes = [&](int64_t T) {  // the forward's T and the reversed Tp
-        return walk::split_workspace_bytes(d.B, T, d.H, d.V, walk_fp::sizes<S>::C, sizeof(S),
-                                           sizeof(double), walk_fp::first_pass_slab<S>);
+        return fp_split_workspace_bytes<S>(d.B, T, d.H, d.V);
       };
       fp_split_bytes =
           std::max(split_bytes(d.T), split_bytes(reversed::padded_length(d.T, kChunk)));
@@ -269,22 +280,22 @@ cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Ar
 
 // The sequence split of a walk over `cols` columns in chunks of `chunk` tokens, into the
 // walk's arguments A (the bf16 walk's or the fp walk's), with its pieces' arrays at `base`
-// (walk::split_workspace_bytes for the same cols and chunk): the walk's grid, (V slabs of
-// walk::BV, heads, segments), whose x the pieces' arrays are indexed by, and the first
-// pass's pieces (every segment's for a sequence-parallel rank). The pieces' states come
-// first, in A's state type, then their gate sums.
+// (walk::split_workspace_bytes for the same cols, chunk and slabs): the walk's grid, (V
+// blocks of `walk_slab` columns, heads, segments), and the first pass's pieces (every
+// segment's for a sequence-parallel rank). The pieces' states come first, in A's state
+// type and tiles of walk::BV columns, then their gate sums.
 struct walk_split {
   dim3 grid;
   unsigned pieces;
 };
 template <class A>
 walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk = walk::C,
-                           int first_slab = walk::BV, bool every_segment = false,
-                           int sm_share = 1) {
+                           int first_slab = walk::BV, bool every_segment = false, int sm_share = 1,
+                           int walk_slab = walk::BV) {
   // The SM count is asked once per device (0 if unreadable: no split), not every call
   // (../common/device_attributes.hpp); `sm_share` walks run side by side on them.
-  const walk::plan plan =
-      walk::plan_launch(c.B, c.H, cols, c.T, cuda_plugin::sm_count() / sm_share, chunk, first_slab);
+  const walk::plan plan = walk::plan_launch(c.B, c.H, cols, c.T, cuda_plugin::sm_count() / sm_share,
+                                            chunk, first_slab, walk_slab);
   a.segs = plan.segs, a.seg_chunks = plan.seg_chunks, a.subs = plan.subs,
   a.sub_chunks = plan.sub_chunks;
   const size_t heads = static_cast<size_t>(c.B) * c.H, slabs = (cols + walk::BV - 1) / walk::BV;
@@ -292,8 +303,8 @@ walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk 
   a.dstate = static_cast<decltype(a.dstate)>(base);
   a.dgate =
       reinterpret_cast<decltype(a.dgate)>(a.dstate + pieces * heads * slabs * walk::KP * walk::BV);
-  return {dim3(static_cast<unsigned>(slabs), static_cast<unsigned>(heads),
-               static_cast<unsigned>(a.segs)),
+  return {dim3(static_cast<unsigned>((cols + walk_slab - 1) / walk_slab),
+               static_cast<unsigned>(heads), static_cast<unsigned>(a.segs)),
           pieces};
 }
 
@@ -325,6 +336,25 @@ bool fp_walk_fits(const call& c) {
          aligned(c.q) && aligned(c.k) && aligned(c.v) && aligned(c.g) && aligned(c.o);
 }
 
+// The V columns of an fp walk's block: fp64's a slab; fp32's as the call forces it, else 128
+// (8 consumer warps, the producers' stages once a head) where V > 64 and the plan at 128
+// leaves segments of at least 1024 tokens, else 64. H100, 2026-12-07: 128 took fwd ×0.88–0.93 and
+// fwd+bwd ×0.93–0.97 at B4 T2048 and B2 T16384 H16 D128 (segments of 1024 and 4096 tokens), but fwd
+// ×1.37 at B4 T1024 H4 D100 (segments of 128) and at V = 64.
+template <class S>
+int fp_walk_slab(const call& c) {
+  if constexpr (!std::is_same_v<S, float>) {
+    return walk_fp::sizes<S>::BV;
+  } else {
+    constexpr int wide = walk_fp::kFirstPassCols, chunk = walk_fp::sizes<S>::C;
+    if (c.fp32_walk_cols) return c.fp32_walk_cols;
+    if (c.V <= walk::BV) return walk::BV;
+    const walk::plan p =
+        walk::plan_launch(c.B, c.H, c.V, c.T, cuda_plugin::sm_count(), chunk, wide, wide);
+    return int64_t{p.seg_chunks} * chunk >= 1024 ? wide : walk::BV;
+  }
+}
+
 // `slots`: the backward's state passes (backward_fp_walks.cuh); none in the forward. In:
 // the tokens' storage (fp16 on fp32's pipelined walk).
 template <class S, class In = S>
@@ -340,24 +370,32 @@ cudaError_t launch_fp_walk(const call& c, walk_fp::state_slots<S> slots = {},
   a.NT = static_cast<int>((c.T + Z::C - 1) / Z::C);
   a.scale = static_cast<S>(c.scale);
   static_assert(Z::KP == walk::KP && Z::BV == walk::BV, "the bf16 walk's state tiles");
+  constexpr int first_slab = walk_fp::first_pass_slab<S>;
+  const int slab = fp_walk_slab<S>(c);
   const auto [grid, pieces] =
-      plan_walk_split(a, c, c.V, c.workspace, Z::C, walk_fp::first_pass_slab<S>);
+      plan_walk_split(a, c, c.V, c.workspace, Z::C, first_slab, false, 1, slab);
   if constexpr (std::is_same_v<S, float>) {
-    // fp32: the pipelined walk (forward_fp32_3xtf32.cuh); its first pass likewise, a
-    // block 128 columns of V.
-    using F = walk_fp::pipe_first_sizes;
-    const dim3 first_pass((c.V + F::BV - 1) / F::BV, grid.y, pieces);
+    // fp32: the pipelined walk (forward_fp32_3xtf32.cuh); its first pass likewise, a block
+    // 128 columns of V.
+    using F = walk_fp::pipe_sizes_of<first_slab>;
+    const dim3 first_pass((c.V + first_slab - 1) / first_slab, grid.y, pieces);
     if (pieces > 0)
       if (cudaError_t e = launch_walk_kernel_threads(
               rev ? walk_fp::chunk_walk_fp32_pipelined_states_kernel<true, In>
                   : walk_fp::chunk_walk_fp32_pipelined_states_kernel<false, In>,
-              first_pass, F::THREADS, walk_fp::pipe_first_layout::bytes, c.stream, a))
+              first_pass, F::THREADS, walk_fp::pipe_layout_of<F>::bytes, c.stream, a))
         return e;
-    return launch_walk_kernel_threads(
-        rev            ? walk_fp::chunk_walk_fp32_pipelined_kernel<true, true, In>
-        : slots.states ? walk_fp::chunk_walk_fp32_pipelined_kernel<true, false, In>
-                       : walk_fp::chunk_walk_fp32_pipelined_kernel<false, false, In>,
-        grid, walk_fp::pipe_sizes::THREADS, walk_fp::pipe_layout::bytes, c.stream, a);
+    auto walk_of = [&](auto cols) {
+      constexpr int kCols = decltype(cols)::value;
+      using W = walk_fp::pipe_sizes_of<kCols>;
+      return launch_walk_kernel_threads(
+          rev            ? walk_fp::chunk_walk_fp32_pipelined_kernel<kCols, true, true, In>
+          : slots.states ? walk_fp::chunk_walk_fp32_pipelined_kernel<kCols, true, false, In>
+                         : walk_fp::chunk_walk_fp32_pipelined_kernel<kCols, false, false, In>,
+          grid, W::THREADS, walk_fp::pipe_layout_of<W>::bytes, c.stream, a);
+    };
+    return slab == first_slab ? walk_of(std::integral_constant<int, first_slab>{})
+                              : walk_of(std::integral_constant<int, walk::BV>{});
   } else {
     // fp64: the pipelined walk (forward_fp64_dmma.cuh); its first pass likewise.
     static_assert(std::is_same_v<In, S>, "fp64 in its own storage");
@@ -700,9 +738,7 @@ size_t forward_bytes(stages path, int B, int64_t T, int H, int K, int V) {
   if constexpr (std::is_same_v<S, __nv_bfloat16>)
     return std::max(w.used, walk::split_workspace_bytes(B, T, H, V));
   else
-    return std::max(w.used,
-                    walk::split_workspace_bytes(B, T, H, V, walk_fp::sizes<S>::C, sizeof(S),
-                                                sizeof(double), walk_fp::first_pass_slab<S>));
+    return std::max(w.used, fp_split_workspace_bytes<S>(B, T, H, V));
 }
 
 template <class S>

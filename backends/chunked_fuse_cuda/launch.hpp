@@ -23,6 +23,8 @@ struct call {
   // A rank's tokens of a sequence-parallel call (below): its first passes cover every
   // segment, and its phases share the workspace.
   bool sequence_rank;
+  // fp32's (and fp16's) walk block, 64 or 128 columns of V; 0: by shape (launch.cu).
+  int fp32_walk_cols;
   // Device pointers; optional ones null (h0, ht, dht, dh0).
   const void *q, *k, *v, *g, *h0, *d_o, *dht;
   void *o, *ht, *dq, *dk, *dv, *dg, *dh0;

@@ -219,6 +219,7 @@ call group_call(const world_state& w, const rank_state& r, const group_state& s)
   c.B = p.B, c.H = group_heads(w), c.K = p.K, c.V = p.V, c.T = r.part.count;
   c.scale = p.scale;
   c.state_fp32 = p.dtype == storage::bf16;
+  c.fp32_walk_cols = p.fp32_walk_cols;
   c.sequence_rank = true;
   c.q = s.q, c.k = s.k, c.v = s.v, c.g = s.g, c.d_o = s.d_o;
   c.o = s.o, c.dq = s.dq, c.dk = s.dk, c.dv = s.dv, c.dg = s.dg;

@@ -25,8 +25,8 @@ inline constexpr int C = 64, SUB = 16, SUBS = C / SUB, KP = 128, BV = 64, THREAD
 // each; a first pass walks every segment but the last in `subs` pieces of `sub_chunks`
 // chunks, from a zero state, for the state each piece adds. Enough (V slab, head,
 // segment) blocks to fill the GPU's SMs, at most 8 segments of at least 4 chunks; the
-// first pass's pieces fill the SMs too. A first-pass block covers `first_slab` columns of
-// V (BV, or more where one block takes several of the walk's slabs).
+// first pass's pieces fill the SMs too. A walk block covers `walk_slab` columns of V and a
+// first-pass block `first_slab` (BV, or more where one block takes several slabs).
 struct plan {
   int segs, seg_chunks, subs, sub_chunks;
   // The first pass's pieces: every segment's but the last's, or every segment's where a
@@ -35,9 +35,9 @@ struct plan {
 };
 
 // `chunk`: the walk's tokens a chunk (C for bf16; the fp32/fp64 walk's are shorter).
-inline plan plan_split(int B, int H, int V, int64_t T, int sms, int chunk = C,
-                       int first_slab = BV) {
-  const int base = B * H * ((V + BV - 1) / BV),
+inline plan plan_split(int B, int H, int V, int64_t T, int sms, int chunk = C, int first_slab = BV,
+                       int walk_slab = BV) {
+  const int base = B * H * ((V + walk_slab - 1) / walk_slab),
             first_base = B * H * ((V + first_slab - 1) / first_slab);
   const int nt = static_cast<int>((T + chunk - 1) / chunk);
   const int segs = std::max(1, std::min({8, sms / base, nt / 4}));
@@ -67,10 +67,11 @@ GLABENCH_WALK_HD inline chunk_span dstate_piece(int m, int subs, int sub_chunks,
 // not monotonic in the SMs). A launch on a larger GPU plans as if it had kMaxSms.
 inline constexpr int kMaxSms = 256;
 inline int max_pieces(int B, int H, int V, int64_t T, int chunk = C, int first_slab = BV,
-                      bool every_segment = false) {
+                      bool every_segment = false, int walk_slab = BV) {
   int most = 0;
   for (int sms = 1; sms <= kMaxSms; ++sms)
-    most = std::max(most, plan_split(B, H, V, T, sms, chunk, first_slab).pieces(every_segment));
+    most = std::max(
+        most, plan_split(B, H, V, T, sms, chunk, first_slab, walk_slab).pieces(every_segment));
   return most;
 }
 // Each piece holds a state tile per (head, V slab) in `state_bytes`-byte elements and a
@@ -85,17 +86,17 @@ inline size_t pieces_workspace_bytes(size_t pieces, int B, int H, int V,
 inline size_t split_workspace_bytes(int B, int64_t T, int H, int V, int chunk = C,
                                     size_t state_bytes = sizeof(float),
                                     size_t gate_bytes = sizeof(float), int first_slab = BV,
-                                    bool every_segment = false) {
-  return pieces_workspace_bytes(max_pieces(B, H, V, T, chunk, first_slab, every_segment), B, H, V,
-                                state_bytes, gate_bytes);
+                                    bool every_segment = false, int walk_slab = BV) {
+  return pieces_workspace_bytes(max_pieces(B, H, V, T, chunk, first_slab, every_segment, walk_slab),
+                                B, H, V, state_bytes, gate_bytes);
 }
 // The most pieces a plan makes for a sequence of any length ((8 − 1) segments of 4): the
 // bound for calls whose lengths are not known when the workspace is sized (the sequences
 // of a packed batch).
 inline constexpr int kMostPieces = 7 * 4;
-inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C,
-                        int first_slab = BV) {
-  return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk, first_slab);
+inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C, int first_slab = BV,
+                        int walk_slab = BV) {
+  return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk, first_slab, walk_slab);
 }
 
 }  // namespace glabench::chunked::walk

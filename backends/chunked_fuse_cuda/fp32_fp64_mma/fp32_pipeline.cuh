@@ -29,11 +29,10 @@ struct pipe_sizes_of {
   static constexpr double kMildLog2 = sizes<float>::kMildLog2;
   static_assert(PTHREADS == 2 * KP, "a producer thread per (feature, half)");
 };
-// The walk: a block a 64-column V slab (4 consumer warps). The split's first pass: a block
-// 128 columns (8 consumer warps), both of a V ≤ 128 head's slabs — it runs no stage 5, so
-// its producers set its pace, and stages 1–2 then run once a head, not once a slab.
-using pipe_sizes = pipe_sizes_of<64>;
-using pipe_first_sizes = pipe_sizes_of<128>;
+// A walk block takes 64 or 128 columns of V (4 or 8 consumer warps; launch.cu picks), a
+// first-pass block 128: both slabs of a V ≤ 128 head, so that the producers' stages, whose
+// work is per head, run once for both (the consumers' work is per column).
+inline constexpr int kFirstPassCols = 128;
 
 // A chunk's kind, which sets how its scores are summed and where the state update applies
 // its decays E = 2^{G[C−1]}:
@@ -73,8 +72,6 @@ struct pipe_layout_of {
   static constexpr int prefix_bytes = bars_bytes + 2 * Z::NBUF * 8;
   static constexpr int bytes = prefix_bytes + Z::KP * (Z::C + 1) * 8;
 };
-using pipe_layout = pipe_layout_of<pipe_sizes>;
-using pipe_first_layout = pipe_layout_of<pipe_first_sizes>;
-static_assert(pipe_first_layout::bytes <= 227 * 1024, "one block per SM");
+static_assert(pipe_layout_of<pipe_sizes_of<128>>::bytes <= 227 * 1024, "one block per SM");
 
 }  // namespace glabench::chunked::walk_fp

@@ -103,35 +103,32 @@ __device__ __forceinline__ void for_each_state(T (&S)[J][4], int warp, int lane,
     for (int e = 0; e < 4; ++e) f(S[j][e], 8 * j + acc_col(lane, e), 16 * warp + acc_row(lane, e));
 }
 
-// The state before 64-token chunk m into its slot (args::state_slots): the block's V slab
-// of sizes<T>::BV columns.
+// The state before 64-token chunk m into its slot (args::state_slots): the block's columns
+// from v0 (its first V column).
 template <class T, class St>
-__device__ __forceinline__ void fp_store_slot(const state_slots<T>& s, int m, const St& S, int warp,
-                                              int lane) {
+__device__ __forceinline__ void fp_store_slot(const state_slots<T>& s, int m, const St& S, int v0,
+                                              int warp, int lane) {
   const int slot = s.reversed ? reversed::chunk_of_state(m, s.chunks) : m;
-  const int v0 = blockIdx.x * sizes<T>::BV;
   T* dst = s.states + (static_cast<int64_t>(blockIdx.y) * (s.chunks + 1) + slot) * s.Kp * s.Vp;
   for_each_state(S, warp, lane, [&](const T& x, int row, int col) {
     if (row < s.Kp && v0 + col < s.Vp) dst[static_cast<int64_t>(row) * s.Vp + v0 + col] = x;
   });
 }
 
-// The state tile of the ABI's [B·H][K][V] layout (h0, ht) as the warp's part of the state:
-// zeros outside K and V, or when absent.
+// The state tile of the ABI's [B·H][K][V] layout (h0, ht) as the warp's part of the state,
+// the block's columns from v0: zeros outside K and V, or when absent.
 template <class T, class In, class St>
-__device__ __forceinline__ void fp_load_state(const T* src, const args<T, In>& a, St& S, int warp,
-                                              int lane) {
-  const int v0 = blockIdx.x * sizes<T>::BV;
+__device__ __forceinline__ void fp_load_state(const T* src, const args<T, In>& a, St& S, int v0,
+                                              int warp, int lane) {
   for_each_state(S, warp, lane, [&](T& s, int row, int col) {
     const bool in = src && row < a.K && v0 + col < a.V;
     s = in ? src[(static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + v0 + col] : T(0);
   });
 }
 template <class T, class In, class St>
-__device__ __forceinline__ void fp_store_state(T* dst, const args<T, In>& a, const St& S, int warp,
-                                               int lane) {
+__device__ __forceinline__ void fp_store_state(T* dst, const args<T, In>& a, const St& S, int v0,
+                                               int warp, int lane) {
   if (!dst) return;
-  const int v0 = blockIdx.x * sizes<T>::BV;
   for_each_state(S, warp, lane, [&](const T& s, int row, int col) {
     if (row < a.K && v0 + col < a.V)
       dst[(static_cast<int64_t>(blockIdx.y) * a.K + row) * a.V + v0 + col] = s;

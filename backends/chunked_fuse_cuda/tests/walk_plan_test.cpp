@@ -17,6 +17,13 @@ int chunks(int64_t T, int chunk = walk::C) {
   return static_cast<int>((T + chunk - 1) / chunk);
 }
 constexpr int kChunks[] = {walk::C, 32, 16};  // bf16; fp32 and fp64 (fp32_fp64_mma/layout.cuh)
+// The columns of a first-pass block and of a walk block: bf16's and fp64's, and fp32's
+// (a block 128 columns in both passes).
+struct slabs {
+  int first, walk;
+};
+constexpr slabs kSlabs[] = {
+    {walk::BV, walk::BV}, {2 * walk::BV, walk::BV}, {2 * walk::BV, 2 * walk::BV}};
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(one_segment_when_the_heads_fill_the_gpu) {
@@ -41,7 +48,7 @@ BOOST_AUTO_TEST_CASE(long_sequence_with_few_heads_splits) {
   BOOST_TEST(p.pieces() * 64 <= 132);
 }
 
-// fp32's first pass takes both 64-column slabs of a head in one block: twice the pieces.
+// A first pass whose block takes both 64-column slabs of a head: twice the pieces.
 BOOST_AUTO_TEST_CASE(a_wider_first_pass_block_gets_more_pieces) {
   const walk::plan p = walk::plan_split(2, 16, 128, 16384, 132, 32, 2 * walk::BV);  // 512 chunks
   BOOST_TEST(p.segs == 2);
@@ -51,16 +58,30 @@ BOOST_AUTO_TEST_CASE(a_wider_first_pass_block_gets_more_pieces) {
   BOOST_TEST(p.pieces() * 32 <= 132);
 }
 
+// fp32's walk takes both slabs in one block too: half the blocks a segment, twice the
+// segments.
+BOOST_AUTO_TEST_CASE(a_wider_walk_block_gets_more_segments) {
+  const walk::plan p =
+      walk::plan_split(2, 16, 128, 16384, 132, 32, 2 * walk::BV, 2 * walk::BV);  // 32 blocks
+  BOOST_TEST(p.segs == 4);
+  BOOST_TEST(p.subs == 1);
+  BOOST_TEST(p.sub_chunks == 128);
+  BOOST_TEST(p.seg_chunks == 128);
+  BOOST_TEST(p.segs * 32 <= 132);
+  BOOST_TEST(p.pieces() * 32 <= 132);
+}
+
 BOOST_AUTO_TEST_CASE(segments_and_pieces_cover_and_fit) {
   for (int chunk : kChunks)
-    for (int first_slab : {walk::BV, 2 * walk::BV})
+    for (const auto [first_slab, walk_slab] : kSlabs)
       for (int base_h = 1; base_h <= 48; ++base_h)
         for (int V : {8, 64, 100, 128, 256})
           for (int64_t T : {1, 63, 64, 65, 255, 256, 1000, 4096, 16384, 65536})
             for (int sms : {1, 8, 66, 114, 132, 144, 256}) {
-              const int nt = chunks(T, chunk), base = base_h * ((V + walk::BV - 1) / walk::BV);
+              const int nt = chunks(T, chunk), base = base_h * ((V + walk_slab - 1) / walk_slab);
               const int first_base = base_h * ((V + first_slab - 1) / first_slab);
-              const walk::plan p = walk::plan_split(1, base_h, V, T, sms, chunk, first_slab);
+              const walk::plan p =
+                  walk::plan_split(1, base_h, V, T, sms, chunk, first_slab, walk_slab);
               BOOST_TEST_REQUIRE(p.segs >= 1);
               BOOST_TEST_REQUIRE(p.segs <= 8);
               BOOST_TEST(p.seg_chunks == p.subs * p.sub_chunks);
@@ -93,17 +114,19 @@ BOOST_AUTO_TEST_CASE(the_workspace_holds_every_gpus_pieces) {
 BOOST_AUTO_TEST_CASE(the_fp_walks_workspace_holds_every_gpus_pieces) {
   for (int chunk : {32, 16})
     for (size_t state_bytes : {sizeof(float), sizeof(double)})
-      for (int first_slab : {walk::BV, 2 * walk::BV})
+      for (const auto [first_slab, walk_slab] : kSlabs)
         for (int heads = 1; heads <= 70; heads += 3)
           for (int64_t T : {16, 100, 1000, 4096, 16384, 65536}) {
-            const int cap = walk::max_pieces(1, heads, 128, T, chunk, first_slab);
+            const int cap = walk::max_pieces(1, heads, 128, T, chunk, first_slab, false, walk_slab);
             const size_t per_piece =
                 static_cast<size_t>(heads) * (2 * walk::KP * walk::BV * state_bytes + walk::KP * 8);
             BOOST_TEST_REQUIRE(walk::split_workspace_bytes(1, T, heads, 128, chunk, state_bytes, 8,
-                                                           first_slab) == cap * per_piece);
+                                                           first_slab, false,
+                                                           walk_slab) == cap * per_piece);
             for (int sms : {1, 66, 78, 114, 132, 144, 256, 1000})
               BOOST_TEST_REQUIRE(
-                  walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab).pieces() <= cap);
+                  walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab, walk_slab).pieces() <=
+                  cap);
           }
 }
 
@@ -113,12 +136,13 @@ BOOST_AUTO_TEST_CASE(the_fp_walks_workspace_holds_every_gpus_pieces) {
 // chunks [segment s's end, nt), each piece ending where the one applied before it starts.
 BOOST_AUTO_TEST_CASE(pieces_carry_each_segment_across_the_rest) {
   for (int chunk : kChunks)
-    for (int first_slab : {walk::BV, 2 * walk::BV})
+    for (const auto [first_slab, walk_slab] : kSlabs)
       for (int heads = 1; heads <= 40; ++heads)
         for (int64_t T : {64, 65, 1000, 4096, 16384, 65536, 131072})
           for (int sms : {16, 78, 132, 144, 256}) {
             const int nt = chunks(T, chunk);
-            const walk::plan p = walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab);
+            const walk::plan p =
+                walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab, walk_slab);
             for (int s = 0; s < p.segs; ++s) {
               const int seg_first = s * p.seg_chunks;
               const int seg_end = std::min(nt, seg_first + p.seg_chunks);
@@ -159,15 +183,15 @@ BOOST_AUTO_TEST_CASE(pieces_carry_each_segment_across_the_rest) {
 }
 
 // A packed batch's workspace holds kMostPieces, whatever its sequences' lengths: the bf16
-// walks', and the fp walks' (fp32's first pass a 128-column block) in the forward and in
-// the fp32/fp64 backward's two walks.
+// walks', and the fp walks' (fp32's blocks 128 columns) in the forward and in the
+// fp32/fp64 backward's two walks.
 BOOST_AUTO_TEST_CASE(no_plan_makes_more_than_the_most_pieces) {
   for (int chunk : kChunks)
-    for (int first_slab : {walk::BV, 2 * walk::BV})
+    for (const auto [first_slab, walk_slab] : kSlabs)
       for (int heads = 1; heads <= 70; heads += 3)
         for (int64_t T = 1; T <= 200000; T = T * 3 + 1)
           for (int sms : {1, 16, 78, 132, 144, 256})
             BOOST_TEST_REQUIRE(
-                walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab).pieces() <=
+                walk::plan_launch(1, heads, 128, T, sms, chunk, first_slab, walk_slab).pieces() <=
                 walk::kMostPieces);
 }
