@@ -156,7 +156,7 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
   using P = mma_policy<float>;
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31, v0 = blockIdx.x * Z::BV;
   state_t_regs<Z> S;
-  fp_state_before_span<kStates>(a, S, v0, cw, lane);
+  fp_state_before_span<kStates, (Z::BV > sizes<float>::BV)>(a, S, v0, 16 * cw, cw, lane);
   constexpr bool outputs = pass_outputs<kStates, kSlots, kRev>;
   const walk_out<outputs, kRev, float, In> out(a, Z::BV);
   for (int i = 0; i < count; ++i) {
@@ -185,7 +185,7 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
     out.store(t_first + static_cast<int64_t>(i) * Z::C, cw, lane, O);
   }
   if constexpr (kStates)
-    fp_store_piece(a, blockIdx.z, S, v0, cw, lane);
+    fp_store_piece<(Z::BV > sizes<float>::BV)>(a, blockIdx.z, S, v0, 16 * cw, cw, lane);
   else if (blockIdx.z == a.segs - 1)
     fp_store_state(a.ht, a, S, v0, cw, lane);
 }

@@ -127,7 +127,7 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31, rb = cw & 3, kh = cw >> 2;
   const int g = lane >> 2, c = lane & 3, v0 = blockIdx.x * Z::BV;
   state_t64 S;
-  fp_state_before_span<kStates>(a, S, v0, cw, lane);
+  fp_state_before_span<kStates, false>(a, S, v0, 16 * rb, cw, lane);
   constexpr bool outputs = pass_outputs<kStates, kSlots, kRev>;
   const walk_out<outputs, kRev, double, double> out(a, Z::BV);
   for (int i = 0; i < count; ++i) {
@@ -207,7 +207,7 @@ __device__ __forceinline__ void fp64_consume(const args<double>& a, double* smem
     out.store(t_chunk, rb, lane, O);
   }
   if constexpr (kStates)
-    fp_store_piece(a, blockIdx.z, S, v0, cw, lane);
+    fp_store_piece<false>(a, blockIdx.z, S, v0, 16 * rb, cw, lane);
   else if (blockIdx.z == a.segs - 1)
     fp_store_state(a.ht, a, S, v0, cw, lane);
 }
