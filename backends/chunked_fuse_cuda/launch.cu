@@ -347,7 +347,7 @@ int fp_walk_slab(const call& c) {
     return walk_fp::sizes<S>::BV;
   } else {
     constexpr int wide = walk_fp::kFirstPassCols, chunk = walk_fp::sizes<S>::C;
-    if (c.fp32_walk_cols) return c.fp32_walk_cols;
+    if (c.fp32_walk_cols) return c.fp32_walk_cols == wide ? wide : walk::BV;
     if (c.V <= walk::BV) return walk::BV;
     const walk::plan p =
         walk::plan_launch(c.B, c.H, c.V, c.T, cuda_plugin::sm_count(), chunk, wide, wide);
