@@ -336,23 +336,14 @@ bool fp_walk_fits(const call& c) {
          aligned(c.q) && aligned(c.k) && aligned(c.v) && aligned(c.g) && aligned(c.o);
 }
 
-// The V columns of an fp walk's block: fp64's a slab; fp32's as the call forces it, else 128
-// (8 consumer warps, the producers' stages once a head) where V > 64 and the plan at 128
-// leaves segments of at least 1024 tokens, else 64. H100, 2026-12-07: 128 took fwd ×0.88–0.93 and
-// fwd+bwd ×0.93–0.97 at B4 T2048 and B2 T16384 H16 D128 (segments of 1024 and 4096 tokens), but fwd
-// ×1.37 at B4 T1024 H4 D100 (segments of 128) and at V = 64.
+// The V columns of an fp walk's block: fp64's a slab; fp32's by walk::fp32_walk_slab.
 template <class S>
 int fp_walk_slab(const call& c) {
-  if constexpr (!std::is_same_v<S, float>) {
+  if constexpr (!std::is_same_v<S, float>)
     return walk_fp::sizes<S>::BV;
-  } else {
-    constexpr int wide = walk_fp::kFirstPassCols, chunk = walk_fp::sizes<S>::C;
-    if (c.fp32_walk_cols) return c.fp32_walk_cols == wide ? wide : walk::BV;
-    if (c.V <= walk::BV) return walk::BV;
-    const walk::plan p =
-        walk::plan_launch(c.B, c.H, c.V, c.T, cuda_plugin::sm_count(), chunk, wide, wide);
-    return int64_t{p.seg_chunks} * chunk >= 1024 ? wide : walk::BV;
-  }
+  else
+    return walk::fp32_walk_slab(c.B, c.H, c.V, c.T, cuda_plugin::sm_count(), walk_fp::sizes<S>::C,
+                                walk_fp::kFirstPassCols, c.fp32_walk_cols);
 }
 
 // `slots`: the backward's state passes (backward_fp_walks.cuh); none in the forward. In:
@@ -385,7 +376,7 @@ cudaError_t launch_fp_walk(const call& c, walk_fp::state_slots<S> slots = {},
                   : walk_fp::chunk_walk_fp32_pipelined_states_kernel<false, In>,
               first_pass, F::THREADS, walk_fp::pipe_layout_of<F>::bytes, c.stream, a))
         return e;
-    auto walk_of = [&](auto cols) {
+    auto walk_of = [&, grid = grid](auto cols) {  // a copy: C++17 captures no binding
       constexpr int kCols = decltype(cols)::value;
       using W = walk_fp::pipe_sizes_of<kCols>;
       return launch_walk_kernel_threads(

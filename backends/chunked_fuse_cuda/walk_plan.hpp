@@ -99,4 +99,18 @@ inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C, 
   return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk, first_slab, walk_slab);
 }
 
+// fp32's walk block (forward_fp32_3xtf32.cuh): `wide` columns (the first pass's; 8
+// consumer warps, the producers' stages once a head) where V > BV and the plan at that
+// width leaves segments of at least 1024 tokens, else BV; `forced` (0: none) as the call
+// forces it, any width but `wide` as BV. H100, 2026-12-07: 128 columns took fwd ×0.87–0.92
+// at B4 T2048 and B2 T16384 H16 D128 (segments of 1024 and 4096 tokens), ×1.37 at
+// B4 T1024 H4 D100 (segments of 128) and at V = 64.
+inline int fp32_walk_slab(int B, int H, int V, int64_t T, int sms, int chunk, int wide,
+                          int forced = 0) {
+  if (forced) return forced == wide ? wide : BV;
+  if (V <= BV) return BV;
+  const plan p = plan_launch(B, H, V, T, sms, chunk, wide, wide);
+  return int64_t{p.seg_chunks} * chunk >= 1024 ? wide : BV;
+}
+
 }  // namespace glabench::chunked::walk

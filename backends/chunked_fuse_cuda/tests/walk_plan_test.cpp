@@ -130,6 +130,44 @@ BOOST_AUTO_TEST_CASE(the_fp_walks_workspace_holds_every_gpus_pieces) {
           }
 }
 
+// fp32's walk block by shape (launch.cu's fp_walk_slab), 32-token chunks on 132 SMs: 128
+// columns at the shapes it measured faster, 64 at the seed's (segments of 128 tokens) and
+// at V = 64; a forced width as forced, any but 128 as 64.
+BOOST_AUTO_TEST_CASE(fp32_walk_block_by_shape) {
+  auto slab = [](int B, int H, int V, int64_t T, int forced = 0) {
+    return walk::fp32_walk_slab(B, H, V, T, 132, 32, 2 * walk::BV, forced);
+  };
+  BOOST_TEST(slab(4, 16, 128, 2048) == 128);   // segments of 1024 tokens
+  BOOST_TEST(slab(2, 16, 128, 16384) == 128);  // 4096
+  BOOST_TEST(slab(4, 4, 100, 1024) == 64);     // 128
+  BOOST_TEST(slab(8, 16, 64, 2048) == 64);
+  BOOST_TEST(slab(4, 4, 100, 1024, 128) == 128);
+  BOOST_TEST(slab(2, 16, 128, 16384, 64) == 64);
+  BOOST_TEST(slab(2, 16, 128, 16384, 96) == 64);
+}
+
+// The fp32 workspace is sized for both widths (launch.cu's fp_split_workspace_bytes, the
+// larger); whichever width a launch picks, on any GPU, its pieces fit.
+BOOST_AUTO_TEST_CASE(the_fp32_workspace_holds_either_widths_pieces) {
+  constexpr int wide = 2 * walk::BV;
+  for (int heads = 1; heads <= 70; heads += 3)
+    for (int V : {8, 64, 100, 128, 192, 256})
+      for (int64_t T : {16, 100, 1000, 2048, 4096, 16384, 65536}) {
+        auto bytes = [&](int walk_slab) {
+          return walk::split_workspace_bytes(1, T, heads, V, 32, sizeof(float), 8, wide, false,
+                                             walk_slab);
+        };
+        const size_t held = std::max(bytes(walk::BV), bytes(wide));
+        for (int sms : {1, 66, 78, 114, 132, 144, 256, 1000})
+          for (int forced : {0, walk::BV, wide}) {
+            const int slab = walk::fp32_walk_slab(1, heads, V, T, sms, 32, wide, forced);
+            const int pieces = walk::plan_launch(1, heads, V, T, sms, 32, wide, slab).pieces();
+            BOOST_TEST_REQUIRE(
+                walk::pieces_workspace_bytes(pieces, 1, heads, V, sizeof(float), 8) <= held);
+          }
+      }
+}
+
 // What each segment's walk starts from: the forward and state walks carry h0 over pieces
 // 0 … s·subs − 1, which must tile chunks [0, segment s's first); the dS walk carries dht
 // back over pieces (segs−1)·subs − 1 … s·subs, which must tile (from the end down)
