@@ -71,12 +71,8 @@ using cuda_plugin::carver;
 // fp64, for either width of fp32's walk block (fp_walk_slab).
 template <class S>
 size_t fp_split_workspace_bytes(int B, int64_t T, int H, int V) {
-  constexpr int first_slab = walk_fp::first_pass_slab<S>, chunk = walk_fp::sizes<S>::C;
-  auto bytes = [&](int walk_slab) {
-    return walk::split_workspace_bytes(B, T, H, V, chunk, sizeof(S), sizeof(double), first_slab,
-                                       false, walk_slab);
-  };
-  return std::max(bytes(walk::BV), bytes(first_slab));
+  return walk::split_workspace_bytes_either_width(B, T, H, V, walk_fp::sizes<S>::C, sizeof(S),
+                                                  sizeof(double), walk_fp::first_pass_slab<S>);
 }
 
 template <class Tr>

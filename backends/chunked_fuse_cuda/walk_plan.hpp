@@ -99,6 +99,17 @@ inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C, 
   return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk, first_slab, walk_slab);
 }
 
+// The split's workspace for a walk whose block is BV or `wide` columns by shape (fp32's:
+// fp32_walk_slab, below; a first pass of `wide` columns either way): the larger.
+inline size_t split_workspace_bytes_either_width(int B, int64_t T, int H, int V, int chunk,
+                                                 size_t state_bytes, size_t gate_bytes, int wide) {
+  auto bytes = [&](int walk_slab) {
+    return split_workspace_bytes(B, T, H, V, chunk, state_bytes, gate_bytes, wide, false,
+                                 walk_slab);
+  };
+  return std::max(bytes(BV), bytes(wide));
+}
+
 // fp32's walk block (forward_fp32_3xtf32.cuh): `wide` columns (the first pass's; 8
 // consumer warps, the producers' stages once a head) where V > BV and the plan at that
 // width leaves segments of at least 1024 tokens, else BV; `forced` (0: none) as the call

@@ -146,18 +146,15 @@ BOOST_AUTO_TEST_CASE(fp32_walk_block_by_shape) {
   BOOST_TEST(slab(2, 16, 128, 16384, 96) == 64);
 }
 
-// The fp32 workspace is sized for both widths (launch.cu's fp_split_workspace_bytes, the
-// larger); whichever width a launch picks, on any GPU, its pieces fit.
+// The fp32 workspace, sized for both widths (split_workspace_bytes_either_width, as launch.cu's
+// fp_split_workspace_bytes); whichever width a launch picks, on any GPU, its pieces fit.
 BOOST_AUTO_TEST_CASE(the_fp32_workspace_holds_either_widths_pieces) {
   constexpr int wide = 2 * walk::BV;
   for (int heads = 1; heads <= 70; heads += 3)
     for (int V : {8, 64, 100, 128, 192, 256})
       for (int64_t T : {16, 100, 1000, 2048, 4096, 16384, 65536}) {
-        auto bytes = [&](int walk_slab) {
-          return walk::split_workspace_bytes(1, T, heads, V, 32, sizeof(float), 8, wide, false,
-                                             walk_slab);
-        };
-        const size_t held = std::max(bytes(walk::BV), bytes(wide));
+        const size_t held =
+            walk::split_workspace_bytes_either_width(1, T, heads, V, 32, sizeof(float), 8, wide);
         for (int sms : {1, 66, 78, 114, 132, 144, 256, 1000})
           for (int forced : {0, walk::BV, wide}) {
             const int slab = walk::fp32_walk_slab(1, heads, V, T, sms, 32, wide, forced);
