@@ -25,26 +25,49 @@ inline constexpr int C = 64, SUB = 16, SUBS = C / SUB, KP = 128, BV = 64, THREAD
 // each; a first pass walks every segment but the last in `subs` pieces of `sub_chunks`
 // chunks, from a zero state, for the state each piece adds. Enough (V slab, head,
 // segment) blocks to fill the GPU's SMs, at most 8 segments of at least 4 chunks; the
-// first pass's pieces fill the SMs too. A walk block covers `walk_slab` columns of V and a
-// first-pass block `first_slab` (BV, or more where one block takes several slabs).
+// first pass's pieces fill the SMs too (pieces_rule). A walk block covers `walk_slab` columns
+// of V and a first-pass block `first_slab` (BV, or more where one block takes several slabs).
 struct plan {
   int segs, seg_chunks, subs, sub_chunks;
   // The first pass's pieces: every segment's but the last's, or every segment's where a
   // sequence-parallel rank wants its whole contribution (launch.hpp).
   int pieces(bool every_segment = false) const { return (every_segment ? segs : segs - 1) * subs; }
+  // The chunks on the split's longest path, `per_piece` first-pass blocks a piece on `sms`
+  // SMs: the first pass's waves of blocks, a piece's chunks each, then a segment's walk.
+  int path_chunks(int per_piece, int sms) const {
+    return (pieces() * per_piece + sms - 1) / sms * sub_chunks + seg_chunks;
+  }
 };
+
+// How many pieces (at most 4) the first pass cuts each segment into:
+// - one_wave (the bf16 walks): as many as leave the first pass one wave of blocks;
+// - whole_waves (the fp walks, fp_walk_pieces): the count that makes the split's longest
+//   path shortest (plan::path_chunks), fewer pieces on a tie. 96 blocks a piece on 132 SMs:
+//   4 pieces a segment, 3 waves of a quarter segment, not 1 wave of whole segments.
+enum class pieces_rule { one_wave, whole_waves };
+inline constexpr pieces_rule fp_walk_pieces = pieces_rule::whole_waves;
 
 // `chunk`: the walk's tokens a chunk (C for bf16; the fp32/fp64 walk's are shorter).
 inline plan plan_split(int B, int H, int V, int64_t T, int sms, int chunk = C, int first_slab = BV,
-                       int walk_slab = BV) {
+                       int walk_slab = BV, pieces_rule rule = pieces_rule::one_wave) {
   const int base = B * H * ((V + walk_slab - 1) / walk_slab),
             first_base = B * H * ((V + first_slab - 1) / first_slab);
   const int nt = static_cast<int>((T + chunk - 1) / chunk);
   const int segs = std::max(1, std::min({8, sms / base, nt / 4}));
   if (segs == 1) return {1, nt, 1, nt};
-  const int subs = std::max(1, std::min(4, sms / ((segs - 1) * first_base)));
-  const int sub_chunks = (nt + segs * subs - 1) / (segs * subs), seg_chunks = subs * sub_chunks;
-  return {(nt + seg_chunks - 1) / seg_chunks, seg_chunks, subs, sub_chunks};
+  auto cut = [&](int subs) {
+    const int sub_chunks = (nt + segs * subs - 1) / (segs * subs), seg_chunks = subs * sub_chunks;
+    return plan{(nt + seg_chunks - 1) / seg_chunks, seg_chunks, subs, sub_chunks};
+  };
+  plan best = cut(std::max(1, std::min(4, sms / ((segs - 1) * first_base))));
+  if (rule == pieces_rule::whole_waves)
+    for (int subs = 1; subs <= 4; ++subs) {
+      const plan p = cut(subs);
+      const int length = p.path_chunks(first_base, sms),
+                best_length = best.path_chunks(first_base, sms);
+      if (length < best_length || (length == best_length && subs < best.subs)) best = p;
+    }
+  return best;
 }
 
 // The chunks [first, last) of a first-pass piece (clipped to nt chunks). The forward's
@@ -67,11 +90,13 @@ GLABENCH_WALK_HD inline chunk_span dstate_piece(int m, int subs, int sub_chunks,
 // not monotonic in the SMs). A launch on a larger GPU plans as if it had kMaxSms.
 inline constexpr int kMaxSms = 256;
 inline int max_pieces(int B, int H, int V, int64_t T, int chunk = C, int first_slab = BV,
-                      bool every_segment = false, int walk_slab = BV) {
+                      bool every_segment = false, int walk_slab = BV,
+                      pieces_rule rule = pieces_rule::one_wave) {
   int most = 0;
   for (int sms = 1; sms <= kMaxSms; ++sms)
     most = std::max(
-        most, plan_split(B, H, V, T, sms, chunk, first_slab, walk_slab).pieces(every_segment));
+        most,
+        plan_split(B, H, V, T, sms, chunk, first_slab, walk_slab, rule).pieces(every_segment));
   return most;
 }
 // Each piece holds a state tile per (head, V slab) in `state_bytes`-byte elements and a
@@ -86,26 +111,29 @@ inline size_t pieces_workspace_bytes(size_t pieces, int B, int H, int V,
 inline size_t split_workspace_bytes(int B, int64_t T, int H, int V, int chunk = C,
                                     size_t state_bytes = sizeof(float),
                                     size_t gate_bytes = sizeof(float), int first_slab = BV,
-                                    bool every_segment = false, int walk_slab = BV) {
-  return pieces_workspace_bytes(max_pieces(B, H, V, T, chunk, first_slab, every_segment, walk_slab),
-                                B, H, V, state_bytes, gate_bytes);
+                                    bool every_segment = false, int walk_slab = BV,
+                                    pieces_rule rule = pieces_rule::one_wave) {
+  return pieces_workspace_bytes(
+      max_pieces(B, H, V, T, chunk, first_slab, every_segment, walk_slab, rule), B, H, V,
+      state_bytes, gate_bytes);
 }
 // The most pieces a plan makes for a sequence of any length ((8 − 1) segments of 4): the
 // bound for calls whose lengths are not known when the workspace is sized (the sequences
 // of a packed batch).
 inline constexpr int kMostPieces = 7 * 4;
 inline plan plan_launch(int B, int H, int V, int64_t T, int sms, int chunk = C, int first_slab = BV,
-                        int walk_slab = BV) {
-  return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk, first_slab, walk_slab);
+                        int walk_slab = BV, pieces_rule rule = pieces_rule::one_wave) {
+  return plan_split(B, H, V, T, std::min(sms, kMaxSms), chunk, first_slab, walk_slab, rule);
 }
 
-// The split's workspace for a walk whose block is BV or `wide` columns by shape (fp32's:
-// fp32_walk_slab, below; a first pass of `wide` columns either way): the larger.
+// The split's workspace for an fp walk (its pieces by fp_walk_pieces) whose block is BV or
+// `wide` columns by shape (fp32's: fp32_walk_slab, below; a first pass of `wide` columns
+// either way): the larger.
 inline size_t split_workspace_bytes_either_width(int B, int64_t T, int H, int V, int chunk,
                                                  size_t state_bytes, size_t gate_bytes, int wide) {
   auto bytes = [&](int walk_slab) {
-    return split_workspace_bytes(B, T, H, V, chunk, state_bytes, gate_bytes, wide, false,
-                                 walk_slab);
+    return split_workspace_bytes(B, T, H, V, chunk, state_bytes, gate_bytes, wide, false, walk_slab,
+                                 fp_walk_pieces);
   };
   return std::max(bytes(BV), bytes(wide));
 }
@@ -120,7 +148,7 @@ inline int fp32_walk_slab(int B, int H, int V, int64_t T, int sms, int chunk, in
                           int forced = 0) {
   if (forced) return forced == wide ? wide : BV;
   if (V <= BV) return BV;
-  const plan p = plan_launch(B, H, V, T, sms, chunk, wide, wide);
+  const plan p = plan_launch(B, H, V, T, sms, chunk, wide, wide, fp_walk_pieces);
   return int64_t{p.seg_chunks} * chunk >= 1024 ? wide : BV;
 }
 
