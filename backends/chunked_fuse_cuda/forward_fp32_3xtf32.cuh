@@ -204,7 +204,7 @@ __device__ __forceinline__ void fp32_pipeline(const args<float, In>& a, int64_t 
     for (int b = 0; b < Z::NBUF; ++b)
       bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
   __syncthreads();
-  if (threadIdx.x < 32 * Z::CONSUMERS)
+  if (take_role<Z>() == role::consumer)
     fp32_consume<kCols, kStates, kSlots, kRev, In>(a, smem, full, empty, t_first, count);
   else
     fp32_produce<kCols, kStates, kSlots, kRev, In>(a, smem, full, empty, t_first, count);

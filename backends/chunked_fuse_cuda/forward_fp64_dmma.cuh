@@ -226,7 +226,7 @@ __device__ __forceinline__ void fp64_pipeline(const args<double>& a, int64_t t_f
     for (int b = 0; b < Z::NBUF; ++b)
       bar::init(full + b, Z::PTHREADS), bar::init(empty + b, 32 * Z::CONSUMERS);
   __syncthreads();
-  if (threadIdx.x < 32 * Z::CONSUMERS)
+  if (take_role<Z>() == role::consumer)
     fp64_consume<kStates, kSlots, kRev>(a, smem, full, empty, t_first, count);
   else
     fp64_produce<kStates, kSlots, kRev>(a, smem, full, empty, t_first, count);

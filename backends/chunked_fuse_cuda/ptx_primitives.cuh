@@ -1,7 +1,8 @@
 // Register-level tensor-core primitives of the chunk walks (namespace tc): 16-byte
 // asynchronous copies into shared memory, ldmatrix, mma.sync m16n8k16 (bf16 operands,
 // fp32 accumulation) and the XOR swizzle that keeps ldmatrix free of bank conflicts. The
-// bf16 walks use all of them; the fp32 and fp64 walks the copies, ldmatrix and ex2; the
+// bf16 walks use all of them; the fp32 and fp64 walks the copies, ldmatrix, ex2 and the
+// registers handed between warpgroups; the
 // fp32 walk and WMMA's fp32 products the 3×TF32 split; the fp gradient kernel clusters;
 // the fp32 walk and gradient kernel, at fp16 storage, the widening of halves.
 //
@@ -66,6 +67,26 @@ __device__ __forceinline__ const T* cluster_peer(T* p, int rank) {
 #else
   __trap();
   return p;
+#endif
+}
+
+// Hopper's registers handed between a block's warpgroups (setmaxnreg, sm_90a): the calling
+// warpgroup's threads keep at most N registers, giving the rest to the block's pool
+// (shrink), or take from it up to N (grow, which waits until the pool has them). Where the
+// code is built without sm_90a's features both do nothing, and the compiler keeps every
+// thread to the launch's even share.
+template <int N>
+__device__ __forceinline__ void shrink_registers() {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg's register counts");
+#ifdef __CUDA_ARCH_FEAT_SM90_ALL
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N>
+__device__ __forceinline__ void grow_registers() {
+  static_assert(N % 8 == 0 && N >= 24 && N <= 256, "setmaxnreg's register counts");
+#ifdef __CUDA_ARCH_FEAT_SM90_ALL
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 #endif
 }
 

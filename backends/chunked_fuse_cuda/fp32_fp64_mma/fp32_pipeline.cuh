@@ -12,6 +12,7 @@
 
 #include "layout.cuh"
 #include "pipeline_barriers.cuh"
+#include "warp_roles.cuh"
 
 namespace glabench::chunked::walk_fp {
 
@@ -26,6 +27,9 @@ struct pipe_sizes_of {
   static constexpr int PS = 20;
   static constexpr int CONSUMERS = BV / 16, PRODUCERS = 8;
   static constexpr int THREADS = 32 * (CONSUMERS + PRODUCERS), PTHREADS = 32 * PRODUCERS;
+  // Registers a thread of each kind at 16 warps (warp_roles.cuh): the fewest spills, ptxas -v.
+  static constexpr int CONSUMER_REGS = THREADS == 512 ? 152 : 0,
+                       PRODUCER_REGS = THREADS == 512 ? 104 : 0;
   static constexpr double kMildLog2 = sizes<float>::kMildLog2;
   static_assert(PTHREADS == 2 * KP, "a producer thread per (feature, half)");
 };

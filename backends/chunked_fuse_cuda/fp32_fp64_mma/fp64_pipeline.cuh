@@ -9,6 +9,7 @@
 
 #include "layout.cuh"
 #include "pipeline_barriers.cuh"
+#include "warp_roles.cuh"
 
 namespace glabench::chunked::walk_fp {
 
@@ -19,6 +20,8 @@ struct pipe64_sizes {
   static constexpr int C = 16, KP = 128, BV = 64, NBUF = 3, PS = sizes<double>::PS;
   static constexpr int CONSUMERS = 8, PRODUCERS = 8;
   static constexpr int THREADS = 32 * (CONSUMERS + PRODUCERS), PTHREADS = 32 * PRODUCERS;
+  // Registers a thread of each kind (warp_roles.cuh): the fewest spills, ptxas -v.
+  static constexpr int CONSUMER_REGS = 144, PRODUCER_REGS = 112;
   static constexpr double kMildLog2 = sizes<double>::kMildLog2;
   static_assert(PTHREADS == 2 * KP, "a producer thread per (feature, half)");
   static_assert(C == sizes<double>::C && BV == sizes<double>::BV && KP == sizes<double>::KP,
