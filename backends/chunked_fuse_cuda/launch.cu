@@ -275,11 +275,12 @@ cudaError_t launch_walk_kernel(Kernel kernel, dim3 grid, cudaStream_t stream, Ar
 }
 
 // The sequence split of a walk over `cols` columns in chunks of `chunk` tokens, into the
-// walk's arguments A (the bf16 walk's or the fp walk's), with its pieces' arrays at `base`
-// (walk::split_workspace_bytes for the same cols, chunk, slabs and pieces_rule): the walk's grid,
-// (V blocks of `walk_slab` columns, heads, segments), and the first pass's pieces (every segment's
-// for a sequence-parallel rank). The pieces' states come first, in A's state type and tiles of
-// walk::BV columns, then their gate sums.
+// walk's arguments A (the bf16 walk's, whose first pass takes one wave, or the fp walk's,
+// whole waves: walk::pieces_rule), with its pieces' arrays at `base` (walk::split_workspace_bytes
+// for the same cols, chunk, slabs and rule): the walk's grid, (V blocks of `walk_slab` columns,
+// heads, segments), and the first pass's pieces (every segment's for a sequence-parallel
+// rank). The pieces' states come first, in A's state type and tiles of walk::BV columns,
+// then their gate sums.
 struct walk_split {
   dim3 grid;
   unsigned pieces;
@@ -287,8 +288,9 @@ struct walk_split {
 template <class A>
 walk_split plan_walk_split(A& a, const call& c, int cols, void* base, int chunk = walk::C,
                            int first_slab = walk::BV, bool every_segment = false, int sm_share = 1,
-                           int walk_slab = walk::BV,
-                           walk::pieces_rule rule = walk::pieces_rule::one_wave) {
+                           int walk_slab = walk::BV) {
+  constexpr walk::pieces_rule rule =
+      std::is_same_v<A, walk::args> ? walk::pieces_rule::one_wave : walk::fp_walk_pieces;
   // The SM count is asked once per device (0 if unreadable: no split), not every call
   // (../common/device_attributes.hpp); `sm_share` walks run side by side on them.
   const walk::plan plan = walk::plan_launch(c.B, c.H, cols, c.T, cuda_plugin::sm_count() / sm_share,
@@ -360,8 +362,8 @@ cudaError_t launch_fp_walk(const call& c, walk_fp::state_slots<S> slots = {},
   static_assert(Z::KP == walk::KP && Z::BV == walk::BV, "the bf16 walk's state tiles");
   constexpr int first_slab = walk_fp::first_pass_slab<S>;
   const int slab = fp_walk_slab<S>(c);
-  const auto [grid, pieces] = plan_walk_split(a, c, c.V, c.workspace, Z::C, first_slab, false, 1,
-                                              slab, walk::fp_walk_pieces);
+  const auto [grid, pieces] =
+      plan_walk_split(a, c, c.V, c.workspace, Z::C, first_slab, false, 1, slab);
   if constexpr (std::is_same_v<S, float>) {
     // fp32: the pipelined walk (forward_fp32_3xtf32.cuh); its first pass likewise, a block
     // 128 columns of V.

@@ -42,8 +42,8 @@ struct plan {
 // How many pieces (at most 4) the first pass cuts each segment into:
 // - one_wave (the bf16 walks): as many as leave the first pass one wave of blocks;
 // - whole_waves (the fp walks, fp_walk_pieces): the count that makes the split's longest
-//   path shortest (plan::path_chunks), fewer pieces on a tie. 96 blocks a piece on 132 SMs:
-//   4 pieces a segment, 3 waves of a quarter segment, not 1 wave of whole segments.
+//   path shortest (plan::path_chunks), fewer pieces on a tie. 3 segments of 32 blocks on 132
+//   SMs: 4 pieces a segment, 3 waves of a quarter segment, not 1 wave of whole segments.
 enum class pieces_rule { one_wave, whole_waves };
 inline constexpr pieces_rule fp_walk_pieces = pieces_rule::whole_waves;
 

@@ -18,11 +18,14 @@ namespace glabench::chunked::walk_fp {
 enum class role { consumer, producer };
 template <class Z>
 __device__ __forceinline__ role take_role() {
-  static_assert(
-      Z::CONSUMER_REGS == 0 ||
-          (Z::CONSUMERS % 4 == 0 && Z::PRODUCERS % 4 == 0 &&
-           32 * Z::CONSUMERS * Z::CONSUMER_REGS + Z::PTHREADS * Z::PRODUCER_REGS <= 64 * 1024),
-      "whole warpgroups of each kind, within the SM's 64K registers");
+  // The even share the kernels launch with (__launch_bounds__(THREADS, 1); ptxas -v: 128
+  // at 16 warps), which the producers' registers given up must pay for the consumers'.
+  constexpr int even = 64 * 1024 / Z::THREADS / 8 * 8;
+  static_assert((Z::CONSUMER_REGS == 0 && Z::PRODUCER_REGS == 0) ||
+                    (Z::CONSUMERS % 4 == 0 && Z::PRODUCERS % 4 == 0 &&
+                     32 * Z::CONSUMERS * (Z::CONSUMER_REGS - even) ==
+                         Z::PTHREADS * (even - Z::PRODUCER_REGS)),
+                "whole warpgroups of each kind, the block's registers handed, not created");
   if (threadIdx.x < 32 * Z::CONSUMERS) {
     if constexpr (Z::CONSUMER_REGS > 0) tc::grow_registers<Z::CONSUMER_REGS>();
     return role::consumer;

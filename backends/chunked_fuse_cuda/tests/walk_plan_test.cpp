@@ -111,9 +111,10 @@ BOOST_AUTO_TEST_CASE(segments_and_pieces_cover_and_fit) {
 }
 
 // The fp walks' first pass in whole waves (fp_walk_pieces), fp32's 32-token chunks and
-// 128-column blocks on 132 SMs. B2 T16384 H16 D128: 4 segments of 128 chunks, 96 blocks a
-// piece; 4 pieces a segment (3 waves of 32 chunks, then the walk: 224 chunks), not 1 (one
-// wave of 128: 256). The other shapes fp32 measured keep one wave's pieces.
+// 128-column blocks on 132 SMs. B2 T16384 H16 D128: 4 segments of 128 chunks, 32 blocks a
+// piece, the first 3 segments cut; 4 pieces a segment (384 blocks, 3 waves of 32 chunks,
+// then the walk: 224 chunks), not 1 (96 blocks, one wave of 128: 256). The other shapes fp32
+// measured keep one wave's pieces.
 BOOST_AUTO_TEST_CASE(the_fp_walks_first_pass_takes_whole_waves) {
   constexpr int wide = 2 * walk::BV;
   auto plan = [&](int B, int H, int V, int64_t T, walk::pieces_rule rule) {
