@@ -59,14 +59,13 @@ inline plan plan_split(int B, int H, int V, int64_t T, int sms, int chunk = C, i
     const int sub_chunks = (nt + segs * subs - 1) / (segs * subs), seg_chunks = subs * sub_chunks;
     return plan{(nt + seg_chunks - 1) / seg_chunks, seg_chunks, subs, sub_chunks};
   };
-  plan best = cut(std::max(1, std::min(4, sms / ((segs - 1) * first_base))));
-  if (rule == pieces_rule::whole_waves)
-    for (int subs = 1; subs <= 4; ++subs) {
-      const plan p = cut(subs);
-      const int length = p.path_chunks(first_base, sms),
-                best_length = best.path_chunks(first_base, sms);
-      if (length < best_length || (length == best_length && subs < best.subs)) best = p;
-    }
+  if (rule == pieces_rule::one_wave)
+    return cut(std::max(1, std::min(4, sms / ((segs - 1) * first_base))));
+  plan best = cut(1);  // the shortest path; counted up, a tie keeps the fewer pieces
+  int best_length = best.path_chunks(first_base, sms);
+  for (int subs = 2; subs <= 4; ++subs)
+    if (const plan p = cut(subs); p.path_chunks(first_base, sms) < best_length)
+      best = p, best_length = p.path_chunks(first_base, sms);
   return best;
 }
 
@@ -141,7 +140,8 @@ inline size_t split_workspace_bytes_either_width(int B, int64_t T, int H, int V,
 // fp32's walk block (forward_fp32_3xtf32.cuh): `wide` columns (the first pass's; 8
 // consumer warps, the producers' stages once a head) where V > BV and the plan at that
 // width leaves segments of at least 1024 tokens, else BV; `forced` (0: none) as the call
-// forces it, any width but `wide` as BV. H100, 2026-12-07: 128 columns took fwd ×0.87–0.92
+// forces it, any width but `wide` as BV. H100, 2026-12-07, 4b51cef (report
+// 2026-12-07-h100-fp32-walk-block-width, in git history): 128 columns took fwd ×0.87–0.92
 // at B4 T2048 and B2 T16384 H16 D128 (segments of 1024 and 4096 tokens), ×1.37 at
 // B4 T1024 H4 D100 (segments of 128) and at V = 64.
 inline int fp32_walk_slab(int B, int H, int V, int64_t T, int sms, int chunk, int wide,
