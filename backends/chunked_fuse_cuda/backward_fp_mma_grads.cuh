@@ -214,8 +214,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     const T* S_n = v + L::stage_tokens;
     const T* R_n = S_n + L::stage_state;
     // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load (one
-    // where there is one).
-    auto row_products = [&](auto& acc, const afrag& a, const T* tile, int col0, int kk) {
+    // where there is one). a is do or v; fp16's are exact in TF32, and so is B where it is
+    // v (tokens_b): their small terms are left out (mma.cuh).
+    auto row_products = [&](auto& acc, const afrag& a, const T* tile, int col0, int kk,
+                            auto tokens_b) {
+      constexpr bool kExactB = kHalf && decltype(tokens_b)::value;
       constexpr int tiles = sizeof(acc) / sizeof(acc[0]);
       if constexpr (tiles == 1) {  // fp64 in clusters of four: one column tile of dA
         P::mma_rn(acc[0], a, P::template lds_b<BVS>(tile, nullptr, col0, kk, lane));
@@ -224,8 +227,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         for (int ct = 0; ct < tiles; ct += 2) {
           bfrag b[2];
           P::template lds_b2_unsplit<BVS>(b, tile, col0 + ct * P::TN, kk, lane);
-          P::mma_rn(acc[ct], a, b[0]);
-          P::mma_rn(acc[ct + 1], a, b[1]);
+          P::template mma_rn<kHalf, kExactB>(acc[ct], a, b[0]);
+          P::template mma_rn<kHalf, kExactB>(acc[ct + 1], a, b[1]);
         }
       }
     };
@@ -236,10 +239,10 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
       for (int rb = 0; rb < RB; ++rb) {
         const afrag a_do = P::template lds_a_unsplit<BVS>(dO, row0 + rb * P::TM, kk, lane);
-        row_products(acc_A[rb], a_do, v, colA, kk);
-        row_products(acc_q[rb], a_do, S_n, colK, kk);
+        row_products(acc_A[rb], a_do, v, colA, kk, std::true_type{});
+        row_products(acc_q[rb], a_do, S_n, colK, kk, std::false_type{});
         const afrag a_v = P::template lds_a_unsplit<BVS>(v, row0 + rb * P::TM, kk, lane);
-        row_products(acc_k[rb], a_v, R_n, colK, kk);
+        row_products(acc_k[rb], a_v, R_n, colK, kk, std::false_type{});
       }
     }
     {  // Y over the slab's columns

@@ -154,6 +154,9 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
   using Z = pipe_sizes_of<kCols>;
   using L = pipe_layout_of<Z>;
   using P = mma_policy<float>;
+  // fp16's v (the dS walk's v′ = do, its scale on k′: walk_io::widen), widened, is exact in
+  // TF32.
+  constexpr bool kExactV = std::is_same_v<In, __half>;
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31, v0 = blockIdx.x * Z::BV;
   state_t_regs<Z> S;
   fp_state_before_span<kStates, (Z::BV > sizes<float>::BV)>(a, S, v0, 16 * cw, cw, lane);
@@ -173,13 +176,14 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
 #pragma unroll
     for (int ks = 0; ks < Z::C / 8; ++ks) vt[ks] = fp_vt_frag<Z>(buf + L::v, ks, cw, lane);
     if (outputs)
-      fp_combine_t_scores<Z>(buf + L::part, kind == kMixed ? buf + L::pairs : nullptr, vt, lane, O);
+      fp_combine_t_scores<Z, kExactV>(buf + L::part, kind == kMixed ? buf + L::pairs : nullptr, vt,
+                                      lane, O);
     const float* E = buf + L::E;
-    fp_state_update_t<Z>(buf + L::k, buf + L::k_lo,
-                         kind == kMild    ? nullptr
-                         : kind == kMixed ? buf + L::E_pre
-                                          : E,
-                         kind == kPairs ? nullptr : E, vt, S, lane);
+    fp_state_update_t<Z, kExactV>(buf + L::k, buf + L::k_lo,
+                                  kind == kMild    ? nullptr
+                                  : kind == kMixed ? buf + L::E_pre
+                                                   : E,
+                                  kind == kPairs ? nullptr : E, vt, S, lane);
     bar::arrive(empty + b);
     if (!outputs) continue;
     out.store(t_first + static_cast<int64_t>(i) * Z::C, cw, lane, O);

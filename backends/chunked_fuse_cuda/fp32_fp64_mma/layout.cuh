@@ -46,7 +46,7 @@ struct state_slots {
 // The backward's dS walk (../backward_fp_walks.cuh), the kernels' kRev: the walk's T_len
 // tokens are the tensors' `tokens` backwards, padded at the front (../reversed_tokens.hpp),
 // each read from its source token — q, k and v from there, g from the token after — and
-// v scaled by v_scale as it lands; o goes to the source tokens.
+// v scaled by v_scale as it lands (fp16: k instead, walk_io); o goes to the source tokens.
 template <class T>
 struct reversal {
   int64_t tokens;
@@ -155,8 +155,9 @@ struct walk_out {
 // walk's tokens, backwards (args::rev).
 // fp16 storage (In = __half, fp32's pipelined walk): a tile's halves land unswizzled in the
 // first half of its own float tile, and `widen` — by the same threads, once the copies
-// have landed — turns them into the swizzled floats the stages read, the dS walk's v′
-// scaled there.
+// have landed — turns them into the swizzled floats the stages read. The dS walk's scale
+// goes onto its keys there, k′ = scale·q, not onto v′ = do: the same dS (dht enters
+// unscaled as h0′), and v′ stays exact in TF32 (mma.cuh's kExactA).
 template <class T, class Z, class L, bool kRev = false, class In = T>
 struct walk_io {
   static constexpr bool kHalf = !std::is_same_v<In, T>;
@@ -189,7 +190,7 @@ struct walk_io {
     return source(t);
   }
   // The dS walk's v′ = v_scale·v, in place in buffer b once its chunk has landed; NTH
-  // threads, `tid` among them (fp16: `widen` scales).
+  // threads, `tid` among them (fp16: `widen` scales k′ instead).
   template <int NTH>
   __device__ void scale_v(T* buf, int tid) const {
     if constexpr (kRev && !kHalf) {
@@ -275,12 +276,11 @@ struct walk_io {
       using v_cols = std::integral_constant<int, Z::BV>;
       each_vector<NTH, Z::KP>(tid, [&](int it, int r, int c) {
         if (kWithQ) put(k_cols{}, L::q, r, c, x[it][0], 1.f);
-        put(k_cols{}, L::k, r, c, x[it][1], 1.f);
+        put(k_cols{}, L::k, r, c, x[it][1], kRev ? v_scale : 1.f);
         put(k_cols{}, L::g, r, c, x[it][2], 1.f);
       });
-      each_vector<NTH, Z::BV>(tid, [&](int it, int r, int c) {
-        put(v_cols{}, L::v, r, c, y[it], kRev ? v_scale : 1.f);
-      });
+      each_vector<NTH, Z::BV>(tid,
+                              [&](int it, int r, int c) { put(v_cols{}, L::v, r, c, y[it], 1.f); });
     } else {
       sync();
     }

@@ -74,10 +74,14 @@ struct mma_policy<float> {
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
-  // The small terms first, into the accumulator that the large one then joins.
+  // The small terms first, into the accumulator that the large one then joins. kExactA,
+  // kExactB: that operand is exact in TF32 (fp16 storage's tokens, widened: 11 significant
+  // bits within TF32's range), its lo zero, so its small term is left out — the same sum,
+  // to the bit, in two products or one.
+  template <bool kExactA = false, bool kExactB = false>
   static __device__ __forceinline__ void mma(float (&d)[4], const afrag& a, const bfrag& b) {
-    mma1(d, a.lo, b.hi);
-    mma1(d, a.hi, b.lo);
+    if constexpr (!kExactA) mma1(d, a.lo, b.hi);
+    if constexpr (!kExactB) mma1(d, a.hi, b.lo);
     mma1(d, a.hi, b.hi);
   }
 
@@ -138,9 +142,10 @@ struct mma_policy<float> {
   // d += a·b with the three products summed apart and added to d rounded to nearest: the
   // tensor cores' fp32 accumulation truncates, a bias that grows with the products a sum
   // takes (as WMMA's block_mma does).
+  template <bool kExactA = false, bool kExactB = false>
   static __device__ __forceinline__ void mma_rn(float (&d)[4], const afrag& a, const bfrag& b) {
     float t[4] = {0.f, 0.f, 0.f, 0.f};
-    mma(t, a, b);
+    mma<kExactA, kExactB>(t, a, b);
 #pragma unroll
     for (int i = 0; i < 4; ++i) d[i] += t[i];
   }
@@ -207,7 +212,8 @@ struct mma_policy<double> {
     b[0] = lds_b<COLS>(t, nullptr, n0, k0, lane);
     b[1] = lds_b<COLS>(t, nullptr, n0 + 8, k0, lane);
   }
-  // DMMA rounds each step to nearest: nothing to add apart.
+  // DMMA rounds each step to nearest: nothing to add apart (and every operand is exact).
+  template <bool = false, bool = false>
   static __device__ __forceinline__ void mma_rn(double (&d)[4], const afrag& a, const bfrag& b) {
     mma(d, a, b);
   }

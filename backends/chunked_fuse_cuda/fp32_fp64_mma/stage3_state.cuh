@@ -22,7 +22,8 @@ using state_t_regs = float[Z::KP / 8][4];
 // chunk's key operand pair (kk, kk_lo), the A fragments vᵀ come in `vt` (one a k-step of
 // 8 tokens), and each feature's E = 2^{G[C−1]} scales before (κ = k̂) or after
 // (κ = k̃ = k̂·2^{−G[C−1]}): the same state either way. pre or post null: no scaling.
-template <class Z>
+// kExactV: v exact in TF32 (fp16's tokens), its small term left out (mma.cuh).
+template <class Z, bool kExactV = false>
 __device__ __forceinline__ void fp_state_update_t(const float* kk, const float* kk_lo,
                                                   const float* pre, const float* post,
                                                   const mma_policy<float>::afrag (&vt)[Z::C / 8],
@@ -55,7 +56,7 @@ __device__ __forceinline__ void fp_state_update_t(const float* kk, const float* 
       P::bfrag b;
       b.hi[0] = __float_as_uint(kk[a0]), b.hi[1] = __float_as_uint(kk[a1]);
       b.lo[0] = __float_as_uint(kk_lo[a0]), b.lo[1] = __float_as_uint(kk_lo[a1]);
-      P::mma(d, vt[ks], b);
+      P::template mma<kExactV>(d, vt[ks], b);
     }
 #pragma unroll
     for (int e = 0; e < 4; ++e) S[j][e] += d[e];

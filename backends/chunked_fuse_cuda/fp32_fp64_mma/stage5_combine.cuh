@@ -64,7 +64,8 @@ __device__ __forceinline__ void fp_combine_t(const float* q, const float* q_lo,
       O[nt][e] = (big[0][nt][e] + big[1][nt][e]) + (small[0][nt][e] + small[1][nt][e]);
 }
 // `pairs`: null, or a fifth partial tile (a mixed chunk's strong features, rows of PS).
-template <class Z>
+// kExactV: v exact in TF32 (fp16's tokens), its small term left out (mma.cuh).
+template <class Z, bool kExactV = false>
 __device__ __forceinline__ void fp_combine_t_scores(const float* part, const float* pairs,
                                                     const mma_policy<float>::afrag (&vt)[Z::C / 8],
                                                     int lane, float (&O)[Z::C / 8][4]) {
@@ -85,7 +86,7 @@ __device__ __forceinline__ void fp_combine_t_scores(const float* part, const flo
       P::bfrag b;
       P::split(score(8 * nt, 8 * ks), b.hi[0], b.lo[0]);
       P::split(score(8 * nt, 8 * ks + 4), b.hi[1], b.lo[1]);
-      P::mma(O[nt], vt[ks], b);
+      P::template mma<kExactV>(O[nt], vt[ks], b);
     }
 }
 
