@@ -214,11 +214,12 @@ __global__ void __launch_bounds__(kThreads, 2)
     const T* S_n = v + L::stage_tokens;
     const T* R_n = S_n + L::stage_state;
     // acc[ct] += a·B, B the tile's rows col0 … as columns, two column tiles a load (one
-    // where there is one). a is do or v; fp16's are exact in TF32, and so is B where it is
-    // v (tokens_b): their small terms are left out (mma.cuh).
+    // where there is one). a is do or v, as stored, and so is B where it is v (tokens_b):
+    // exact in TF32 where In's are, their small terms left out (mma.cuh).
     auto row_products = [&](auto& acc, const afrag& a, const T* tile, int col0, int kk,
                             auto tokens_b) {
-      constexpr bool kExactB = kHalf && decltype(tokens_b)::value;
+      constexpr bool kExactA = walk_fp::exact_in_tf32<In>;
+      constexpr bool kExactB = kExactA && decltype(tokens_b)::value;
       constexpr int tiles = sizeof(acc) / sizeof(acc[0]);
       if constexpr (tiles == 1) {  // fp64 in clusters of four: one column tile of dA
         P::mma_rn(acc[0], a, P::template lds_b<BVS>(tile, nullptr, col0, kk, lane));
@@ -227,8 +228,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         for (int ct = 0; ct < tiles; ct += 2) {
           bfrag b[2];
           P::template lds_b2_unsplit<BVS>(b, tile, col0 + ct * P::TN, kk, lane);
-          P::template mma_rn<kHalf, kExactB>(acc[ct], a, b[0]);
-          P::template mma_rn<kHalf, kExactB>(acc[ct + 1], a, b[1]);
+          P::template mma_rn<kExactA, kExactB>(acc[ct], a, b[0]);
+          P::template mma_rn<kExactA, kExactB>(acc[ct + 1], a, b[1]);
         }
       }
     };

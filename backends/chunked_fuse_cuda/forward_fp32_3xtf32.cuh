@@ -154,9 +154,8 @@ __device__ __forceinline__ void fp32_consume(const args<float, In>& a, const flo
   using Z = pipe_sizes_of<kCols>;
   using L = pipe_layout_of<Z>;
   using P = mma_policy<float>;
-  // fp16's v (the dS walk's v′ = do, its scale on k′: walk_io::widen), widened, is exact in
-  // TF32.
-  constexpr bool kExactV = std::is_same_v<In, __half>;
+  // v as stored (the dS walk's v′ = do: fp16 takes its scale on k′, walk_io::widen).
+  constexpr bool kExactV = exact_in_tf32<In>;
   const int cw = threadIdx.x >> 5, lane = threadIdx.x & 31, v0 = blockIdx.x * Z::BV;
   state_t_regs<Z> S;
   fp_state_before_span<kStates, (Z::BV > sizes<float>::BV)>(a, S, v0, 16 * cw, cw, lane);

@@ -157,7 +157,7 @@ struct walk_out {
 // first half of its own float tile, and `widen` — by the same threads, once the copies
 // have landed — turns them into the swizzled floats the stages read. The dS walk's scale
 // goes onto its keys there, k′ = scale·q, not onto v′ = do: the same dS (dht enters
-// unscaled as h0′), and v′ stays exact in TF32 (mma.cuh's kExactA).
+// unscaled as h0′), and v′ stays exact in TF32 (mma.cuh's exact_in_tf32).
 template <class T, class Z, class L, bool kRev = false, class In = T>
 struct walk_io {
   static constexpr bool kHalf = !std::is_same_v<In, T>;

@@ -18,7 +18,10 @@
 // as stored or transposed.
 #pragma once
 
+#include <cuda_fp16.h>
+
 #include <cstdint>
+#include <type_traits>
 
 #include "../ptx_primitives.cuh"
 #include "swizzle.hpp"
@@ -32,6 +35,12 @@ __device__ __forceinline__ int acc_row(int lane, int e) {
 __device__ __forceinline__ int acc_col(int lane, int e) {
   return 2 * (lane & 3) + (e & 1);
 }
+
+// Whether tokens stored as In, widened to fp32, are exact in TF32: fp16's are (11
+// significant bits, exponents within fp32's), so a 3×TF32 product's small term of such an
+// operand is zero and mma_policy<float>::mma leaves it out (kExactA, kExactB).
+template <class In>
+inline constexpr bool exact_in_tf32 = std::is_same_v<In, __half>;
 
 template <class T>
 struct mma_policy;
@@ -75,9 +84,8 @@ struct mma_policy<float> {
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
   // The small terms first, into the accumulator that the large one then joins. kExactA,
-  // kExactB: that operand is exact in TF32 (fp16 storage's tokens, widened: 11 significant
-  // bits within TF32's range), its lo zero, so its small term is left out — the same sum,
-  // to the bit, in two products or one.
+  // kExactB: that operand is exact in TF32 (exact_in_tf32), its lo zero, so its small term
+  // is left out — the same sum, to the bit, in two products or one.
   template <bool kExactA = false, bool kExactB = false>
   static __device__ __forceinline__ void mma(float (&d)[4], const afrag& a, const bfrag& b) {
     if constexpr (!kExactA) mma1(d, a.lo, b.hi);
